@@ -1,0 +1,406 @@
+//! The user-space side of a forward ring: acquire `data_head` (C), read records, release
+//! `data_tail` (D).
+//!
+//! ```text
+//! let mut batch = consumer.batch()?;          // loads data_head once, validates it   (C)
+//! while let Some(record) = batch.next(&mut scratch) {
+//!     let record = record?;                    // header validated before any use
+//!     /* record.bytes(): zero-copy if contiguous and trusted, else copied into scratch */
+//! }
+//! drop(batch);                                 // one data_tail store per batch      (D)
+//! ```
+//!
+//! Every check of the hostile-peer checklist is here: the head is read once per batch and must
+//! be at most `data_size` ahead of the tail; each header is read once into a local; its size
+//! must be ≥ 8, a multiple of 8 and within what the head published. A bad value is a
+//! [`ReadError`], the batch stops there (nothing past it is consumed), and no call loops.
+//!
+//! Two trust levels, as a type parameter:
+//! * [`Trusted`]: the producer follows the protocol (the kernel, or perfring's own producer):
+//!   contiguous records are returned as zero-copy slices of the ring;
+//! * [`Untrusted`]: the producer may be hostile and may rewrite bytes while we read them:
+//!   every record is copied with atomic word loads into the caller's scratch and validated on
+//!   the copy (no double fetch). See [`crate::security`].
+
+use core::marker::PhantomData;
+
+use crate::fences::{C_HEAD_LOAD, D_TAIL_STORE, LOCAL};
+use crate::memory::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
+use crate::record::{Endian, Header};
+
+/// Trust in the producer, chosen by type: [`Trusted`] or [`Untrusted`].
+pub trait Trust: sealed::Sealed {
+    /// Whether contiguous records may be returned as views into the ring.
+    const ZERO_COPY: bool;
+}
+
+/// The producer follows the protocol: zero-copy reads of contiguous records.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Trusted;
+
+/// The producer may be hostile: copy-then-validate with atomic loads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Untrusted;
+
+impl Trust for Trusted {
+    const ZERO_COPY: bool = true;
+}
+impl Trust for Untrusted {
+    const ZERO_COPY: bool = false;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::Trusted {}
+    impl Sealed for super::Untrusted {}
+}
+
+/// Why the consumer stopped. Never a panic; the batch consumed nothing past the fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadError {
+    /// `data_head` is behind our tail (it went backwards, or the peer wrote garbage).
+    HeadBehindTail {
+        /// The head read.
+        head: usize,
+        /// Our tail.
+        tail: usize,
+    },
+    /// `data_head` is more than `data_size` ahead of our tail: the producer overwrote unread
+    /// data, or the peer wrote garbage.
+    HeadTooFarAhead {
+        /// The head read.
+        head: usize,
+        /// Our tail.
+        tail: usize,
+        /// Size of the data area.
+        data_size: usize,
+    },
+    /// A record header with `size == 0` (forward rings never publish one).
+    ZeroSize {
+        /// Position of the header.
+        position: usize,
+    },
+    /// A record size that is not a multiple of 8.
+    MisalignedSize {
+        /// Position of the header.
+        position: usize,
+        /// The size in the header.
+        size: u16,
+    },
+    /// A record that extends past the published head.
+    SizeBeyondHead {
+        /// Position of the header.
+        position: usize,
+        /// The size in the header.
+        size: u16,
+        /// Bytes published from this position.
+        available: usize,
+    },
+    /// The record must be copied (it wraps, or the consumer is untrusted) and `scratch` is too
+    /// small. 65536 bytes always suffice ([`Scratch`]).
+    ScratchTooSmall {
+        /// The record size.
+        size: u16,
+        /// The scratch length.
+        scratch: usize,
+    },
+}
+
+impl core::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            ReadError::HeadBehindTail { head, tail } => write!(f, "data_head {head:#x} is behind data_tail {tail:#x}"),
+            ReadError::HeadTooFarAhead { head, tail, data_size } => {
+                write!(f, "data_head {head:#x} is more than {data_size:#x} bytes ahead of data_tail {tail:#x}")
+            }
+            ReadError::ZeroSize { position } => write!(f, "record at {position:#x} has size 0"),
+            ReadError::MisalignedSize { position, size } => {
+                write!(f, "record at {position:#x} has size {size}, not a multiple of 8")
+            }
+            ReadError::SizeBeyondHead { position, size, available } => {
+                write!(f, "record at {position:#x} of size {size} extends past data_head ({available} bytes published)")
+            }
+            ReadError::ScratchTooSmall { size, scratch } => {
+                write!(f, "record of {size} bytes needs copying but scratch holds {scratch}")
+            }
+        }
+    }
+}
+
+/// Scratch space large enough for any record (65528 bytes, rounded up), 8-byte aligned.
+#[repr(C, align(8))]
+pub struct Scratch(pub [u8; 65536]);
+
+impl Scratch {
+    /// A zeroed scratch buffer. 64 KiB: put it in a `static` or a `Box` on small stacks.
+    pub const fn new() -> Self {
+        Scratch([0; 65536])
+    }
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl core::ops::Deref for Scratch {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl core::ops::DerefMut for Scratch {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        &mut self.0
+    }
+}
+
+/// One record read from the ring: its validated header and all its bytes (header included).
+#[derive(Debug, Clone, Copy)]
+pub struct RawRecord<'a> {
+    /// The header, as validated (for an untrusted ring, the one snapshot that was checked).
+    pub header: Header,
+    /// The whole record, `header.size` bytes: a view into the ring or into the scratch.
+    pub bytes: &'a [u8],
+    /// Free-running position of the record's first byte.
+    pub position: usize,
+}
+
+impl<'a> RawRecord<'a> {
+    /// The body after the 8-byte header.
+    pub fn body(&self) -> &'a [u8] {
+        &self.bytes[Header::SIZE..]
+    }
+}
+
+/// The consumer side of a forward ring.
+pub struct Consumer<M: RingMemory, T: Trust = Trusted> {
+    mem: M,
+    mask: usize,
+    /// Our tail: everything before it is consumed (and was stored to `data_tail`).
+    tail: usize,
+    _trust: PhantomData<T>,
+}
+
+impl<M: RingMemory> Consumer<M, Untrusted> {
+    /// A consumer that does not trust the producer: any content of the ring and the control
+    /// words yields records or typed errors, never undefined behaviour or a panic.
+    pub fn untrusted(mem: M) -> Result<Self, LayoutError> {
+        Self::make(mem)
+    }
+}
+
+impl<M: RingMemory> Consumer<M, Trusted> {
+    /// A consumer that trusts the producer to follow the protocol, returning contiguous records
+    /// zero-copy.
+    ///
+    /// # Safety
+    /// The producer of this ring must follow the protocol (the kernel does; so does a perfring
+    /// [`Producer`](crate::Producer)): it never writes bytes between `data_tail` and `data_head`.
+    /// Otherwise a zero-copy view could race a write. [`crate::split`] is the safe way to get one.
+    pub unsafe fn trusted(mem: M) -> Result<Self, LayoutError> {
+        Self::make(mem)
+    }
+}
+
+impl<M: RingMemory, T: Trust> Consumer<M, T> {
+    fn make(mem: M) -> Result<Self, LayoutError> {
+        let size = mem.size(Area::Data);
+        check_area_size(size, MIN_DATA_SIZE)?;
+        let tail = mem.position(Position::DataTail).load(LOCAL);
+        if tail % 8 != 0 {
+            return Err(LayoutError::MisalignedPosition { position: tail });
+        }
+        Ok(Consumer { mask: size - 1, tail, mem, _trust: PhantomData })
+    }
+
+    /// Start a batch: load `data_head` once (C) and validate it against our tail.
+    pub fn batch(&mut self) -> Result<Batch<'_, M, T>, ReadError> {
+        // (C): the head load is ordered before our reads of the bytes it publishes; pairs with (B).
+        let head = self.mem.position(Position::DataHead).load(C_HEAD_LOAD);
+        let tail = self.tail;
+        let ahead = head.wrapping_sub(tail);
+        if ahead > self.mask + 1 {
+            return Err(if tail.wrapping_sub(head) <= self.mask + 1 {
+                ReadError::HeadBehindTail { head, tail }
+            } else {
+                ReadError::HeadTooFarAhead { head, tail, data_size: self.mask + 1 }
+            });
+        }
+        Ok(Batch { consumer: self, head, pos: tail })
+    }
+
+    /// Read every available record, calling `f` on each, then release them all with one tail
+    /// store. Returns the number of records read; stops at the first error (the records before
+    /// it are still consumed).
+    pub fn for_each(&mut self, scratch: &mut [u8], mut f: impl FnMut(&RawRecord<'_>)) -> Result<usize, ReadError> {
+        let mut batch = self.batch()?;
+        let mut n = 0;
+        while let Some(record) = batch.next(scratch) {
+            f(&record?);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Bytes published and not yet consumed, or an error if the head is invalid.
+    pub fn available(&self) -> Result<usize, ReadError> {
+        let head = self.mem.position(Position::DataHead).load(LOCAL);
+        let ahead = head.wrapping_sub(self.tail);
+        if ahead > self.mask + 1 {
+            Err(ReadError::HeadTooFarAhead { head, tail: self.tail, data_size: self.mask + 1 })
+        } else {
+            Ok(ahead)
+        }
+    }
+
+    /// Give up on everything published (after an error, to resynchronise): move the tail to the
+    /// current head and store it. Returns the bytes skipped, so the caller can account for them.
+    pub fn skip_to_head(&mut self) -> usize {
+        let head = self.mem.position(Position::DataHead).load(C_HEAD_LOAD);
+        let skipped = head.wrapping_sub(self.tail);
+        self.tail = head;
+        self.mem.position(Position::DataTail).store(head, D_TAIL_STORE);
+        skipped
+    }
+
+    /// Our tail (the free-running position of the next record to read).
+    pub fn tail(&self) -> usize {
+        self.tail
+    }
+
+    /// Pause the producer (`PERF_EVENT_IOC_PAUSE_OUTPUT` 1): while paused, every record it
+    /// tries to write is dropped and counted as lost. Not a synchronous barrier: a writer that
+    /// already passed the check completes.
+    pub fn pause(&self) {
+        self.mem.paused().store(true, LOCAL);
+    }
+
+    /// Resume the producer (`PERF_EVENT_IOC_PAUSE_OUTPUT` 0).
+    pub fn resume(&self) {
+        self.mem.paused().store(false, LOCAL);
+    }
+
+    /// The memory this consumer reads.
+    pub fn memory(&self) -> &M {
+        &self.mem
+    }
+}
+
+/// Records between the tail and the head loaded by [`Consumer::batch`]. Dropping the batch
+/// stores the new tail once (D).
+pub struct Batch<'c, M: RingMemory, T: Trust> {
+    consumer: &'c mut Consumer<M, T>,
+    head: usize,
+    pos: usize,
+}
+
+impl<M: RingMemory, T: Trust> Batch<'_, M, T> {
+    /// The next record, or `None` at the head. A record that wraps the end of the ring (or any
+    /// record, for an untrusted ring) is copied into `scratch`; otherwise it is a view into the
+    /// ring, valid until the batch is dropped.
+    ///
+    /// After an error the batch stays at the faulty record: calling again returns the same error.
+    #[inline]
+    pub fn next<'b>(&'b mut self, scratch: &'b mut [u8]) -> Option<Result<RawRecord<'b>, ReadError>> {
+        if self.pos == self.head {
+            return None;
+        }
+        Some(self.read_one(scratch))
+    }
+
+    /// The head this batch reads up to.
+    pub fn head(&self) -> usize {
+        self.head
+    }
+
+    /// Bytes left in this batch.
+    pub fn remaining(&self) -> usize {
+        self.head.wrapping_sub(self.pos)
+    }
+
+    #[inline]
+    fn read_one<'b>(&'b mut self, scratch: &'b mut [u8]) -> Result<RawRecord<'b>, ReadError> {
+        let c = &*self.consumer;
+        let mem = &c.mem;
+        let size_total = c.mask + 1;
+        let position = self.pos;
+        let available = self.head.wrapping_sub(position);
+        let off = position & c.mask;
+        // Records are 8-aligned, so the header never straddles the end of the ring.
+        let mut raw = [0u8; 8];
+        if T::ZERO_COPY {
+            // SAFETY: off is 8-aligned (positions advance by multiples of 8) so off + 8 <= size;
+            // the bytes are published (below head, checked at batch()) and the producer does not
+            // write them until we release the tail (trusted protocol).
+            unsafe { mem.read(Area::Data, off, &mut raw) };
+        } else if !mem.load_words(Area::Data, off, &mut raw) {
+            // Only if `off` is unaligned, which our own arithmetic never makes.
+            return Err(ReadError::MisalignedSize { position, size: 0 });
+        }
+        let header = Header::from_bytes(raw, Endian::NATIVE);
+        let size = header.size;
+        let len = usize::from(size);
+        if len == 0 {
+            return Err(ReadError::ZeroSize { position });
+        }
+        if len % 8 != 0 {
+            return Err(ReadError::MisalignedSize { position, size });
+        }
+        if len > available {
+            return Err(ReadError::SizeBeyondHead { position, size, available });
+        }
+        let contiguous = off + len <= size_total;
+        let bytes: &'b [u8] = if T::ZERO_COPY && contiguous {
+            // SAFETY: [off, off+len) is inside the area (contiguous) and published; it stays
+            // unwritten until the batch, which this borrow outlives not, stores the tail.
+            match unsafe { mem.view(Area::Data, off, len) } {
+                Some(view) => view,
+                None => {
+                    let dst = scratch_for(scratch, size)?;
+                    // SAFETY: same range as above, copied instead of viewed (loom).
+                    unsafe { mem.read(Area::Data, off, dst) };
+                    dst
+                }
+            }
+        } else {
+            let dst = scratch_for(scratch, size)?;
+            let first = len.min(size_total - off);
+            if T::ZERO_COPY {
+                // SAFETY: [off, off+first) and [0, len-first) are inside the area, published and
+                // unwritten until we release them (trusted protocol).
+                unsafe {
+                    mem.read(Area::Data, off, &mut dst[..first]);
+                    mem.read(Area::Data, 0, &mut dst[first..]);
+                }
+            } else {
+                // Copy-then-validate: the header we checked goes into the copy; the body is read
+                // with atomic word loads; nothing is read from the ring twice.
+                dst[..8].copy_from_slice(&raw);
+                let ok = mem.load_words(Area::Data, off + 8, &mut dst[8..first])
+                    && mem.load_words(Area::Data, 0, &mut dst[first..]);
+                debug_assert!(ok, "aligned in-bounds ranges");
+            }
+            dst
+        };
+        self.pos = position.wrapping_add(len);
+        Ok(RawRecord { header, bytes, position })
+    }
+}
+
+fn scratch_for(scratch: &mut [u8], size: u16) -> Result<&mut [u8], ReadError> {
+    let len = scratch.len();
+    scratch.get_mut(..usize::from(size)).ok_or(ReadError::ScratchTooSmall { size, scratch: len })
+}
+
+impl<M: RingMemory, T: Trust> Drop for Batch<'_, M, T> {
+    fn drop(&mut self) {
+        if self.pos != self.consumer.tail {
+            self.consumer.tail = self.pos;
+            // (D): our reads of the freed records are ordered before the tail store; pairs with (A).
+            self.consumer.mem.position(Position::DataTail).store(self.pos, D_TAIL_STORE);
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! # perfring
+//!
+//! The Linux perf ring buffer protocol in Rust: the ABI-exact `perf_event_mmap_page`, the
+//! kernel's producer (`output_begin` → write → `output_end`, with nested writers and lost
+//! counting), the user-space consumer, and the `PERF_RECORD_*` records — over memory the caller
+//! provides, with no allocator and no `std`.
+//!
+//! ```text
+//!  control page (perf_event_mmap_page)          data area (2^n bytes)
+//! +-----------------------------------+        +------------------------------------------+
+//! | lock, index, time_* ... (producer)|        | ...consumed | records ...  | free ...    |
+//! | data_head  @1024   (producer, B)  |        |             ^tail          ^head          |
+//! | data_tail  @1032   (consumer, D)  |        +------------------------------------------+
+//! | data_offset, data_size (producer) |         records: 8-byte header {type, misc, size},
+//! | aux_head   @1056   (producer)     |         8-byte aligned, may wrap the area's end
+//! | aux_tail   @1064   (consumer)     |
+//! +-----------------------------------+
+//! ```
+//!
+//! | module | what it is |
+//! |---|---|
+//! | [`page`] | `struct perf_event_mmap_page`, offsets checked at compile time |
+//! | [`fences`] | every memory ordering, named (A)–(D) and (S1)–(S4), with its pairing |
+//! | [`memory`] | the seam to shared memory: [`Mapping`] (real ABI layout), [`ModelRing`] (loom) |
+//! | [`producer`] | the kernel side: reserve, write, publish; nesting; lost; wakeups |
+//! | [`consumer`] | the user side: acquire head, read records (wrapping too), release tail |
+//! | [`record`] | `PERF_RECORD_*` headers and layouts |
+//! | [`loom`] | the loom shim (`--cfg loom` selects loom's atomics and cells) |
+//!
+//! ## Loom
+//!
+//! `RUSTFLAGS="--cfg loom"` swaps every atomic and data cell for loom's. The cfg is public: an
+//! embedder can run loom over *their* code with perfring inside, using [`ModelRing`] as the
+//! memory (a [`Mapping`] over raw bytes cannot exist under loom).
+//!
+//! ## 32-bit targets
+//!
+//! Positions are `usize`, the kernel's `unsigned long`: on a target without 64-bit atomics the
+//! low 32 bits of `data_head`/`data_tail` carry the index, as on a 32-bit kernel (see
+//! [`memory`]).
+
+#![no_std]
+#![deny(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+pub mod consumer;
+pub mod fences;
+pub mod loom;
+pub mod memory;
+pub mod page;
+pub mod producer;
+pub mod record;
+pub mod security;
+pub mod selfmon;
+mod split;
+
+pub use consumer::{Consumer, ReadError};
+#[cfg(not(loom))]
+pub use memory::Mapping;
+pub use memory::{LayoutError, ModelRing, RingMemory};
+pub use page::MmapPage;
+pub use producer::{Producer, ReserveError};
+pub use split::{split, split_with_hooks};

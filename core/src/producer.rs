@@ -1,0 +1,591 @@
+//! The kernel side of the ring: reserve (`output_begin`), write, publish (`output_end`).
+//!
+//! This is `kernel/events/ring_buffer.c` (`__perf_output_begin`, `perf_output_put_handle`,
+//! `perf_output_copy`) with the current upstream ordering of `put_handle` (commit 1b038c6e05ff,
+//! "Fix exposing a temporarily decreased data_head").
+//!
+//! # Nesting
+//!
+//! A producer belongs to one CPU. While a writer holds a [`Handle`], an interrupt (softirq,
+//! hardirq, NMI) on the same CPU may start another writer on the same producer, which runs to its
+//! end before the interrupted one resumes (LIFO). The `nest` counter makes only the outermost
+//! writer publish `data_head`, so the consumer never sees a record that a nested or interrupted
+//! writer is still filling, and never sees `data_head` go backwards. Records appear in
+//! reservation order. The [`Hooks`] trait lets a test or a simulator run a nested writer at each
+//! labelled [`PreemptPoint`]; in production the hooks are empty and compile to nothing.
+//!
+//! `Producer` is `!Sync`: two *threads* writing one producer would break the LIFO rule the nest
+//! protocol relies on. To share it with real interrupt handlers on one CPU, see [`CpuLocal`].
+//!
+//! # Loss
+//!
+//! When a record does not fit (non-overwrite mode) or the ring is paused, it is dropped and
+//! counted in `lost`; the next successful reservation first writes a `PERF_RECORD_LOST` with the
+//! count and resets it (exchange), exactly like the kernel. The law
+//! `produced = consumed + Σ LOST.lost + lost_pending()` always holds.
+
+use core::cell::Cell;
+use core::marker::PhantomData;
+
+use crate::fences::{A_TAIL_LOAD, B_HEAD_STORE, LOCAL};
+use crate::loom::{compiler_barrier, LocalU32, LocalUsize};
+use crate::memory::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
+use crate::record::{Endian, LostRecord, SampleId, MAX_RECORD_SIZE};
+
+/// How a producer writes: direction and overwrite are two independent settings, as in the kernel
+/// (`attr.write_backward`, and whether the mapping is writable).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Config {
+    /// Write records at decreasing addresses (`attr.write_backward`): each reservation is
+    /// `head - size`, and `data_head` publishes the decreasing counter.
+    pub backward: bool,
+    /// Never read `data_tail`; overwrite the oldest data (a read-only mapping,
+    /// `rb->overwrite`). Otherwise the producer respects the consumer and drops (counts) records
+    /// that do not fit.
+    pub overwrite: bool,
+    /// Byte watermark for wakeups (`attr.wakeup_watermark` with `attr.watermark`); 0 means the
+    /// kernel's default of half the data area. Values above the data size are clamped to it.
+    pub watermark: usize,
+    /// Wake every this many samples (`attr.wakeup_events` without `attr.watermark`), counted by
+    /// [`Handle::count_sample`]; 0 turns event-count wakeups off.
+    pub wakeup_events: u32,
+}
+
+/// Who is writing now: the event's `id` and its `sample_id` trailer, used for the
+/// `PERF_RECORD_LOST` a reservation may have to prepend (the kernel uses the *current* event's
+/// id and context, not the one whose records were lost).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Writer {
+    /// `event->id` of the writing event.
+    pub id: u64,
+    /// `Some((sample_type, values))` when the event has `attr.sample_id_all`: the trailer's
+    /// layout and values (pid/tid, time *now*, ids, cpu).
+    pub sample_id: Option<(u64, SampleId)>,
+}
+
+impl Writer {
+    /// A writer with id 0 and no `sample_id` trailer.
+    pub const ANONYMOUS: Writer = Writer { id: 0, sample_id: None };
+}
+
+/// Why `output_begin` returned no handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReserveError {
+    /// The size is not a multiple of 8 or smaller than a header; nothing was counted (the
+    /// kernel WARNs on such sizes: it is a caller bug).
+    BadSize {
+        /// The size asked for.
+        size: usize,
+    },
+    /// The size is above [`MAX_RECORD_SIZE`] (65528, the largest 8-aligned u16); nothing was
+    /// counted.
+    TooLarge {
+        /// The size asked for.
+        size: usize,
+    },
+    /// No room (non-overwrite mode): the record was dropped and counted in `lost`.
+    NoSpace,
+    /// The ring is paused: the record was dropped and counted in `lost`.
+    Paused,
+}
+
+impl core::fmt::Display for ReserveError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            ReserveError::BadSize { size } => write!(f, "record size {size} is not a positive multiple of 8"),
+            ReserveError::TooLarge { size } => write!(f, "record size {size} exceeds {MAX_RECORD_SIZE}"),
+            ReserveError::NoSpace => f.write_str("no space in the ring: record dropped and counted as lost"),
+            ReserveError::Paused => f.write_str("ring paused: record dropped and counted as lost"),
+        }
+    }
+}
+
+/// Why a [`Handle`] write was refused (nothing was written).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteError {
+    /// Bytes the write asked for.
+    pub requested: usize,
+    /// Bytes left in the reservation.
+    pub remaining: usize,
+}
+
+/// A labelled step of the producer at which an interrupt may run a nested writer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PreemptPoint {
+    /// `perf_output_get_handle`: right after `nest` was incremented.
+    AfterNestIncrement,
+    /// The reservation loop: after `rb->head` (and `data_tail`) were loaded, before the
+    /// compare-exchange.
+    AfterHeadLoad,
+    /// After the successful compare-exchange that reserved the space.
+    AfterReserve,
+    /// Before each payload write or skip of a [`Handle`].
+    InPayload,
+    /// `put_handle` P1: after loading `rb->head`, before storing `data_head`.
+    PutAfterHeadLoad,
+    /// `put_handle` P3: after storing `data_head`.
+    AfterHeadStore,
+    /// `put_handle` P4: after `nest` was decremented (set to 0).
+    AfterNestDecrement,
+    /// `put_handle` P5: just before re-checking `rb->head`.
+    BeforeRecheck,
+}
+
+impl PreemptPoint {
+    /// Every point, in the order a writer passes them.
+    pub const ALL: [PreemptPoint; 8] = [
+        PreemptPoint::AfterNestIncrement,
+        PreemptPoint::AfterHeadLoad,
+        PreemptPoint::AfterReserve,
+        PreemptPoint::InPayload,
+        PreemptPoint::PutAfterHeadLoad,
+        PreemptPoint::AfterHeadStore,
+        PreemptPoint::AfterNestDecrement,
+        PreemptPoint::BeforeRecheck,
+    ];
+}
+
+/// Callbacks from inside the producer. Every method has an empty default that compiles to
+/// nothing, so `NoHooks` costs nothing (`make bench-instructions` measures it).
+pub trait Hooks<M: RingMemory>: Sized {
+    /// Reproduce the pre-2019 `put_handle` (decrement `nest` *before* publishing `data_head`),
+    /// which can publish a temporarily decreased `data_head`. Only for harnesses that must show
+    /// they catch that bug; never set it otherwise.
+    const LEGACY_PUT_HANDLE: bool = false;
+
+    /// Called at each [`PreemptPoint`]; a test may run a nested writer on `producer` here.
+    #[inline(always)]
+    fn preempt(&self, at: PreemptPoint, producer: &Producer<M, Self>) {
+        let _ = (at, producer);
+    }
+
+    /// Called by the outermost writer when the wakeup stamp moved (`perf_output_wakeup`): the
+    /// watermark was crossed or `wakeup_events` samples were written. Raise an interrupt, write
+    /// an eventfd, set a flag; it runs in the writer's context (possibly an NMI), so defer work.
+    #[inline(always)]
+    fn wakeup(&self, producer: &Producer<M, Self>) {
+        let _ = producer;
+    }
+}
+
+/// Hooks that do nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoHooks;
+
+impl<M: RingMemory> Hooks<M> for NoHooks {}
+
+/// The producer (kernel) side of one ring. See the [module docs](self).
+pub struct Producer<M: RingMemory, H: Hooks<M> = NoHooks> {
+    mem: M,
+    mask: usize,
+    /// `rb->head`: the reservation cursor, ahead of the published `data_head` while writers are
+    /// open. Free-running (increasing forward, decreasing backward).
+    head: LocalUsize,
+    /// `rb->nest`: writers open on this CPU (0 when idle). Only the writer that brings it from 1
+    /// to 0 publishes.
+    nest: LocalU32,
+    /// `rb->lost`: records dropped and not yet reported by a PERF_RECORD_LOST.
+    lost: LocalUsize,
+    /// `rb->wakeup`: the wakeup stamp, advanced by the watermark and `wakeup_events` rules.
+    wakeup: LocalUsize,
+    /// `rb->events`: samples counted towards `wakeup_events`.
+    events: LocalUsize,
+    backward: bool,
+    overwrite: bool,
+    watermark: usize,
+    wakeup_events: usize,
+    hooks: H,
+    _one_cpu: PhantomData<Cell<()>>,
+}
+
+impl<M: RingMemory> Producer<M, NoHooks> {
+    /// A producer over `mem`, continuing from the `data_head` it holds.
+    ///
+    /// # Safety
+    /// At most one `Producer` may write a given ring at a time (the kernel's "one CPU" rule), and
+    /// no one else may write its data area. [`crate::split`] gives a safe way to get one.
+    pub unsafe fn new(mem: M, config: Config) -> Result<Self, LayoutError> {
+        // SAFETY: forwarded contract.
+        unsafe { Producer::with_hooks(mem, config, NoHooks) }
+    }
+}
+
+impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
+    /// As [`Producer::new`], with hooks.
+    ///
+    /// # Safety
+    /// As [`Producer::new`].
+    pub unsafe fn with_hooks(mem: M, config: Config, hooks: H) -> Result<Self, LayoutError> {
+        let size = mem.size(Area::Data);
+        check_area_size(size, MIN_DATA_SIZE)?;
+        let watermark = if config.watermark == 0 { size / 2 } else { config.watermark.min(size) };
+        let head = mem.position(Position::DataHead).load(LOCAL);
+        Ok(Producer {
+            mask: size - 1,
+            head: LocalUsize::new(head),
+            nest: LocalU32::new(0),
+            lost: LocalUsize::new(0),
+            // The stamp starts at the bytes already written, so a resumed ring does not wake at once.
+            wakeup: LocalUsize::new(if config.backward { head.wrapping_neg() } else { head }),
+            events: LocalUsize::new(0),
+            backward: config.backward,
+            overwrite: config.overwrite,
+            watermark,
+            wakeup_events: config.wakeup_events as usize,
+            hooks,
+            mem,
+            _one_cpu: PhantomData,
+        })
+    }
+
+    /// Reserve `size` bytes for one record (`perf_output_begin`).
+    ///
+    /// `size` includes the 8-byte header the caller writes first; it must be a multiple of 8,
+    /// at most [`MAX_RECORD_SIZE`]. If records were lost since the last successful reservation,
+    /// a `PERF_RECORD_LOST` (with `writer`'s id and trailer) is written first, in the same
+    /// reservation. Fill the handle with exactly `size` bytes, then drop it or call
+    /// [`Handle::end`] to publish.
+    #[inline]
+    pub fn output_begin(&self, size: usize, writer: &Writer) -> Result<Handle<'_, M, H>, ReserveError> {
+        if size < 8 || size % 8 != 0 {
+            return Err(ReserveError::BadSize { size });
+        }
+        if size > MAX_RECORD_SIZE {
+            return Err(ReserveError::TooLarge { size });
+        }
+        if self.mem.paused().load(LOCAL) {
+            self.lost.fetch_add(1, LOCAL);
+            return Err(ReserveError::Paused);
+        }
+        let have_lost = self.lost.load(LOCAL);
+        let lost_size = if have_lost != 0 { LostRecord::size(writer.sample_id.map(|(st, _)| st)) } else { 0 };
+        let total = size + lost_size;
+        if total > self.mask {
+            // Can never fit, even in an empty ring (or, in overwrite mode, would wrap onto
+            // itself): dropped and counted, like a full ring.
+            self.lost.fetch_add(1, LOCAL);
+            return Err(ReserveError::NoSpace);
+        }
+
+        // perf_output_get_handle
+        self.nest.store(self.nest.load(LOCAL) + 1, LOCAL);
+        compiler_barrier();
+        self.hooks.preempt(PreemptPoint::AfterNestIncrement, self);
+        let handle_wakeup = self.wakeup.load(LOCAL);
+
+        let mut offset = self.head.load(LOCAL);
+        let new_head = loop {
+            self.hooks.preempt(PreemptPoint::AfterHeadLoad, self);
+            if !self.overwrite {
+                // (A): the tail load is ordered before our data stores; pairs with (D).
+                let tail = self.mem.position(Position::DataTail).load(A_TAIL_LOAD);
+                if !self.has_space(offset, tail, total) {
+                    self.lost.fetch_add(1, LOCAL);
+                    self.put_handle(handle_wakeup);
+                    return Err(ReserveError::NoSpace);
+                }
+            }
+            let new = if self.backward { offset.wrapping_sub(total) } else { offset.wrapping_add(total) };
+            match self.head.compare_exchange(offset, new, LOCAL, LOCAL) {
+                Ok(_) => break new,
+                // A nested writer reserved first: retry from its head (and re-read the tail).
+                Err(current) => offset = current,
+            }
+        };
+        compiler_barrier();
+        self.hooks.preempt(PreemptPoint::AfterReserve, self);
+
+        // The record occupies [start, start + total) in both directions.
+        let (start, written) = if self.backward { (new_head, new_head.wrapping_neg()) } else { (offset, new_head) };
+        let stamp = self.wakeup.load(LOCAL);
+        if written.wrapping_sub(stamp) > self.watermark {
+            self.wakeup.store(stamp.wrapping_add(self.watermark), LOCAL);
+        }
+
+        let mut handle =
+            Handle { producer: self, pos: start, remaining: total, wakeup: handle_wakeup, _not_send: PhantomData };
+        if have_lost != 0 {
+            let record = LostRecord {
+                id: writer.id,
+                lost: self.lost.swap(0, LOCAL) as u64,
+                sample_id: writer.sample_id.map(|(_, v)| v),
+            };
+            let mut buf = [0u8; LostRecord::size(Some(crate::record::sample_type::SAMPLE_ID_BITS))];
+            let trailer_type = writer.sample_id.map_or(0, |(st, _)| st);
+            let n = record.encode(trailer_type, Endian::NATIVE, &mut buf).unwrap_or(0);
+            debug_assert_eq!(n, lost_size);
+            handle.copy_in(&buf[..n]);
+        }
+        Ok(handle)
+    }
+
+    /// Reserve, copy `record` (header included) and publish, in one call. Returns whether this
+    /// write signalled a wakeup.
+    pub fn output(&self, record: &[u8], writer: &Writer) -> Result<bool, ReserveError> {
+        let mut handle = self.output_begin(record.len(), writer)?;
+        handle.copy_in(record);
+        Ok(handle.end())
+    }
+
+    /// Records dropped and not yet reported by a `PERF_RECORD_LOST` (the kernel's `rb->lost`).
+    /// They will be reported at the start of the next successful reservation.
+    pub fn lost_pending(&self) -> usize {
+        self.lost.load(LOCAL)
+    }
+
+    /// The reservation cursor (`rb->head`), ahead of `data_head` while writers are open.
+    pub fn head(&self) -> usize {
+        self.head.load(LOCAL)
+    }
+
+    /// Writers currently open (`rb->nest`).
+    pub fn nest(&self) -> u32 {
+        self.nest.load(LOCAL)
+    }
+
+    /// The memory this producer writes.
+    pub fn memory(&self) -> &M {
+        &self.mem
+    }
+
+    /// The hooks.
+    pub fn hooks(&self) -> &H {
+        &self.hooks
+    }
+
+    /// Size of the data area in bytes.
+    pub fn data_size(&self) -> usize {
+        self.mask + 1
+    }
+
+    /// Whether `total` bytes fit between `head` and the consumer's `tail`.
+    ///
+    /// The kernel computes `CIRC_SPACE` modulo the size, which for an honest tail is the same
+    /// as this. A hostile tail (ahead of head, or more than the ring size behind) makes the
+    /// kernel write over data it cannot know is consumed; here it is treated as "no space", so
+    /// a bad tail costs drops (counted), never an overwrite of unread data. (Stricter than the
+    /// kernel, on purpose: see `security`.)
+    #[inline(always)]
+    fn has_space(&self, head: usize, tail: usize, total: usize) -> bool {
+        let used = if self.backward { tail.wrapping_sub(head) } else { head.wrapping_sub(tail) };
+        // CIRC_SPACE keeps one byte free: used + total must stay below the size.
+        used <= self.mask && total < self.mask + 1 - used
+    }
+
+    /// `perf_output_put_handle`: leave the writer; the outermost one publishes `data_head`.
+    /// Returns whether a wakeup was signalled.
+    #[inline]
+    fn put_handle(&self, handle_wakeup: usize) -> bool {
+        if H::LEGACY_PUT_HANDLE {
+            return self.put_handle_legacy(handle_wakeup);
+        }
+        // P0: an inner writer never publishes and never wakes.
+        let nest = self.nest.load(LOCAL);
+        if nest > 1 {
+            self.nest.store(nest - 1, LOCAL);
+            return false;
+        }
+        loop {
+            // P1: load rb->head after our nest increment (program order + barrier), so a head
+            // published by an IRQ between them cannot be missed.
+            compiler_barrier();
+            let head = self.head.load(LOCAL);
+            self.hooks.preempt(PreemptPoint::PutAfterHeadLoad, self);
+            // P2/P3 (B): every record byte of this CPU's writers up to `head` before data_head;
+            // pairs with (C).
+            self.mem.position(Position::DataHead).store(head, B_HEAD_STORE);
+            self.hooks.preempt(PreemptPoint::AfterHeadStore, self);
+            // P4: publish the head *before* dropping nest, or an IRQ could publish a newer head
+            // that our stale store would then hide.
+            compiler_barrier();
+            self.nest.store(0, LOCAL);
+            self.hooks.preempt(PreemptPoint::AfterNestDecrement, self);
+            // P5: re-check after dropping nest, to catch the last nested update.
+            compiler_barrier();
+            self.hooks.preempt(PreemptPoint::BeforeRecheck, self);
+            if head == self.head.load(LOCAL) {
+                break;
+            }
+            self.nest.store(1, LOCAL);
+        }
+        self.wake_if_stamped(handle_wakeup)
+    }
+
+    /// The pre-2019 ordering (seed 002): `nest` is decremented before `data_head` is stored. An
+    /// interrupt in between publishes a newer head, which this writer then overwrites with its
+    /// older one: `data_head` goes backwards until the re-check repairs it.
+    fn put_handle_legacy(&self, handle_wakeup: usize) -> bool {
+        loop {
+            let head = self.head.load(LOCAL);
+            self.hooks.preempt(PreemptPoint::PutAfterHeadLoad, self);
+            let nest = self.nest.load(LOCAL) - 1;
+            self.nest.store(nest, LOCAL);
+            if nest != 0 {
+                return false;
+            }
+            self.hooks.preempt(PreemptPoint::AfterNestDecrement, self);
+            self.mem.position(Position::DataHead).store(head, B_HEAD_STORE);
+            self.hooks.preempt(PreemptPoint::AfterHeadStore, self);
+            self.hooks.preempt(PreemptPoint::BeforeRecheck, self);
+            if head == self.head.load(LOCAL) {
+                break;
+            }
+            self.nest.store(self.nest.load(LOCAL) + 1, LOCAL);
+        }
+        self.wake_if_stamped(handle_wakeup)
+    }
+
+    /// P6: wake if the stamp moved since this writer's `get_handle`.
+    #[inline(always)]
+    fn wake_if_stamped(&self, handle_wakeup: usize) -> bool {
+        if handle_wakeup != self.wakeup.load(LOCAL) {
+            self.hooks.wakeup(self);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Copy `src` to ring position `pos` (masked), split at the end of the data area.
+    #[inline(always)]
+    fn copy_to_ring(&self, pos: usize, src: &[u8]) {
+        let off = pos & self.mask;
+        let first = src.len().min(self.mask + 1 - off);
+        // SAFETY: off + first <= size; the range [pos, pos + len) lies inside a reservation this
+        // CPU made and has not published, so no other party reads or writes it (the consumer
+        // reads only below data_head; the tail check (A) kept it clear of unread data).
+        unsafe { self.mem.write(Area::Data, off, &src[..first]) };
+        if first < src.len() {
+            // SAFETY: the rest wraps to offset 0; src.len() <= total < size (output_begin refuses
+            // larger reservations), so the remainder fits; it is inside the same reservation.
+            unsafe { self.mem.write(Area::Data, 0, &src[first..]) };
+        }
+    }
+}
+
+/// An open reservation: write exactly its size, then [`end`](Handle::end) it (or drop it).
+///
+/// Dropping publishes too, so a writer that bails out early cannot leave `nest` raised (which
+/// would stop all publication). Bytes left unwritten are zero-filled, so a short write never
+/// exposes stale ring contents.
+#[must_use = "a reservation must be filled and ended"]
+pub struct Handle<'p, M: RingMemory, H: Hooks<M>> {
+    producer: &'p Producer<M, H>,
+    pos: usize,
+    remaining: usize,
+    wakeup: usize,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl<M: RingMemory, H: Hooks<M>> Handle<'_, M, H> {
+    /// Append `bytes` to the record (`perf_output_copy`). Refused, writing nothing, if they do
+    /// not fit in what is left of the reservation.
+    #[inline]
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), WriteError> {
+        if bytes.len() > self.remaining {
+            return Err(WriteError { requested: bytes.len(), remaining: self.remaining });
+        }
+        self.producer.hooks.preempt(PreemptPoint::InPayload, self.producer);
+        self.copy_in(bytes);
+        Ok(())
+    }
+
+    /// Advance `n` bytes without writing them (`perf_output_skip`). Unlike the kernel, whose
+    /// skipped bytes keep stale ring content, perfring zeroes them: a producer facing an
+    /// untrusted consumer must not leak old records.
+    pub fn skip(&mut self, n: usize) -> Result<(), WriteError> {
+        if n > self.remaining {
+            return Err(WriteError { requested: n, remaining: self.remaining });
+        }
+        self.producer.hooks.preempt(PreemptPoint::InPayload, self.producer);
+        self.zero_fill(n);
+        Ok(())
+    }
+
+    /// Bytes left to write in this reservation.
+    pub fn remaining(&self) -> usize {
+        self.remaining
+    }
+
+    /// Count this record towards `wakeup_events` (what `perf_output_sample` does for every
+    /// `PERF_RECORD_SAMPLE`): every `wakeup_events`-th sample advances the wakeup stamp.
+    pub fn count_sample(&mut self) {
+        let p = self.producer;
+        if p.wakeup_events != 0 {
+            let events = p.events.load(LOCAL) + 1;
+            if events >= p.wakeup_events {
+                p.events.store(events - p.wakeup_events, LOCAL);
+                p.wakeup.store(p.wakeup.load(LOCAL).wrapping_add(1), LOCAL);
+            } else {
+                p.events.store(events, LOCAL);
+            }
+        }
+    }
+
+    /// Publish (`perf_output_end`). Returns whether this writer signalled a wakeup (only the
+    /// outermost writer can).
+    pub fn end(self) -> bool {
+        let mut this = core::mem::ManuallyDrop::new(self);
+        this.finish()
+    }
+
+    #[inline(always)]
+    fn copy_in(&mut self, bytes: &[u8]) {
+        debug_assert!(bytes.len() <= self.remaining);
+        self.producer.copy_to_ring(self.pos, bytes);
+        self.pos = self.pos.wrapping_add(bytes.len());
+        self.remaining -= bytes.len();
+    }
+
+    fn zero_fill(&mut self, mut n: usize) {
+        const ZEROS: [u8; 64] = [0; 64];
+        while n > 0 {
+            let k = n.min(ZEROS.len());
+            self.copy_in(&ZEROS[..k]);
+            n -= k;
+        }
+    }
+
+    #[inline(always)]
+    fn finish(&mut self) -> bool {
+        if self.remaining != 0 {
+            self.zero_fill(self.remaining);
+        }
+        self.producer.put_handle(self.wakeup)
+    }
+}
+
+impl<M: RingMemory, H: Hooks<M>> Drop for Handle<'_, M, H> {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// A [`Producer`] shared with the interrupt handlers of one CPU.
+///
+/// The nest protocol is correct for one CPU and the interrupts that nest on it (an interrupt
+/// runs to completion before the interrupted writer resumes). Rust cannot see that property, so
+/// putting a producer in a `static` used by an ISR needs this wrapper, whose constructor is the
+/// promise.
+pub struct CpuLocal<P>(P);
+
+// SAFETY: the constructor's caller promises that only one CPU and its LIFO-nesting interrupt
+// handlers use the producer, which is the condition the nest protocol needs.
+unsafe impl<P> Sync for CpuLocal<P> {}
+
+impl<P> CpuLocal<P> {
+    /// Wrap a producer for use from one CPU and its interrupt handlers.
+    ///
+    /// # Safety
+    /// Every use of the wrapped producer must come from one CPU (with preemption to other CPUs
+    /// excluded while a handle is open) or from interrupt handlers that nest on it and run to
+    /// completion before the code they interrupted resumes.
+    pub const unsafe fn new(producer: P) -> Self {
+        CpuLocal(producer)
+    }
+
+    /// The producer.
+    pub fn get(&self) -> &P {
+        &self.0
+    }
+}

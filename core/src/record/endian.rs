@@ -1,0 +1,73 @@
+//! Byte order of record data.
+
+/// The byte order records are encoded in. A ring uses the producer's native order; a perf.data
+/// file may come from a machine of the other order (its magic says which).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Endian {
+    /// Least significant byte first (x86, most ARM and RISC-V systems).
+    Little,
+    /// Most significant byte first (s390x, some PowerPC and MIPS systems).
+    Big,
+}
+
+impl Endian {
+    /// The byte order of the machine this code runs on.
+    pub const NATIVE: Endian = if cfg!(target_endian = "little") { Endian::Little } else { Endian::Big };
+
+    /// Decode a u16.
+    #[inline(always)]
+    pub fn u16(self, b: [u8; 2]) -> u16 {
+        match self {
+            Endian::Little => u16::from_le_bytes(b),
+            Endian::Big => u16::from_be_bytes(b),
+        }
+    }
+    /// Decode a u32.
+    #[inline(always)]
+    pub fn u32(self, b: [u8; 4]) -> u32 {
+        match self {
+            Endian::Little => u32::from_le_bytes(b),
+            Endian::Big => u32::from_be_bytes(b),
+        }
+    }
+    /// Decode a u64.
+    #[inline(always)]
+    pub fn u64(self, b: [u8; 8]) -> u64 {
+        match self {
+            Endian::Little => u64::from_le_bytes(b),
+            Endian::Big => u64::from_be_bytes(b),
+        }
+    }
+    /// Encode a u16.
+    #[inline(always)]
+    pub fn put_u16(self, v: u16) -> [u8; 2] {
+        match self {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        }
+    }
+    /// Encode a u32.
+    #[inline(always)]
+    pub fn put_u32(self, v: u32) -> [u8; 4] {
+        match self {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        }
+    }
+    /// Encode a u64.
+    #[inline(always)]
+    pub fn put_u64(self, v: u64) -> [u8; 8] {
+        match self {
+            Endian::Little => v.to_le_bytes(),
+            Endian::Big => v.to_be_bytes(),
+        }
+    }
+    /// Encode two u32 fields that share one 8-byte slot (`{u32 pid, tid}`, `{u32 cpu, res}`):
+    /// the first field at the lower address, each in this byte order.
+    #[inline(always)]
+    pub fn pair_u32(self, first: u32, second: u32) -> [u8; 8] {
+        let a = self.put_u32(first);
+        let b = self.put_u32(second);
+        [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]
+    }
+}

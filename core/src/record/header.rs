@@ -1,0 +1,160 @@
+//! `struct perf_event_header` and the record type and misc constants of the uapi.
+
+use super::Endian;
+
+/// `struct perf_event_header`: `{u32 type; u16 misc; u16 size}`. `size` covers the whole
+/// record, header included; every record the kernel writes is a multiple of 8 bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Header {
+    /// `type`: one of the [`types`] values, or an unknown one.
+    pub type_: u32,
+    /// `misc`: see [`misc`].
+    pub misc: u16,
+    /// `size` in bytes, header included.
+    pub size: u16,
+}
+
+impl Header {
+    /// Size of the header in bytes.
+    pub const SIZE: usize = 8;
+
+    /// Read a header from the first 8 bytes of `bytes`; `None` if there are fewer.
+    #[inline]
+    pub fn parse(bytes: &[u8], endian: Endian) -> Option<Header> {
+        let b: &[u8; 8] = bytes.get(..8)?.try_into().ok()?;
+        Some(Header::from_bytes(*b, endian))
+    }
+
+    /// Decode the 8 header bytes.
+    #[inline]
+    pub fn from_bytes(b: [u8; 8], endian: Endian) -> Header {
+        Header {
+            type_: endian.u32([b[0], b[1], b[2], b[3]]),
+            misc: endian.u16([b[4], b[5]]),
+            size: endian.u16([b[6], b[7]]),
+        }
+    }
+
+    /// Encode the header into 8 bytes.
+    #[inline]
+    pub fn to_bytes(self, endian: Endian) -> [u8; 8] {
+        let t = endian.put_u32(self.type_);
+        let m = endian.put_u16(self.misc);
+        let s = endian.put_u16(self.size);
+        [t[0], t[1], t[2], t[3], m[0], m[1], s[0], s[1]]
+    }
+
+    /// The CPU mode in `misc` (`PERF_RECORD_MISC_CPUMODE_MASK`).
+    pub fn cpumode(self) -> CpuMode {
+        CpuMode::from_misc(self.misc)
+    }
+}
+
+/// `enum perf_event_type`: the record types the kernel writes into a ring (1..=22), and the
+/// ones `perf` writes only into perf.data files (64 and up, `tools/perf/util/event.h`).
+#[allow(missing_docs)]
+pub mod types {
+    pub const MMAP: u32 = 1;
+    pub const LOST: u32 = 2;
+    pub const COMM: u32 = 3;
+    pub const EXIT: u32 = 4;
+    pub const THROTTLE: u32 = 5;
+    pub const UNTHROTTLE: u32 = 6;
+    pub const FORK: u32 = 7;
+    pub const READ: u32 = 8;
+    pub const SAMPLE: u32 = 9;
+    pub const MMAP2: u32 = 10;
+    pub const AUX: u32 = 11;
+    pub const ITRACE_START: u32 = 12;
+    pub const LOST_SAMPLES: u32 = 13;
+    pub const SWITCH: u32 = 14;
+    pub const SWITCH_CPU_WIDE: u32 = 15;
+    pub const NAMESPACES: u32 = 16;
+    pub const KSYMBOL: u32 = 17;
+    pub const BPF_EVENT: u32 = 18;
+    pub const CGROUP: u32 = 19;
+    pub const TEXT_POKE: u32 = 20;
+    pub const AUX_OUTPUT_HW_ID: u32 = 21;
+    pub const CALLCHAIN_DEFERRED: u32 = 22;
+    pub const HEADER_ATTR: u32 = 64;
+    pub const HEADER_EVENT_TYPE: u32 = 65;
+    pub const HEADER_TRACING_DATA: u32 = 66;
+    pub const HEADER_BUILD_ID: u32 = 67;
+    pub const FINISHED_ROUND: u32 = 68;
+    pub const ID_INDEX: u32 = 69;
+    pub const AUXTRACE_INFO: u32 = 70;
+    pub const AUXTRACE: u32 = 71;
+    pub const AUXTRACE_ERROR: u32 = 72;
+    pub const HEADER_FEATURE: u32 = 80;
+    pub const FINISHED_INIT: u32 = 82;
+}
+
+/// `PERF_RECORD_MISC_*` bits of [`Header::misc`].
+pub mod misc {
+    /// `PERF_RECORD_MISC_CPUMODE_MASK`
+    pub const CPUMODE_MASK: u16 = 7;
+    /// `PERF_RECORD_MISC_CPUMODE_UNKNOWN`
+    pub const CPUMODE_UNKNOWN: u16 = 0;
+    /// `PERF_RECORD_MISC_KERNEL`
+    pub const KERNEL: u16 = 1;
+    /// `PERF_RECORD_MISC_USER`
+    pub const USER: u16 = 2;
+    /// `PERF_RECORD_MISC_HYPERVISOR`
+    pub const HYPERVISOR: u16 = 3;
+    /// `PERF_RECORD_MISC_GUEST_KERNEL`
+    pub const GUEST_KERNEL: u16 = 4;
+    /// `PERF_RECORD_MISC_GUEST_USER`
+    pub const GUEST_USER: u16 = 5;
+    /// `PERF_RECORD_MISC_PROC_MAP_PARSE_TIMEOUT` (perf-synthesized records)
+    pub const PROC_MAP_PARSE_TIMEOUT: u16 = 1 << 12;
+    /// `PERF_RECORD_MISC_MMAP_DATA` (MMAP, MMAP2: a non-executable mapping)
+    pub const MMAP_DATA: u16 = 1 << 13;
+    /// `PERF_RECORD_MISC_COMM_EXEC` (COMM: the name changed on exec)
+    pub const COMM_EXEC: u16 = 1 << 13;
+    /// `PERF_RECORD_MISC_FORK_EXEC` (perf-internal FORK)
+    pub const FORK_EXEC: u16 = 1 << 13;
+    /// `PERF_RECORD_MISC_SWITCH_OUT` (SWITCH, SWITCH_CPU_WIDE)
+    pub const SWITCH_OUT: u16 = 1 << 13;
+    /// `PERF_RECORD_MISC_EXACT_IP` (SAMPLE: the IP is the exact one)
+    pub const EXACT_IP: u16 = 1 << 14;
+    /// `PERF_RECORD_MISC_SWITCH_OUT_PREEMPT` (SWITCH*: the task was still runnable)
+    pub const SWITCH_OUT_PREEMPT: u16 = 1 << 14;
+    /// `PERF_RECORD_MISC_MMAP_BUILD_ID` (MMAP2: the build-id form of the union)
+    pub const MMAP_BUILD_ID: u16 = 1 << 14;
+    /// `PERF_RECORD_MISC_EXT_RESERVED`
+    pub const EXT_RESERVED: u16 = 1 << 15;
+}
+
+/// The CPU mode of a record (`misc & PERF_RECORD_MISC_CPUMODE_MASK`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CpuMode {
+    /// 0
+    Unknown,
+    /// 1
+    Kernel,
+    /// 2
+    User,
+    /// 3
+    Hypervisor,
+    /// 4
+    GuestKernel,
+    /// 5
+    GuestUser,
+    /// 6 or 7: not defined by the uapi.
+    Other(u8),
+}
+
+impl CpuMode {
+    /// The mode encoded in `misc`.
+    pub fn from_misc(misc: u16) -> CpuMode {
+        match misc & misc::CPUMODE_MASK {
+            0 => CpuMode::Unknown,
+            1 => CpuMode::Kernel,
+            2 => CpuMode::User,
+            3 => CpuMode::Hypervisor,
+            4 => CpuMode::GuestKernel,
+            5 => CpuMode::GuestUser,
+            n => CpuMode::Other(n as u8),
+        }
+    }
+}

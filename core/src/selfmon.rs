@@ -1,0 +1,1 @@
+//! Self-monitoring: the control page seqlock, counter reads and time conversions (issue 11).

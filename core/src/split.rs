@@ -1,0 +1,39 @@
+//! The safe way to get the two ends of a ring.
+
+use crate::consumer::{Consumer, Trusted};
+use crate::memory::{LayoutError, RingMemory};
+use crate::producer::{Config, Hooks, NoHooks, Producer};
+
+/// Split exclusively borrowed ring memory into its one producer and one consumer.
+///
+/// The exclusive borrow is the proof that no other producer writes this ring, which is what
+/// makes the zero-copy [`Trusted`] consumer and the producer safe to hand out.
+///
+/// ```
+/// use perfring::{split, Mapping, producer::{Config, Writer}};
+/// # #[repr(align(8))] struct Buf([u8; 4096 + 1024]);
+/// let mut buf = Buf([0; 4096 + 1024]);
+/// let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
+/// let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
+/// // PERF_RECORD_SAMPLE (type 9) with an empty body: 8 bytes.
+/// let header = [9, 0, 0, 0, 0, 0, 8, 0];
+/// producer.output(&header, &Writer::ANONYMOUS).unwrap();
+/// let mut scratch = [0u8; 64];
+/// let n = consumer.for_each(&mut scratch, |r| assert_eq!(r.header.type_, 9)).unwrap();
+/// assert_eq!(n, 1);
+/// ```
+pub fn split<M: RingMemory>(mem: &mut M, config: Config) -> Result<(Producer<&M>, Consumer<&M, Trusted>), LayoutError> {
+    split_with_hooks(mem, config, NoHooks)
+}
+
+/// [`split`], with producer hooks.
+pub fn split_with_hooks<'a, M: RingMemory, H: Hooks<&'a M>>(
+    mem: &'a mut M,
+    config: Config,
+    hooks: H,
+) -> Result<(Producer<&'a M, H>, Consumer<&'a M, Trusted>), LayoutError> {
+    let mem: &M = mem;
+    // SAFETY: `mem` was borrowed exclusively, so this is the only producer of the ring and the
+    // consumer's peer is this protocol-following producer.
+    unsafe { Ok((Producer::with_hooks(mem, config, hooks)?, Consumer::trusted(mem)?)) }
+}
