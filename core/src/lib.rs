@@ -55,6 +55,9 @@ pub mod security;
 pub mod selfmon;
 mod split;
 
+#[cfg(all(test, not(loom)))]
+mod ring_tests;
+
 pub use consumer::{Consumer, ReadError};
 #[cfg(not(loom))]
 pub use memory::Mapping;

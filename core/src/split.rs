@@ -4,6 +4,9 @@ use crate::consumer::{Consumer, Trusted};
 use crate::memory::{LayoutError, RingMemory};
 use crate::producer::{Config, Hooks, NoHooks, Producer};
 
+/// The two ends of a ring whose memory `M` is borrowed for `'a`.
+pub type Ends<'a, M, H = NoHooks> = (Producer<&'a M, H>, Consumer<&'a M, Trusted>);
+
 /// Split exclusively borrowed ring memory into its one producer and one consumer.
 ///
 /// The exclusive borrow is the proof that no other producer writes this ring, which is what
@@ -22,7 +25,7 @@ use crate::producer::{Config, Hooks, NoHooks, Producer};
 /// let n = consumer.for_each(&mut scratch, |r| assert_eq!(r.header.type_, 9)).unwrap();
 /// assert_eq!(n, 1);
 /// ```
-pub fn split<M: RingMemory>(mem: &mut M, config: Config) -> Result<(Producer<&M>, Consumer<&M, Trusted>), LayoutError> {
+pub fn split<M: RingMemory>(mem: &mut M, config: Config) -> Result<Ends<'_, M>, LayoutError> {
     split_with_hooks(mem, config, NoHooks)
 }
 
@@ -31,7 +34,7 @@ pub fn split_with_hooks<'a, M: RingMemory, H: Hooks<&'a M>>(
     mem: &'a mut M,
     config: Config,
     hooks: H,
-) -> Result<(Producer<&'a M, H>, Consumer<&'a M, Trusted>), LayoutError> {
+) -> Result<Ends<'a, M, H>, LayoutError> {
     let mem: &M = mem;
     // SAFETY: `mem` was borrowed exclusively, so this is the only producer of the ring and the
     // consumer's peer is this protocol-following producer.

@@ -1,0 +1,67 @@
+# perfring — every target prints what it did in a line a person can read.
+SHELL := /bin/bash
+CARGO ?= cargo
+LOOM_MAX_PREEMPTIONS ?= 3
+FUZZ_SECONDS ?= 60
+EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
+
+.PHONY: all test demo lint unit loom loom-mutants miri fuzz fuzz-smoke embedded bench bench-instructions soak doc clean
+
+all: test
+
+## The test command the README names and CI runs.
+test: lint unit embedded loom
+	@echo "make test: lint, unit/integration tests, embedded builds and loom models all passed"
+
+## The main job: a simulated perf session, printed and written to perf.data.
+demo:
+	$(CARGO) run --release -q -p perfring-sim --bin perfring-sim
+	@echo "make demo: done"
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p perfring --no-deps
+	@echo "make lint: rustfmt, clippy -D warnings and rustdoc -D warnings are clean"
+
+unit:
+	$(CARGO) test --workspace -q
+	@echo "make unit: workspace unit, integration and doc tests passed"
+
+## Loom models of every mode (tests/tests/loom_*.rs, *_loom.rs), bounded by LOOM_MAX_PREEMPTIONS.
+loom:
+	@tests=$$(ls tests/tests/loom_*.rs tests/tests/*_loom.rs 2>/dev/null | xargs -n1 basename | sed 's/\.rs$$//' | sort -u | sed 's/^/--test /'); \
+	RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS) $(CARGO) test -q -p perfring-tests --release --target-dir target/loom $$tests
+	@echo "make loom: every loom model passed (LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS))"
+
+## One build per fence of core/src/fences.rs weakened to Relaxed; each must be caught.
+loom-mutants:
+	LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS) scripts/loom-mutants.sh
+	@echo "make loom-mutants: every fence mutant is caught or documented"
+
+miri:
+	rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1 || true
+	MIRIFLAGS="-Zmiri-strict-provenance" $(CARGO) +nightly miri test -q -p perfring --lib --target-dir target/miri
+	@echo "make miri: core unit tests pass under Miri"
+
+## Each fuzz target for FUZZ_SECONDS (CI smoke: 60 s each).
+fuzz fuzz-smoke:
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	@for t in $$(cd fuzz && $(CARGO) +nightly fuzz list); do \
+	  mkdir -p fuzz/corpus/$$t; cp -n fuzz/seeds/$$t/* fuzz/corpus/$$t/ 2>/dev/null || true; \
+	  echo "fuzzing $$t for $(FUZZ_SECONDS) s"; \
+	  (cd fuzz && $(CARGO) +nightly fuzz run $$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) 2>&1 | tail -3) || exit 1; \
+	done
+	@echo "make fuzz: every fuzz target ran $(FUZZ_SECONDS) s without a crash"
+
+## perfring for bare-metal 32-bit targets (no 64-bit atomics) and aarch64 Linux.
+embedded:
+	@for t in $(EMBEDDED_TARGETS); do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
+	@for t in $(EMBEDDED_TARGETS); do $(CARGO) build -q -p perfring --release --target $$t || exit 1; done
+	@echo "make embedded: perfring builds for $(EMBEDDED_TARGETS)"
+
+doc:
+	$(CARGO) doc -p perfring --no-deps --open
+
+clean:
+	$(CARGO) clean

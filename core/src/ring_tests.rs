@@ -1,0 +1,439 @@
+//! Unit tests of the forward ring: producer and consumer together over [`ModelRing`] and
+//! [`Mapping`] memory.
+
+extern crate std;
+
+use std::cell::{Cell, RefCell};
+use std::vec::Vec;
+
+use crate::consumer::{ReadError, Scratch};
+use crate::memory::{Area, LayoutError, Mapping, ModelRing, Position, RingMemory};
+use crate::producer::{Config, Hooks, PreemptPoint, Producer, ReserveError, Writer};
+use crate::record::{sample_type, types, Endian, Header, LostRecord, SampleId};
+use crate::{split, split_with_hooks};
+
+/// A record of `len` bytes: header {type 9, misc 0, size len}, then bytes `tag`, `tag+1`, ...
+fn record(tag: u8, len: usize) -> Vec<u8> {
+    let mut r = Header { type_: types::SAMPLE, misc: 0, size: len as u16 }.to_bytes(Endian::NATIVE).to_vec();
+    r.extend((0..len - 8).map(|i| tag.wrapping_add(i as u8)));
+    r
+}
+
+/// Read every available record as (header, bytes).
+fn drain<M: RingMemory, T: crate::consumer::Trust>(c: &mut crate::Consumer<M, T>) -> Vec<(Header, Vec<u8>)> {
+    let mut scratch = Scratch::new();
+    let mut out = Vec::new();
+    c.for_each(&mut scratch, |r| out.push((r.header, r.bytes.to_vec()))).unwrap();
+    out
+}
+
+#[test]
+fn fullest_state_is_data_size_minus_8_and_one_more_record_is_lost() {
+    // The kernel's CIRC_SPACE keeps one byte free: with 8-byte records, at most size-8 unread
+    // bytes. "Exactly full" (size bytes unread) is not a state the kernel allows.
+    let mut ring = ModelRing::<16>::new().unwrap(); // 128 bytes
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    for i in 0..15 {
+        p.output(&record(i, 8), &Writer::ANONYMOUS).unwrap();
+    }
+    assert_eq!(c.available().unwrap(), 120);
+    assert_eq!(p.output(&record(99, 8), &Writer::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.lost_pending(), 1);
+    let got = drain(&mut c);
+    assert_eq!(got.len(), 15);
+    for (i, (_, bytes)) in got.iter().enumerate() {
+        assert_eq!(bytes, &record(i as u8, 8));
+    }
+}
+
+#[test]
+fn record_ending_exactly_at_the_ring_end_is_zero_copy() {
+    let mut ring = ModelRing::<8>::new().unwrap(); // 64 bytes
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    p.output(&record(1, 32), &Writer::ANONYMOUS).unwrap();
+    assert_eq!(drain(&mut c).len(), 1);
+    p.output(&record(2, 32), &Writer::ANONYMOUS).unwrap(); // occupies [32, 64)
+    let mut scratch = [0xAAu8; 64];
+    let ring_ptr = ring_data_ptr(*c.memory());
+    let mut batch = c.batch().unwrap();
+    let r = batch.next(&mut scratch).unwrap().unwrap();
+    assert_eq!(r.position, 32);
+    assert_eq!(r.bytes, &record(2, 32)[..]);
+    assert_eq!(r.bytes.as_ptr(), ring_ptr.wrapping_add(32), "contiguous record is a view into the ring");
+    drop(batch);
+    assert_eq!(c.tail(), 64);
+    assert_eq!(scratch, [0xAA; 64], "scratch untouched");
+}
+
+fn ring_data_ptr<const N: usize>(ring: &ModelRing<N>) -> *const u8 {
+    // SAFETY: a 1-byte view at offset 0 of the data area, only used for its address.
+    unsafe { ring.view(Area::Data, 0, 1).unwrap().as_ptr() }
+}
+
+#[test]
+fn record_wrapping_the_end_is_reassembled_in_scratch() {
+    let mut ring = ModelRing::<8>::new().unwrap();
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    p.output(&record(1, 40), &Writer::ANONYMOUS).unwrap();
+    drain(&mut c);
+    p.output(&record(7, 48), &Writer::ANONYMOUS).unwrap(); // [40, 88): wraps at 64
+    let got = drain(&mut c);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].1, record(7, 48));
+    assert_eq!(c.memory().position(Position::DataTail).load(crate::fences::LOCAL), 88);
+}
+
+#[test]
+fn scratch_too_small_for_a_wrapping_record_is_an_error_not_a_panic() {
+    let mut ring = ModelRing::<8>::new().unwrap();
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    p.output(&record(1, 40), &Writer::ANONYMOUS).unwrap();
+    drain(&mut c);
+    p.output(&record(7, 48), &Writer::ANONYMOUS).unwrap();
+    let mut small = [0u8; 16];
+    let mut batch = c.batch().unwrap();
+    assert_eq!(batch.next(&mut small).unwrap().unwrap_err(), ReadError::ScratchTooSmall { size: 48, scratch: 16 });
+}
+
+#[test]
+fn lost_is_counted_then_emitted_once_and_reset() {
+    let mut ring = ModelRing::<16>::new().unwrap(); // 128
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let w = Writer { id: 77, sample_id: None };
+    p.output(&record(0, 64), &w).unwrap();
+    p.output(&record(1, 56), &w).unwrap(); // 120 used
+    for _ in 0..5 {
+        assert_eq!(p.output(&record(2, 8), &w), Err(ReserveError::NoSpace));
+    }
+    assert_eq!(p.lost_pending(), 5);
+    assert_eq!(drain(&mut c).len(), 2);
+    p.output(&record(3, 16), &w).unwrap();
+    assert_eq!(p.lost_pending(), 0);
+    let got = drain(&mut c);
+    assert_eq!(got.len(), 2, "LOST, then the record");
+    let (h, bytes) = &got[0];
+    assert_eq!((h.type_, h.misc, h.size), (types::LOST, 0, 24));
+    assert_eq!(u64::from_ne_bytes(bytes[8..16].try_into().unwrap()), 77, "id of the writer now");
+    assert_eq!(u64::from_ne_bytes(bytes[16..24].try_into().unwrap()), 5);
+    assert_eq!(got[1].1, record(3, 16));
+    // Reset: the next write carries no LOST.
+    p.output(&record(4, 8), &w).unwrap();
+    assert_eq!(drain(&mut c).len(), 1);
+}
+
+#[test]
+fn lost_record_carries_the_current_writers_sample_id_trailer() {
+    let mut ring = ModelRing::<32>::new().unwrap(); // 256
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let st = sample_type::TID | sample_type::TIME | sample_type::CPU | sample_type::IDENTIFIER;
+    let sid = SampleId { pid: 10, tid: 11, time: 12345, cpu: 3, identifier: 42, ..SampleId::default() };
+    let w = Writer { id: 42, sample_id: Some((st, sid)) };
+    p.output(&record(0, 248), &w).unwrap();
+    assert_eq!(p.output(&record(1, 8), &w), Err(ReserveError::NoSpace));
+    drain(&mut c);
+    p.output(&record(2, 8), &w).unwrap();
+    let got = drain(&mut c);
+    let (h, bytes) = &got[0];
+    assert_eq!(usize::from(h.size), LostRecord::size(Some(st)));
+    assert_eq!(h.size, 24 + 32);
+    let mut expect = [0u8; 56];
+    LostRecord { id: 42, lost: 1, sample_id: Some(sid) }.encode(st, Endian::NATIVE, &mut expect).unwrap();
+    assert_eq!(&bytes[..], &expect[..]);
+    // Trailer layout: {pid, tid}, time, {cpu, res}, identifier.
+    assert_eq!(&bytes[24..28], &10u32.to_ne_bytes());
+    assert_eq!(&bytes[28..32], &11u32.to_ne_bytes());
+    assert_eq!(&bytes[32..40], &12345u64.to_ne_bytes());
+    assert_eq!(&bytes[40..44], &3u32.to_ne_bytes());
+    assert_eq!(&bytes[48..56], &42u64.to_ne_bytes());
+}
+
+#[test]
+fn lost_and_record_must_fit_together_or_both_are_dropped() {
+    let mut ring = ModelRing::<8>::new().unwrap(); // 64: max 56 unread
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    p.output(&record(0, 56), &Writer::ANONYMOUS).unwrap();
+    assert!(p.output(&record(1, 8), &Writer::ANONYMOUS).is_err());
+    drain(&mut c);
+    // LOST (24) + 40 = 64 > 56: dropped too, counter grows.
+    assert_eq!(p.output(&record(2, 40), &Writer::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.lost_pending(), 2);
+    p.output(&record(3, 32), &Writer::ANONYMOUS).unwrap(); // 24 + 32 = 56 fits
+    let got = drain(&mut c);
+    assert_eq!(u64::from_ne_bytes(got[0].1[16..24].try_into().unwrap()), 2);
+}
+
+#[test]
+fn bad_sizes_are_typed_errors_and_not_counted_as_lost() {
+    let mut ring = ModelRing::<8>::new().unwrap();
+    let (p, _c) = split(&mut ring, Config::default()).unwrap();
+    assert_eq!(p.output_begin(0, &Writer::ANONYMOUS).err(), Some(ReserveError::BadSize { size: 0 }));
+    assert_eq!(p.output_begin(12, &Writer::ANONYMOUS).err(), Some(ReserveError::BadSize { size: 12 }));
+    assert_eq!(p.output_begin(65536, &Writer::ANONYMOUS).err(), Some(ReserveError::TooLarge { size: 65536 }));
+    assert_eq!(p.lost_pending(), 0);
+    // A valid size that can never fit this ring is a drop, counted like a full ring.
+    assert_eq!(p.output_begin(64, &Writer::ANONYMOUS).err(), Some(ReserveError::NoSpace));
+    assert_eq!(p.lost_pending(), 1);
+    assert_eq!(p.nest(), 0);
+}
+
+#[test]
+fn a_handle_dropped_early_publishes_zero_filled_bytes_and_leaves_nest_at_zero() {
+    let mut ring = ModelRing::<8>::new().unwrap();
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let mut h = p.output_begin(24, &Writer::ANONYMOUS).unwrap();
+    h.write(&record(5, 24)[..12]).unwrap();
+    assert_eq!(h.write(&[0; 13]).unwrap_err().remaining, 12);
+    drop(h);
+    assert_eq!(p.nest(), 0);
+    let got = drain(&mut c);
+    assert_eq!(&got[0].1[..12], &record(5, 24)[..12]);
+    assert_eq!(&got[0].1[12..], &[0u8; 12]);
+}
+
+/// Hooks that run one nested writer (and optionally deeper ones) at a chosen point, and record
+/// every value of `data_head` seen at every point.
+struct Inject {
+    at: PreemptPoint,
+    depth: u32,
+    fired: Cell<u32>,
+    heads: RefCell<Vec<usize>>,
+}
+
+impl Inject {
+    fn new(at: PreemptPoint, depth: u32) -> Self {
+        Inject { at, depth, fired: Cell::new(0), heads: RefCell::new(Vec::new()) }
+    }
+    fn observe<M: RingMemory>(&self, mem: &M) {
+        self.heads.borrow_mut().push(mem.position(Position::DataHead).load(crate::fences::LOCAL));
+    }
+    fn run<M: RingMemory, H: Hooks<M>>(&self, at: PreemptPoint, p: &Producer<M, H>) {
+        self.observe(p.memory());
+        if at == self.at && self.fired.get() < self.depth {
+            let level = self.fired.get() + 1;
+            self.fired.set(level);
+            // Nested writer `level`: tag 100 + level.
+            let rec = record(100 + level as u8, 16);
+            let mut h = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+            h.write(&rec[..8]).unwrap();
+            h.write(&rec[8..]).unwrap();
+            h.end();
+        }
+    }
+}
+
+impl<M: RingMemory> Hooks<M> for &Inject {
+    fn preempt(&self, at: PreemptPoint, p: &Producer<M, Self>) {
+        self.run(at, p)
+    }
+}
+
+struct LegacyInject(Inject);
+impl<M: RingMemory> Hooks<M> for &LegacyInject {
+    const LEGACY_PUT_HANDLE: bool = true;
+    fn preempt(&self, at: PreemptPoint, p: &Producer<M, Self>) {
+        self.0.run(at, p)
+    }
+}
+
+#[test]
+fn nested_writer_at_every_preemption_point_keeps_order_and_data_head_monotonic() {
+    for at in PreemptPoint::ALL {
+        for depth in 1..=3 {
+            let mut ring = ModelRing::<64>::new().unwrap();
+            let inject = Inject::new(at, depth);
+            let (p, mut c) = split_with_hooks(&mut ring, Config::default(), &inject).unwrap();
+            let outer = record(1, 32);
+            let mut h = p.output_begin(32, &Writer::ANONYMOUS).unwrap();
+            h.write(&outer[..8]).unwrap();
+            h.write(&outer[8..]).unwrap();
+            h.end();
+            assert_eq!(inject.fired.get(), depth, "{at:?}: every nested level ran");
+            assert_eq!(p.nest(), 0);
+            let got: Vec<Vec<u8>> = drain(&mut c).into_iter().map(|(_, b)| b).collect();
+            assert_eq!(got.len(), 1 + depth as usize, "{at:?} depth {depth}: all records published");
+            let nested: Vec<Vec<u8>> = (1..=depth).map(|l| record(100 + l as u8, 16)).collect();
+            // Nested writers that ran before the outer reservation come first (deepest level
+            // reserved first); after it, the outer record comes first.
+            let before = matches!(at, PreemptPoint::AfterNestIncrement | PreemptPoint::AfterHeadLoad);
+            let mut expect: Vec<Vec<u8>> = Vec::new();
+            if before {
+                // Level 1 interrupts the outer, level 2 interrupts level 1 at the same point, ...:
+                // the deepest reserves first.
+                expect.extend(nested.iter().rev().cloned());
+                expect.push(outer.clone());
+            } else {
+                expect.push(outer.clone());
+                // Each level interrupts the previous after its reservation: shallow first.
+                expect.extend(nested.iter().cloned());
+            }
+            assert_eq!(got, expect, "{at:?} depth {depth}");
+            let heads = inject.heads.borrow();
+            assert!(heads.windows(2).all(|w| w[0] <= w[1]), "{at:?}: data_head went backwards: {heads:?}");
+        }
+    }
+}
+
+#[test]
+fn legacy_put_handle_exposes_a_decreasing_data_head() {
+    // Seed 002's ordering: nest dropped to 0 before data_head is stored. An interrupt in that
+    // window publishes its larger head; the interrupted writer then stores its older one.
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let inject = LegacyInject(Inject::new(PreemptPoint::AfterNestDecrement, 1));
+    let (p, _c) = split_with_hooks(&mut ring, Config::default(), &inject).unwrap();
+    p.output(&record(1, 32), &Writer::ANONYMOUS).unwrap();
+    let heads = inject.0.heads.borrow();
+    assert!(heads.windows(2).any(|w| w[0] > w[1]), "legacy ordering must show a decrease: {heads:?}");
+    // ... and the re-check repairs it.
+    assert_eq!(p.memory().position(Position::DataHead).load(crate::fences::LOCAL), 48);
+}
+
+#[test]
+fn consumer_errors_head_behind_and_too_far_ahead() {
+    let mut ring = ModelRing::<8>::new().unwrap();
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    p.output(&record(1, 16), &Writer::ANONYMOUS).unwrap();
+    drain(&mut c);
+    let head = p.memory().position(Position::DataHead);
+    head.store(8, crate::fences::LOCAL);
+    assert_eq!(c.batch().err(), Some(ReadError::HeadBehindTail { head: 8, tail: 16 }));
+    head.store(16 + 72, crate::fences::LOCAL);
+    assert_eq!(c.batch().err(), Some(ReadError::HeadTooFarAhead { head: 88, tail: 16, data_size: 64 }));
+    head.store(usize::MAX / 2, crate::fences::LOCAL);
+    assert!(matches!(c.batch().err(), Some(ReadError::HeadTooFarAhead { .. })));
+}
+
+/// Write raw header bytes at ring offset `off` and publish `head`.
+fn forge<M: RingMemory>(mem: &M, off: usize, header: Header, head: usize) {
+    // SAFETY: test-only: no producer is writing; the range is inside the 64-byte area.
+    unsafe { mem.write(Area::Data, off, &header.to_bytes(Endian::NATIVE)) };
+    mem.position(Position::DataHead).store(head, crate::fences::LOCAL);
+}
+
+#[test]
+fn consumer_errors_bad_record_sizes_stop_the_batch_without_consuming() {
+    let h = |size| Header { type_: 9, misc: 0, size };
+    for (size, head, expect) in [
+        (0u16, 16usize, ReadError::ZeroSize { position: 0 }),
+        (12, 16, ReadError::MisalignedSize { position: 0, size: 12 }),
+        (24, 16, ReadError::SizeBeyondHead { position: 0, size: 24, available: 16 }),
+        (65528, 56, ReadError::SizeBeyondHead { position: 0, size: 65528, available: 56 }),
+    ] {
+        let mut ring = ModelRing::<8>::new().unwrap();
+        let (_p, mut c) = split(&mut ring, Config::default()).unwrap();
+        forge(c.memory(), 0, h(size), head);
+        let mut scratch = Scratch::new();
+        {
+            let mut batch = c.batch().unwrap();
+            assert_eq!(batch.next(&mut scratch).unwrap().unwrap_err(), expect);
+            // The same error again: the batch does not move past a fault, and does not loop.
+            assert_eq!(batch.next(&mut scratch).unwrap().unwrap_err(), expect);
+        }
+        assert_eq!(c.tail(), 0, "nothing consumed past the fault");
+        assert_eq!(c.skip_to_head(), head);
+    }
+}
+
+#[test]
+fn untrusted_consumer_copies_every_record_and_agrees_with_trusted() {
+    let mut buf = Aligned([0; 4096 + 256]);
+    let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
+    let (p, _) = split(&mut map, Config::default()).unwrap();
+    let mut sent = Vec::new();
+    let mut got = Vec::new();
+    let mut c = crate::Consumer::untrusted(p.memory()).unwrap();
+    for round in 0..40u8 {
+        let len = 8 + 8 * usize::from(round % 7);
+        let r = record(round, len);
+        if p.output(&r, &Writer::ANONYMOUS).is_ok() {
+            sent.push(r);
+        }
+        if round % 3 == 0 {
+            let mut scratch = Scratch::new();
+            let scratch_ptr = scratch.as_ptr();
+            c.for_each(&mut scratch, |r| {
+                assert_eq!(r.bytes.as_ptr(), scratch_ptr, "untrusted reads always copy");
+                got.push(r.bytes.to_vec());
+            })
+            .unwrap();
+        }
+    }
+    drain(&mut c).into_iter().for_each(|(_, b)| got.push(b));
+    assert_eq!(got, sent);
+    assert_eq!(p.lost_pending(), 0);
+}
+
+#[repr(C, align(8))]
+struct Aligned<const N: usize>([u8; N]);
+
+#[test]
+fn mapping_new_validates_layout_with_typed_errors() {
+    let mut buf = Aligned([0u8; 4096 + 4096]);
+    assert!(Mapping::new(&mut buf.0, 4096).is_ok());
+    assert_eq!(Mapping::new(&mut buf.0[..4096 + 100], 4096).err(), Some(LayoutError::NotPowerOfTwo { size: 100 }));
+    assert_eq!(Mapping::new(&mut buf.0[..4096 + 32], 4096).err(), Some(LayoutError::TooSmall { size: 32, min: 64 }));
+    assert_eq!(Mapping::new(&mut buf.0[..2048], 1000).err(), Some(LayoutError::BadPageSize { page_size: 1000 }));
+    let addr = buf.0[1..].as_ptr() as usize;
+    assert_eq!(Mapping::new(&mut buf.0[1..4096 + 65], 4096).err(), Some(LayoutError::Misaligned { addr }));
+    assert_eq!(ModelRing::<12>::new().err(), Some(LayoutError::NotPowerOfTwo { size: 96 }));
+    assert_eq!(ModelRing::<4>::new().err(), Some(LayoutError::TooSmall { size: 32, min: 64 }));
+}
+
+#[test]
+fn mapping_attach_reads_and_validates_data_offset_and_size() {
+    let mut buf = Aligned([0u8; 4096 + 4096]);
+    let ptr = buf.0.as_mut_ptr();
+    {
+        let map = Mapping::new(&mut buf.0, 4096).unwrap();
+        assert_eq!(map.data_offset(), 4096);
+    }
+    // SAFETY: buf is live, aligned, 8192 bytes, and not otherwise accessed meanwhile.
+    let map = unsafe { Mapping::attach(ptr, 8192) }.unwrap();
+    assert_eq!(map.size(Area::Data), 4096);
+    // A hostile data_size: past the mapping.
+    buf.0[crate::page::offsets::DATA_SIZE..][..8].copy_from_slice(&8192u64.to_ne_bytes());
+    // SAFETY: as above.
+    let err = unsafe { Mapping::attach(buf.0.as_mut_ptr(), 8192) }.err();
+    assert!(matches!(err, Some(LayoutError::OutOfMapping { .. })), "{err:?}");
+    buf.0[crate::page::offsets::DATA_SIZE..][..8].copy_from_slice(&u64::MAX.to_ne_bytes());
+    // SAFETY: as above.
+    let err = unsafe { Mapping::attach(buf.0.as_mut_ptr(), 8192) }.err();
+    assert!(err.is_some(), "{err:?}");
+    // data_offset inside the control page.
+    buf.0[crate::page::offsets::DATA_SIZE..][..8].copy_from_slice(&64u64.to_ne_bytes());
+    buf.0[crate::page::offsets::DATA_OFFSET..][..8].copy_from_slice(&8u64.to_ne_bytes());
+    // SAFETY: as above.
+    let err = unsafe { Mapping::attach(buf.0.as_mut_ptr(), 8192) }.err();
+    assert!(matches!(err, Some(LayoutError::OutOfMapping { .. })), "{err:?}");
+}
+
+#[test]
+fn paused_ring_drops_and_counts_then_reports_lost_after_resume() {
+    let mut ring = ModelRing::<16>::new().unwrap();
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    c.pause();
+    assert_eq!(p.output(&record(1, 8), &Writer::ANONYMOUS), Err(ReserveError::Paused));
+    assert_eq!(p.output(&record(1, 8), &Writer::ANONYMOUS), Err(ReserveError::Paused));
+    assert_eq!(p.nest(), 0);
+    c.resume();
+    p.output(&record(2, 8), &Writer::ANONYMOUS).unwrap();
+    let got = drain(&mut c);
+    assert_eq!(got[0].0.type_, types::LOST);
+    assert_eq!(u64::from_ne_bytes(got[0].1[16..24].try_into().unwrap()), 2);
+    assert_eq!(got[1].1, record(2, 8));
+}
+
+#[test]
+fn hostile_tail_never_lets_the_producer_overwrite_unread_data() {
+    let mut ring = ModelRing::<16>::new().unwrap();
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    p.output(&record(1, 64), &Writer::ANONYMOUS).unwrap();
+    let tail = p.memory().position(Position::DataTail);
+    // Tail beyond head, tail far behind, tail wrapped: every one is "no space".
+    for bad in [200usize, 64 + 8, usize::MAX / 2, 64usize.wrapping_sub(1000)] {
+        tail.store(bad, crate::fences::LOCAL);
+        assert_eq!(p.output(&record(2, 8), &Writer::ANONYMOUS), Err(ReserveError::NoSpace), "tail {bad}");
+    }
+    tail.store(0, crate::fences::LOCAL);
+    let got = drain(&mut c);
+    assert_eq!(got[0].1, record(1, 64), "unread record intact");
+}
