@@ -17,8 +17,8 @@ cargo test -q -p perfring-tests --release --target-dir "$TARGET" $args --no-run 
   echo "the loom suite does not build"; exit 1; }
 logdir=target/loom-mutants
 mkdir -p "$logdir"
-printf '%-6s | %-6s | %-45s | %s\n' fence caught "model(s) that caught it" how
-printf '%-6s-|-%-6s-|-%-45s-|-%s\n' ------ ------ --------------------------------------------- ----------------------
+printf '%-6s | %-6s | %s\n' fence caught "models that failed (race = loom data race, byte/law = a model's byte or law check)"
+printf '%-6s-|-%-6s-|-%s\n' ------ ------ ------------------------------------------------------------
 fail=0
 for f in $FENCES; do
   log="$logdir/$f.log"
@@ -33,19 +33,25 @@ for f in $FENCES; do
         || echo "MODEL FAILED: $t::$n" >>"$log"
     done
   done
-  # Which models failed, and why.
-  failed=$(sed -n 's/^MODEL FAILED: //p' "$log" | sort -u | tr '\n' ' ')
+  # Which models failed, and why (per model: its own section of the log).
+  failed=""
   how=""
-  grep -q "Causality violation" "$log" && how="loom data race"
-  grep -qE "torn or corrupt|every record|law|torn snapshot|snapshot invariant" "$log" && how="${how:+$how + }byte/law check"
+  for m in $(sed -n 's/^MODEL FAILED: //p' "$log" | sort -u); do
+    section=$(awk -v m="=== $m" '$0==m{on=1;next} /^=== /{on=0} on' "$log")
+    why=""
+    grep -q "Causality violation" <<<"$section" && why="race"
+    grep -qE "torn or corrupt|every record|over-reported|newest first|torn snapshot|snapshot invariant|read twice|reported corruption" <<<"$section" && why="${why:+$why+}byte/law"
+    if [ -n "$why" ]; then failed="$failed $m($why)"; how="caught"; else failed="$failed $m(unrelated failure)"; fi
+  done
+  failed="${failed# }"
   if [ -n "$failed" ] && [ -n "$how" ]; then
-    printf '%-6s | %-6s | %-45s | %s\n' "$f" yes "$failed" "$how"
+    printf '%-6s | %-6s | %s\n' "$f" yes "$failed"
   else
     reason=$(grep -E "^$f[[:space:]]*:" tests/MUTANTS-NOT-CAUGHT 2>/dev/null | cut -d: -f2-)
     if [ -n "$reason" ]; then
-      printf '%-6s | %-6s | %-45s | documented:%s\n' "$f" no "-" "$reason"
+      printf '%-6s | %-6s | not caught, documented:%s\n' "$f" no "$reason"
     else
-      printf '%-6s | %-6s | %-45s | %s\n' "$f" NO "${failed:--}" "${how:-no model failed (see $log)}"
+      printf '%-6s | %-6s | %s\n' "$f" NO "${failed:-no model failed} (see $log)"
       fail=1
     fi
   fi

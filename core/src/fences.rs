@@ -128,7 +128,6 @@ pub const MUTANT: Option<&str> = if cfg!(perfring_weaken = "A") {
 /// A fence with ordering `order`, skipped when a mutant weakened it to `Relaxed` (a relaxed fence
 /// is not allowed by the language).
 #[inline(always)]
-#[allow(dead_code)] // used by selfmon
 pub(crate) fn fence(order: Ordering) {
     if !matches!(order, Ordering::Relaxed) {
         crate::loom::fence(order);

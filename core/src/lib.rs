@@ -24,6 +24,7 @@
 //! | [`memory`] | the seam to shared memory: [`Mapping`] (real ABI layout), [`ModelRing`] (loom) |
 //! | [`producer`] | the kernel side: reserve, write, publish; nesting; lost; wakeups |
 //! | [`consumer`] | the user side: acquire head, read records (wrapping too), release tail |
+//! | [`backward`] | newest-first reading of backward rings, validated against a racing producer |
 //! | [`record`] | `PERF_RECORD_*` headers and layouts |
 //! | [`loom`] | the loom shim (`--cfg loom` selects loom's atomics and cells) |
 //!
@@ -44,6 +45,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod backward;
 pub mod consumer;
 pub mod fences;
 pub mod loom;
@@ -58,7 +60,11 @@ mod split;
 #[cfg(all(test, not(loom)))]
 mod ring_tests;
 
-pub use consumer::{Consumer, ReadError};
+#[cfg(all(test, not(loom)))]
+mod backward_tests;
+
+pub use backward::{BackwardError, BackwardReader};
+pub use consumer::{Consumer, RawRecord, ReadError};
 #[cfg(not(loom))]
 pub use memory::Mapping;
 pub use memory::{LayoutError, ModelRing, RingMemory};

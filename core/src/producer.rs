@@ -27,7 +27,7 @@
 use core::cell::Cell;
 use core::marker::PhantomData;
 
-use crate::fences::{A_TAIL_LOAD, B_HEAD_STORE, LOCAL};
+use crate::fences::{fence, A_TAIL_LOAD, B_HEAD_STORE, LOCAL, S1_SEQ_WRITE_BEGIN, S2_SEQ_WRITE_END};
 use crate::loom::{compiler_barrier, LocalU32, LocalUsize};
 use crate::memory::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
 use crate::record::{Endian, LostRecord, SampleId, MAX_RECORD_SIZE};
@@ -268,8 +268,12 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         }
 
         // perf_output_get_handle
-        self.nest.store(self.nest.load(LOCAL) + 1, LOCAL);
+        let nest = self.nest.load(LOCAL);
+        self.nest.store(nest + 1, LOCAL);
         compiler_barrier();
+        if self.overwrite && nest == 0 {
+            self.write_gen_begin();
+        }
         self.hooks.preempt(PreemptPoint::AfterNestIncrement, self);
         let handle_wakeup = self.wakeup.load(LOCAL);
 
@@ -435,9 +439,32 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         self.wake_if_stamped(handle_wakeup)
     }
 
+    /// Overwrite mode, outermost writer opening: make the write generation odd, before any data
+    /// store. Readers of an overwrite ring race the producer by design; this seqlock lets them
+    /// tell a stable copy from one a writer may have torn (see [`crate::backward`]). Already odd
+    /// if an interrupt opened a writer between an outer writer's P4 and its generation bump.
+    #[inline(always)]
+    fn write_gen_begin(&self) {
+        let gen = self.mem.write_gen();
+        gen.store(gen.load(LOCAL) | 1, LOCAL);
+        // (S1): the odd generation before our data stores; pairs with the reader's (S4).
+        fence(S1_SEQ_WRITE_BEGIN);
+    }
+
+    /// Overwrite mode, outermost writer done (data_head published): next even generation.
+    #[inline(always)]
+    fn write_gen_end(&self) {
+        let gen = self.mem.write_gen();
+        // (S2): our data stores and data_head before the even generation; pairs with (S3).
+        gen.store((gen.load(LOCAL) | 1).wrapping_add(1), S2_SEQ_WRITE_END);
+    }
+
     /// P6: wake if the stamp moved since this writer's `get_handle`.
     #[inline(always)]
     fn wake_if_stamped(&self, handle_wakeup: usize) -> bool {
+        if self.overwrite {
+            self.write_gen_end();
+        }
         if handle_wakeup != self.wakeup.load(LOCAL) {
             self.hooks.wakeup(self);
             true

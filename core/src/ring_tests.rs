@@ -48,13 +48,15 @@ fn fullest_state_is_data_size_minus_8_and_one_more_record_is_lost() {
 
 #[test]
 fn record_ending_exactly_at_the_ring_end_is_zero_copy() {
-    let mut ring = ModelRing::<8>::new().unwrap(); // 64 bytes
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let mut buf = Aligned([0u8; 4096 + 64]);
+    let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
+    let (p, mut c) = split(&mut map, Config::default()).unwrap();
     p.output(&record(1, 32), &Writer::ANONYMOUS).unwrap();
     assert_eq!(drain(&mut c).len(), 1);
     p.output(&record(2, 32), &Writer::ANONYMOUS).unwrap(); // occupies [32, 64)
     let mut scratch = [0xAAu8; 64];
-    let ring_ptr = ring_data_ptr(*c.memory());
+    // SAFETY: a 1-byte view at offset 0 of the data area, only used for its address.
+    let ring_ptr = unsafe { c.memory().view(Area::Data, 0, 1).unwrap().as_ptr() };
     let mut batch = c.batch().unwrap();
     let r = batch.next(&mut scratch).unwrap().unwrap();
     assert_eq!(r.position, 32);
@@ -63,11 +65,6 @@ fn record_ending_exactly_at_the_ring_end_is_zero_copy() {
     drop(batch);
     assert_eq!(c.tail(), 64);
     assert_eq!(scratch, [0xAA; 64], "scratch untouched");
-}
-
-fn ring_data_ptr<const N: usize>(ring: &ModelRing<N>) -> *const u8 {
-    // SAFETY: a 1-byte view at offset 0 of the data area, only used for its address.
-    unsafe { ring.view(Area::Data, 0, 1).unwrap().as_ptr() }
 }
 
 #[test]

@@ -26,6 +26,7 @@ pub struct Mapping<'a> {
     aux: NonNull<u8>,
     aux_size: usize,
     paused: AtomicBool,
+    write_gen: AtomicUsize,
     _memory: PhantomData<&'a mut [u8]>,
 }
 
@@ -68,6 +69,7 @@ impl<'a> Mapping<'a> {
             aux: NonNull::dangling(),
             aux_size: 0,
             paused: AtomicBool::new(false),
+            write_gen: AtomicUsize::new(0),
             _memory: PhantomData,
         })
     }
@@ -132,6 +134,7 @@ impl<'a> Mapping<'a> {
             aux: NonNull::dangling(),
             aux_size: 0,
             paused: AtomicBool::new(false),
+            write_gen: AtomicUsize::new(0),
             _memory: PhantomData,
         })
     }
@@ -225,6 +228,11 @@ unsafe impl RingMemory for Mapping<'_> {
     #[inline(always)]
     fn paused(&self) -> &AtomicBool {
         &self.paused
+    }
+
+    #[inline(always)]
+    fn write_gen(&self) -> &AtomicUsize {
+        &self.write_gen
     }
 
     #[inline(always)]

@@ -120,6 +120,11 @@ pub unsafe trait RingMemory {
     /// mapping. (Over the kernel's own mapping, pause with the ioctl instead.)
     fn paused(&self) -> &AtomicBool;
 
+    /// The producer's write generation: odd while an overwrite-mode producer has a writer open,
+    /// even otherwise (a seqlock over the data area; see [`crate::backward`]). Not part of the ABI
+    /// page: the kernel has no such word, so over the kernel's mapping it stays 0.
+    fn write_gen(&self) -> &AtomicUsize;
+
     /// Copy `src` into `area` at byte `offset`.
     ///
     /// # Safety
@@ -168,6 +173,10 @@ unsafe impl<R: RingMemory + ?Sized> RingMemory for &R {
     #[inline(always)]
     fn paused(&self) -> &AtomicBool {
         (**self).paused()
+    }
+    #[inline(always)]
+    fn write_gen(&self) -> &AtomicUsize {
+        (**self).write_gen()
     }
     #[inline(always)]
     unsafe fn write(&self, area: Area, offset: usize, src: &[u8]) {

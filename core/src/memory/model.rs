@@ -11,7 +11,11 @@ use crate::page::{offsets, Capabilities};
 /// Each 8-byte slot is its own [`UnsafeCell`](crate::loom::UnsafeCell), so under `cfg(loom)` a
 /// producer write and a consumer read of the same slot that are not ordered by the protocol's
 /// fences are reported by loom as a data race. That is what makes the fence mutants of
-/// `make loom-mutants` observable. Without loom it is ordinary memory (zero-copy views work).
+/// `make loom-mutants` observable. It offers no zero-copy views: consumers copy every record.
+///
+/// Each slot also has an atomic *mirror* that every write updates. Readers that race writers
+/// by design (the backward reader of an overwrite ring, an untrusted consumer) read only the
+/// mirror with [`RingMemory::load_words`]: defined behaviour, possibly torn, validated after.
 ///
 /// Sizes are const generics, so no allocator is needed; `DATA_WORDS * 8` must be a power of two
 /// of at least [`MIN_DATA_SIZE`] bytes ([`ModelRing::new`] checks).
@@ -20,8 +24,25 @@ pub struct ModelRing<const DATA_WORDS: usize, const AUX_WORDS: usize = 0> {
     positions: [AtomicUsize; 4],
     header: [AtomicU32; offsets::RESERVED / 4],
     paused: AtomicBool,
-    data: [UnsafeCell<u64>; DATA_WORDS],
-    aux: [UnsafeCell<u64>; AUX_WORDS],
+    write_gen: AtomicUsize,
+    data: [Slot; DATA_WORDS],
+    aux: [Slot; AUX_WORDS],
+}
+
+/// `usize` words per 8-byte slot (1 on 64-bit targets, 2 on 32-bit ones).
+const PARTS: usize = 8 / core::mem::size_of::<usize>();
+
+/// One 8-byte slot: the tracked cell, and its atomic mirror for racy readers.
+#[derive(Debug)]
+struct Slot {
+    cell: UnsafeCell<u64>,
+    mirror: [AtomicUsize; PARTS],
+}
+
+impl Slot {
+    fn new() -> Self {
+        Slot { cell: UnsafeCell::new(0), mirror: core::array::from_fn(|_| AtomicUsize::new(0)) }
+    }
 }
 
 // SAFETY: the cells are only accessed under the `RingMemory` contract (exclusive writes of
@@ -42,8 +63,9 @@ impl<const DATA_WORDS: usize, const AUX_WORDS: usize> ModelRing<DATA_WORDS, AUX_
             positions: core::array::from_fn(|_| AtomicUsize::new(0)),
             header: core::array::from_fn(|_| AtomicU32::new(0)),
             paused: AtomicBool::new(false),
-            data: core::array::from_fn(|_| UnsafeCell::new(0)),
-            aux: core::array::from_fn(|_| UnsafeCell::new(0)),
+            write_gen: AtomicUsize::new(0),
+            data: core::array::from_fn(|_| Slot::new()),
+            aux: core::array::from_fn(|_| Slot::new()),
         };
         ring.header[offsets::SIZE / 4].store(offsets::RESERVED as u32, LOCAL);
         let caps = Capabilities::BIT0_IS_DEPRECATED as u32;
@@ -53,7 +75,7 @@ impl<const DATA_WORDS: usize, const AUX_WORDS: usize> ModelRing<DATA_WORDS, AUX_
     }
 
     #[inline(always)]
-    fn cells(&self, area: Area) -> &[UnsafeCell<u64>] {
+    fn cells(&self, area: Area) -> &[Slot] {
         match area {
             Area::Data => &self.data,
             Area::Aux => &self.aux,
@@ -99,6 +121,11 @@ unsafe impl<const DATA_WORDS: usize, const AUX_WORDS: usize> RingMemory for Mode
     }
 
     #[inline(always)]
+    fn write_gen(&self) -> &AtomicUsize {
+        &self.write_gen
+    }
+
+    #[inline(always)]
     fn page_word(&self, offset: usize) -> &AtomicU32 {
         debug_assert!(offset % 4 == 0 && offset < offsets::RESERVED);
         &self.header[(offset / 4) % self.header.len()]
@@ -107,13 +134,20 @@ unsafe impl<const DATA_WORDS: usize, const AUX_WORDS: usize> RingMemory for Mode
     unsafe fn write(&self, area: Area, offset: usize, src: &[u8]) {
         let cells = self.cells(area);
         for_each_slot(offset, src.len(), |slot, in_slot, in_buf| {
+            let slot = &cells[slot];
             // SAFETY: the caller guarantees exclusive access to this range; the slot index is
             // inside the array because offset + len <= size.
-            cells[slot].with_mut(|p| unsafe {
+            let bytes = slot.cell.with_mut(|p| unsafe {
                 let mut bytes = (*p).to_ne_bytes();
                 bytes[in_slot].copy_from_slice(&src[in_buf]);
                 *p = u64::from_ne_bytes(bytes);
-            })
+                bytes
+            });
+            for (word, chunk) in slot.mirror.iter().zip(bytes.chunks_exact(8 / PARTS)) {
+                let mut w = [0u8; core::mem::size_of::<usize>()];
+                w.copy_from_slice(chunk);
+                word.store(usize::from_ne_bytes(w), LOCAL);
+            }
         });
     }
 
@@ -121,7 +155,7 @@ unsafe impl<const DATA_WORDS: usize, const AUX_WORDS: usize> RingMemory for Mode
         let cells = self.cells(area);
         for_each_slot(offset, dst.len(), |slot, in_slot, in_buf| {
             // SAFETY: the caller guarantees nobody writes this range meanwhile; slot in bounds.
-            let word = cells[slot].with(|p| unsafe { *p });
+            let word = cells[slot].cell.with(|p| unsafe { *p });
             dst[in_buf].copy_from_slice(&word.to_ne_bytes()[in_slot]);
         });
     }
@@ -132,27 +166,22 @@ unsafe impl<const DATA_WORDS: usize, const AUX_WORDS: usize> RingMemory for Mode
         if !fits {
             return false;
         }
-        // A model ring has no hostile peer: its words are read as tracked plain loads, so loom
-        // still reports any unordered access as a race.
-        // SAFETY: range checked above; ModelRing peers follow the protocol (module docs).
-        unsafe { self.read(area, offset, dst) };
+        // The mirror: atomic, so a racing writer is defined behaviour (and invisible to loom's
+        // race detector, as it should be for a reader that validates what it copied).
+        let cells = self.cells(area);
+        for (i, chunk) in dst.chunks_exact_mut(8).enumerate() {
+            let slot = &cells[offset / 8 + i];
+            for (word, part) in slot.mirror.iter().zip(chunk.chunks_exact_mut(8 / PARTS)) {
+                part.copy_from_slice(&word.load(LOCAL).to_ne_bytes());
+            }
+        }
         true
     }
 
     #[inline(always)]
-    unsafe fn view(&self, area: Area, offset: usize, len: usize) -> Option<&[u8]> {
-        #[cfg(loom)]
-        {
-            let _ = (area, offset, len);
-            None
-        }
-        #[cfg(not(loom))]
-        {
-            let cells = self.cells(area);
-            debug_assert!(offset + len <= cells.len() * 8);
-            // SAFETY: the cells are repr(transparent) u64s, contiguous in the array; the range is
-            // inside it (caller) and not written while borrowed (caller).
-            Some(unsafe { core::slice::from_raw_parts(cells.as_ptr().cast::<u8>().add(offset), len) })
-        }
+    unsafe fn view(&self, _area: Area, _offset: usize, _len: usize) -> Option<&[u8]> {
+        // Slots are not contiguous bytes (each has a mirror): readers copy. That is also what a
+        // model needs, since every access must go through a tracked cell under loom.
+        None
     }
 }

@@ -1,0 +1,244 @@
+//! Reading a backward ring newest-first, and reading an overwrite ring that the producer may be
+//! writing at the same time.
+//!
+//! In a backward ring (`attr.write_backward`) `data_head` decreases: the newest record starts at
+//! `data_head` and each record's `size` steps to the next older one. The bytes written since a
+//! previous head `prev` are `[data_head, prev)`. Once more than `data_size` bytes were written
+//! the oldest are gone; the walk stops (like libperf's `overwrite_rb_find_range`):
+//! * at a header with `size == 0`: an area never written (the ring is zeroed at setup);
+//! * when the next record would end more than `data_size` bytes above `data_head`: its tail was
+//!   overwritten.
+//!
+//! # Racing the producer
+//!
+//! In overwrite mode nothing stops the producer from writing over the records being read:
+//! `PERF_EVENT_IOC_PAUSE_OUTPUT` is not a synchronous barrier (a writer that passed the check
+//! finishes). So every byte is copied with atomic word loads ([`RingMemory::load_words`]) and
+//! each copy is validated *after* it is taken:
+//! * against `data_head` re-read after the copy: a record is intact only if it still lies within
+//!   `data_size` bytes above the new head (what libperf cannot do, and what the kernel needs:
+//!   this is the only check available over the kernel's own mapping);
+//! * against the producer's write generation ([`RingMemory::write_gen`], a seqlock a perfring
+//!   producer bumps around each outermost writer in overwrite mode): if a writer was open during
+//!   the copy but has not published yet, its bytes are invisible to the head check, so the copy
+//!   is refused ([`BackwardError::WriterActive`]; pause and retry).
+//!
+//! A record is returned only when both checks pass, so a torn record is never returned. Records
+//! that fail are not returned; the error says why.
+
+use crate::consumer::RawRecord;
+use crate::fences::{fence, C_HEAD_LOAD, D_TAIL_STORE, LOCAL, S3_SEQ_READ_BEGIN, S4_SEQ_READ_END};
+use crate::memory::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
+use crate::record::{Endian, Header};
+
+/// Why a backward read stopped. The records delivered before it are intact.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackwardError {
+    /// A perfring producer had a writer open (its write generation was odd, or changed to odd)
+    /// during the read: pause the ring (or wait) and read again.
+    WriterActive,
+    /// The producer overwrote the record being read (the head moved past it during the copy):
+    /// it and every older record are gone. Records read before it were returned intact.
+    Overrun {
+        /// Position of the overwritten record.
+        position: usize,
+    },
+    /// A header that cannot start a record: size not a multiple of 8 or below 8.
+    BadSize {
+        /// Position of the header.
+        position: usize,
+        /// The size found.
+        size: u16,
+    },
+    /// A record crosses the previous read's head (the head went backwards or the ring is corrupt).
+    CrossesPrevious {
+        /// Position of the record.
+        position: usize,
+    },
+    /// `scratch` is smaller than a record that must be copied (65536 bytes always suffice).
+    ScratchTooSmall {
+        /// The record size.
+        size: u16,
+    },
+}
+
+impl core::fmt::Display for BackwardError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            BackwardError::WriterActive => f.write_str("a writer was active during the read; pause and retry"),
+            BackwardError::Overrun { position } => write!(f, "record at {position:#x} was overwritten while read"),
+            BackwardError::BadSize { position, size } => write!(f, "record at {position:#x} has invalid size {size}"),
+            BackwardError::CrossesPrevious { position } => {
+                write!(f, "record at {position:#x} crosses the previous read position")
+            }
+            BackwardError::ScratchTooSmall { size } => write!(f, "scratch too small for a {size}-byte record"),
+        }
+    }
+}
+
+/// What one [`BackwardReader::read`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReadSummary {
+    /// Records delivered.
+    pub records: usize,
+    /// Bytes delivered.
+    pub bytes: usize,
+    /// The walk stopped because older records were overwritten (more than `data_size` bytes were
+    /// written since the previous read): some records were lost to overwriting.
+    pub wrapped: bool,
+}
+
+/// Reads a backward ring newest-first (see the [module docs](self)).
+pub struct BackwardReader<M: RingMemory> {
+    mem: M,
+    mask: usize,
+    /// `data_head` at the previous read (libperf's `md->prev`); 0 at start, where a backward
+    /// ring's head begins.
+    prev: usize,
+    /// Store `data_tail` after each read (backward ring over a writable mapping, where the
+    /// producer respects the tail). Off for overwrite rings.
+    release_tail: bool,
+}
+
+impl<M: RingMemory> BackwardReader<M> {
+    /// A reader of a backward ring. `release_tail`: the producer respects `data_tail`
+    /// (non-overwrite backward ring), so store it after each read to free the space.
+    pub fn new(mem: M, release_tail: bool) -> Result<Self, LayoutError> {
+        let size = mem.size(Area::Data);
+        check_area_size(size, MIN_DATA_SIZE)?;
+        Ok(BackwardReader { mem, mask: size - 1, prev: 0, release_tail })
+    }
+
+    /// The head of the previous read.
+    pub fn prev(&self) -> usize {
+        self.prev
+    }
+
+    /// The memory this reader reads.
+    pub fn memory(&self) -> &M {
+        &self.mem
+    }
+
+    /// Pause the producer (see [`crate::Consumer::pause`]).
+    pub fn pause(&self) {
+        self.mem.paused().store(true, LOCAL);
+    }
+
+    /// Resume the producer.
+    pub fn resume(&self) {
+        self.mem.paused().store(false, LOCAL);
+    }
+
+    /// Deliver every intact record written since the previous read, newest first, each copied
+    /// into `scratch` and validated before `f` sees it. Then remember the head (and store the
+    /// tail if `release_tail`). On an error, the records delivered so far were intact and the
+    /// read position still moves to the head (what was not read is lost to overwriting).
+    pub fn read(
+        &mut self,
+        scratch: &mut [u8],
+        mut f: impl FnMut(&RawRecord<'_>),
+    ) -> Result<ReadSummary, BackwardError> {
+        let size = self.mask + 1;
+        // (S3): the generation before the head and the data; pairs with the producer's (S2).
+        let gen = self.mem.write_gen().load(S3_SEQ_READ_BEGIN);
+        // (C): the head before the data; pairs with (B).
+        let head = self.mem.position(Position::DataHead).load(C_HEAD_LOAD);
+        let mut summary = ReadSummary::default();
+        let result = if gen & 1 == 1 {
+            Err(BackwardError::WriterActive)
+        } else {
+            self.walk(head, gen, size, scratch, &mut f, &mut summary)
+        };
+        self.prev = head;
+        if self.release_tail {
+            // (D): our copies before the tail store; pairs with (A).
+            self.mem.position(Position::DataTail).store(head, D_TAIL_STORE);
+        }
+        result.map(|()| summary)
+    }
+
+    fn walk(
+        &self,
+        head: usize,
+        gen: usize,
+        size: usize,
+        scratch: &mut [u8],
+        f: &mut impl FnMut(&RawRecord<'_>),
+        summary: &mut ReadSummary,
+    ) -> Result<(), BackwardError> {
+        let written = self.prev.wrapping_sub(head);
+        let mut pos = head;
+        // Each step advances by at least 8 bytes and never past `size` above head: bounded.
+        loop {
+            let done = pos.wrapping_sub(head);
+            if done == written {
+                return Ok(());
+            }
+            if done >= size {
+                summary.wrapped = true;
+                return Ok(());
+            }
+            let off = pos & self.mask;
+            let mut raw = [0u8; 8];
+            if !self.mem.load_words(Area::Data, off, &mut raw) {
+                return Err(BackwardError::BadSize { position: pos, size: 0 });
+            }
+            let header = Header::from_bytes(raw, Endian::NATIVE);
+            let len = usize::from(header.size);
+            if len == 0 {
+                // Never written: the ring has not wrapped yet.
+                return Ok(());
+            }
+            if len % 8 != 0 {
+                // Garbage, or a header a racing writer is overwriting: say which.
+                return Err(self
+                    .interference(gen, head, done + 8, size)
+                    .unwrap_or(BackwardError::BadSize { position: pos, size: header.size }));
+            }
+            if done + len > size {
+                // Its tail lies in the overwritten region.
+                summary.wrapped = true;
+                return Ok(());
+            }
+            if done + len > written {
+                return Err(self
+                    .interference(gen, head, done + 8, size)
+                    .unwrap_or(BackwardError::CrossesPrevious { position: pos }));
+            }
+            let dst = scratch.get_mut(..len).ok_or(BackwardError::ScratchTooSmall { size: header.size })?;
+            let first = len.min(size - off);
+            dst[..8].copy_from_slice(&raw);
+            let ok = self.mem.load_words(Area::Data, off + 8, &mut dst[8..first])
+                && self.mem.load_words(Area::Data, 0, &mut dst[first..]);
+            debug_assert!(ok);
+            if let Some(e) = self.interference(gen, head, done + len, size) {
+                return Err(e);
+            }
+            f(&RawRecord { header, bytes: dst, position: pos });
+            summary.records += 1;
+            summary.bytes += len;
+            pos = pos.wrapping_add(len);
+        }
+    }
+
+    /// After copying bytes up to `end` (relative to `head`): did a writer touch them? `None` if
+    /// the copy is certainly intact.
+    fn interference(&self, gen: usize, head: usize, end: usize, size: usize) -> Option<BackwardError> {
+        // (S4): the copy before the re-reads below; pairs with the producer's (S1).
+        fence(S4_SEQ_READ_END);
+        // (S3) again: if a writer finished meanwhile (even generation), its data_head store
+        // happened-before this load, so the head re-read below covers its bytes.
+        let now = self.mem.write_gen().load(S3_SEQ_READ_BEGIN);
+        if now != gen && now & 1 == 1 {
+            // A writer opened since `gen` and has not finished: its bytes may not be covered by
+            // the head re-read below. Refuse rather than risk a torn record.
+            return Some(BackwardError::WriterActive);
+        }
+        let new_head = self.mem.position(Position::DataHead).load(C_HEAD_LOAD);
+        let overwritten = head.wrapping_sub(new_head);
+        if overwritten > size || end > size - overwritten {
+            return Some(BackwardError::Overrun { position: head.wrapping_add(end) });
+        }
+        None
+    }
+}

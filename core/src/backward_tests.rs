@@ -1,0 +1,250 @@
+//! Unit tests of backward and overwrite rings, pause, and wakeups.
+
+extern crate std;
+
+use std::cell::Cell;
+use std::vec::Vec;
+
+use crate::backward::{BackwardError, BackwardReader};
+use crate::consumer::Scratch;
+use crate::memory::{ModelRing, RingMemory};
+use crate::producer::{Config, Hooks, Producer, ReserveError, Writer};
+use crate::record::{types, Endian, Header};
+use crate::split;
+
+const OVERWRITE_BACKWARD: Config = Config { backward: true, overwrite: true, watermark: 0, wakeup_events: 0 };
+
+fn record(seq: u32, len: usize) -> Vec<u8> {
+    let mut r = Header { type_: types::SAMPLE, misc: 0, size: len as u16 }.to_bytes(Endian::NATIVE).to_vec();
+    r.extend((0..len - 8).map(|i| (seq as u8).wrapping_mul(7).wrapping_add(i as u8)));
+    r
+}
+
+fn read_all<M: RingMemory>(
+    r: &mut BackwardReader<M>,
+) -> (Vec<Vec<u8>>, Result<crate::backward::ReadSummary, BackwardError>) {
+    let mut scratch = Scratch::new();
+    let mut out = Vec::new();
+    let res = r.read(&mut scratch, |rec| out.push(rec.bytes.to_vec()));
+    (out, res)
+}
+
+/// The oracle: the newest records whose sizes add up to at most `size`, newest first.
+fn newest_fitting(written: &[Vec<u8>], size: usize) -> Vec<Vec<u8>> {
+    let mut total = 0;
+    written
+        .iter()
+        .rev()
+        .take_while(|r| {
+            total += r.len();
+            total <= size
+        })
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn backward_ring_wrapped_more_than_three_times_returns_exactly_the_newest_complete_records_newest_first() {
+    let mut ring = ModelRing::<32>::new().unwrap(); // 256 bytes
+    let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
+    let mut written = Vec::new();
+    for seq in 0..60u32 {
+        let r = record(seq, 8 + 8 * (seq as usize % 5)); // 8..40 bytes, ~1440 bytes = 5.6 wraps
+        p.output(&r, &Writer::ANONYMOUS).unwrap();
+        written.push(r);
+    }
+    assert!(written.iter().map(Vec::len).sum::<usize>() > 3 * 256);
+    assert_eq!(p.lost_pending(), 0, "overwrite mode never drops");
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    let (got, res) = read_all(&mut reader);
+    let summary = res.unwrap();
+    assert!(summary.wrapped);
+    assert_eq!(got, newest_fitting(&written, 256));
+    // Nothing new since: an empty read.
+    let (again, res) = read_all(&mut reader);
+    assert!(again.is_empty() && res.unwrap().records == 0);
+    // Two more: exactly those two, newest first.
+    let (a, b) = (record(100, 16), record(101, 24));
+    p.output(&a, &Writer::ANONYMOUS).unwrap();
+    p.output(&b, &Writer::ANONYMOUS).unwrap();
+    assert_eq!(read_all(&mut reader).0, [b, a]);
+}
+
+#[test]
+fn backward_ring_not_yet_wrapped_stops_at_the_zeroed_area() {
+    let mut ring = ModelRing::<32>::new().unwrap();
+    let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
+    let mut written = Vec::new();
+    for seq in 0..5 {
+        written.push(record(seq, 24));
+        p.output(written.last().unwrap(), &Writer::ANONYMOUS).unwrap();
+    }
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    let (got, res) = read_all(&mut reader);
+    assert!(!res.unwrap().wrapped);
+    written.reverse();
+    assert_eq!(got, written);
+}
+
+#[test]
+fn pause_drops_and_counts_in_backward_mode_and_lost_is_met_just_before_the_next_record() {
+    // KERNEL-NOTES §3: a paused ring counts drops in both directions; the first write after
+    // resume prepends PERF_RECORD_LOST at the lower address of its reservation, so reading
+    // newest-first meets LOST first, then that record.
+    let mut ring = ModelRing::<32>::new().unwrap();
+    let (p, c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
+    p.output(&record(1, 16), &Writer::ANONYMOUS).unwrap();
+    c.pause();
+    for _ in 0..3 {
+        assert_eq!(p.output(&record(2, 16), &Writer::ANONYMOUS), Err(ReserveError::Paused));
+    }
+    assert_eq!(p.lost_pending(), 3);
+    c.resume();
+    p.output(&record(3, 16), &Writer::ANONYMOUS).unwrap();
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    let (got, res) = read_all(&mut reader);
+    res.unwrap();
+    assert_eq!(got.len(), 3);
+    let lost = Header::parse(&got[0], Endian::NATIVE).unwrap();
+    assert_eq!(lost.type_, types::LOST);
+    assert_eq!(u64::from_ne_bytes(got[0][16..24].try_into().unwrap()), 3);
+    assert_eq!(got[1], record(3, 16));
+    assert_eq!(got[2], record(1, 16));
+}
+
+#[test]
+fn a_writer_open_during_the_read_is_refused_not_returned_torn() {
+    let mut ring = ModelRing::<32>::new().unwrap();
+    let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
+    p.output(&record(1, 16), &Writer::ANONYMOUS).unwrap();
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    let handle = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+    assert_eq!(read_all(&mut reader).1, Err(BackwardError::WriterActive));
+    drop(handle);
+}
+
+#[test]
+fn without_pause_a_record_overwritten_during_the_read_is_reported_as_overrun() {
+    let mut ring = ModelRing::<8>::new().unwrap(); // 64 bytes
+    let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
+    for seq in 0..4 {
+        p.output(&record(seq, 16), &Writer::ANONYMOUS).unwrap(); // ring full: 4 × 16
+    }
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    let mut scratch = Scratch::new();
+    let mut got = Vec::new();
+    // While the reader walks (newest first), the producer writes over the oldest records.
+    let res = reader.read(&mut scratch, |r| {
+        got.push(r.bytes.to_vec());
+        if got.len() == 1 {
+            p.output(&record(9, 32), &Writer::ANONYMOUS).unwrap();
+        }
+    });
+    assert_eq!(got, [record(3, 16), record(2, 16)], "records still intact are returned");
+    assert!(matches!(res, Err(BackwardError::Overrun { .. })), "{res:?}");
+}
+
+#[test]
+fn backward_ring_over_a_writable_mapping_respects_the_tail_and_reports_lost() {
+    // Direction and overwrite are independent: backward + non-overwrite checks
+    // CIRC_SPACE(tail, head) and drops (counts) when full.
+    let cfg = Config { backward: true, overwrite: false, ..Config::default() };
+    let mut ring = ModelRing::<8>::new().unwrap();
+    let (p, _c) = split(&mut ring, cfg).unwrap();
+    for seq in 0..3 {
+        p.output(&record(seq, 16), &Writer::ANONYMOUS).unwrap();
+    }
+    assert_eq!(p.output(&record(3, 16), &Writer::ANONYMOUS), Err(ReserveError::NoSpace));
+    let mut reader = BackwardReader::new(p.memory(), true).unwrap();
+    assert_eq!(read_all(&mut reader).0, [record(2, 16), record(1, 16), record(0, 16)]);
+    p.output(&record(4, 16), &Writer::ANONYMOUS).unwrap();
+    let (got, _) = read_all(&mut reader);
+    assert_eq!(Header::parse(&got[0], Endian::NATIVE).unwrap().type_, types::LOST);
+    assert_eq!(got[1], record(4, 16));
+}
+
+#[derive(Default)]
+struct CountWakeups(Cell<u32>);
+impl<M: RingMemory> Hooks<M> for &CountWakeups {
+    fn wakeup(&self, _: &Producer<M, Self>) {
+        self.0.set(self.0.get() + 1);
+    }
+}
+
+#[test]
+fn wakeup_when_bytes_since_the_stamp_exceed_the_watermark_strictly() {
+    // rb->watermark = 64: `head - wakeup > watermark` → wakeup += watermark, delivered at P6.
+    let hooks = CountWakeups::default();
+    let mut ring = ModelRing::<32>::new().unwrap();
+    let cfg = Config { watermark: 64, ..Config::default() };
+    let (p, mut c) = crate::split_with_hooks(&mut ring, cfg, &hooks).unwrap();
+    let mut woke = Vec::new();
+    for _ in 0..12 {
+        woke.push(p.output(&record(0, 16), &Writer::ANONYMOUS).unwrap());
+        c.skip_to_head();
+    }
+    // Heads 16, 32, 48, 64 (= watermark, not >), 80 (> 64: wake, stamp 64), ..., 144 (> 128).
+    let expect: Vec<bool> = (1..=12).map(|i| i == 5 || i == 9).collect();
+    assert_eq!(woke, expect);
+    assert_eq!(hooks.0.get(), 2);
+}
+
+#[test]
+fn watermark_stamp_advances_by_one_watermark_per_reservation_and_catches_up_later() {
+    // A record larger than the watermark moves the stamp by one watermark only.
+    let mut ring = ModelRing::<64>::new().unwrap(); // 512
+    let cfg = Config { watermark: 32, ..Config::default() };
+    let (p, mut c) = split(&mut ring, cfg).unwrap();
+    assert!(p.output(&record(0, 200), &Writer::ANONYMOUS).unwrap(), "200 > 32: wake, stamp 32");
+    c.skip_to_head();
+    assert!(p.output(&record(0, 8), &Writer::ANONYMOUS).unwrap(), "208 - 32 > 32: wake again, stamp 64");
+    assert!(p.output(&record(0, 8), &Writer::ANONYMOUS).unwrap(), "216 - 64 > 32: stamp 96");
+}
+
+#[test]
+fn default_watermark_is_half_the_data_area() {
+    let mut ring = ModelRing::<16>::new().unwrap(); // 128: watermark 64
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let woke: Vec<bool> = (0..5)
+        .map(|_| {
+            let w = p.output(&record(0, 16), &Writer::ANONYMOUS).unwrap();
+            c.skip_to_head();
+            w
+        })
+        .collect();
+    assert_eq!(woke, [false, false, false, false, true]);
+}
+
+#[test]
+fn wakeup_events_wakes_on_every_nth_sample_and_side_band_records_do_not_count() {
+    let mut ring = ModelRing::<512>::new().unwrap(); // 4096: watermark 2048, out of reach
+    let cfg = Config { wakeup_events: 3, ..Config::default() };
+    let (p, mut c) = split(&mut ring, cfg).unwrap();
+    let mut woke = Vec::new();
+    for i in 0..9 {
+        let mut h = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+        h.write(&record(i, 16)).unwrap();
+        if i % 3 != 2 {
+            h.count_sample(); // samples: i = 0, 1, 3, 4, 6, 7
+        }
+        woke.push(h.end());
+        c.skip_to_head();
+    }
+    // Third sample is i = 3, sixth is i = 7.
+    assert_eq!(woke, [false, false, false, true, false, false, false, true, false]);
+}
+
+#[test]
+fn only_the_outermost_writer_wakes() {
+    let mut ring = ModelRing::<32>::new().unwrap();
+    let cfg = Config { wakeup_events: 1, ..Config::default() };
+    let (p, _c) = split(&mut ring, cfg).unwrap();
+    let mut outer = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+    outer.write(&record(1, 16)).unwrap();
+    let mut inner = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+    inner.write(&record(2, 16)).unwrap();
+    inner.count_sample();
+    assert!(!inner.end(), "a nested writer never wakes");
+    outer.count_sample();
+    assert!(outer.end(), "the outermost writer delivers the wakeup");
+}
