@@ -42,7 +42,8 @@ loom-mutants:
 miri:
 	rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1 || true
 	MIRIFLAGS="-Zmiri-strict-provenance" $(CARGO) +nightly miri test -q -p perfring --lib --target-dir target/miri
-	@echo "make miri: core unit tests pass under Miri"
+	MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-disable-isolation" PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 $(CARGO) +nightly miri test -q -p perfring-tests --test hostile_attacks --test hostile_props --target-dir target/miri
+	@echo "make miri: core unit tests and the hostile-peer tests (scripted and a racing peer thread) pass under Miri"
 
 ## Each fuzz target for FUZZ_SECONDS (CI smoke: 60 s each).
 fuzz fuzz-smoke:

@@ -378,11 +378,11 @@ fn mapping_new_validates_layout_with_typed_errors() {
 #[test]
 fn mapping_attach_reads_and_validates_data_offset_and_size() {
     let mut buf = Aligned([0u8; 4096 + 4096]);
-    let ptr = buf.0.as_mut_ptr();
     {
         let map = Mapping::new(&mut buf.0, 4096).unwrap();
         assert_eq!(map.data_offset(), 4096);
     }
+    let ptr = buf.0.as_mut_ptr();
     // SAFETY: buf is live, aligned, 8192 bytes, and not otherwise accessed meanwhile.
     let map = unsafe { Mapping::attach(ptr, 8192) }.unwrap();
     assert_eq!(map.size(Area::Data), 4096);

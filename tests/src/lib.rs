@@ -1,6 +1,9 @@
 //! Shared helpers of the cross-crate tests: record builders and a checking drain that every
 //! model uses, so that each model checks every byte and the conservation law the same way.
 
+/// The scripted hostile peer (issue 10).
+pub mod hostile;
+
 use perfring::consumer::{Consumer, ReadError, Trust};
 use perfring::record::{types, Endian, Header};
 use perfring::RingMemory;
