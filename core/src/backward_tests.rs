@@ -248,3 +248,42 @@ fn only_the_outermost_writer_wakes() {
     outer.count_sample();
     assert!(outer.end(), "the outermost writer delivers the wakeup");
 }
+
+/// Hooks that run one nested 16-byte writer right after the outer writer's reservation.
+struct NestAfterReserve(Cell<bool>, Cell<u32>);
+impl<M: RingMemory> Hooks<M> for &NestAfterReserve {
+    fn preempt(&self, at: crate::producer::PreemptPoint, p: &Producer<M, Self>) {
+        if at == crate::producer::PreemptPoint::AfterReserve && self.0.get() {
+            self.0.set(false);
+            p.output(&record(9, 16), &Writer::ANONYMOUS).unwrap();
+        }
+    }
+    fn wakeup(&self, _: &Producer<M, Self>) {
+        self.1.set(self.1.get() + 1);
+    }
+}
+
+#[test]
+fn watermark_stamp_never_runs_ahead_after_a_nested_crossing() {
+    // Watermark 64. The outer writer reserves [48, 56); before its watermark check an interrupt
+    // writes [56, 72), crossing 64: stamp 64 > the outer's head 56. The kernel's unsigned
+    // comparison would now advance the stamp on every reservation (a wakeup per record).
+    let hooks = NestAfterReserve(Cell::new(false), Cell::new(0));
+    let mut ring = ModelRing::<64>::new().unwrap(); // 512
+    let cfg = Config { watermark: 64, ..Config::default() };
+    let (p, mut c) = crate::split_with_hooks(&mut ring, cfg, &hooks).unwrap();
+    for _ in 0..6 {
+        p.output(&record(0, 8), &Writer::ANONYMOUS).unwrap(); // head 48
+    }
+    hooks.0.set(true);
+    p.output(&record(1, 8), &Writer::ANONYMOUS).unwrap(); // outer [48,56), inner [56,72)
+    assert_eq!(hooks.1.get(), 1, "one crossing, one wakeup");
+    c.skip_to_head();
+    // 72 .. 128: no crossing of 128 yet, so no wakeup for these 7 records.
+    for _ in 0..7 {
+        p.output(&record(2, 8), &Writer::ANONYMOUS).unwrap();
+    }
+    assert_eq!(hooks.1.get(), 1, "no wakeup storm after the nested crossing");
+    p.output(&record(3, 8), &Writer::ANONYMOUS).unwrap(); // head 136 > 64 + 64
+    assert_eq!(hooks.1.get(), 2);
+}

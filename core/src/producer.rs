@@ -301,8 +301,16 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
 
         // The record occupies [start, start + total) in both directions.
         let (start, written) = if self.backward { (new_head, new_head.wrapping_neg()) } else { (offset, new_head) };
+        // Watermark: advance the stamp by one step when this writer's head is more than a
+        // watermark past it. The kernel compares unsigned (`head - wakeup > watermark`); if an
+        // interrupt between our reservation and this check advanced the stamp past our (older)
+        // head, that difference wraps, the stamp gains a watermark on every later reservation
+        // and every record wakes the reader from then on. perfring compares signed, so a stamp
+        // ahead of this writer's head is left alone (a deliberate difference, found by the
+        // simulator; see `watermark_stamp_never_runs_ahead_after_a_nested_crossing`).
         let stamp = self.wakeup.load(LOCAL);
-        if written.wrapping_sub(stamp) > self.watermark {
+        let ahead = written.wrapping_sub(stamp);
+        if (ahead as isize) > 0 && ahead > self.watermark {
             self.wakeup.store(stamp.wrapping_add(self.watermark), LOCAL);
         }
 

@@ -1,1 +1,20 @@
-//! perfring-sim: a model of the kernel's perf producer on top of `perfring`.
+//! # perfring-sim
+//!
+//! A deterministic model of the kernel's perf producer on top of the real `perfring` code:
+//! CPUs with a context stack (task → softirq → hardirq → NMI), a scheduler that runs, migrates
+//! and sleeps threads, event sources (a software event with a period or a frequency, a
+//! tracepoint with a raw payload, timer and NMI samples, throttling), the tracing modes of
+//! `perf record`, interrupts fired at the producer's preemption points, a consumer per buffer,
+//! and an oracle that checks every run. [`engine::run`] is the whole machine.
+
+pub mod config;
+pub mod engine;
+pub mod memory;
+pub mod output;
+pub mod records;
+pub mod rng;
+
+pub use config::{Mode, SimConfig};
+pub use engine::{run, run_with_progress, BufferStats, Out, Report};
+pub use memory::SimRing;
+pub use output::write_perf_data;

@@ -1,69 +1,189 @@
-//! `perfring-sim`: run a session through the real perfring producer and consumer and print what
-//! happened.
+//! `perfring-sim`: run a simulated perf session through the real perfring producer and
+//! consumer, print what happened per buffer, and write a perf.data the real `perf` reads.
 
+use std::io::Write;
+use std::process::ExitCode;
 use std::time::Instant;
 
-use perfring::consumer::Scratch;
-use perfring::producer::{Config, Writer};
-use perfring::record::{types, Endian, Header};
-use perfring::{split, Mapping};
+use perfring_sim::{run_with_progress, Mode, Report, SimConfig, SimRing};
 
-const RECORDS: u64 = 2_000_000;
+const HELP: &str = "\
+perfring-sim: a simulated kernel writing perf ring buffers through perfring
 
-fn main() {
-    // One control page + 64 KiB of data, 8-byte aligned.
-    let mut memory = vec![0u64; (4096 + 65536) / 8];
-    // SAFETY: a u64 buffer reinterpreted as bytes: same memory, 8-byte aligned, length × 8.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(memory.as_mut_ptr().cast::<u8>(), memory.len() * 8) };
-    let mut map = Mapping::new(bytes, 4096).expect("layout");
-    let (producer, mut consumer) = split(&mut map, Config::default()).expect("ring");
-    let start = Instant::now();
-    let (produced, lost_pending, consumed, lost_reported) = std::thread::scope(|s| {
-        let writer = s.spawn(move || {
-            let mut record = [0u8; 64];
-            let mut produced = 0u64;
-            for seq in 0..RECORDS {
-                let len = 16 + 8 * (seq % 7) as usize;
-                let header = Header { type_: types::SAMPLE, misc: 0, size: len as u16 };
-                record[..8].copy_from_slice(&header.to_bytes(Endian::NATIVE));
-                record[8..16].copy_from_slice(&seq.to_ne_bytes());
-                if producer.output(&record[..len], &Writer::ANONYMOUS).is_ok() {
-                    produced += 1;
-                }
+Runs CPUs with task/softirq/hardirq/NMI nesting (interrupts fire inside the producer at its
+preemption points), a scheduler, software events, a tracepoint and throttling; a consumer per
+buffer reads at the given rate; an oracle checks every record and the loss law. Prints a table
+per buffer and writes a perf.data that `perf report` / `perf script` read.
+
+USAGE: perfring-sim [OPTIONS]        (no options: system-wide, 4 CPUs, 200000 steps)
+
+OPTIONS:
+  --mode MODE          system-wide (default), default (one process, per-CPU buffers),
+                       per-thread (one buffer follows a thread), per-cpu (needs --cpu-list),
+                       per-thread-cpus (a thread, only on --cpu-list)
+  --cpus N             simulated CPUs (default 4)
+  --cpu-list A,B,..    CPUs for per-cpu and per-thread-cpus (default 0,2)
+  --threads N          threads; tids 1000.., the first half in process 1000 (default 6)
+  --tid T / --pid P    traced thread (per-thread modes) / process (default mode); default 1000
+  --steps N            simulated microseconds (default 200000)
+  --seed S             seed of every random choice (default 1)
+  --ring-size BYTES    data area per buffer, a power of two >= 64 (default 16384)
+  --read-every N       consumer reads every N steps, and when woken (default 1000)
+  --read-budget N      records per read, 0 = all (default 0)
+  --wake-latency N     steps from a wakeup to the read (default 200): raise it to lose more
+  --irq PERMILLE       chance of an interrupt at each producer preemption point (default 30)
+  --nmi PERMILLE       chance of an NMI sample per step and CPU (default 20)
+  --period N           page-fault sample period (default 10); --freq HZ for frequency mode
+  --backward           backward overwrite rings, read newest-first with pause/resume
+  --legacy-put-handle  the buggy pre-2019 put_handle ordering (the oracle should complain)
+  -o, --output PATH    perf.data to write (default perf.data; '-' for none)
+  -h, --help           this text
+";
+
+fn parse() -> Result<(SimConfig, String), String> {
+    let mut cfg = SimConfig::default();
+    let mut mode = "system-wide".to_string();
+    let (mut tid, mut pid, mut list) = (1000u32, 1000u32, vec![0u32, 2]);
+    let mut output = "perf.data".to_string();
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().ok_or(format!("{a} needs a value"));
+        let num = |v: String| v.parse::<u64>().map_err(|_| format!("{a}: '{v}' is not a number"));
+        match a.as_str() {
+            "-h" | "--help" => return Err(String::new()),
+            "--mode" => mode = value()?,
+            "--cpus" => cfg.cpus = num(value()?)? as u32,
+            "--cpu-list" => {
+                list = value()?
+                    .split(',')
+                    .map(|c| c.trim().parse().map_err(|_| format!("bad CPU '{c}'")))
+                    .collect::<Result<_, _>>()?
             }
-            (produced, producer.lost_pending() as u64)
-        });
-        let mut scratch = Scratch::new();
-        let (mut consumed, mut lost) = (0u64, 0u64);
-        loop {
-            let done = writer.is_finished();
-            consumer
-                .for_each(&mut scratch, |r| match r.header.type_ {
-                    types::LOST => lost += u64::from_ne_bytes(r.bytes[16..24].try_into().unwrap()),
-                    _ => consumed += 1,
-                })
-                .expect("a perfring producer never corrupts its ring");
-            if done {
-                break;
-            }
-            // A consumer slower than the producer, so that some records are lost.
-            std::thread::sleep(std::time::Duration::from_micros(50));
+            "--threads" => cfg.threads = num(value()?)? as u32,
+            "--tid" => tid = num(value()?)? as u32,
+            "--pid" => pid = num(value()?)? as u32,
+            "--steps" => cfg.steps = num(value()?)? as u32,
+            "--seed" => cfg.seed = num(value()?)?,
+            "--ring-size" => cfg.ring_size = num(value()?)? as usize,
+            "--read-every" => cfg.read_every = num(value()?)? as u32,
+            "--read-budget" => cfg.read_budget = num(value()?)? as u32,
+            "--wake-latency" => cfg.wake_latency = num(value()?)? as u32,
+            "--irq" => cfg.irq_permille = num(value()?)? as u32,
+            "--nmi" => cfg.nmi_permille = num(value()?)? as u32,
+            "--period" => cfg.sample_period = num(value()?)?,
+            "--freq" => cfg.freq = Some(num(value()?)?),
+            "--backward" => cfg.backward = true,
+            "--legacy-put-handle" => cfg.legacy_put_handle = true,
+            "-o" | "--output" => output = value()?,
+            other => return Err(format!("unknown option '{other}' (see --help)")),
         }
-        let (produced, pending) = writer.join().unwrap();
-        (produced, pending, consumed, lost)
-    });
-    let secs = start.elapsed().as_secs_f64();
-    println!("two-thread run over a 64 KiB perfring ring ({RECORDS} write attempts, {secs:.2} s):");
-    println!("  produced (written)   {produced:>10}");
-    println!("  consumed             {consumed:>10}");
-    println!("  lost (LOST records)  {lost_reported:>10}");
-    println!("  lost (still pending) {lost_pending:>10}");
-    let ok = produced == consumed && produced + lost_reported + lost_pending == RECORDS;
+    }
+    cfg.mode = match mode.as_str() {
+        "system-wide" => Mode::SystemWide,
+        "default" => Mode::Default { pid },
+        "per-thread" => Mode::PerThread { tid },
+        "per-cpu" => Mode::PerCpu { cpus: list },
+        "per-thread-cpus" => Mode::PerThreadCpus { tid, cpus: list },
+        m => return Err(format!("unknown mode '{m}' (see --help)")),
+    };
+    if !cfg.ring_size.is_power_of_two() || cfg.ring_size < 64 {
+        return Err(format!("--ring-size {} must be a power of two >= 64", cfg.ring_size));
+    }
+    if cfg.cpus == 0 || cfg.cpus > 1024 {
+        return Err("--cpus must be 1..=1024".into());
+    }
+    Ok((cfg, output))
+}
+
+fn print_table(cfg: &SimConfig, report: &Report, secs: f64) {
     println!(
-        "  conservation: attempts = consumed + lost_reported + lost_pending: {}",
-        if ok { "holds" } else { "VIOLATED" }
+        "perfring-sim: {} mode, {} CPUs, {} steps, seed {}, {}-byte rings, {:.2} s",
+        cfg.mode.name(),
+        cfg.cpus,
+        cfg.steps,
+        cfg.seed,
+        cfg.ring_size,
+        secs
     );
-    if !ok {
-        std::process::exit(1);
+    println!(
+        "{:<9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}",
+        "buffer", "produced", "consumed", "lost", "pending", "wakeups", "nested", "max nest"
+    );
+    for b in &report.buffers {
+        println!(
+            "{:<9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9}",
+            b.label, b.written, b.consumed, b.lost_reported, b.lost_pending, b.wakeups, b.nested, b.max_depth
+        );
+    }
+    println!(
+        "{:<9} {:>9} {:>9} {:>9} {:>8} {:>8} {:>8}",
+        "total",
+        report.total(|b| b.written),
+        report.total(|b| b.consumed),
+        report.total(|b| b.lost_reported),
+        report.total(|b| b.lost_pending),
+        report.total(|b| b.wakeups),
+        report.total(|b| b.nested)
+    );
+    println!(
+        "throttled samples {}, THROTTLE/UNTHROTTLE records read {}, recursion refused {}",
+        report.throttled_samples,
+        report.total(|b| b.throttles),
+        report.recursion_refused
+    );
+}
+
+fn main() -> ExitCode {
+    let (cfg, output) = match parse() {
+        Ok(v) => v,
+        Err(e) if e.is_empty() => {
+            print!("{HELP}");
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("perfring-sim: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut rings: Vec<SimRing> = cfg.mode.buffers(cfg.cpus).iter().map(|_| SimRing::new(cfg.ring_size)).collect();
+    if rings.is_empty() {
+        eprintln!("perfring-sim: the mode traces no CPU of this machine (check --cpu-list against --cpus)");
+        return ExitCode::from(2);
+    }
+    let start = Instant::now();
+    let long = cfg.steps >= 100_000;
+    let report = run_with_progress(&cfg, &mut rings, |step| {
+        if long {
+            eprint!("\r  simulating: step {step}/{} ", cfg.steps);
+            let _ = std::io::stderr().flush();
+        }
+    });
+    if long {
+        eprintln!("\r  simulating: done{:20}", "");
+    }
+    print_table(&cfg, &report, start.elapsed().as_secs_f64());
+    if report.violations.is_empty() {
+        println!("oracle: every record intact, in order, in its buffer; produced = consumed + lost holds per buffer");
+    } else {
+        println!("oracle: {} VIOLATION(S):", report.violations.len());
+        for v in &report.violations {
+            println!("  {v}");
+        }
+    }
+    if output != "-" {
+        match perfring_sim::write_perf_data(&cfg, &report, &output) {
+            Ok(n) => {
+                println!("wrote {output}: {n} records (try: perf report -i {output} --stdio; perf script -i {output})")
+            }
+            Err(e) => {
+                eprintln!("perfring-sim: cannot write {output}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if report.violations.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }
