@@ -66,3 +66,9 @@ doc:
 
 clean:
 	$(CARGO) clean
+
+## Longer runs of the randomized suites (the simulator's property test with 200,000 cases).
+soak:
+	SIM_CASES=200000 $(CARGO) test -q -p perfring-tests --release --test sim_props -- --nocapture
+	PROPTEST_CASES=20000 $(CARGO) test -q -p perfring-tests --release --test backward_props --test hostile_props
+	@echo "make soak: 200,000 simulated sessions and 20,000 cases of each property held"

@@ -287,3 +287,38 @@ fn watermark_stamp_never_runs_ahead_after_a_nested_crossing() {
     p.output(&record(3, 8), &Writer::ANONYMOUS).unwrap(); // head 136 > 64 + 64
     assert_eq!(hooks.1.get(), 2);
 }
+
+/// Hooks that write `n` nested 48-byte records at the outer writer's first payload write.
+struct Burst(Cell<u32>);
+impl<M: RingMemory> Hooks<M> for &Burst {
+    fn preempt(&self, at: crate::producer::PreemptPoint, p: &Producer<M, Self>) {
+        if at == crate::producer::PreemptPoint::InPayload && self.0.get() > 0 {
+            let n = self.0.replace(0);
+            for i in 0..n {
+                let _ = p.output(&record(50 + i, 48), &Writer::ANONYMOUS);
+            }
+        }
+    }
+}
+
+#[test]
+fn overwrite_ring_refuses_nested_records_that_the_open_writer_would_overwrite() {
+    // 128-byte overwrite ring. The outer 40-byte writer is interrupted by a burst of three 48-byte
+    // records: 40 + 48 = 88 bytes in flight fit, 40 + 48 + 48 = 136 > 128 do not: the second and
+    // third nested records would alias
+    // bytes the outer writer has yet to write. It is dropped and counted, and every record the
+    // reader returns is intact.
+    let burst = Burst(Cell::new(3));
+    let mut ring = ModelRing::<16>::new().unwrap();
+    let (p, _c) = crate::split_with_hooks(&mut ring, OVERWRITE_BACKWARD, &burst).unwrap();
+    let mut h = p.output_begin(40, &Writer::ANONYMOUS).unwrap();
+    let outer = record(1, 40);
+    h.write(&outer[..8]).unwrap();
+    h.write(&outer[8..]).unwrap();
+    drop(h);
+    assert_eq!(p.lost_pending(), 2, "the nested records beyond one ring of in-flight data");
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    let (got, res) = read_all(&mut reader);
+    res.unwrap();
+    assert_eq!(got, [record(50, 48), outer], "newest first, both intact");
+}

@@ -190,6 +190,9 @@ pub struct Producer<M: RingMemory, H: Hooks<M> = NoHooks> {
     wakeup: LocalUsize,
     /// `rb->events`: samples counted towards `wakeup_events`.
     events: LocalUsize,
+    /// Overwrite mode: `rb->head` when the outermost writer opened. Everything nested writers
+    /// reserve before it closes lies between this and `rb->head`.
+    episode: LocalUsize,
     backward: bool,
     overwrite: bool,
     watermark: usize,
@@ -228,6 +231,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             // The stamp starts at the bytes already written, so a resumed ring does not wake at once.
             wakeup: LocalUsize::new(if config.backward { head.wrapping_neg() } else { head }),
             events: LocalUsize::new(0),
+            episode: LocalUsize::new(head),
             backward: config.backward,
             overwrite: config.overwrite,
             watermark,
@@ -273,6 +277,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         compiler_barrier();
         if self.overwrite && nest == 0 {
             self.write_gen_begin();
+            self.episode.store(self.head.load(LOCAL), LOCAL);
         }
         self.hooks.preempt(PreemptPoint::AfterNestIncrement, self);
         let handle_wakeup = self.wakeup.load(LOCAL);
@@ -290,6 +295,16 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
                 }
             }
             let new = if self.backward { offset.wrapping_sub(total) } else { offset.wrapping_add(total) };
+            if self.overwrite && nest > 0 && !self.episode_fits(new) {
+                // In overwrite mode an open (interrupted) writer finishes its payload after
+                // the nested ones; if the nested data made the in-flight span exceed the ring,
+                // those late writes would overwrite the newer records. The kernel lets that
+                // happen; perfring drops (and counts) the nested record instead, so a reader
+                // never gets a torn record. (A deliberate difference, found by the simulator.)
+                self.lost.fetch_add(1, LOCAL);
+                self.put_handle(handle_wakeup);
+                return Err(ReserveError::NoSpace);
+            }
             match self.head.compare_exchange(offset, new, LOCAL, LOCAL) {
                 Ok(_) => break new,
                 // A nested writer reserved first: retry from its head (and re-read the tail).
@@ -382,6 +397,15 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         let used = if self.backward { tail.wrapping_sub(head) } else { head.wrapping_sub(tail) };
         // CIRC_SPACE keeps one byte free: used + total must stay below the size.
         used <= self.mask && total < self.mask + 1 - used
+    }
+
+    /// Overwrite mode: whether a reservation ending at `new` keeps everything reserved since the
+    /// outermost writer opened within one ring size.
+    #[inline(always)]
+    fn episode_fits(&self, new: usize) -> bool {
+        let start = self.episode.load(LOCAL);
+        let span = if self.backward { start.wrapping_sub(new) } else { new.wrapping_sub(start) };
+        span <= self.mask + 1
     }
 
     /// `perf_output_put_handle`: leave the writer; the outermost one publishes `data_head`.
