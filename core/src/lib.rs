@@ -24,6 +24,7 @@
 //! | [`memory`] | the seam to shared memory: [`Mapping`] (real ABI layout), [`ModelRing`] (loom) |
 //! | [`producer`] | the kernel side: reserve, write, publish; nesting; lost; wakeups |
 //! | [`consumer`] | the user side: acquire head, read records (wrapping too), release tail |
+//! | [`aux`] | the AUX area: driver-side begin/write/end with PERF_RECORD_AUX, reader, snapshots |
 //! | [`backward`] | newest-first reading of backward rings, validated against a racing producer |
 //! | [`record`] | `PERF_RECORD_*` headers and layouts |
 //! | [`loom`] | the loom shim (`--cfg loom` selects loom's atomics and cells) |
@@ -45,6 +46,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod aux;
 pub mod backward;
 pub mod consumer;
 pub mod fences;
@@ -62,6 +64,9 @@ mod ring_tests;
 
 #[cfg(all(test, not(loom)))]
 mod backward_tests;
+
+#[cfg(all(test, not(loom)))]
+mod aux_tests;
 
 pub use backward::{BackwardError, BackwardReader};
 pub use consumer::{Consumer, RawRecord, ReadError};

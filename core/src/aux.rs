@@ -1,0 +1,414 @@
+//! The AUX area: bulk hardware-trace data beside the record ring (seed 000 §3).
+//!
+//! A PMU driver (the producer) brackets each stretch of hardware writes with
+//! [`AuxProducer::output_begin`] and [`AuxProducer::output_end`]; the end advances `aux_head`
+//! and emits a `PERF_RECORD_AUX {aux_offset, aux_size, flags}` into the data ring, so the
+//! consumer knows which AUX bytes belong to which stretch (and where the trace is
+//! discontinuous). `aux_head`/`aux_tail` are free-running byte counters with the data ring's
+//! ordering rules: the tail is loaded with (A), the head stored with (B), loaded with (C), the
+//! tail stored with (D) — the same named fences.
+//!
+//! Two modes, chosen (as in the kernel) by whether the consumer maps the AUX area writable:
+//! * **Non-overwrite**: the producer respects `aux_tail`; `output_begin` offers
+//!   `CIRC_SPACE(aux_head, aux_tail)` bytes and fails when there are none (the kernel then
+//!   disables the event until user space re-enables it). The consumer reads `[aux_tail,
+//!   aux_head)` and stores `aux_tail`.
+//! * **Overwrite (snapshot)**: the hardware free-runs and overwrites; `aux_tail` is never read.
+//!   The consumer takes a *snapshot*: the last `aux_size` bytes before `aux_head` (or fewer, if
+//!   fewer were written since its previous snapshot), and learns whether older data was lost.
+//!
+//! The kernel forbids nesting on the AUX area ("Nesting is not supported"); here the
+//! `&mut self` receiver of `output_begin` makes it impossible.
+
+use crate::fences::{A_TAIL_LOAD, B_HEAD_STORE, C_HEAD_LOAD, D_TAIL_STORE, LOCAL};
+use crate::memory::{Area, LayoutError, Position, RingMemory};
+use crate::producer::{Hooks, Producer, ReserveError, Writer};
+use crate::record::{types, Endian, Header, SampleId};
+
+/// `PERF_AUX_FLAG_*`: the flags of a `PERF_RECORD_AUX`.
+pub mod flags {
+    /// `PERF_AUX_FLAG_TRUNCATED`: the record was truncated to fit (set by the driver; the end
+    /// then also wakes the consumer and the kernel disables the event).
+    pub const TRUNCATED: u64 = 0x01;
+    /// `PERF_AUX_FLAG_OVERWRITE`: a snapshot from overwrite mode (set by the core only).
+    pub const OVERWRITE: u64 = 0x02;
+    /// `PERF_AUX_FLAG_PARTIAL`: the record contains gaps (set by the driver).
+    pub const PARTIAL: u64 = 0x04;
+    /// `PERF_AUX_FLAG_COLLISION`: the sample collided with another (set by the driver).
+    pub const COLLISION: u64 = 0x08;
+    /// `PERF_AUX_FLAG_PMU_FORMAT_TYPE_MASK`: PMU-specific format bits.
+    pub const PMU_FORMAT_TYPE_MASK: u64 = 0xff00;
+}
+
+/// Why an AUX operation was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuxError {
+    /// Non-overwrite mode and the consumer has not freed any space: the kernel disables the
+    /// event here until user space re-enables it.
+    NoSpace,
+    /// The driver tried to set `OVERWRITE` itself ("OVERWRITE is determined by
+    /// perf_aux_output_end()").
+    OverwriteFlag,
+    /// `output_end` was given more bytes than the handle offered, or a write overflowed it.
+    TooLarge {
+        /// Bytes asked for.
+        requested: usize,
+        /// Bytes the handle offers.
+        available: usize,
+    },
+    /// The PERF_RECORD_AUX could not be written to the data ring (it was counted as lost there).
+    RecordLost(ReserveError),
+}
+
+impl core::fmt::Display for AuxError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            AuxError::NoSpace => f.write_str("no space in the AUX area"),
+            AuxError::OverwriteFlag => f.write_str("OVERWRITE is set by the core, not by drivers"),
+            AuxError::TooLarge { requested, available } => {
+                write!(f, "{requested} AUX bytes requested, {available} available")
+            }
+            AuxError::RecordLost(e) => write!(f, "PERF_RECORD_AUX not written: {e}"),
+        }
+    }
+}
+
+/// The encoded `PERF_RECORD_AUX` body: `{u64 aux_offset, u64 aux_size, u64 flags}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuxRecord {
+    /// Non-overwrite: where the chunk starts. Overwrite: the driver's head, the chunk's *end*.
+    pub aux_offset: u64,
+    /// Bytes in the chunk.
+    pub aux_size: u64,
+    /// `PERF_AUX_FLAG_*`.
+    pub flags: u64,
+}
+
+impl AuxRecord {
+    /// Encode (header, body, `sample_id` trailer if `trailer` is given) into `out`; returns the
+    /// size, or `None` if `out` is too short.
+    pub fn encode(&self, trailer: Option<(u64, SampleId)>, endian: Endian, out: &mut [u8]) -> Option<usize> {
+        let tsize = trailer.map_or(0, |(st, _)| SampleId::size(st));
+        let size = 32 + tsize;
+        let out = out.get_mut(..size)?;
+        out[..8].copy_from_slice(&Header { type_: types::AUX, misc: 0, size: size as u16 }.to_bytes(endian));
+        out[8..16].copy_from_slice(&endian.put_u64(self.aux_offset));
+        out[16..24].copy_from_slice(&endian.put_u64(self.aux_size));
+        out[24..32].copy_from_slice(&endian.put_u64(self.flags));
+        if let Some((st, sid)) = trailer {
+            sid.encode(st, endian, &mut out[32..])?;
+        }
+        Some(size)
+    }
+}
+
+/// The PMU driver's side of the AUX area.
+pub struct AuxProducer<M: RingMemory> {
+    mem: M,
+    mask: usize,
+    overwrite: bool,
+    /// `rb->aux_head`.
+    head: usize,
+    /// `rb->aux_watermark` (non-overwrite only).
+    watermark: usize,
+    /// `rb->aux_wakeup`: the last watermark boundary crossed.
+    wakeup: usize,
+}
+
+/// One stretch of hardware writes, between `output_begin` and `output_end`.
+#[must_use = "end the AUX handle with AuxProducer::output_end"]
+#[derive(Debug)]
+pub struct AuxHandle {
+    /// Free-running position where this stretch starts (`handle->head`).
+    start: usize,
+    /// Bytes written so far.
+    written: usize,
+    /// Bytes available (non-overwrite: free space; overwrite: unlimited, the ring wraps).
+    available: usize,
+    flags: u64,
+}
+
+impl AuxHandle {
+    /// Bytes the hardware may still write in this stretch.
+    pub fn available(&self) -> usize {
+        self.available - self.written
+    }
+
+    /// Free-running AUX position of the next byte.
+    pub fn position(&self) -> usize {
+        self.start.wrapping_add(self.written)
+    }
+
+    /// Record a condition (`perf_aux_output_flag`): TRUNCATED, PARTIAL, COLLISION or PMU format
+    /// bits. OVERWRITE is refused: the core sets it.
+    pub fn flag(&mut self, flags: u64) -> Result<(), AuxError> {
+        if flags & flags::OVERWRITE != 0 {
+            return Err(AuxError::OverwriteFlag);
+        }
+        self.flags |= flags;
+        Ok(())
+    }
+}
+
+impl<M: RingMemory> AuxProducer<M> {
+    /// The driver side of the AUX area of `mem`. `overwrite`: snapshot mode (the consumer
+    /// mapped the AUX area read-only). `watermark`: bytes between wakeups in non-overwrite mode
+    /// (0: half the area, the kernel's default).
+    ///
+    /// # Safety
+    /// Only one `AuxProducer` may write this AUX area, and nobody else writes it.
+    pub unsafe fn new(mem: M, overwrite: bool, watermark: usize) -> Result<Self, LayoutError> {
+        let size = mem.size(Area::Aux);
+        if size == 0 {
+            return Err(LayoutError::NoArea);
+        }
+        let head = mem.position(Position::AuxHead).load(LOCAL);
+        let watermark = if overwrite {
+            0
+        } else if watermark == 0 {
+            size / 2
+        } else {
+            watermark.min(size)
+        };
+        Ok(AuxProducer { mask: size - 1, overwrite, head, watermark, wakeup: head, mem })
+    }
+
+    /// `perf_aux_output_begin`: start a stretch of hardware writes.
+    pub fn output_begin(&mut self) -> Result<AuxHandle, AuxError> {
+        let size = self.mask + 1;
+        let available = if self.overwrite {
+            // No tail, no (A): the hardware free-runs over the ring.
+            usize::MAX
+        } else {
+            // (A): the tail load before our data stores; pairs with the consumer's (D).
+            let tail = self.mem.position(Position::AuxTail).load(A_TAIL_LOAD);
+            let used = self.head.wrapping_sub(tail);
+            if used < size {
+                // CIRC_SPACE(head, tail, size)
+                size - used - 1
+            } else {
+                0
+            }
+        };
+        if available == 0 {
+            return Err(AuxError::NoSpace);
+        }
+        Ok(AuxHandle { start: self.head, written: 0, available, flags: 0 })
+    }
+
+    /// The hardware writes `bytes` at the handle's position (wrapping the area's end).
+    pub fn write(&mut self, handle: &mut AuxHandle, bytes: &[u8]) -> Result<(), AuxError> {
+        if bytes.len() > handle.available() {
+            return Err(AuxError::TooLarge { requested: bytes.len(), available: handle.available() });
+        }
+        let size = self.mask + 1;
+        let mut pos = handle.position();
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            let off = pos & self.mask;
+            let n = rest.len().min(size - off);
+            // SAFETY: off + n <= size. In non-overwrite mode these bytes are free space (the
+            // tail check (A) kept them clear of unread data); in overwrite mode the consumer
+            // reads them only with atomic loads and validates (snapshot), per the protocol.
+            unsafe { self.mem.write(Area::Aux, off, &rest[..n]) };
+            pos = pos.wrapping_add(n);
+            rest = &rest[n..];
+        }
+        handle.written += bytes.len();
+        Ok(())
+    }
+
+    /// `perf_aux_output_end`: publish `size` bytes of the stretch and emit a `PERF_RECORD_AUX`
+    /// into the data ring through `data` (written as `writer`). Returns the record emitted
+    /// (`None` if the kernel would suppress it: size 0 and no flag but OVERWRITE) and whether
+    /// the consumer should be woken.
+    pub fn output_end<D: RingMemory, H: Hooks<D>>(
+        &mut self,
+        handle: AuxHandle,
+        size: usize,
+        data: &Producer<D, H>,
+        writer: &Writer,
+    ) -> Result<(Option<AuxRecord>, bool), AuxError> {
+        if size > handle.available || (!self.overwrite && size > handle.written) {
+            return Err(AuxError::TooLarge { requested: size, available: handle.written });
+        }
+        let mut wakeup = handle.flags & flags::TRUNCATED != 0;
+        let mut flags = handle.flags;
+        let offset;
+        if self.overwrite {
+            flags |= flags::OVERWRITE;
+            // The driver's head: the end of what it wrote.
+            self.head = handle.start.wrapping_add(size);
+            offset = self.head;
+        } else {
+            offset = self.head;
+            self.head = self.head.wrapping_add(size);
+        }
+        let record = AuxRecord { aux_offset: offset as u64, aux_size: size as u64, flags };
+        let emit = size != 0 || flags & !flags::OVERWRITE != 0;
+        // (B): the hardware's data stores before aux_head; pairs with the consumer's (C). (The
+        // kernel leaves this to the driver; for software writes it is this release store.)
+        self.mem.position(Position::AuxHead).store(self.head, B_HEAD_STORE);
+        if !self.overwrite && self.watermark != 0 && self.head.wrapping_sub(self.wakeup) >= self.watermark {
+            self.wakeup = self.head - self.head % self.watermark;
+            wakeup = true;
+        }
+        if emit {
+            let mut buf = [0u8; 32 + 48];
+            let n = record.encode(writer.sample_id, Endian::NATIVE, &mut buf).unwrap_or(32);
+            data.output(&buf[..n], writer).map_err(AuxError::RecordLost)?;
+        }
+        Ok((emit.then_some(record), wakeup))
+    }
+
+    /// `rb->aux_head`.
+    pub fn head(&self) -> usize {
+        self.head
+    }
+}
+
+/// What a snapshot found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Snapshot {
+    /// Free-running position of the first byte returned.
+    pub start: usize,
+    /// Bytes returned (oldest first).
+    pub len: usize,
+    /// Older data written since the previous snapshot was overwritten before this one.
+    pub overwritten: bool,
+}
+
+/// The consumer's side of the AUX area.
+pub struct AuxConsumer<M: RingMemory> {
+    mem: M,
+    mask: usize,
+    /// Non-overwrite: our tail. Snapshot mode: the head at the previous snapshot (perf's
+    /// `mm->prev`).
+    prev: usize,
+}
+
+impl<M: RingMemory> AuxConsumer<M> {
+    /// The consumer side of the AUX area of `mem`.
+    pub fn new(mem: M) -> Result<Self, LayoutError> {
+        let size = mem.size(Area::Aux);
+        if size == 0 {
+            return Err(LayoutError::NoArea);
+        }
+        let prev = mem.position(Position::AuxTail).load(LOCAL);
+        Ok(AuxConsumer { mask: size - 1, prev, mem })
+    }
+
+    /// Non-overwrite mode: copy `[aux_tail, aux_head)` (up to `out.len()` bytes) into `out`,
+    /// then free it by storing `aux_tail`. Returns the free-running start and the length.
+    pub fn read(&mut self, out: &mut [u8]) -> (usize, usize) {
+        // (C): the head before the data; pairs with the producer's (B).
+        let head = self.mem.position(Position::AuxHead).load(C_HEAD_LOAD);
+        let avail = head.wrapping_sub(self.prev).min(self.mask + 1).min(out.len());
+        let start = self.prev;
+        self.copy(start, &mut out[..avail], false);
+        self.prev = start.wrapping_add(avail);
+        // (D): our reads before the tail store; pairs with the producer's (A).
+        self.mem.position(Position::AuxTail).store(self.prev, D_TAIL_STORE);
+        (start, avail)
+    }
+
+    /// Snapshot mode: copy the newest data written since the previous snapshot, oldest first,
+    /// at most `aux_size` bytes (and at most `out.len()`), into `out`. Bytes the hardware
+    /// overwrote while we copied are trimmed from the front (validated against `aux_head`
+    /// re-read after the copy), so every byte returned is what was written there.
+    pub fn snapshot(&mut self, out: &mut [u8]) -> Snapshot {
+        let size = self.mask + 1;
+        // (C): the head before the data; pairs with the producer's (B).
+        let head = self.mem.position(Position::AuxHead).load(C_HEAD_LOAD);
+        let new = head.wrapping_sub(self.prev);
+        let len = new.min(size).min(out.len());
+        let mut overwritten = new > size;
+        let start = head.wrapping_sub(len);
+        self.copy(start, &mut out[..len], true);
+        // Whatever the hardware wrote after `head` overwrote the oldest bytes of our copy.
+        crate::fences::fence(crate::fences::S4_SEQ_READ_END);
+        let moved = self.mem.position(Position::AuxHead).load(C_HEAD_LOAD).wrapping_sub(head);
+        let (start, len) = if moved == 0 {
+            (start, len)
+        } else {
+            overwritten = true;
+            let keep = (size.saturating_sub(moved)).min(len);
+            out.copy_within(len - keep..len, 0);
+            (head.wrapping_sub(keep), keep)
+        };
+        self.prev = head;
+        Snapshot { start, len, overwritten }
+    }
+
+    fn copy(&self, start: usize, out: &mut [u8], racy: bool) {
+        let size = self.mask + 1;
+        let mut pos = start;
+        let mut done = 0;
+        while done < out.len() {
+            let off = pos & self.mask;
+            let n = (out.len() - done).min(size - off);
+            let dst = &mut out[done..done + n];
+            if racy {
+                copy_atomic(&self.mem, off, dst);
+            } else {
+                // SAFETY: off + n <= size; the bytes are published (below aux_head, (C)) and the
+                // producer does not write them before we store aux_tail (non-overwrite).
+                unsafe { self.mem.read(Area::Aux, off, dst) };
+            }
+            pos = pos.wrapping_add(n);
+            done += n;
+        }
+    }
+}
+
+/// Copy AUX bytes that the hardware may be overwriting: word-aligned atomic loads, with the
+/// unaligned edges taken from the covering words.
+fn copy_atomic<M: RingMemory>(mem: &M, off: usize, dst: &mut [u8]) {
+    let mut word = [0u8; 8];
+    let mut pos = off;
+    let mut done = 0;
+    while done < dst.len() {
+        let base = pos & !7;
+        let in_word = pos - base;
+        let n = (8 - in_word).min(dst.len() - done);
+        if mem.load_words(Area::Aux, base, &mut word) {
+            dst[done..done + n].copy_from_slice(&word[in_word..in_word + n]);
+        }
+        pos += n;
+        done += n;
+    }
+}
+
+/// `PERF_RECORD_AUXTRACE` (perf.data only, type 71): how `perf record` writes AUX data out.
+/// `header.size` is 48 and does **not** include the `size` bytes of AUX data that follow the
+/// record in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuxtraceRecord {
+    /// Bytes of AUX data following the record (padded to 8).
+    pub size: u64,
+    /// Free-running AUX offset of the data.
+    pub offset: u64,
+    /// A reference (perf uses a timestamp or counter) tying the data to its AUX records.
+    pub reference: u64,
+    /// Index of the AUX mmap (the CPU in per-CPU mode).
+    pub idx: u32,
+    /// Thread id (per-thread mode), or -1.
+    pub tid: u32,
+    /// CPU, or -1.
+    pub cpu: u32,
+}
+
+impl AuxtraceRecord {
+    /// The 48-byte record.
+    pub fn encode(&self, endian: Endian) -> [u8; 48] {
+        let mut out = [0u8; 48];
+        out[..8].copy_from_slice(&Header { type_: types::AUXTRACE, misc: 0, size: 48 }.to_bytes(endian));
+        out[8..16].copy_from_slice(&endian.put_u64(self.size));
+        out[16..24].copy_from_slice(&endian.put_u64(self.offset));
+        out[24..32].copy_from_slice(&endian.put_u64(self.reference));
+        out[32..36].copy_from_slice(&endian.put_u32(self.idx));
+        out[36..40].copy_from_slice(&endian.put_u32(self.tid));
+        out[40..44].copy_from_slice(&endian.put_u32(self.cpu));
+        out
+    }
+}
