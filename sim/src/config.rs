@@ -80,6 +80,18 @@ fn listed(list: &[u32], cpus: u32, cpu: u32) -> Option<usize> {
     list.iter().filter(|&&c| c < cpus).position(|&c| c == cpu)
 }
 
+/// The AUX-area hardware tracer of each buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuxMode {
+    /// No AUX area.
+    Off,
+    /// A writable AUX mapping: the tracer respects `aux_tail`; the consumer reads everything.
+    Full,
+    /// A read-only AUX mapping: the tracer overwrites; the consumer takes snapshots (the USR2
+    /// flow of seed 000 §3.3: stop the tracers, snapshot, restart).
+    Snapshot,
+}
+
 /// A simulated session.
 #[derive(Debug, Clone)]
 pub struct SimConfig {
@@ -122,6 +134,16 @@ pub struct SimConfig {
     pub backward: bool,
     /// Use the pre-2019 `put_handle` ordering (to show the harness catches its bug).
     pub legacy_put_handle: bool,
+    /// AUX tracing.
+    pub aux: AuxMode,
+    /// AUX area per buffer, bytes (a power of two).
+    pub aux_size: usize,
+    /// Trace bytes the tracer writes per step of a traced thread.
+    pub aux_bytes_per_step: usize,
+    /// Steps per stretch (`aux_output_begin` … `aux_output_end`), unless a context switch ends it.
+    pub aux_stretch: u32,
+    /// Snapshot mode: steps between snapshot triggers.
+    pub snapshot_every: u32,
     /// Per mille chance, at each preemption point, that an interrupt at the *same* context
     /// level tries to trace (refused by the recursion guard, as the kernel does).
     pub recursion_permille: u32,
@@ -152,6 +174,11 @@ impl Default for SimConfig {
             backward: false,
             legacy_put_handle: false,
             recursion_permille: 5,
+            aux: AuxMode::Off,
+            aux_size: 8192,
+            aux_bytes_per_step: 24,
+            aux_stretch: 50,
+            snapshot_every: 5000,
         }
     }
 }

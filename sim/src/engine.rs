@@ -15,7 +15,9 @@ use perfring::memory::{Position, RingMemory};
 use perfring::producer::{Config, Hooks, PreemptPoint, Producer, ReserveError, Writer};
 use perfring::record::{types, Endian, Header};
 
-use crate::config::SimConfig;
+use perfring::aux::{AuxConsumer, AuxHandle, AuxProducer, AuxRecord, AuxtraceRecord};
+
+use crate::config::{AuxMode, SimConfig};
 use crate::records::{throttle, trailer, EventKind, Sample};
 use crate::rng::Rng;
 
@@ -52,6 +54,14 @@ pub struct BufferStats {
     pub backward_reads: u64,
     /// THROTTLE and UNTHROTTLE records read.
     pub throttles: u64,
+    /// AUX trace bytes the tracer wrote.
+    pub aux_written: u64,
+    /// AUX trace bytes the consumer read (snapshots may read fewer: older bytes are overwritten).
+    pub aux_read: u64,
+    /// PERF_RECORD_AUX records read from the data ring.
+    pub aux_records: u64,
+    /// AUX stretches ended by a context switch (a trace discontinuity).
+    pub aux_discontinuities: u64,
 }
 
 /// One entry of the consumed stream, for perf.data.
@@ -61,6 +71,8 @@ pub enum Out {
     Record(Vec<u8>),
     /// The end of one pass over all buffers (perf's FINISHED_ROUND).
     Round,
+    /// A PERF_RECORD_AUXTRACE and the AUX bytes that follow it in the file.
+    Auxtrace(AuxtraceRecord, Vec<u8>),
 }
 
 /// What a run produced and what the oracle found.
@@ -131,6 +143,8 @@ struct State {
     woken: Vec<bool>,
     /// Last sequence number read per (buffer, cpu, level): program order per context.
     last_seq: HashMap<(usize, u32, Level), u64>,
+    /// PERF_RECORD_AUX records the tracers emitted, per buffer, in order.
+    aux_expected: Vec<std::collections::VecDeque<AuxRecord>>,
     report: Report,
 }
 
@@ -367,6 +381,7 @@ fn run_with<M: RingMemory, const L: bool>(cfg: &SimConfig, rings: &mut [M], mut 
         observed_head: vec![None; rings.len()],
         woken: vec![false; rings.len()],
         last_seq: HashMap::new(),
+        aux_expected: vec![Default::default(); rings.len()],
         report: Report::default(),
     });
     let config =
@@ -383,6 +398,15 @@ fn run_with<M: RingMemory, const L: bool>(cfg: &SimConfig, rings: &mut [M], mut 
             Reader::Forward(c)
         });
     }
+    let mut tracers: Vec<Tracer<&M>> = Vec::new();
+    if cfg.aux != AuxMode::Off {
+        for p in &producers {
+            let ring: &M = p.memory();
+            // SAFETY: one tracer per buffer, the only writer of its AUX area.
+            let producer = unsafe { AuxProducer::new(ring, cfg.aux == AuxMode::Snapshot, 0) }.expect("AUX area");
+            tracers.push(Tracer { producer, consumer: AuxConsumer::new(ring).expect("AUX area"), open: None });
+        }
+    }
     let mut scratch = vec![0u8; 65536];
     let mut woken_at: Option<u32> = None;
     for step in 0..cfg.steps {
@@ -398,6 +422,11 @@ fn run_with<M: RingMemory, const L: bool>(cfg: &SimConfig, rings: &mut [M], mut 
         for cpu in 0..cfg.cpus {
             task_work(&state, &producers, cpu, tick);
         }
+        for (b, tracer) in tracers.iter_mut().enumerate() {
+            trace_step(&state, tracer, &producers[b], b, step);
+        }
+        let snapshot_due =
+            cfg.aux == AuxMode::Snapshot && step % cfg.snapshot_every.max(1) == cfg.snapshot_every.max(1) - 1;
         // Like `perf record`: when the timer is due or any buffer woke us, read every buffer,
         // then mark the end of the round (perf sorts by time within rounds).
         // A wakeup reaches the reader `wake_latency` steps later (scheduling delay).
@@ -414,18 +443,34 @@ fn run_with<M: RingMemory, const L: bool>(cfg: &SimConfig, rings: &mut [M], mut 
             }
             now
         };
-        if due || woken {
+        if due || woken || snapshot_due {
             for (b, reader) in readers.iter_mut().enumerate() {
                 read(&state, reader, b, cfg.read_budget, &mut scratch);
+            }
+            for (b, tracer) in tracers.iter_mut().enumerate() {
+                if cfg.aux == AuxMode::Full || snapshot_due {
+                    read_aux(&state, tracer, &producers[b], b, step);
+                }
             }
             state.borrow_mut().report.out.push(Out::Round);
         }
     }
     // Drain everything, then check the laws.
+    for (b, tracer) in tracers.iter_mut().enumerate() {
+        end_stretch(&state, tracer, &producers[b], b, false);
+        read_aux(&state, tracer, &producers[b], b, cfg.steps);
+    }
     for (b, reader) in readers.iter_mut().enumerate() {
         read(&state, reader, b, 0, &mut scratch);
     }
+    for b in 0..tracers.len() {
+        let left = state.borrow().aux_expected[b].len();
+        if left != 0 && !cfg.backward {
+            state.borrow_mut().violation(format!("buffer {b}: {left} PERF_RECORD_AUX records never read"));
+        }
+    }
     let pending: Vec<u64> = producers.iter().map(|p| p.lost_pending() as u64).collect();
+    drop(tracers);
     drop(producers);
     drop(readers);
     let mut st = state.into_inner();
@@ -637,12 +682,160 @@ fn check(state: &RefCell<State>, b: usize, bytes: &[u8], backward: bool) {
         types::LOST => {
             st.stats[b].lost_reported += u64::from_ne_bytes(bytes[16..24].try_into().expect("LOST is 24+ bytes"));
         }
+        types::AUX => {
+            let u = |o: usize| u64::from_ne_bytes(bytes[o..o + 8].try_into().expect("AUX is 32+ bytes"));
+            let got = AuxRecord { aux_offset: u(8), aux_size: u(16), flags: u(24) };
+            st.stats[b].aux_records += 1;
+            st.stats[b].consumed += 1;
+            if !backward {
+                match st.aux_expected[b].pop_front() {
+                    Some(want) if want == got => {}
+                    want => st.violation(format!("buffer {b}: PERF_RECORD_AUX {got:?}, the tracer emitted {want:?}")),
+                }
+            }
+        }
         types::THROTTLE | types::UNTHROTTLE => {
             st.stats[b].throttles += 1;
             st.stats[b].consumed += 1;
         }
         t => st.violation(format!("buffer {b}: unexpected record type {t}")),
     }
-    let _ = backward;
     st.report.out.push(Out::Record(bytes.to_vec()));
+}
+
+/// The AUX-area hardware tracer of one buffer.
+struct Tracer<M: RingMemory> {
+    producer: AuxProducer<M>,
+    consumer: AuxConsumer<M>,
+    /// The open stretch: handle, the CPU and thread it traces, and the step it began.
+    open: Option<(AuxHandle, u32, u32, u32)>,
+}
+
+/// The trace byte at free-running AUX position `pos` of buffer `b` (the oracle's pattern).
+pub fn aux_byte(b: usize, pos: usize) -> u8 {
+    (pos.wrapping_mul(7).wrapping_add(b * 13) & 0xff) as u8
+}
+
+/// One step of the tracer of buffer `b`: trace the thread the mode traces into this buffer.
+fn trace_step<M: RingMemory, const L: bool>(
+    state: &RefCell<State>,
+    tracer: &mut Tracer<M>,
+    data: &Producer<M, SimHooks<'_, L>>,
+    b: usize,
+    step: u32,
+) {
+    // Which (cpu, tid) this buffer traces now, if any.
+    let now = {
+        let st = state.borrow();
+        (0..st.cfg.cpus).find_map(|cpu| {
+            let t = st.cpus[cpu as usize].running?;
+            let th = &st.threads[t];
+            (st.cfg.mode.buffer_for(st.cfg.cpus, th.pid, th.tid, cpu) == Some(b)).then_some((cpu, th.tid))
+        })
+    };
+    let (per_step, stretch) = {
+        let st = state.borrow();
+        (st.cfg.aux_bytes_per_step, st.cfg.aux_stretch)
+    };
+    // A context switch stops the hardware: the stretch ends (seed 000 §3.2, the discontinuity).
+    if let Some((_, cpu, tid, began)) = &tracer.open {
+        let switched = now != Some((*cpu, *tid));
+        if switched || step - began >= stretch {
+            end_stretch(state, tracer, data, b, switched);
+        }
+    }
+    let Some((cpu, tid)) = now else { return };
+    if tracer.open.is_none() {
+        match tracer.producer.output_begin() {
+            Ok(h) => tracer.open = Some((h, cpu, tid, step)),
+            Err(_) => return, // no space: the kernel disables the event until the reader catches up
+        }
+    }
+    let Some((h, ..)) = tracer.open.as_mut() else { return };
+    let n = per_step.min(h.available());
+    let bytes: Vec<u8> = (0..n).map(|i| aux_byte(b, h.position().wrapping_add(i))).collect();
+    tracer.producer.write(h, &bytes).expect("within the available space");
+    state.borrow_mut().stats[b].aux_written += n as u64;
+    if n < per_step {
+        let _ = h.flag(perfring::aux::flags::TRUNCATED);
+        end_stretch(state, tracer, data, b, false);
+    }
+}
+
+/// `aux_output_end` for the open stretch, emitting PERF_RECORD_AUX into buffer `b`.
+fn end_stretch<M: RingMemory, const L: bool>(
+    state: &RefCell<State>,
+    tracer: &mut Tracer<M>,
+    data: &Producer<M, SimHooks<'_, L>>,
+    b: usize,
+    switched: bool,
+) {
+    let Some((h, cpu, tid, _)) = tracer.open.take() else { return };
+    let written = h.position().wrapping_sub(tracer.producer.head());
+    let (pid, time) = {
+        let st = state.borrow();
+        let pid = st.threads.iter().find(|t| t.tid == tid).map_or(tid, |t| t.pid);
+        (pid, st.time)
+    };
+    let writer =
+        Writer { id: EventKind::CpuClock.id(), sample_id: Some(trailer(EventKind::CpuClock, pid, tid, time, cpu)) };
+    data.hooks().cpu.set(cpu);
+    state.borrow_mut().stats[b].attempted += 1;
+    match tracer.producer.output_end(h, written, data, &writer) {
+        Ok((Some(rec), _)) => {
+            let mut st = state.borrow_mut();
+            st.aux_expected[b].push_back(rec);
+            st.stats[b].written += 1;
+            if switched {
+                st.stats[b].aux_discontinuities += 1;
+            }
+        }
+        Ok((None, _)) => state.borrow_mut().stats[b].attempted -= 1,
+        Err(_) => state.borrow_mut().stats[b].dropped += 1,
+    }
+}
+
+/// The consumer of buffer `b`'s AUX area: read (or snapshot) it, check every byte, and write an
+/// AUXTRACE record with the bytes to the output.
+fn read_aux<M: RingMemory, const L: bool>(
+    state: &RefCell<State>,
+    tracer: &mut Tracer<M>,
+    data: &Producer<M, SimHooks<'_, L>>,
+    b: usize,
+    step: u32,
+) {
+    let snapshot = state.borrow().cfg.aux == AuxMode::Snapshot;
+    let mut buf = vec![0u8; state.borrow().cfg.aux_size];
+    let (start, len) = if snapshot {
+        // USR2: stop the tracer (end its stretch), snapshot, and let it restart next step.
+        end_stretch(state, tracer, data, b, false);
+        let s = tracer.consumer.snapshot(&mut buf);
+        (s.start, s.len)
+    } else {
+        tracer.consumer.read(&mut buf)
+    };
+    if len == 0 {
+        return;
+    }
+    let mut st = state.borrow_mut();
+    if let Some(i) = (0..len).find(|&i| buf[i] != aux_byte(b, start.wrapping_add(i))) {
+        st.violation(format!("buffer {b}: AUX byte at {:#x} torn or corrupt", start + i));
+    }
+    st.stats[b].aux_read += len as u64;
+    let padded = len.div_ceil(8) * 8;
+    let mut bytes = buf[..len].to_vec();
+    bytes.resize(padded, 0);
+    let (cpu, tid) = match &st.cfg.mode {
+        crate::config::Mode::PerThread { tid } => (u32::MAX, *tid),
+        _ => (b as u32, u32::MAX),
+    };
+    let rec = AuxtraceRecord {
+        size: padded as u64,
+        offset: start as u64,
+        reference: u64::from(step),
+        idx: b as u32,
+        tid,
+        cpu,
+    };
+    st.report.out.push(Out::Auxtrace(rec, bytes));
 }

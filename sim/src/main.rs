@@ -5,6 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use perfring_sim::config::AuxMode;
 use perfring_sim::{run_with_progress, Mode, Report, SimConfig, SimRing};
 
 const HELP: &str = "\
@@ -35,6 +36,9 @@ OPTIONS:
   --nmi PERMILLE       chance of an NMI sample per step and CPU (default 20)
   --period N           page-fault sample period (default 10); --freq HZ for frequency mode
   --backward           backward overwrite rings, read newest-first with pause/resume
+  --aux                an AUX-area hardware tracer per buffer, read in full (AUXTRACE records)
+  --snapshot           the AUX tracer in snapshot (overwrite) mode, snapshotted periodically
+  --aux-size BYTES     AUX area per buffer, a power of two (default 8192)
   --legacy-put-handle  the buggy pre-2019 put_handle ordering (the oracle should complain)
   -o, --output PATH    perf.data to write (default perf.data; '-' for none)
   -h, --help           this text
@@ -73,6 +77,9 @@ fn parse() -> Result<(SimConfig, String), String> {
             "--period" => cfg.sample_period = num(value()?)?,
             "--freq" => cfg.freq = Some(num(value()?)?),
             "--backward" => cfg.backward = true,
+            "--aux" => cfg.aux = AuxMode::Full,
+            "--snapshot" => cfg.aux = AuxMode::Snapshot,
+            "--aux-size" => cfg.aux_size = num(value()?)? as usize,
             "--legacy-put-handle" => cfg.legacy_put_handle = true,
             "-o" | "--output" => output = value()?,
             other => return Err(format!("unknown option '{other}' (see --help)")),
@@ -88,6 +95,9 @@ fn parse() -> Result<(SimConfig, String), String> {
     };
     if !cfg.ring_size.is_power_of_two() || cfg.ring_size < 64 {
         return Err(format!("--ring-size {} must be a power of two >= 64", cfg.ring_size));
+    }
+    if cfg.aux != AuxMode::Off && (!cfg.aux_size.is_power_of_two() || cfg.aux_size < 64) {
+        return Err(format!("--aux-size {} must be a power of two >= 64", cfg.aux_size));
     }
     if cfg.cpus == 0 || cfg.cpus > 1024 {
         return Err("--cpus must be 1..=1024".into());
@@ -125,6 +135,18 @@ fn print_table(cfg: &SimConfig, report: &Report, secs: f64) {
         report.total(|b| b.wakeups),
         report.total(|b| b.nested)
     );
+    if cfg.aux != AuxMode::Off {
+        println!(
+            "{:<9} {:>12} {:>12} {:>12} {:>16}",
+            "AUX", "bytes traced", "bytes read", "AUX records", "discontinuities"
+        );
+        for b in &report.buffers {
+            println!(
+                "{:<9} {:>12} {:>12} {:>12} {:>16}",
+                b.label, b.aux_written, b.aux_read, b.aux_records, b.aux_discontinuities
+            );
+        }
+    }
     println!(
         "throttled samples {}, THROTTLE/UNTHROTTLE records read {}, recursion refused {}",
         report.throttled_samples,
@@ -145,7 +167,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let mut rings: Vec<SimRing> = cfg.mode.buffers(cfg.cpus).iter().map(|_| SimRing::new(cfg.ring_size)).collect();
+    let aux_size = if cfg.aux == AuxMode::Off { 0 } else { cfg.aux_size };
+    let mut rings: Vec<SimRing> =
+        cfg.mode.buffers(cfg.cpus).iter().map(|_| SimRing::with_aux(cfg.ring_size, aux_size)).collect();
     if rings.is_empty() {
         eprintln!("perfring-sim: the mode traces no CPU of this machine (check --cpu-list against --cpus)");
         return ExitCode::from(2);

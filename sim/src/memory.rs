@@ -15,18 +15,34 @@ pub struct SimRing {
     paused: AtomicBool,
     write_gen: AtomicUsize,
     data: Vec<AtomicUsize>,
+    aux: Vec<AtomicUsize>,
 }
 
 impl SimRing {
     /// A zeroed ring of `data_size` bytes (a power of two ≥ 64; checked by the producer and
     /// consumer constructors, which return typed errors).
     pub fn new(data_size: usize) -> Self {
+        Self::with_aux(data_size, 0)
+    }
+
+    /// A zeroed ring with an AUX area of `aux_size` bytes (0 for none).
+    pub fn with_aux(data_size: usize, aux_size: usize) -> Self {
         SimRing {
             positions: std::array::from_fn(|_| AtomicUsize::new(0)),
             header: std::array::from_fn(|_| AtomicU32::new(0)),
             paused: AtomicBool::new(false),
             write_gen: AtomicUsize::new(0),
             data: (0..data_size / W).map(|_| AtomicUsize::new(0)).collect(),
+            aux: (0..aux_size / W).map(|_| AtomicUsize::new(0)).collect(),
+        }
+    }
+}
+
+impl SimRing {
+    fn words(&self, area: Area) -> &[AtomicUsize] {
+        match area {
+            Area::Data => &self.data,
+            Area::Aux => &self.aux,
         }
     }
 }
@@ -38,7 +54,7 @@ unsafe impl RingMemory for SimRing {
     fn size(&self, area: Area) -> usize {
         match area {
             Area::Data => self.data.len() * W,
-            Area::Aux => 0,
+            Area::Aux => self.aux.len() * W,
         }
     }
     fn position(&self, p: Position) -> &AtomicUsize {
@@ -53,11 +69,12 @@ unsafe impl RingMemory for SimRing {
     fn write_gen(&self) -> &AtomicUsize {
         &self.write_gen
     }
-    unsafe fn write(&self, _area: Area, offset: usize, src: &[u8]) {
+    unsafe fn write(&self, area: Area, offset: usize, src: &[u8]) {
+        let words = self.words(area);
         let mut pos = offset;
         let mut rest = src;
         while !rest.is_empty() {
-            let word = &self.data[pos / W];
+            let word = &words[pos / W];
             let in_word = pos % W;
             let n = (W - in_word).min(rest.len());
             let mut bytes = word.load(R).to_ne_bytes();
@@ -67,10 +84,11 @@ unsafe impl RingMemory for SimRing {
             rest = &rest[n..];
         }
     }
-    unsafe fn read(&self, _area: Area, offset: usize, dst: &mut [u8]) {
+    unsafe fn read(&self, area: Area, offset: usize, dst: &mut [u8]) {
+        let words = self.words(area);
         for (k, b) in dst.iter_mut().enumerate() {
             let pos = offset + k;
-            *b = self.data[pos / W].load(R).to_ne_bytes()[pos % W];
+            *b = words[pos / W].load(R).to_ne_bytes()[pos % W];
         }
     }
     fn load_words(&self, area: Area, offset: usize, dst: &mut [u8]) -> bool {
@@ -78,7 +96,7 @@ unsafe impl RingMemory for SimRing {
             return false;
         }
         for (k, chunk) in dst.chunks_exact_mut(W).enumerate() {
-            chunk.copy_from_slice(&self.data[offset / W + k].load(R).to_ne_bytes());
+            chunk.copy_from_slice(&self.words(area)[offset / W + k].load(R).to_ne_bytes());
         }
         true
     }

@@ -106,6 +106,12 @@ pub fn write_perf_data(cfg: &SimConfig, report: &Report, path: &str) -> std::io:
                 n += 1;
             }
             Out::Round => data.extend_from_slice(&round),
+            Out::Auxtrace(rec, bytes) => {
+                // header.size is 48; the AUX bytes follow, counted only by rec.size.
+                data.extend_from_slice(&rec.encode(e));
+                data.extend_from_slice(bytes);
+                n += 1;
+            }
         }
     }
     // File: header | attrs | ids | data.

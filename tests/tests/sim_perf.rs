@@ -72,3 +72,88 @@ fn perf_script_reads_a_lossy_per_cpu_session_with_the_same_samples() {
     };
     session(&cfg, "per-cpu");
 }
+
+/// `perf report -D` lists the AUX and AUXTRACE records of a simulated AUX session with the
+/// sizes, offsets and flags the simulation emitted. (`--no-itrace`: perf decodes AUX data only
+/// for the PMUs it knows; the records themselves are what is checked here.)
+fn aux_session(cfg: &SimConfig, name: &str) {
+    use perfring::record::{types, Endian, Header};
+    use perfring_sim::config::AuxMode;
+    use perfring_sim::Out;
+    if !perf_available() {
+        println!("skipped: perf not found (install linux-perf)");
+        return;
+    }
+    let mut rings: Vec<SimRing> =
+        cfg.mode.buffers(cfg.cpus).iter().map(|_| SimRing::with_aux(cfg.ring_size, cfg.aux_size)).collect();
+    let report = run(cfg, &mut rings);
+    assert!(report.violations.is_empty(), "{:#?}", report.violations);
+    assert_ne!(cfg.aux, AuxMode::Off);
+    let path = std::env::temp_dir().join(format!("perfring-sim-{name}-{}.data", std::process::id()));
+    let path_str = path.to_str().unwrap();
+    write_perf_data(cfg, &report, path_str).unwrap();
+    // What the simulation wrote.
+    let mut want_aux = Vec::new();
+    let mut want_auxtrace = Vec::new();
+    for o in &report.out {
+        match o {
+            Out::Record(r) if Header::parse(r, Endian::NATIVE).unwrap().type_ == types::AUX => {
+                let u = |o: usize| u64::from_ne_bytes(r[o..o + 8].try_into().unwrap());
+                want_aux.push((u(8), u(16), u(24)));
+            }
+            Out::Auxtrace(a, _) => want_auxtrace.push((a.size, a.offset, a.idx, a.tid as i32, a.cpu as i32)),
+            _ => {}
+        }
+    }
+    assert!(!want_aux.is_empty() && !want_auxtrace.is_empty(), "the session traced something");
+    let out = Command::new("perf").args(["report", "-D", "--no-itrace", "-i", path_str]).output().unwrap();
+    assert!(out.status.success(), "perf report -D failed: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    let field = |line: &str, key: &str| -> String {
+        let at = line.find(key).unwrap() + key.len();
+        line[at..].split_whitespace().next().unwrap().to_string()
+    };
+    let mut got_aux = Vec::new();
+    let mut got_auxtrace = Vec::new();
+    for line in text.lines() {
+        if line.contains("PERF_RECORD_AUX offset:") {
+            got_aux.push((hex(&field(line, "offset: ")), hex(&field(line, "size: ")), hex(&field(line, "flags: "))));
+        } else if line.contains("PERF_RECORD_AUXTRACE size:") {
+            got_auxtrace.push((
+                hex(&field(line, "size: ")),
+                hex(&field(line, "offset: ")),
+                field(line, "idx: ").parse().unwrap(),
+                field(line, "tid: ").parse().unwrap(),
+                field(line, "cpu: ").parse().unwrap(),
+            ));
+        }
+    }
+    println!("{name}: perf report -D listed {} AUX and {} AUXTRACE records", got_aux.len(), got_auxtrace.len());
+    want_aux.sort_unstable();
+    got_aux.sort_unstable();
+    want_auxtrace.sort_unstable();
+    got_auxtrace.sort_unstable();
+    assert_eq!(got_aux, want_aux, "PERF_RECORD_AUX offsets, sizes, flags");
+    assert_eq!(got_auxtrace, want_auxtrace, "PERF_RECORD_AUXTRACE sizes, offsets, idx, tid, cpu");
+    std::fs::remove_file(&path).ok();
+}
+
+#[test]
+fn perf_report_lists_aux_and_auxtrace_records_of_a_system_wide_aux_session() {
+    let cfg = SimConfig { steps: 3000, aux: perfring_sim::config::AuxMode::Full, ..SimConfig::default() };
+    aux_session(&cfg, "aux-full");
+}
+
+#[test]
+fn perf_report_lists_aux_and_auxtrace_records_of_a_per_thread_snapshot_session() {
+    let cfg = SimConfig {
+        steps: 6000,
+        mode: Mode::PerThread { tid: 1000 },
+        aux: perfring_sim::config::AuxMode::Snapshot,
+        aux_size: 1024,
+        snapshot_every: 1000,
+        ..SimConfig::default()
+    };
+    aux_session(&cfg, "aux-snapshot");
+}

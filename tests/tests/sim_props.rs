@@ -9,6 +9,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use perfring_sim::config::AuxMode;
 use perfring_sim::{run, Mode, Report, SimConfig, SimRing};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as PtConfig, TestCaseError, TestRunner};
@@ -36,6 +37,7 @@ fn config(legacy: bool) -> impl Strategy<Value = SimConfig> {
             (1u32..200, 0u32..8, 0u32..100),
             (0u32..400, 0u32..100, 0u32..300, 1u64..20),
             (any::<bool>(), proptest::option::weighted(0.2, 100u64..100_000), 1u32..8, 1u32..10),
+            (0u8..3, 6u32..=12, 1usize..100, 1u32..60, 1u32..200),
         )
             .prop_map(
                 move |(
@@ -44,6 +46,7 @@ fn config(legacy: bool) -> impl Strategy<Value = SimConfig> {
                     (read_every, budget, latency),
                     (irq, nmi, tp, period),
                     (backward, freq, tick, max_tick),
+                    (aux, aux_log, aux_bytes, stretch, snap),
                 )| SimConfig {
                     mode,
                     cpus,
@@ -65,13 +68,20 @@ fn config(legacy: bool) -> impl Strategy<Value = SimConfig> {
                     backward: backward && !legacy,
                     legacy_put_handle: legacy,
                     recursion_permille: 10,
+                    aux: [AuxMode::Off, AuxMode::Full, AuxMode::Snapshot][usize::from(aux)],
+                    aux_size: 1 << aux_log,
+                    aux_bytes_per_step: aux_bytes,
+                    aux_stretch: stretch,
+                    snapshot_every: snap,
                 },
             )
     })
 }
 
 fn simulate(cfg: &SimConfig) -> Report {
-    let mut rings: Vec<SimRing> = cfg.mode.buffers(cfg.cpus).iter().map(|_| SimRing::new(cfg.ring_size)).collect();
+    let aux = if cfg.aux == AuxMode::Off { 0 } else { cfg.aux_size };
+    let mut rings: Vec<SimRing> =
+        cfg.mode.buffers(cfg.cpus).iter().map(|_| SimRing::with_aux(cfg.ring_size, aux)).collect();
     run(cfg, &mut rings)
 }
 
@@ -87,6 +97,8 @@ fn oracle_holds_for_random_sessions_with_the_current_put_handle() {
     static BACKWARD: AtomicU64 = AtomicU64::new(0);
     static DEPTH4: AtomicU64 = AtomicU64::new(0);
     static THROTTLE: AtomicU64 = AtomicU64::new(0);
+    static AUX: AtomicU64 = AtomicU64::new(0);
+    static SNAPSHOT_LOSS: AtomicU64 = AtomicU64::new(0);
     let mut runner = TestRunner::new(PtConfig { cases: cases(), failure_persistence: None, ..PtConfig::default() });
     let result = runner.run(&config(false), |cfg| {
         let report = simulate(&cfg);
@@ -101,6 +113,11 @@ fn oracle_holds_for_random_sessions_with_the_current_put_handle() {
         count(&BACKWARD, report.total(|b| b.backward_reads) > 0);
         count(&DEPTH4, report.buffers.iter().any(|b| b.max_depth >= 4));
         count(&THROTTLE, report.total(|b| b.throttles) > 0);
+        count(&AUX, report.total(|b| b.aux_records) > 0);
+        count(
+            &SNAPSHOT_LOSS,
+            cfg.aux == AuxMode::Snapshot && report.total(|b| b.aux_read) < report.total(|b| b.aux_written),
+        );
         if report.violations.is_empty() {
             Ok(())
         } else {
@@ -114,6 +131,8 @@ fn oracle_holds_for_random_sessions_with_the_current_put_handle() {
         ("with backward reads", BACKWARD.load(Relaxed)),
         ("with nesting depth 4", DEPTH4.load(Relaxed)),
         ("with throttling", THROTTLE.load(Relaxed)),
+        ("with AUX records", AUX.load(Relaxed)),
+        ("with AUX snapshots that lost data", SNAPSHOT_LOSS.load(Relaxed)),
     ];
     println!("sim_props: {} cases;", cases());
     for (name, n) in counters {
