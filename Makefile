@@ -72,3 +72,20 @@ soak:
 	SIM_CASES=200000 $(CARGO) test -q -p perfring-tests --release --test sim_props -- --nocapture
 	PROPTEST_CASES=20000 $(CARGO) test -q -p perfring-tests --release --test backward_props --test hostile_props
 	@echo "make soak: 200,000 simulated sessions and 20,000 cases of each property held"
+
+## Peers side by side (rtrb, ringbuf, crossbeam ArrayQueue, bbqueue), memcpy and a cross-core ceiling.
+bench:
+	$(CARGO) bench -q -p perfring-tests --bench rings
+	@echo "make bench: figures above (medians of 5 runs; see BENCHMARKS.md for the machine)"
+
+## Instructions per record (callgrind), producer fast path and consumer.
+bench-instructions:
+	@command -v valgrind >/dev/null || (apt-get update -qq && apt-get install -y -qq valgrind)
+	$(CARGO) bench -q -p perfring-tests --bench instructions --no-run
+	@bin=$$(ls -t target/release/deps/instructions-* | grep -v '\.d$$' | head -1); \
+	count() { valgrind --tool=callgrind --callgrind-out-file=/dev/null $$bin $$1 $$2 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'; }; \
+	p1=$$(count producer 100000); p2=$$(count producer 200000); \
+	c1=$$(count consumer 100000); c2=$$(count consumer 200000); \
+	prod=$$(( (p2 - p1) / 100000 )); cons=$$(( ((c2 - c1) - (p2 - p1)) / 100000 )); \
+	echo "producer fast path (output_begin + 32-byte copy + output_end): $$prod instructions per record"; \
+	echo "consumer (batch read, per record):                           $$cons instructions per record"

@@ -33,6 +33,41 @@ pub use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize};
 /// interrupt-injection tests.
 pub(crate) type LocalUsize = core::sync::atomic::AtomicUsize;
 
+/// The kernel's `local_cmpxchg` on a [`LocalUsize`]: atomic against an interrupt on this CPU,
+/// with no cross-CPU ordering and no bus lock. On x86_64 that is `cmpxchg` without the `lock`
+/// prefix (one instruction, so an interrupt sees it whole); elsewhere, and under Miri or loom,
+/// an ordinary atomic compare-exchange.
+#[inline(always)]
+pub(crate) fn local_compare_exchange(a: &LocalUsize, current: usize, new: usize) -> Result<usize, usize> {
+    #[cfg(all(target_arch = "x86_64", not(miri), not(loom)))]
+    {
+        let previous: usize;
+        // SAFETY: `a.as_ptr()` is a valid, aligned usize for the duration of the call. The
+        // location is only ever accessed by one thread (a `Producer` is `!Sync`; `CpuLocal`'s
+        // contract adds only interrupts of that CPU), and a single `cmpxchg` instruction is atomic
+        // with respect to interrupts on the executing CPU, which is all the kernel's
+        // `local_cmpxchg` promises too.
+        unsafe {
+            core::arch::asm!(
+                "cmpxchg qword ptr [{ptr}], {new}",
+                ptr = in(reg) a.as_ptr(),
+                new = in(reg) new,
+                inout("rax") current => previous,
+                options(nostack),
+            );
+        }
+        if previous == current {
+            Ok(previous)
+        } else {
+            Err(previous)
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(miri), not(loom))))]
+    {
+        a.compare_exchange(current, new, crate::fences::LOCAL, crate::fences::LOCAL)
+    }
+}
+
 /// The `nest` counter, CPU-local like [`LocalUsize`].
 pub(crate) type LocalU32 = core::sync::atomic::AtomicU32;
 

@@ -28,7 +28,7 @@ use core::cell::Cell;
 use core::marker::PhantomData;
 
 use crate::fences::{fence, A_TAIL_LOAD, B_HEAD_STORE, LOCAL, S1_SEQ_WRITE_BEGIN, S2_SEQ_WRITE_END};
-use crate::loom::{compiler_barrier, LocalU32, LocalUsize};
+use crate::loom::{compiler_barrier, local_compare_exchange, LocalU32, LocalUsize};
 use crate::memory::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
 use crate::record::{Endian, LostRecord, SampleId, MAX_RECORD_SIZE};
 
@@ -190,6 +190,10 @@ pub struct Producer<M: RingMemory, H: Hooks<M> = NoHooks> {
     wakeup: LocalUsize,
     /// `rb->events`: samples counted towards `wakeup_events`.
     events: LocalUsize,
+    /// The last `data_tail` loaded (with (A)). Space is checked against it first; the tail is
+    /// re-loaded only when that check fails, so the fast path does not read the consumer's word.
+    /// A stale tail is an older tail: it can only under-estimate the space.
+    cached_tail: LocalUsize,
     /// Overwrite mode: `rb->head` when the outermost writer opened. Everything nested writers
     /// reserve before it closes lies between this and `rb->head`.
     episode: LocalUsize,
@@ -232,6 +236,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             wakeup: LocalUsize::new(if config.backward { head.wrapping_neg() } else { head }),
             events: LocalUsize::new(0),
             episode: LocalUsize::new(head),
+            cached_tail: LocalUsize::new(mem.position(Position::DataTail).load(A_TAIL_LOAD)),
             backward: config.backward,
             overwrite: config.overwrite,
             watermark,
@@ -285,9 +290,11 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         let mut offset = self.head.load(LOCAL);
         let new_head = loop {
             self.hooks.preempt(PreemptPoint::AfterHeadLoad, self);
-            if !self.overwrite {
-                // (A): the tail load is ordered before our data stores; pairs with (D).
+            if !self.overwrite && !self.has_space(offset, self.cached_tail.load(LOCAL), total) {
+                // (A): the tail load is ordered before our data stores; pairs with (D). (With
+                // a cached tail, the acquire load that read it earlier orders them just as well.)
                 let tail = self.mem.position(Position::DataTail).load(A_TAIL_LOAD);
+                self.cached_tail.store(tail, LOCAL);
                 if !self.has_space(offset, tail, total) {
                     self.lost.fetch_add(1, LOCAL);
                     self.put_handle(handle_wakeup);
@@ -305,7 +312,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
                 self.put_handle(handle_wakeup);
                 return Err(ReserveError::NoSpace);
             }
-            match self.head.compare_exchange(offset, new, LOCAL, LOCAL) {
+            match local_compare_exchange(&self.head, offset, new) {
                 Ok(_) => break new,
                 // A nested writer reserved first: retry from its head (and re-read the tail).
                 Err(current) => offset = current,

@@ -424,13 +424,15 @@ fn hostile_tail_never_lets_the_producer_overwrite_unread_data() {
     let mut ring = ModelRing::<16>::new().unwrap();
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
     p.output(&record(1, 64), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(3, 56), &Writer::ANONYMOUS).unwrap(); // 120 of 128: the cached tail says full
     let tail = p.memory().position(Position::DataTail);
     // Tail beyond head, tail far behind, tail wrapped: every one is "no space".
-    for bad in [200usize, 64 + 8, usize::MAX / 2, 64usize.wrapping_sub(1000)] {
+    for bad in [200usize, 120 + 8, usize::MAX / 2, 120usize.wrapping_sub(1000)] {
         tail.store(bad, crate::fences::LOCAL);
         assert_eq!(p.output(&record(2, 8), &Writer::ANONYMOUS), Err(ReserveError::NoSpace), "tail {bad}");
     }
     tail.store(0, crate::fences::LOCAL);
     let got = drain(&mut c);
-    assert_eq!(got[0].1, record(1, 64), "unread record intact");
+    assert_eq!(got[0].1, record(1, 64), "unread records intact");
+    assert_eq!(got[1].1, record(3, 56));
 }

@@ -261,6 +261,7 @@ pub fn run_producer(case: &ProducerCase) {
     let ring = HostileRing::new(size, &[], 0, 0, Vec::new());
     // SAFETY: the only producer of this ring.
     let producer = unsafe { Producer::new(&ring, config) }.unwrap();
+    let mut tails = vec![0usize];
     for &(units, tail) in &case.ops {
         ring.set(Position::DataTail, tail);
         let before = ring.snapshot();
@@ -287,10 +288,17 @@ pub fn run_producer(case: &ProducerCase) {
                 assert_eq!(before[i], after[i], "byte {i} outside the reservation changed");
             }
         }
-        // Honest-peer invariant: with a valid tail, the reservation never covers unread bytes.
+        // Honest-peer invariant: the reservation never covers bytes that are unread according
+        // to every tail the peer has published (the producer may use any earlier tail it
+        // loaded; an honest tail only moves forward, so an earlier one is conservative). A
+        // producer that ignored the tail would fail this.
+        tails.push(tail);
         if !config.overwrite && reserved > 0 {
-            let unread = if config.backward { tail.wrapping_sub(head_before) } else { head_before.wrapping_sub(tail) };
-            assert!(unread + reserved < size, "reserved {reserved} over {unread} unread bytes of {size}");
+            let unread =
+                |t: usize| if config.backward { t.wrapping_sub(head_before) } else { head_before.wrapping_sub(t) };
+            let least = tails.iter().map(|&t| unread(t)).filter(|&u| u <= size).min();
+            let least = least.expect("some tail justified the reservation");
+            assert!(least + reserved < size, "reserved {reserved} over {least} unread bytes of {size}");
         }
     }
 }

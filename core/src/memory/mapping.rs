@@ -3,6 +3,8 @@
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
+use crossbeam_utils::CachePadded;
+
 use super::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
 use crate::fences::LOCAL;
 use crate::loom::{AtomicBool, AtomicU32, AtomicUsize};
@@ -26,7 +28,10 @@ pub struct Mapping<'a> {
     aux: NonNull<u8>,
     aux_size: usize,
     paused: AtomicBool,
-    write_gen: AtomicUsize,
+    /// Written by an overwrite-mode producer on every record while the consumer reads the
+    /// fields above: on its own cache line so those reads do not bounce. (The ABI page cannot be
+    /// padded: `data_head` and `data_tail` share a line by the kernel's layout.)
+    write_gen: CachePadded<AtomicUsize>,
     _memory: PhantomData<&'a mut [u8]>,
 }
 
@@ -69,7 +74,7 @@ impl<'a> Mapping<'a> {
             aux: NonNull::dangling(),
             aux_size: 0,
             paused: AtomicBool::new(false),
-            write_gen: AtomicUsize::new(0),
+            write_gen: CachePadded::new(AtomicUsize::new(0)),
             _memory: PhantomData,
         })
     }
@@ -134,7 +139,7 @@ impl<'a> Mapping<'a> {
             aux: NonNull::dangling(),
             aux_size: 0,
             paused: AtomicBool::new(false),
-            write_gen: AtomicUsize::new(0),
+            write_gen: CachePadded::new(AtomicUsize::new(0)),
             _memory: PhantomData,
         })
     }

@@ -1,0 +1,43 @@
+//! `make bench-instructions`: the work per record, counted by callgrind (instructions, which do
+//! not depend on machine noise). The Makefile runs this binary under callgrind twice, with N and
+//! 2N records, and divides the difference of the totals by N, so setup cost cancels out.
+//!
+//! `instructions producer N`: N × (`output_begin` + 32-byte copy + `output_end`) into a ring
+//! large enough never to fill (no hooks: `NoHooks` compiles the preemption points away).
+//! `instructions consumer N`: the same N writes, then one batch reading all N records; the
+//! Makefile subtracts the producer run to get the consumer's share.
+
+use std::hint::black_box;
+
+use perfring::consumer::Scratch;
+use perfring::producer::{Config, Writer};
+use perfring::record::{types, Endian, Header};
+use perfring::{split, Mapping};
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mode = args.next().unwrap_or_else(|| "producer".into());
+    let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    // A fixed size (setup cost must not grow with N): room for 400,000 records of 40 bytes.
+    let ring = 16 << 20;
+    assert!(n * 40 < ring);
+    let mut mem = vec![0u64; (4096 + ring) / 8];
+    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
+    let mut map = Mapping::new(bytes, 4096).unwrap();
+    let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
+    let mut record = [0x5Au8; 40];
+    record[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: 40 }.to_bytes(Endian::NATIVE));
+    for _ in 0..n {
+        let mut h = producer.output_begin(40, &Writer::ANONYMOUS).unwrap();
+        h.write(black_box(&record)).unwrap();
+        h.end();
+    }
+    if mode == "consumer" {
+        let mut scratch = Scratch::new();
+        let mut sum = 0u64;
+        let read = consumer.for_each(&mut scratch, |r| sum += u64::from(r.bytes[8])).unwrap();
+        assert_eq!(read, n);
+        black_box(sum);
+    }
+}

@@ -1,0 +1,350 @@
+//! `make bench`: perfring and its peers on the same cross-thread workload, in one process.
+//!
+//! Each row moves `N` records of a fixed payload size from a producer thread pinned to CPU 0 to
+//! a consumer thread pinned to CPU 1, through a 64 KiB ring, record by record on the producer
+//! side; the consumer touches every payload (a checksum, so no copy is optimised away). Every
+//! figure is the median of `RUNS` runs. Rows:
+//!
+//! * `perfring`: `output_begin` + copy + `output_end` per record (the kernel's protocol: publish
+//!   `data_head` per record); the consumer drains everything available per batch (one
+//!   `data_tail` store per batch) — reported as batched, with the one-record-per-batch row beside.
+//! * `rtrb (chunks)`: `write_chunk` / `read_chunk` of one record.
+//! * `ringbuf`: `push_slice` / `pop_slice` of one record.
+//! * `crossbeam ArrayQueue`: `push` / `pop` of `[u8; P]` values.
+//! * `bbqueue (grants)`: `grant_exact` + `commit` / `read` + `release` of one record.
+//! * references: single-thread `memcpy` of the payload, and a cross-core copy ceiling (two
+//!   threads handing 64 KiB blocks over through one flag each: the cost of moving the cache lines
+//!   between the cores, which no queue can beat).
+//!
+//! Why not criterion/divan: they time one closure on one thread; a two-thread, pinned,
+//! steady-state transfer needs its own loop. Timing is wall-clock over the whole transfer.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use perfring::consumer::Scratch;
+use perfring::producer::{Config, Writer};
+use perfring::record::{types, Endian, Header};
+use perfring::{split, Mapping};
+
+const RING: usize = 64 * 1024;
+const RUNS: usize = 5;
+
+fn pin(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is valid; CPU_SET writes inside it; sched_setaffinity on the
+    // calling thread (pid 0) reads it. Failure (fewer CPUs) just leaves the thread unpinned.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+fn records_for(payload: usize) -> usize {
+    // About 128 MiB per run for big payloads, 2M records for small ones; BENCH_SCALE divides.
+    let scale: usize = std::env::var("BENCH_SCALE").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+    (128 * 1024 * 1024 / payload.max(64)).min(2_000_000) / scale.max(1)
+}
+
+/// Run producer and consumer on two pinned threads; returns the wall time.
+fn two_threads(producer: impl FnOnce() + Send, consumer: impl FnOnce() -> u64 + Send) -> Duration {
+    let go = AtomicBool::new(false);
+    let start = std::thread::scope(|s| {
+        let p = s.spawn(|| {
+            pin(0);
+            while !go.load(Ordering::Acquire) {
+                std::hint::spin_loop();
+            }
+            producer();
+        });
+        let c = s.spawn(|| {
+            pin(1);
+            while !go.load(Ordering::Acquire) {
+                std::hint::spin_loop();
+            }
+            black_box(consumer());
+        });
+        let start = Instant::now();
+        go.store(true, Ordering::Release);
+        p.join().unwrap();
+        c.join().unwrap();
+        start
+    });
+    start.elapsed()
+}
+
+fn aligned_buffer(len: usize) -> Vec<u64> {
+    vec![0u64; len.div_ceil(8)]
+}
+
+fn perfring_run(payload: usize, n: usize, batch: bool) -> Duration {
+    let mut mem = aligned_buffer(4096 + RING);
+    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
+    let mut map = Mapping::new(bytes, 4096).unwrap();
+    let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
+    let size = 8 + payload;
+    let mut record = vec![0xABu8; size];
+    record[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: size as u16 }.to_bytes(Endian::NATIVE));
+    two_threads(
+        move || {
+            for _ in 0..n {
+                while producer.output(&record, &Writer::ANONYMOUS).is_err() {
+                    std::hint::spin_loop();
+                }
+            }
+        },
+        move || {
+            let mut scratch = Scratch::new();
+            let (mut got, mut sum) = (0usize, 0u64);
+            while got < n {
+                let mut batch_ = consumer.batch().unwrap();
+                while let Some(r) = batch_.next(&mut scratch) {
+                    let r = r.unwrap();
+                    sum += u64::from(r.bytes[8]) + u64::from(r.bytes[r.bytes.len() - 1]);
+                    got += 1;
+                    if !batch {
+                        break;
+                    }
+                }
+            }
+            sum
+        },
+    )
+    // Lost records would be retried above: every write succeeded exactly once.
+}
+
+fn rtrb_run(payload: usize, n: usize) -> Duration {
+    let (mut p, mut c) = rtrb::RingBuffer::<u8>::new(RING);
+    let data = vec![0xABu8; payload];
+    two_threads(
+        move || {
+            for _ in 0..n {
+                loop {
+                    if let Ok(mut chunk) = p.write_chunk(payload) {
+                        let (a, b) = chunk.as_mut_slices();
+                        a.copy_from_slice(&data[..a.len()]);
+                        b.copy_from_slice(&data[a.len()..]);
+                        chunk.commit_all();
+                        break;
+                    }
+                    std::hint::spin_loop();
+                }
+            }
+        },
+        move || {
+            let (mut got, mut sum) = (0usize, 0u64);
+            while got < n {
+                if let Ok(chunk) = c.read_chunk(payload) {
+                    let (a, b) = chunk.as_slices();
+                    sum += u64::from(a[0]) + u64::from(*b.last().unwrap_or(&a[a.len() - 1]));
+                    chunk.commit_all();
+                    got += 1;
+                }
+            }
+            sum
+        },
+    )
+}
+
+fn ringbuf_run(payload: usize, n: usize) -> Duration {
+    use ringbuf::traits::{Consumer as _, Observer as _, Producer as _, Split};
+    let (mut p, mut c) = ringbuf::HeapRb::<u8>::new(RING).split();
+    let data = vec![0xABu8; payload];
+    two_threads(
+        move || {
+            for _ in 0..n {
+                while p.vacant_len() < payload {
+                    std::hint::spin_loop();
+                }
+                p.push_slice(&data);
+            }
+        },
+        move || {
+            let mut buf = vec![0u8; payload];
+            let (mut got, mut sum) = (0usize, 0u64);
+            while got < n {
+                if c.occupied_len() >= payload {
+                    c.pop_slice(&mut buf);
+                    sum += u64::from(buf[0]) + u64::from(buf[payload - 1]);
+                    got += 1;
+                }
+            }
+            sum
+        },
+    )
+}
+
+fn arrayqueue_run<const P: usize>(n: usize) -> Duration {
+    let q = crossbeam_queue::ArrayQueue::<[u8; P]>::new(RING / P);
+    let q = &q;
+    two_threads(
+        move || {
+            for _ in 0..n {
+                let mut v = [0xABu8; P];
+                while let Err(back) = q.push(v) {
+                    v = back;
+                    std::hint::spin_loop();
+                }
+            }
+        },
+        move || {
+            let (mut got, mut sum) = (0usize, 0u64);
+            while got < n {
+                if let Some(v) = q.pop() {
+                    sum += u64::from(v[0]) + u64::from(v[P - 1]);
+                    got += 1;
+                }
+            }
+            sum
+        },
+    )
+}
+
+fn bbqueue_run(payload: usize, n: usize) -> Duration {
+    let bb: bbqueue::nicknames::Churrasco<RING> = bbqueue::nicknames::Churrasco::new();
+    let bb = &bb;
+    let data = vec![0xABu8; payload];
+    two_threads(
+        move || {
+            let p = bb.stream_producer();
+            for _ in 0..n {
+                loop {
+                    if let Ok(mut g) = p.grant_exact(payload) {
+                        g.copy_from_slice(&data);
+                        g.commit(payload);
+                        break;
+                    }
+                    std::hint::spin_loop();
+                }
+            }
+        },
+        move || {
+            let c = bb.stream_consumer();
+            let (mut got, mut sum) = (0usize, 0u64);
+            while got < n {
+                if let Ok(g) = c.read() {
+                    if g.len() >= payload {
+                        sum += u64::from(g[0]) + u64::from(g[payload - 1]);
+                        g.release(payload);
+                        got += 1;
+                    } else {
+                        g.release(0);
+                    }
+                }
+            }
+            sum
+        },
+    )
+}
+
+fn memcpy_run(payload: usize, n: usize) -> Duration {
+    let src = vec![0xABu8; payload];
+    let mut dst = vec![0u8; RING];
+    let start = Instant::now();
+    let mut off = 0;
+    for _ in 0..n {
+        if off + payload > RING {
+            off = 0;
+        }
+        dst[off..off + payload].copy_from_slice(black_box(&src));
+        off += payload;
+    }
+    black_box(&dst);
+    start.elapsed()
+}
+
+/// Two threads hand 16 blocks of 4 KiB over round-robin with one flag each: the cross-core
+/// ceiling for moving `payload`-byte records (records are packed into blocks).
+fn ceiling_run(payload: usize, n: usize) -> Duration {
+    const BLOCK: usize = 4096;
+    const BLOCKS: usize = 16;
+    let per_block = (BLOCK / payload).max(1);
+    let blocks = n.div_ceil(per_block);
+    let buf: Vec<AtomicUsize> = (0..BLOCKS * BLOCK / 8).map(|_| AtomicUsize::new(0)).collect();
+    let full: Vec<AtomicBool> = (0..BLOCKS).map(|_| AtomicBool::new(false)).collect();
+    let (buf, full) = (&buf, &full);
+    two_threads(
+        move || {
+            for i in 0..blocks {
+                let b = i % BLOCKS;
+                while full[b].load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
+                for w in &buf[b * BLOCK / 8..(b + 1) * BLOCK / 8] {
+                    w.store(i, Ordering::Relaxed);
+                }
+                full[b].store(true, Ordering::Release);
+            }
+        },
+        move || {
+            let mut sum = 0u64;
+            for i in 0..blocks {
+                let b = i % BLOCKS;
+                while !full[b].load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
+                for w in &buf[b * BLOCK / 8..(b + 1) * BLOCK / 8] {
+                    sum = sum.wrapping_add(w.load(Ordering::Relaxed) as u64);
+                }
+                full[b].store(false, Ordering::Release);
+            }
+            sum
+        },
+    )
+}
+
+fn median(mut f: impl FnMut() -> Duration) -> Duration {
+    let mut v: Vec<Duration> = (0..RUNS).map(|_| f()).collect();
+    v.sort_unstable();
+    v[RUNS / 2]
+}
+
+fn main() {
+    let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
+    println!("perfring bench: producer on CPU 0, consumer on CPU 1, 64 KiB rings, median of {RUNS} runs");
+    println!(
+        "{:<28} {:>7} {:>12} {:>10} {:>12} {:>12}",
+        "row", "payload", "records/s", "GB/s", "perfring/x", "ceiling %"
+    );
+    for payload in [8usize, 32, 256, 4096] {
+        if filter.as_deref().is_some_and(|f| f != payload.to_string()) {
+            continue;
+        }
+        let n = records_for(payload);
+        let rate = |d: Duration| n as f64 / d.as_secs_f64();
+        let perfring = median(|| perfring_run(payload, n, true));
+        let rows: Vec<(&str, Duration)> = vec![
+            ("perfring (consumer batch)", perfring),
+            ("perfring (1 record/batch)", median(|| perfring_run(payload, n, false))),
+            ("rtrb (chunks)", median(|| rtrb_run(payload, n))),
+            ("ringbuf", median(|| ringbuf_run(payload, n))),
+            (
+                "crossbeam ArrayQueue",
+                median(|| match payload {
+                    8 => arrayqueue_run::<8>(n),
+                    32 => arrayqueue_run::<32>(n),
+                    256 => arrayqueue_run::<256>(n),
+                    _ => arrayqueue_run::<4096>(n),
+                }),
+            ),
+            ("bbqueue (grants)", median(|| bbqueue_run(payload, n))),
+            ("cross-core copy ceiling", median(|| ceiling_run(payload, n))),
+            ("memcpy, one thread", median(|| memcpy_run(payload, n))),
+        ];
+        let ceiling = rows.iter().find(|r| r.0.starts_with("cross-core")).unwrap().1;
+        for (name, d) in &rows {
+            let r = rate(*d);
+            println!(
+                "{:<28} {:>7} {:>12.3e} {:>10.2} {:>12.2} {:>11.0}%",
+                name,
+                payload,
+                r,
+                r * payload as f64 / 1e9,
+                rate(perfring) / r,
+                100.0 * rate(*d) / rate(ceiling)
+            );
+        }
+    }
+}
