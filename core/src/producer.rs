@@ -361,6 +361,39 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         Ok(handle.end())
     }
 
+    /// Write several records and publish `data_head` once: `f` runs inside one outer writer, so
+    /// every record it writes is a nested writer (the kernel's `nest` mechanism), and the final
+    /// `put_handle` publishes them all with one (B) store. Returns `f`'s result and whether a
+    /// wakeup was signalled.
+    ///
+    /// Records written inside are invisible to the consumer until `f` returns, so the space they
+    /// use cannot be freed meanwhile: end the batch when a write fails with
+    /// [`ReserveError::NoSpace`] instead of retrying inside it. A panic in `f` still publishes.
+    pub fn batch<R>(&self, f: impl FnOnce(&Self) -> R) -> (R, bool) {
+        struct Outer<'p, M: RingMemory, H: Hooks<M>> {
+            producer: &'p Producer<M, H>,
+            wakeup: usize,
+            woke: bool,
+        }
+        impl<M: RingMemory, H: Hooks<M>> Drop for Outer<'_, M, H> {
+            fn drop(&mut self) {
+                self.woke = self.producer.put_handle(self.wakeup);
+            }
+        }
+        let nest = self.nest.load(LOCAL);
+        self.nest.store(nest + 1, LOCAL);
+        compiler_barrier();
+        if self.overwrite && nest == 0 {
+            self.write_gen_begin();
+            self.episode.store(self.head.load(LOCAL), LOCAL);
+        }
+        let outer = Outer { producer: self, wakeup: self.wakeup.load(LOCAL), woke: false };
+        let result = f(self);
+        let mut outer = core::mem::ManuallyDrop::new(outer);
+        outer.woke = self.put_handle(outer.wakeup);
+        (result, outer.woke)
+    }
+
     /// Records dropped and not yet reported by a `PERF_RECORD_LOST` (the kernel's `rb->lost`).
     /// They will be reported at the start of the next successful reservation.
     pub fn lost_pending(&self) -> usize {

@@ -436,3 +436,20 @@ fn hostile_tail_never_lets_the_producer_overwrite_unread_data() {
     assert_eq!(got[0].1, record(1, 64), "unread records intact");
     assert_eq!(got[1].1, record(3, 56));
 }
+
+#[test]
+fn a_batch_publishes_data_head_once_for_all_its_records() {
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let inject = Inject::new(PreemptPoint::AfterNestIncrement, 0); // observes data_head only
+    let (p, mut c) = split_with_hooks(&mut ring, Config::default(), &inject).unwrap();
+    let ((), _) = p.batch(|p| {
+        for i in 0..5 {
+            p.output(&record(i, 16), &Writer::ANONYMOUS).unwrap();
+        }
+        assert_eq!(p.memory().position(Position::DataHead).load(crate::fences::LOCAL), 0, "nothing published yet");
+    });
+    assert_eq!(p.nest(), 0);
+    assert_eq!(p.memory().position(Position::DataHead).load(crate::fences::LOCAL), 80);
+    let got: Vec<Vec<u8>> = drain(&mut c).into_iter().map(|(_, b)| b).collect();
+    assert_eq!(got, (0..5).map(|i| record(i, 16)).collect::<Vec<_>>());
+}
