@@ -1,1 +1,429 @@
-//! Self-monitoring: the control page seqlock, counter reads and time conversions (issue 11).
+//! Self-monitoring: the control page's seqlock, counter reads and time conversions.
+//!
+//! The kernel keeps `lock`, `index`, `offset`, `time_enabled`, `time_running`, the capability
+//! bits and the `time_*` conversion parameters of the control page up to date
+//! (`perf_event_update_userpage`), bumping `lock` before and after each update. A reader loops
+//! until it sees the same, even `lock` before and after reading the fields ([`read`]).
+//!
+//! # Stronger than the kernel, on purpose
+//!
+//! The kernel's writer uses compiler barriers only: its reader is the task itself on the same
+//! CPU, and the writer runs to completion before that reader resumes. A writer on another CPU (a
+//! hypervisor exporting counters to a guest, the simulator) needs real fences: [`write`] uses
+//! (S1)/(S2) and the reader (S3)/(S4) of [`crate::fences`], and the reader also refuses an odd
+//! `lock` (an update in progress), which the uapi loop does not check. The loom model
+//! `tests/tests/loom_selfmon.rs` shows each of S1–S4 is needed.
+//!
+//! # Hostile writers
+//!
+//! The reader retries at most `max_retries` times and then returns
+//! [`SelfmonError::Unstable`]; all arithmetic is total (wrapping as the kernel's u64 C code,
+//! 128-bit intermediates where the uapi's quot/rem form would overflow, shifts clamped to 63),
+//! so no page content can make it panic or spin forever.
+//!
+//! u64 fields are read as two 32-bit halves (targets without 64-bit atomics have no other way);
+//! the seqlock makes the pair consistent.
+
+use crate::fences::{fence, LOCAL, S1_SEQ_WRITE_BEGIN, S2_SEQ_WRITE_END, S3_SEQ_READ_BEGIN, S4_SEQ_READ_END};
+use crate::memory::RingMemory;
+use crate::page::{offsets, Capabilities};
+
+/// Retries [`read`] allows by default before [`SelfmonError::Unstable`].
+pub const DEFAULT_MAX_RETRIES: u32 = 1000;
+
+/// A consistent copy of the self-monitoring fields of the control page.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Snapshot {
+    /// The (even) `lock` value the fields were read under.
+    pub lock: u32,
+    /// Hardware counter index + 1; 0: the counter cannot be read directly.
+    pub index: u32,
+    /// Add to the hardware counter value.
+    pub offset: i64,
+    /// Time the event was enabled (ns).
+    pub time_enabled: u64,
+    /// Time the event was running (ns).
+    pub time_running: u64,
+    /// Capability bits.
+    pub capabilities: Capabilities,
+    /// Bit width of the hardware counter.
+    pub pmc_width: u16,
+    /// Cycles → ns shift.
+    pub time_shift: u16,
+    /// Cycles → ns multiplier.
+    pub time_mult: u32,
+    /// Cycles → ns offset.
+    pub time_offset: u64,
+    /// Perf timestamp at cycle 0 (`cap_user_time_zero`).
+    pub time_zero: u64,
+    /// Cycle base for `cap_user_time_short`.
+    pub time_cycles: u64,
+    /// Cycle mask for `cap_user_time_short`.
+    pub time_mask: u64,
+}
+
+/// How the reader gets the hardware counter and the cycle counter (rdpmc/rdtsc on x86, the PMU
+/// and timer registers elsewhere, a fake in tests). Called inside the seqlock loop.
+pub trait CounterSource {
+    /// The raw value of hardware counter `index` (the page's `index - 1`).
+    fn read_pmc(&mut self, index: u32) -> u64;
+    /// The cycle counter the `time_*` parameters convert (TSC on x86).
+    fn read_cycles(&mut self) -> u64;
+}
+
+/// A source with no hardware access: counts come from `offset` and times from the page alone.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoCounters;
+
+impl CounterSource for NoCounters {
+    fn read_pmc(&mut self, _index: u32) -> u64 {
+        0
+    }
+    fn read_cycles(&mut self) -> u64 {
+        0
+    }
+}
+
+/// Why a self-monitoring read failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SelfmonError {
+    /// The writer never left the fields stable for a whole read (`lock` odd or changed) within
+    /// the retry bound.
+    Unstable {
+        /// Reads attempted.
+        retries: u32,
+    },
+}
+
+impl core::fmt::Display for SelfmonError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            SelfmonError::Unstable { retries } => write!(f, "control page never stable over {retries} reads"),
+        }
+    }
+}
+
+/// A counter reading: the snapshot and what was computed from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reading {
+    /// The fields read.
+    pub snapshot: Snapshot,
+    /// `offset` + the sign-extended hardware counter (if `cap_user_rdpmc` and `index != 0`).
+    pub count: u64,
+    /// `time_enabled`, advanced to now when `cap_user_time` (and enabled ≠ running).
+    pub enabled: u64,
+    /// `time_running`, advanced to now like `enabled` when the counter is active.
+    pub running: u64,
+    /// Times the seqlock loop had to retry.
+    pub retries: u32,
+}
+
+fn load_u64<M: RingMemory>(mem: &M, off: usize) -> u64 {
+    let a = u64::from(mem.page_word(off).load(LOCAL));
+    let b = u64::from(mem.page_word(off + 4).load(LOCAL));
+    if cfg!(target_endian = "little") {
+        a | b << 32
+    } else {
+        b | a << 32
+    }
+}
+
+fn store_u64<M: RingMemory>(mem: &M, off: usize, v: u64) {
+    let (a, b) =
+        if cfg!(target_endian = "little") { (v as u32, (v >> 32) as u32) } else { ((v >> 32) as u32, v as u32) };
+    mem.page_word(off).store(a, LOCAL);
+    mem.page_word(off + 4).store(b, LOCAL);
+}
+
+/// The two u16 fields at offset 48 (`pmc_width`, `time_shift`) from their 32-bit word.
+fn split_u16s(w: u32) -> (u16, u16) {
+    let b = w.to_ne_bytes();
+    (u16::from_ne_bytes([b[0], b[1]]), u16::from_ne_bytes([b[2], b[3]]))
+}
+
+fn join_u16s(first: u16, second: u16) -> u32 {
+    let (a, b) = (first.to_ne_bytes(), second.to_ne_bytes());
+    u32::from_ne_bytes([a[0], a[1], b[0], b[1]])
+}
+
+fn read_fields<M: RingMemory>(mem: &M, lock: u32) -> Snapshot {
+    let (pmc_width, time_shift) = split_u16s(mem.page_word(offsets::PMC_WIDTH).load(LOCAL));
+    Snapshot {
+        lock,
+        index: mem.page_word(offsets::INDEX).load(LOCAL),
+        offset: load_u64(mem, offsets::OFFSET) as i64,
+        time_enabled: load_u64(mem, offsets::TIME_ENABLED),
+        time_running: load_u64(mem, offsets::TIME_RUNNING),
+        capabilities: Capabilities(load_u64(mem, offsets::CAPABILITIES)),
+        pmc_width,
+        time_shift,
+        time_mult: mem.page_word(offsets::TIME_MULT).load(LOCAL),
+        time_offset: load_u64(mem, offsets::TIME_OFFSET),
+        time_zero: load_u64(mem, offsets::TIME_ZERO),
+        time_cycles: load_u64(mem, offsets::TIME_CYCLES),
+        time_mask: load_u64(mem, offsets::TIME_MASK),
+    }
+}
+
+/// Read the self-monitoring fields consistently, and the counters through `source` inside the
+/// same critical section (the uapi loop), then compute the count and the times.
+pub fn read<M: RingMemory, C: CounterSource>(
+    mem: &M,
+    source: &mut C,
+    max_retries: u32,
+) -> Result<Reading, SelfmonError> {
+    for retries in 0..=max_retries {
+        // (S3): the first lock load before the field loads; pairs with the writer's (S2).
+        let seq = mem.page_word(offsets::LOCK).load(S3_SEQ_READ_BEGIN);
+        if seq & 1 == 1 {
+            continue;
+        }
+        let s = read_fields(mem, seq);
+        let cycles =
+            if s.capabilities.user_time() && s.time_enabled != s.time_running { source.read_cycles() } else { 0 };
+        let pmc = if s.capabilities.user_rdpmc() && s.index != 0 { source.read_pmc(s.index - 1) } else { 0 };
+        // (S4): the field loads before the second lock load; pairs with the writer's (S1).
+        fence(S4_SEQ_READ_END);
+        if mem.page_word(offsets::LOCK).load(LOCAL) != seq {
+            continue;
+        }
+        let mut count = s.offset as u64;
+        if s.capabilities.user_rdpmc() && s.index != 0 {
+            count = count.wrapping_add(sign_extend(pmc, s.pmc_width) as u64);
+        }
+        let (mut enabled, mut running) = (s.time_enabled, s.time_running);
+        if s.capabilities.user_time() && enabled != running {
+            let cyc = if s.capabilities.user_time_short() {
+                short_cycles(cycles, s.time_cycles, s.time_mask)
+            } else {
+                cycles
+            };
+            let delta = cycles_to_delta(cyc, s.time_shift, s.time_mult, s.time_offset);
+            enabled = enabled.wrapping_add(delta);
+            if s.index != 0 {
+                running = running.wrapping_add(delta);
+            }
+        }
+        return Ok(Reading { snapshot: s, count, enabled, running, retries });
+    }
+    Err(SelfmonError::Unstable { retries: max_retries })
+}
+
+/// What [`write`] publishes (`perf_event_update_userpage`'s fields).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Update {
+    /// `index`.
+    pub index: u32,
+    /// `offset`.
+    pub offset: i64,
+    /// `time_enabled`.
+    pub time_enabled: u64,
+    /// `time_running`.
+    pub time_running: u64,
+    /// Capability bits (`cap_bit0_is_deprecated` is always added).
+    pub capabilities: Capabilities,
+    /// `pmc_width`.
+    pub pmc_width: u16,
+    /// `time_shift`.
+    pub time_shift: u16,
+    /// `time_mult`.
+    pub time_mult: u32,
+    /// `time_offset`.
+    pub time_offset: u64,
+    /// `time_zero`.
+    pub time_zero: u64,
+    /// `time_cycles`.
+    pub time_cycles: u64,
+    /// `time_mask`.
+    pub time_mask: u64,
+}
+
+/// Publish `u` under the seqlock (the kernel's `perf_event_update_userpage`). Writers must not
+/// nest or run concurrently on one page ("otherwise the seqlock logic goes bad").
+pub fn write<M: RingMemory>(mem: &M, u: &Update) {
+    let lock = mem.page_word(offsets::LOCK);
+    let seq = lock.load(LOCAL);
+    lock.store(seq.wrapping_add(1) | 1, LOCAL);
+    // (S1): the odd lock before the field stores; pairs with the reader's (S4).
+    fence(S1_SEQ_WRITE_BEGIN);
+    mem.page_word(offsets::INDEX).store(u.index, LOCAL);
+    store_u64(mem, offsets::OFFSET, u.offset as u64);
+    store_u64(mem, offsets::TIME_ENABLED, u.time_enabled);
+    store_u64(mem, offsets::TIME_RUNNING, u.time_running);
+    store_u64(mem, offsets::CAPABILITIES, u.capabilities.0 | Capabilities::BIT0_IS_DEPRECATED);
+    mem.page_word(offsets::PMC_WIDTH).store(join_u16s(u.pmc_width, u.time_shift), LOCAL);
+    mem.page_word(offsets::TIME_MULT).store(u.time_mult, LOCAL);
+    store_u64(mem, offsets::TIME_OFFSET, u.time_offset);
+    store_u64(mem, offsets::TIME_ZERO, u.time_zero);
+    store_u64(mem, offsets::TIME_CYCLES, u.time_cycles);
+    store_u64(mem, offsets::TIME_MASK, u.time_mask);
+    // (S2): the field stores before the even lock; pairs with the reader's (S3).
+    lock.store((seq.wrapping_add(1) | 1).wrapping_add(1), S2_SEQ_WRITE_END);
+}
+
+/// Sign-extend a `width`-bit counter value (uapi: `pmc <<= 64 - width; pmc >>= 64 - width`).
+/// Width 0 gives 0; widths of 64 or more (a hostile page) use all 64 bits.
+pub fn sign_extend(pmc: u64, width: u16) -> i64 {
+    match width {
+        0 => 0,
+        w if w >= 64 => pmc as i64,
+        w => ((pmc << (64 - w)) as i64) >> (64 - w),
+    }
+}
+
+/// `cap_user_time_short`: rebuild a full cycle count from a short counter value.
+pub fn short_cycles(cyc: u64, time_cycles: u64, time_mask: u64) -> u64 {
+    time_cycles.wrapping_add(cyc.wrapping_sub(time_cycles) & time_mask)
+}
+
+/// Cycles → ns since `time_enabled` was stamped: `time_offset + (cyc * mult) >> shift`, with a
+/// 128-bit product (libperf's `mul_u64_u32_shr`); equal to the uapi's quot/rem form whenever
+/// that form does not overflow. `shift` is clamped to 63.
+pub fn cycles_to_delta(cyc: u64, shift: u16, mult: u32, offset: u64) -> u64 {
+    offset.wrapping_add(mul_shr(cyc, mult, shift))
+}
+
+/// Cycles → perf timestamp (`cap_user_time_zero`): `time_zero + (cyc * mult) >> shift`.
+pub fn cycles_to_timestamp(cyc: u64, shift: u16, mult: u32, time_zero: u64) -> u64 {
+    time_zero.wrapping_add(mul_shr(cyc, mult, shift))
+}
+
+/// Perf timestamp → cycles (`cap_user_time_zero`): `((ts - time_zero) << shift) / mult`, exact
+/// in 128 bits (the uapi's quot/rem form, without its overflow). `None` if `mult` is 0.
+pub fn timestamp_to_cycles(ts: u64, shift: u16, mult: u32, time_zero: u64) -> Option<u64> {
+    if mult == 0 {
+        return None;
+    }
+    let time = u128::from(ts.wrapping_sub(time_zero));
+    Some(((time << shift.min(63)) / u128::from(mult)) as u64)
+}
+
+/// Scale a count by enabled/running time (the counter was multiplexed):
+/// `count * enabled / running` in 128 bits, saturating at `u64::MAX`. `None` if `running` is 0
+/// (the counter never ran: nothing to scale from).
+pub fn scale(count: u64, enabled: u64, running: u64) -> Option<u64> {
+    if running == 0 {
+        return None;
+    }
+    let v = u128::from(count) * u128::from(enabled) / u128::from(running);
+    Some(u64::try_from(v).unwrap_or(u64::MAX))
+}
+
+fn mul_shr(cyc: u64, mult: u32, shift: u16) -> u64 {
+    ((u128::from(cyc) * u128::from(mult)) >> shift.min(63)) as u64
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// The uapi's own quot/rem form, for comparison where it does not overflow.
+    fn uapi_delta(cyc: u64, shift: u32, mult: u64, offset: u64) -> u64 {
+        let quot = cyc >> shift;
+        let rem = cyc & ((1u64 << shift) - 1);
+        offset.wrapping_add(quot.wrapping_mul(mult)).wrapping_add((rem * mult) >> shift)
+    }
+
+    #[test]
+    fn delta_matches_the_uapi_formula_at_edge_values() {
+        for shift in [0u16, 1, 10, 31] {
+            for mult in [0u32, 1, 0x8000_0000, u32::MAX - 1, u32::MAX] {
+                for cyc in [0u64, 1, 12345, 1 << 40, u64::MAX - 1, u64::MAX] {
+                    assert_eq!(
+                        cycles_to_delta(cyc, shift, mult, 7),
+                        uapi_delta(cyc, u32::from(shift), u64::from(mult), 7),
+                        "cyc {cyc} shift {shift} mult {mult}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn short_time_rebuilds_cycles_across_a_counter_wrap() {
+        // A 32-bit counter that wrapped past time_cycles.
+        let (time_cycles, mask) = (0xFFFF_FF00u64, 0xFFFF_FFFFu64);
+        assert_eq!(short_cycles(0x0000_0010, time_cycles, mask), time_cycles + 0x110);
+        assert_eq!(short_cycles(time_cycles, time_cycles, mask), time_cycles);
+        assert_eq!(short_cycles(5, 0, u64::MAX), 5);
+    }
+
+    #[test]
+    fn sign_extension_at_every_edge_width_and_hostile_widths_do_not_panic() {
+        assert_eq!(sign_extend(0xFFFF_FFFF_FFFF, 48), -1);
+        assert_eq!(sign_extend(0x7FFF_FFFF_FFFF, 48), 0x7FFF_FFFF_FFFF);
+        assert_eq!(sign_extend(1, 1), -1);
+        assert_eq!(sign_extend(0, 1), 0);
+        assert_eq!(sign_extend(u64::MAX, 64), -1);
+        assert_eq!(sign_extend(u64::MAX, 0), 0);
+        assert_eq!(sign_extend(5, u16::MAX), 5);
+    }
+
+    #[test]
+    fn timestamp_and_cycles_convert_both_ways() {
+        let (shift, mult, zero) = (31u16, 0x8000_0000u32, 1_000u64); // 1 cycle = 1 ns
+        assert_eq!(cycles_to_timestamp(5_000, shift, mult, zero), 6_000);
+        assert_eq!(timestamp_to_cycles(6_000, shift, mult, zero), Some(5_000));
+        assert_eq!(timestamp_to_cycles(6_000, shift, 0, zero), None);
+        // Cycles near 2^64 wrap as the kernel's u64 arithmetic does, without panicking.
+        let _ = cycles_to_timestamp(u64::MAX, 63, u32::MAX, u64::MAX);
+        let _ = timestamp_to_cycles(0, u16::MAX, 1, u64::MAX);
+    }
+
+    #[test]
+    fn scale_uses_128_bits_and_refuses_zero_running() {
+        assert_eq!(scale(u64::MAX / 2, 4, 2), Some(u64::MAX - 1));
+        assert_eq!(scale(u64::MAX, 3, 2), Some(u64::MAX), "saturates");
+        assert_eq!(scale(100, 300, 100), Some(300));
+        assert_eq!(scale(100, 300, 0), None);
+    }
+
+    #[test]
+    fn written_fields_read_back_through_the_seqlock() {
+        let ring = crate::ModelRing::<8>::new().unwrap();
+        let caps = Capabilities(Capabilities::USER_TIME | Capabilities::USER_RDPMC);
+        let u = Update {
+            index: 3,
+            offset: -5,
+            time_enabled: 1000,
+            time_running: 400,
+            capabilities: caps,
+            pmc_width: 48,
+            time_shift: 10,
+            time_mult: 1024,
+            time_offset: 7,
+            time_zero: 99,
+            time_cycles: 1 << 40,
+            time_mask: u64::MAX,
+        };
+        write(&ring, &u);
+        struct Src;
+        impl CounterSource for Src {
+            fn read_pmc(&mut self, index: u32) -> u64 {
+                assert_eq!(index, 2, "index - 1");
+                0xFFFF_FFFF_FFF0 // -16 in 48 bits
+            }
+            fn read_cycles(&mut self) -> u64 {
+                100
+            }
+        }
+        let r = read(&ring, &mut Src, 3).unwrap();
+        assert_eq!(r.retries, 0);
+        assert_eq!(r.snapshot.index, 3);
+        assert_eq!(r.snapshot.offset, -5);
+        assert_eq!(r.snapshot.time_zero, 99);
+        assert_eq!(r.snapshot.time_cycles, 1 << 40);
+        assert_eq!((r.snapshot.pmc_width, r.snapshot.time_shift, r.snapshot.time_mult), (48, 10, 1024));
+        assert_eq!(r.count, (-21i64) as u64, "offset + sign-extended pmc");
+        // delta = 7 + (100 * 1024) >> 10 = 107
+        assert_eq!((r.enabled, r.running), (1107, 507));
+        assert_eq!(r.snapshot.lock % 2, 0);
+    }
+
+    #[test]
+    fn a_lock_that_never_settles_is_a_typed_error_not_a_spin() {
+        let ring = crate::ModelRing::<8>::new().unwrap();
+        ring.page_word(offsets::LOCK).store(1, LOCAL); // odd forever: a writer that died mid-update
+        assert_eq!(read(&ring, &mut NoCounters, 50), Err(SelfmonError::Unstable { retries: 50 }));
+    }
+}
