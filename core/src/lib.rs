@@ -27,6 +27,8 @@
 //! | [`aux`] | the AUX area: driver-side begin/write/end with PERF_RECORD_AUX, reader, snapshots |
 //! | [`backward`] | newest-first reading of backward rings, validated against a racing producer |
 //! | [`record`] | `PERF_RECORD_*` headers and layouts |
+//! | [`selfmon`] | self-monitoring: the control page's seqlock, counter reads, time conversions |
+//! | [`security`] | the threat model: what each side trusts, what is guaranteed |
 //! | [`loom`] | the loom shim (`--cfg loom` selects loom's atomics and cells) |
 //!
 //! ## Loom

@@ -3,13 +3,13 @@
 //! The kernel keeps `lock`, `index`, `offset`, `time_enabled`, `time_running`, the capability
 //! bits and the `time_*` conversion parameters of the control page up to date
 //! (`perf_event_update_userpage`), bumping `lock` before and after each update. A reader loops
-//! until it sees the same, even `lock` before and after reading the fields ([`read`]).
+//! until it sees the same, even `lock` before and after reading the fields ([`read()`]).
 //!
 //! # Stronger than the kernel, on purpose
 //!
 //! The kernel's writer uses compiler barriers only: its reader is the task itself on the same
 //! CPU, and the writer runs to completion before that reader resumes. A writer on another CPU (a
-//! hypervisor exporting counters to a guest, the simulator) needs real fences: [`write`] uses
+//! hypervisor exporting counters to a guest, the simulator) needs real fences: [`write()`] uses
 //! (S1)/(S2) and the reader (S3)/(S4) of [`crate::fences`], and the reader also refuses an odd
 //! `lock` (an update in progress), which the uapi loop does not check. The loom model
 //! `tests/tests/loom_selfmon.rs` shows each of S1–S4 is needed.
@@ -28,7 +28,7 @@ use crate::fences::{fence, LOCAL, S1_SEQ_WRITE_BEGIN, S2_SEQ_WRITE_END, S3_SEQ_R
 use crate::memory::RingMemory;
 use crate::page::{offsets, Capabilities};
 
-/// Retries [`read`] allows by default before [`SelfmonError::Unstable`].
+/// Retries [`read()`] allows by default before [`SelfmonError::Unstable`].
 pub const DEFAULT_MAX_RETRIES: u32 = 1000;
 
 /// A consistent copy of the self-monitoring fields of the control page.
@@ -209,7 +209,7 @@ pub fn read<M: RingMemory, C: CounterSource>(
     Err(SelfmonError::Unstable { retries: max_retries })
 }
 
-/// What [`write`] publishes (`perf_event_update_userpage`'s fields).
+/// What [`write()`] publishes (`perf_event_update_userpage`'s fields).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Update {
     /// `index`.
