@@ -83,6 +83,12 @@ pub const D_TAIL_STORE: Ordering = weaken_if(cfg!(perfring_weaken = "D"), Orderi
 /// ordered after the head load by (C), and the copy is validated afterwards.
 pub const LOCAL: Ordering = Ordering::Relaxed;
 
+/// The compiler-only barrier (the kernel's `barrier()`) between the producer's CPU-local steps
+/// (`nest` increment, `rb->head` loads, `nest` stores; `put_handle` P1/P4/P5): it orders them
+/// against an interrupt handler on the same CPU, which is all the nest protocol needs. Used with
+/// `compiler_fence`, so it emits no instruction.
+pub const COMPILER_BARRIER: Ordering = Ordering::SeqCst;
+
 /// **(S1) release fence: the seqlock writer's odd `lock` before its field stores; pairs with
 /// (S4).**
 ///

@@ -76,7 +76,7 @@ pub(crate) type LocalU32 = core::sync::atomic::AtomicU32;
 #[inline(always)]
 pub(crate) fn compiler_barrier() {
     #[cfg(not(loom))]
-    core::sync::atomic::compiler_fence(core::sync::atomic::Ordering::SeqCst);
+    core::sync::atomic::compiler_fence(crate::fences::COMPILER_BARRIER);
 }
 
 /// A data cell that loom can track.
