@@ -276,14 +276,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             return Err(ReserveError::NoSpace);
         }
 
-        // perf_output_get_handle
-        let nest = self.nest.load(LOCAL);
-        self.nest.store(nest + 1, LOCAL);
-        compiler_barrier();
-        if self.overwrite && nest == 0 {
-            self.write_gen_begin();
-            self.episode.store(self.head.load(LOCAL), LOCAL);
-        }
+        let nest = self.get_handle();
         self.hooks.preempt(PreemptPoint::AfterNestIncrement, self);
         let handle_wakeup = self.wakeup.load(LOCAL);
 
@@ -380,13 +373,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
                 self.woke = self.producer.put_handle(self.wakeup);
             }
         }
-        let nest = self.nest.load(LOCAL);
-        self.nest.store(nest + 1, LOCAL);
-        compiler_barrier();
-        if self.overwrite && nest == 0 {
-            self.write_gen_begin();
-            self.episode.store(self.head.load(LOCAL), LOCAL);
-        }
+        self.get_handle();
         let outer = Outer { producer: self, wakeup: self.wakeup.load(LOCAL), woke: false };
         let result = f(self);
         let mut outer = core::mem::ManuallyDrop::new(outer);
@@ -437,6 +424,21 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         let used = if self.backward { tail.wrapping_sub(head) } else { head.wrapping_sub(tail) };
         // CIRC_SPACE keeps one byte free: used + total must stay below the size.
         used <= self.mask && total < self.mask + 1 - used
+    }
+
+    /// `perf_output_get_handle`: enter a writer (raise `nest`); the outermost one of an
+    /// overwrite ring also opens the write generation and the in-flight episode. Returns the
+    /// `nest` value before entering (0: this is the outermost writer).
+    #[inline(always)]
+    fn get_handle(&self) -> u32 {
+        let nest = self.nest.load(LOCAL);
+        self.nest.store(nest + 1, LOCAL);
+        compiler_barrier();
+        if self.overwrite && nest == 0 {
+            self.write_gen_begin();
+            self.episode.store(self.head.load(LOCAL), LOCAL);
+        }
+        nest
     }
 
     /// Overwrite mode: whether a reservation ending at `new` keeps everything reserved since the
