@@ -26,7 +26,7 @@
 //! | [`consumer`] | the user side: acquire head, read records (wrapping too), release tail |
 //! | [`aux`] | the AUX area: driver-side begin/write/end with PERF_RECORD_AUX, reader, snapshots |
 //! | [`backward`] | newest-first reading of backward rings, validated against a racing producer |
-//! | [`record`] | `PERF_RECORD_*` headers and layouts |
+//! | [`record`] | `PERF_RECORD_*`: zero-copy decoder and encoder of every record type and sample field, both byte orders |
 //! | [`selfmon`] | self-monitoring: the control page's seqlock, counter reads, time conversions |
 //! | [`security`] | the threat model: what each side trusts, what is guaranteed |
 //! | [`loom`] | the loom shim (`--cfg loom` selects loom's atomics and cells) |

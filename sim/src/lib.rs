@@ -11,6 +11,7 @@ pub mod config;
 pub mod engine;
 pub mod memory;
 pub mod output;
+pub mod perf_data;
 pub mod records;
 pub mod rng;
 

@@ -1,6 +1,7 @@
 //! `struct sample_id`: the trailer of non-sample records when `attr.sample_id_all` is set.
 
-use super::{sample_type, Endian};
+use super::cursor::Reader;
+use super::{sample_type, DecodeError, Endian};
 
 /// The values of a `sample_id` trailer. Which of them are present in a record is decided by the
 /// event's `sample_type` (see [`SampleId::size`]); absent fields are ignored when encoding and 0
@@ -83,5 +84,52 @@ impl SampleId {
             put(endian.put_u64(self.identifier));
         }
         Some(n)
+    }
+
+    /// Read a trailer laid out by `sample_type` from the start of `bytes` (which must hold at
+    /// least [`SampleId::size`] bytes); absent fields are 0.
+    pub fn decode(bytes: &[u8], sample_type: u64, endian: Endian) -> Result<SampleId, DecodeError> {
+        Self::read(&mut Reader::new(bytes, 0, bytes.len(), endian), sample_type)
+    }
+
+    /// Keep only the fields `sample_type` puts in a trailer, the others set to 0: what a trailer
+    /// decodes to after this one is encoded.
+    pub fn masked(self, sample_type: u64) -> SampleId {
+        let on = |bit: u64| sample_type & bit != 0;
+        SampleId {
+            pid: if on(sample_type::TID) { self.pid } else { 0 },
+            tid: if on(sample_type::TID) { self.tid } else { 0 },
+            time: if on(sample_type::TIME) { self.time } else { 0 },
+            id: if on(sample_type::ID) { self.id } else { 0 },
+            stream_id: if on(sample_type::STREAM_ID) { self.stream_id } else { 0 },
+            cpu: if on(sample_type::CPU) { self.cpu } else { 0 },
+            res: if on(sample_type::CPU) { self.res } else { 0 },
+            identifier: if on(sample_type::IDENTIFIER) { self.identifier } else { 0 },
+        }
+    }
+
+    pub(crate) fn read(r: &mut Reader<'_>, sample_type: u64) -> Result<SampleId, DecodeError> {
+        let mut s = SampleId::default();
+        if sample_type & sample_type::TID != 0 {
+            s.pid = r.u32("sample_id.pid")?;
+            s.tid = r.u32("sample_id.tid")?;
+        }
+        if sample_type & sample_type::TIME != 0 {
+            s.time = r.u64("sample_id.time")?;
+        }
+        if sample_type & sample_type::ID != 0 {
+            s.id = r.u64("sample_id.id")?;
+        }
+        if sample_type & sample_type::STREAM_ID != 0 {
+            s.stream_id = r.u64("sample_id.stream_id")?;
+        }
+        if sample_type & sample_type::CPU != 0 {
+            s.cpu = r.u32("sample_id.cpu")?;
+            s.res = r.u32("sample_id.res")?;
+        }
+        if sample_type & sample_type::IDENTIFIER != 0 {
+            s.identifier = r.u64("sample_id.identifier")?;
+        }
+        Ok(s)
     }
 }

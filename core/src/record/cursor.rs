@@ -1,0 +1,215 @@
+//! The bounds-checked reader and writer every record codec goes through.
+//!
+//! [`Reader`] never indexes: each access is a `get` against the current limit, and every length
+//! read from the input goes through checked arithmetic before it is used, so a hostile record
+//! ends in a [`DecodeError`] naming the field and its offset. [`Writer`] writes into a slice the
+//! encoder sized beforehand; a write past its end is recorded, never performed.
+
+use core::ffi::CStr;
+
+use super::{DecodeError, Endian, U64Array};
+
+/// Reads fields in order from `bytes[pos..end]`, where `bytes` is the whole record (so offsets
+/// in errors are record offsets) and `end` excludes the `sample_id` trailer, if any.
+pub(crate) struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    end: usize,
+    pub(crate) endian: Endian,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader over `bytes[start..end]`; `end` is clamped to the input.
+    pub(crate) fn new(bytes: &'a [u8], start: usize, end: usize, endian: Endian) -> Reader<'a> {
+        let end = end.min(bytes.len());
+        Reader { bytes, pos: start.min(end), end, endian }
+    }
+
+    /// The current offset in the record.
+    pub(crate) fn offset(&self) -> usize {
+        self.pos
+    }
+
+    /// Bytes left before the limit.
+    pub(crate) fn remaining(&self) -> usize {
+        self.end - self.pos
+    }
+
+    /// The next `n` bytes, as a fixed-size field.
+    pub(crate) fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], DecodeError> {
+        let have = self.remaining();
+        let truncated = DecodeError::Truncated { field, offset: self.pos, need: n, have };
+        if n > have {
+            return Err(truncated);
+        }
+        let s = self.bytes.get(self.pos..self.pos + n).ok_or(truncated)?;
+        self.pos += n;
+        Ok(s)
+    }
+
+    /// The next `len` bytes, where `len` was read from the input: a length larger than what is
+    /// left is [`DecodeError::CountTooLarge`].
+    pub(crate) fn take_counted(&mut self, len: u64, field: &'static str) -> Result<&'a [u8], DecodeError> {
+        let too_large = DecodeError::CountTooLarge { field, count: len, offset: self.pos };
+        let n = usize::try_from(len).map_err(|_| too_large)?;
+        if n > self.remaining() {
+            return Err(too_large);
+        }
+        self.take(n, field)
+    }
+
+    /// `count` items of `words` u64 each, where `count` was read from the input.
+    pub(crate) fn u64s(&mut self, count: u64, words: usize, field: &'static str) -> Result<U64Array<'a>, DecodeError> {
+        let too_large = DecodeError::CountTooLarge { field, count, offset: self.pos };
+        let bytes = usize::try_from(count)
+            .ok()
+            .and_then(|c| c.checked_mul(words))
+            .and_then(|w| w.checked_mul(8))
+            .ok_or(too_large)?;
+        if bytes > self.remaining() {
+            return Err(too_large);
+        }
+        let s = self.take(bytes, field)?;
+        U64Array::from_bytes(s, self.endian).ok_or(too_large)
+    }
+
+    fn array<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N], DecodeError> {
+        let s = self.take(N, field)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(s);
+        Ok(a)
+    }
+
+    /// A u64.
+    pub(crate) fn u64(&mut self, field: &'static str) -> Result<u64, DecodeError> {
+        Ok(self.endian.u64(self.array(field)?))
+    }
+
+    /// A u32.
+    pub(crate) fn u32(&mut self, field: &'static str) -> Result<u32, DecodeError> {
+        Ok(self.endian.u32(self.array(field)?))
+    }
+
+    /// A u16.
+    pub(crate) fn u16(&mut self, field: &'static str) -> Result<u16, DecodeError> {
+        Ok(self.endian.u16(self.array(field)?))
+    }
+
+    /// A u8.
+    pub(crate) fn u8(&mut self, field: &'static str) -> Result<u8, DecodeError> {
+        Ok(self.array::<1>(field)?[0])
+    }
+
+    /// `N` raw bytes.
+    pub(crate) fn bytes<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N], DecodeError> {
+        self.array(field)
+    }
+
+    /// A NUL-terminated string that fills the rest of the area (the kernel pads it with zeros
+    /// to 8 bytes; the padding is not checked). Consumes the whole rest.
+    pub(crate) fn cstr_rest(&mut self, field: &'static str) -> Result<&'a CStr, DecodeError> {
+        let offset = self.pos;
+        let rest = self.take(self.remaining(), field)?;
+        CStr::from_bytes_until_nul(rest).map_err(|_| DecodeError::BadString { field, offset })
+    }
+}
+
+/// Writes fields in order into a slice sized by the encoder.
+pub(crate) struct Writer<'o> {
+    out: &'o mut [u8],
+    pos: usize,
+    pub(crate) endian: Endian,
+    /// Set if a write did not fit: the encoder's size computation and its writes disagree.
+    overflow: bool,
+}
+
+impl<'o> Writer<'o> {
+    /// A writer at the start of `out`.
+    pub(crate) fn new(out: &'o mut [u8], endian: Endian) -> Writer<'o> {
+        Writer { out, pos: 0, endian, overflow: false }
+    }
+
+    /// Bytes written so far, or `None` if a write did not fit.
+    pub(crate) fn finish(self) -> Option<usize> {
+        if self.overflow {
+            None
+        } else {
+            Some(self.pos)
+        }
+    }
+
+    /// Raw bytes.
+    pub(crate) fn put(&mut self, bytes: &[u8]) {
+        let end = self.pos.saturating_add(bytes.len());
+        match self.out.get_mut(self.pos..end) {
+            Some(dst) => dst.copy_from_slice(bytes),
+            None => self.overflow = true,
+        }
+        self.pos = end;
+    }
+
+    /// `n` zero bytes.
+    pub(crate) fn zeros(&mut self, n: usize) {
+        let end = self.pos.saturating_add(n);
+        match self.out.get_mut(self.pos..end) {
+            Some(dst) => dst.fill(0),
+            None => self.overflow = true,
+        }
+        self.pos = end;
+    }
+
+    /// A u64.
+    pub(crate) fn u64(&mut self, v: u64) {
+        self.put(&self.endian.put_u64(v));
+    }
+
+    /// A u32.
+    pub(crate) fn u32(&mut self, v: u32) {
+        self.put(&self.endian.put_u32(v));
+    }
+
+    /// A u16.
+    pub(crate) fn u16(&mut self, v: u16) {
+        self.put(&self.endian.put_u16(v));
+    }
+
+    /// A u8.
+    pub(crate) fn u8(&mut self, v: u8) {
+        self.put(&[v]);
+    }
+
+    /// Every value of `values`, in this writer's order (a bulk copy when the bytes already are).
+    pub(crate) fn u64s(&mut self, values: &U64Array<'_>) {
+        match values.raw_bytes() {
+            Some((bytes, endian)) if endian == self.endian => self.put(bytes),
+            _ => {
+                for v in values.iter() {
+                    self.u64(v);
+                }
+            }
+        }
+    }
+
+    /// Bytes, then zeros up to the next multiple of 8 of `bytes.len() + extra` (`extra`: bytes
+    /// of the same 8-byte group written before, e.g. RAW's u32 size).
+    pub(crate) fn padded(&mut self, bytes: &[u8], extra: usize) {
+        self.put(bytes);
+        self.zeros(pad8(bytes.len() + extra));
+    }
+
+    /// A string, its NUL, and zeros to a multiple of 8 (what the kernel writes).
+    pub(crate) fn cstr(&mut self, s: &CStr) {
+        self.padded(s.to_bytes_with_nul(), 0);
+    }
+}
+
+/// Zeros needed after `n` bytes to reach a multiple of 8.
+pub(crate) const fn pad8(n: usize) -> usize {
+    (8 - n % 8) % 8
+}
+
+/// Size of a string field as the kernel writes it: the bytes, the NUL, zeros to 8.
+pub(crate) fn cstr_size(s: &CStr) -> usize {
+    let n = s.to_bytes_with_nul().len();
+    n + pad8(n)
+}

@@ -1,0 +1,270 @@
+//! [`Record`], the typed view of one record, and [`decode`].
+
+use super::body::{self, Body};
+use super::header::{misc, types, CpuMode, Header};
+use super::{
+    Aux, AuxOutputHwId, BpfEvent, CallchainDeferred, Cgroup, Comm, DecodeContext, DecodeError, ItraceStart, Ksymbol,
+    Lost, LostSamples, Mmap, Mmap2, Namespaces, Read, Sample, SampleId, Switch, SwitchCpuWide, Task, TextPoke,
+    Throttle,
+};
+
+/// One record, borrowing strings, arrays and raw data from the bytes it was decoded from. One
+/// variant per record type of the uapi (and CALLCHAIN_DEFERRED); any other type (perf.data's
+/// types ≥ 64 included) is [`Record::Unknown`], raw.
+// SAMPLE is the large variant (about 0.5 KiB of options and borrowed views); without an
+// allocator it cannot be boxed, and a `Record` is a short-lived stack value anyway.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record<'a> {
+    /// `PERF_RECORD_MMAP` (1).
+    Mmap(Mmap<'a>),
+    /// `PERF_RECORD_LOST` (2).
+    Lost(Lost),
+    /// `PERF_RECORD_COMM` (3).
+    Comm(Comm<'a>),
+    /// `PERF_RECORD_EXIT` (4).
+    Exit(Task),
+    /// `PERF_RECORD_THROTTLE` (5).
+    Throttle(Throttle),
+    /// `PERF_RECORD_UNTHROTTLE` (6).
+    Unthrottle(Throttle),
+    /// `PERF_RECORD_FORK` (7).
+    Fork(Task),
+    /// `PERF_RECORD_READ` (8).
+    Read(Read<'a>),
+    /// `PERF_RECORD_SAMPLE` (9).
+    Sample(Sample<'a>),
+    /// `PERF_RECORD_MMAP2` (10), either form of its union.
+    Mmap2(Mmap2<'a>),
+    /// `PERF_RECORD_AUX` (11).
+    Aux(Aux),
+    /// `PERF_RECORD_ITRACE_START` (12).
+    ItraceStart(ItraceStart),
+    /// `PERF_RECORD_LOST_SAMPLES` (13).
+    LostSamples(LostSamples),
+    /// `PERF_RECORD_SWITCH` (14).
+    Switch(Switch),
+    /// `PERF_RECORD_SWITCH_CPU_WIDE` (15).
+    SwitchCpuWide(SwitchCpuWide),
+    /// `PERF_RECORD_NAMESPACES` (16).
+    Namespaces(Namespaces<'a>),
+    /// `PERF_RECORD_KSYMBOL` (17).
+    Ksymbol(Ksymbol<'a>),
+    /// `PERF_RECORD_BPF_EVENT` (18).
+    BpfEvent(BpfEvent),
+    /// `PERF_RECORD_CGROUP` (19).
+    Cgroup(Cgroup<'a>),
+    /// `PERF_RECORD_TEXT_POKE` (20).
+    TextPoke(TextPoke<'a>),
+    /// `PERF_RECORD_AUX_OUTPUT_HW_ID` (21).
+    AuxOutputHwId(AuxOutputHwId),
+    /// `PERF_RECORD_CALLCHAIN_DEFERRED` (22, newest mainline).
+    CallchainDeferred(CallchainDeferred<'a>),
+    /// Any other type: the header as read and the bytes after it. The encoder writes them back
+    /// as they are (with `header.size` recomputed).
+    Unknown {
+        /// The header.
+        header: Header,
+        /// Everything after the header.
+        body: &'a [u8],
+    },
+}
+
+/// Decode one record: `bytes` is exactly the record, header included (`header.size` must be
+/// `bytes.len()`), laid out for `ctx`. Never panics and never reads outside `bytes`.
+pub fn decode<'a>(bytes: &'a [u8], ctx: &DecodeContext) -> Result<Record<'a>, DecodeError> {
+    let header = Header::parse(bytes, ctx.endian).ok_or(DecodeError::Truncated {
+        field: "header",
+        offset: 0,
+        need: Header::SIZE,
+        have: bytes.len(),
+    })?;
+    let size = usize::from(header.size);
+    if size != bytes.len() || size < Header::SIZE {
+        return Err(DecodeError::SizeMismatch { header_size: size, len: bytes.len() });
+    }
+    let m = header.misc;
+    Ok(match header.type_ {
+        types::MMAP => Record::Mmap(body::decode(bytes, m, ctx)?),
+        types::LOST => Record::Lost(body::decode(bytes, m, ctx)?),
+        types::COMM => Record::Comm(body::decode(bytes, m, ctx)?),
+        types::EXIT => Record::Exit(body::decode(bytes, m, ctx)?),
+        types::THROTTLE => Record::Throttle(body::decode(bytes, m, ctx)?),
+        types::UNTHROTTLE => Record::Unthrottle(body::decode(bytes, m, ctx)?),
+        types::FORK => Record::Fork(body::decode(bytes, m, ctx)?),
+        types::READ => Record::Read(body::decode(bytes, m, ctx)?),
+        types::SAMPLE => Record::Sample(Sample::decode(bytes, m, ctx)?),
+        types::MMAP2 => Record::Mmap2(body::decode(bytes, m, ctx)?),
+        types::AUX => Record::Aux(body::decode(bytes, m, ctx)?),
+        types::ITRACE_START => Record::ItraceStart(body::decode(bytes, m, ctx)?),
+        types::LOST_SAMPLES => Record::LostSamples(body::decode(bytes, m, ctx)?),
+        types::SWITCH => Record::Switch(body::decode(bytes, m, ctx)?),
+        types::SWITCH_CPU_WIDE => Record::SwitchCpuWide(body::decode(bytes, m, ctx)?),
+        types::NAMESPACES => Record::Namespaces(body::decode(bytes, m, ctx)?),
+        types::KSYMBOL => Record::Ksymbol(body::decode(bytes, m, ctx)?),
+        types::BPF_EVENT => Record::BpfEvent(body::decode(bytes, m, ctx)?),
+        types::CGROUP => Record::Cgroup(body::decode(bytes, m, ctx)?),
+        types::TEXT_POKE => Record::TextPoke(body::decode(bytes, m, ctx)?),
+        types::AUX_OUTPUT_HW_ID => Record::AuxOutputHwId(body::decode(bytes, m, ctx)?),
+        types::CALLCHAIN_DEFERRED => Record::CallchainDeferred(body::decode(bytes, m, ctx)?),
+        _ => Record::Unknown { header, body: bytes.get(Header::SIZE..).unwrap_or_default() },
+    })
+}
+
+/// Calls `$f` on the body struct of every typed non-SAMPLE variant; `$sample` for SAMPLE and
+/// `$unknown` for Unknown.
+macro_rules! dispatch {
+    ($rec:expr, $b:ident => $f:expr, $s:ident => $sample:expr, $h:ident, $body:ident => $unknown:expr) => {
+        match $rec {
+            Record::Mmap($b) => $f,
+            Record::Lost($b) => $f,
+            Record::Comm($b) => $f,
+            Record::Exit($b) | Record::Fork($b) => $f,
+            Record::Throttle($b) | Record::Unthrottle($b) => $f,
+            Record::Read($b) => $f,
+            Record::Mmap2($b) => $f,
+            Record::Aux($b) => $f,
+            Record::ItraceStart($b) => $f,
+            Record::LostSamples($b) => $f,
+            Record::Switch($b) => $f,
+            Record::SwitchCpuWide($b) => $f,
+            Record::Namespaces($b) => $f,
+            Record::Ksymbol($b) => $f,
+            Record::BpfEvent($b) => $f,
+            Record::Cgroup($b) => $f,
+            Record::TextPoke($b) => $f,
+            Record::AuxOutputHwId($b) => $f,
+            Record::CallchainDeferred($b) => $f,
+            Record::Sample($s) => $sample,
+            Record::Unknown { header: $h, body: $body } => $unknown,
+        }
+    };
+}
+pub(crate) use dispatch;
+
+impl<'a> Record<'a> {
+    /// `header.type`.
+    pub fn type_(&self) -> u32 {
+        match self {
+            Record::Mmap(_) => types::MMAP,
+            Record::Lost(_) => types::LOST,
+            Record::Comm(_) => types::COMM,
+            Record::Exit(_) => types::EXIT,
+            Record::Throttle(_) => types::THROTTLE,
+            Record::Unthrottle(_) => types::UNTHROTTLE,
+            Record::Fork(_) => types::FORK,
+            Record::Read(_) => types::READ,
+            Record::Sample(_) => types::SAMPLE,
+            Record::Mmap2(_) => types::MMAP2,
+            Record::Aux(_) => types::AUX,
+            Record::ItraceStart(_) => types::ITRACE_START,
+            Record::LostSamples(_) => types::LOST_SAMPLES,
+            Record::Switch(_) => types::SWITCH,
+            Record::SwitchCpuWide(_) => types::SWITCH_CPU_WIDE,
+            Record::Namespaces(_) => types::NAMESPACES,
+            Record::Ksymbol(_) => types::KSYMBOL,
+            Record::BpfEvent(_) => types::BPF_EVENT,
+            Record::Cgroup(_) => types::CGROUP,
+            Record::TextPoke(_) => types::TEXT_POKE,
+            Record::AuxOutputHwId(_) => types::AUX_OUTPUT_HW_ID,
+            Record::CallchainDeferred(_) => types::CALLCHAIN_DEFERRED,
+            Record::Unknown { header, .. } => header.type_,
+        }
+    }
+
+    /// The uapi name of the type (`"PERF_RECORD_MMAP2"`), or `"unknown"`.
+    pub fn name(&self) -> &'static str {
+        type_name(self.type_())
+    }
+
+    /// `header.misc` as the encoder writes it.
+    pub fn misc(&self) -> u16 {
+        dispatch!(self, b => Body::misc(b), s => s.misc, h, _body => h.misc)
+    }
+
+    /// The `sample_id` trailer (`None` for SAMPLE, Unknown, and without `sample_id_all`).
+    pub fn sample_id(&self) -> Option<&SampleId> {
+        dispatch!(self, b => Body::sample_id(b), _s => None, _h, _body => None)
+    }
+
+    /// The `misc` bits, interpreted for this record's type.
+    pub fn misc_flags(&self) -> MiscFlags {
+        MiscFlags::new(self.type_(), self.misc())
+    }
+}
+
+/// The uapi name of a record type, or `"unknown"`.
+pub fn type_name(type_: u32) -> &'static str {
+    match type_ {
+        types::MMAP => "PERF_RECORD_MMAP",
+        types::LOST => "PERF_RECORD_LOST",
+        types::COMM => "PERF_RECORD_COMM",
+        types::EXIT => "PERF_RECORD_EXIT",
+        types::THROTTLE => "PERF_RECORD_THROTTLE",
+        types::UNTHROTTLE => "PERF_RECORD_UNTHROTTLE",
+        types::FORK => "PERF_RECORD_FORK",
+        types::READ => "PERF_RECORD_READ",
+        types::SAMPLE => "PERF_RECORD_SAMPLE",
+        types::MMAP2 => "PERF_RECORD_MMAP2",
+        types::AUX => "PERF_RECORD_AUX",
+        types::ITRACE_START => "PERF_RECORD_ITRACE_START",
+        types::LOST_SAMPLES => "PERF_RECORD_LOST_SAMPLES",
+        types::SWITCH => "PERF_RECORD_SWITCH",
+        types::SWITCH_CPU_WIDE => "PERF_RECORD_SWITCH_CPU_WIDE",
+        types::NAMESPACES => "PERF_RECORD_NAMESPACES",
+        types::KSYMBOL => "PERF_RECORD_KSYMBOL",
+        types::BPF_EVENT => "PERF_RECORD_BPF_EVENT",
+        types::CGROUP => "PERF_RECORD_CGROUP",
+        types::TEXT_POKE => "PERF_RECORD_TEXT_POKE",
+        types::AUX_OUTPUT_HW_ID => "PERF_RECORD_AUX_OUTPUT_HW_ID",
+        types::CALLCHAIN_DEFERRED => "PERF_RECORD_CALLCHAIN_DEFERRED",
+        _ => "unknown",
+    }
+}
+
+/// `header.misc` decoded for a given record type: bits 13 and 14 mean different things for
+/// different types, and only the meanings that apply are set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MiscFlags {
+    /// `misc & PERF_RECORD_MISC_CPUMODE_MASK`.
+    pub cpumode: CpuMode,
+    /// SAMPLE: `EXACT_IP`.
+    pub exact_ip: bool,
+    /// MMAP, MMAP2: `MMAP_DATA` (a non-executable mapping).
+    pub mmap_data: bool,
+    /// MMAP2: `MMAP_BUILD_ID` (the build-id form of the union).
+    pub mmap_build_id: bool,
+    /// COMM: `COMM_EXEC`.
+    pub comm_exec: bool,
+    /// FORK: `FORK_EXEC` (perf-internal).
+    pub fork_exec: bool,
+    /// SWITCH, SWITCH_CPU_WIDE: `SWITCH_OUT`.
+    pub switch_out: bool,
+    /// SWITCH, SWITCH_CPU_WIDE: `SWITCH_OUT_PREEMPT`.
+    pub switch_out_preempt: bool,
+    /// `PROC_MAP_PARSE_TIMEOUT` (perf-synthesized records).
+    pub proc_map_parse_timeout: bool,
+    /// `EXT_RESERVED`.
+    pub ext_reserved: bool,
+}
+
+impl MiscFlags {
+    /// Interpret `misc` for a record of `type_`.
+    pub fn new(type_: u32, m: u16) -> MiscFlags {
+        let b13 = m & (1 << 13) != 0;
+        let b14 = m & (1 << 14) != 0;
+        let is = |t: &[u32]| t.contains(&type_);
+        MiscFlags {
+            cpumode: CpuMode::from_misc(m),
+            exact_ip: type_ == types::SAMPLE && b14,
+            mmap_data: is(&[types::MMAP, types::MMAP2]) && b13,
+            mmap_build_id: type_ == types::MMAP2 && b14,
+            comm_exec: type_ == types::COMM && b13,
+            fork_exec: type_ == types::FORK && b13,
+            switch_out: is(&[types::SWITCH, types::SWITCH_CPU_WIDE]) && b13,
+            switch_out_preempt: is(&[types::SWITCH, types::SWITCH_CPU_WIDE]) && b14,
+            proc_map_parse_timeout: m & misc::PROC_MAP_PARSE_TIMEOUT != 0,
+            ext_reserved: m & misc::EXT_RESERVED != 0,
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! The encoder: [`Record::encoded_size`] and [`Record::encode`], the inverse of
+//! [`decode`](super::decode).
+
+use super::body;
+use super::cursor::Writer;
+use super::decode::dispatch;
+use super::{DecodeContext, EncodeError, Header, Record};
+
+impl Record<'_> {
+    /// Size of the encoded record for `ctx`, header included, after checking that every field
+    /// agrees with the context (optional fields present exactly when the context has them,
+    /// array lengths matching the masks, the trailer present exactly with `sample_id_all`).
+    pub fn encoded_size(&self, ctx: &DecodeContext) -> Result<usize, EncodeError> {
+        let size = dispatch!(
+            self,
+            b => body::size(b, ctx)?,
+            s => s.body_size(ctx)?.checked_add(Header::SIZE).ok_or(EncodeError::TooLarge { size: usize::MAX })?,
+            _h, body => body.len().saturating_add(Header::SIZE)
+        );
+        if size > usize::from(u16::MAX) {
+            return Err(EncodeError::TooLarge { size });
+        }
+        Ok(size)
+    }
+
+    /// Encode into the start of `out` (which must hold [`Record::encoded_size`] bytes) in
+    /// `ctx.endian` order, with `header.size` set; returns the size. Strings are NUL-terminated
+    /// and zero-padded to 8, RAW/STACK_USER/AUX data and TEXT_POKE bytes zero-padded as the
+    /// kernel pads them. Nothing is written when the fields disagree with `ctx` or `out` is too
+    /// short.
+    pub fn encode(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError> {
+        let size = self.encoded_size(ctx)?;
+        let have = out.len();
+        let out = out.get_mut(..size).ok_or(EncodeError::BufferTooSmall { need: size, have })?;
+        let mut w = Writer::new(out, ctx.endian);
+        let header = Header { type_: self.type_(), misc: self.misc(), size: size as u16 };
+        w.put(&header.to_bytes(ctx.endian));
+        dispatch!(self, b => body::encode_rest(b, ctx, &mut w), s => s.encode_body(&mut w), _h, body => w.put(body));
+        match w.finish() {
+            Some(n) if n == size => Ok(size),
+            // The size computation and the writes disagree: a bug in this module.
+            other => {
+                debug_assert!(false, "encoder wrote {other:?} bytes of {size}");
+                Err(EncodeError::BufferTooSmall { need: other.unwrap_or(usize::MAX), have: size })
+            }
+        }
+    }
+}

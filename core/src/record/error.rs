@@ -1,0 +1,156 @@
+//! What can go wrong when decoding or encoding a record: [`DecodeError`], [`EncodeError`].
+
+use core::fmt;
+
+/// Why a record (or a `perf_event_attr`) could not be decoded. Every variant says which field
+/// and where: `offset` is a byte offset from the start of the record (header included).
+///
+/// Decoding never panics and never reads outside the input: any input that does not have the
+/// layout the context describes ends in one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DecodeError {
+    /// A fixed-size field does not fit in what is left of the record (or of the part before the
+    /// `sample_id` trailer).
+    Truncated {
+        /// The field, e.g. `"sample.period"`.
+        field: &'static str,
+        /// Where the field starts.
+        offset: usize,
+        /// Bytes the field needs.
+        need: usize,
+        /// Bytes left from `offset`.
+        have: usize,
+    },
+    /// A count or length read from the record (callchain `nr`, branch `nr`, group `nr`, RAW
+    /// `size`, stack `size`, …) overflows, or asks for more bytes than the record has left.
+    CountTooLarge {
+        /// The count field, e.g. `"sample.callchain.nr"`.
+        field: &'static str,
+        /// The value read.
+        count: u64,
+        /// Where the counted items start.
+        offset: usize,
+    },
+    /// `header.size` is not the length of the input (or is smaller than the header).
+    SizeMismatch {
+        /// `header.size`.
+        header_size: usize,
+        /// Bytes given to the decoder.
+        len: usize,
+    },
+    /// A string (filename, comm, cgroup path, symbol name) has no terminating NUL before the
+    /// end of its area.
+    BadString {
+        /// The field, e.g. `"mmap.filename"`.
+        field: &'static str,
+        /// Where the string area starts.
+        offset: usize,
+    },
+    /// Bytes are left between the last field of the body and the `sample_id` trailer (or the end
+    /// of the record): the sizes disagree with the layout the context describes.
+    TrailingBytes {
+        /// The record, e.g. `"PERF_RECORD_SAMPLE"`.
+        record: &'static str,
+        /// Where the unexplained bytes start.
+        offset: usize,
+        /// How many there are.
+        extra: usize,
+    },
+    /// A field holds a value the layout cannot have (e.g. an MMAP2 build-id size above 20).
+    InvalidValue {
+        /// The field.
+        field: &'static str,
+        /// The value read.
+        value: u64,
+        /// Where the field starts.
+        offset: usize,
+    },
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            DecodeError::Truncated { field, offset, need, have } => {
+                write!(f, "{field} at offset {offset} needs {need} bytes, {have} left")
+            }
+            DecodeError::CountTooLarge { field, count, offset } => {
+                write!(f, "{field} = {count} does not fit in the record (items start at offset {offset})")
+            }
+            DecodeError::SizeMismatch { header_size, len } => {
+                write!(f, "header.size is {header_size} but the record has {len} bytes")
+            }
+            DecodeError::BadString { field, offset } => {
+                write!(f, "{field} at offset {offset} has no terminating NUL")
+            }
+            DecodeError::TrailingBytes { record, offset, extra } => {
+                write!(f, "{record}: {extra} unexplained bytes at offset {offset}")
+            }
+            DecodeError::InvalidValue { field, value, offset } => {
+                write!(f, "{field} at offset {offset} has the impossible value {value}")
+            }
+        }
+    }
+}
+
+/// Why a record could not be encoded: it does not fit, or its fields disagree with the context
+/// (the `perf_event_attr` fields that decide the layout).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EncodeError {
+    /// The output slice is shorter than [`Record::encoded_size`](super::Record::encoded_size).
+    BufferTooSmall {
+        /// Bytes needed.
+        need: usize,
+        /// Bytes given.
+        have: usize,
+    },
+    /// The record would be larger than `header.size` can say (65535; 65528 for an aligned one).
+    TooLarge {
+        /// The size it would have.
+        size: usize,
+    },
+    /// An optional field is present although the context says it is not in the layout, or
+    /// absent although the context says it is.
+    FieldMismatch {
+        /// The field, e.g. `"sample.time"` or `"sample_id"`.
+        field: &'static str,
+        /// Whether the context wants the field.
+        expected: bool,
+    },
+    /// An array has the wrong number of items for the context (e.g. `regs` against the
+    /// popcount of `sample_regs_user`, group entries against nothing).
+    CountMismatch {
+        /// The field.
+        field: &'static str,
+        /// Items the context asks for.
+        expected: usize,
+        /// Items given.
+        got: usize,
+    },
+    /// A field holds a value the layout cannot carry (a TEXT_POKE longer than a u16 can say, a
+    /// build id above 20 bytes, a `dyn_size` without stack data, …).
+    InvalidValue {
+        /// The field.
+        field: &'static str,
+        /// The value.
+        value: u64,
+    },
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            EncodeError::BufferTooSmall { need, have } => write!(f, "record needs {need} bytes, buffer has {have}"),
+            EncodeError::TooLarge { size } => write!(f, "record of {size} bytes exceeds header.size's limit"),
+            EncodeError::FieldMismatch { field, expected: true } => {
+                write!(f, "{field} is required by the context but missing")
+            }
+            EncodeError::FieldMismatch { field, expected: false } => {
+                write!(f, "{field} is present but the context has no place for it")
+            }
+            EncodeError::CountMismatch { field, expected, got } => {
+                write!(f, "{field} has {got} items, the context asks for {expected}")
+            }
+            EncodeError::InvalidValue { field, value } => write!(f, "{field} cannot carry the value {value}"),
+        }
+    }
+}

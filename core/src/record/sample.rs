@@ -1,0 +1,410 @@
+//! `PERF_RECORD_SAMPLE` (type 9): [`Sample`], in the kernel's output order
+//! (`perf_output_sample`, KERNEL-NOTES §6.2) — which is **not** the bit order: IDENTIFIER comes
+//! first, AUX last, after CGROUP, DATA_PAGE_SIZE and CODE_PAGE_SIZE.
+
+use super::branch_sample_type::HW_INDEX;
+use super::cursor::{pad8, Reader, Writer};
+use super::sample_type as st;
+use super::{misc, BranchStack, CpuMode, DecodeContext, DecodeError, EncodeError, ReadValues, Regs, U64Array};
+
+/// SAMPLE's TID field: `{u32 pid, u32 tid}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct PidTid {
+    /// Process id.
+    pub pid: u32,
+    /// Thread id.
+    pub tid: u32,
+}
+
+/// SAMPLE's CPU field: `{u32 cpu, u32 res}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct SampleCpu {
+    /// The CPU.
+    pub cpu: u32,
+    /// Reserved; the kernel writes 0.
+    pub res: u32,
+}
+
+/// SAMPLE's WEIGHT or WEIGHT_STRUCT field (one u64 slot either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Weight {
+    /// `PERF_SAMPLE_WEIGHT`: the whole u64. Also used when both bits are set (the kernel
+    /// refuses that attr; perf reads the full word then).
+    Full(u64),
+    /// `PERF_SAMPLE_WEIGHT_STRUCT`: `union perf_sample_weight`.
+    Struct(WeightStruct),
+}
+
+/// `union perf_sample_weight`'s struct view. Declared `{u32 var1_dw; u16 var2_w; u16 var3_w}`
+/// on little-endian machines and in reverse on big-endian ones, so that on both `var1_dw` is
+/// bits 0–31 of the u64, `var2_w` bits 32–47 and `var3_w` bits 48–63.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct WeightStruct {
+    /// `var1_dw`: the weight (x86: latency).
+    pub var1_dw: u32,
+    /// `var2_w` (x86: instruction latency).
+    pub var2_w: u16,
+    /// `var3_w` (x86: retire latency; powerpc: pipeline stage cycles).
+    pub var3_w: u16,
+}
+
+impl WeightStruct {
+    /// From the u64 slot (already in native order).
+    pub const fn from_u64(full: u64) -> WeightStruct {
+        WeightStruct { var1_dw: full as u32, var2_w: (full >> 32) as u16, var3_w: (full >> 48) as u16 }
+    }
+    /// The u64 slot.
+    pub const fn to_u64(self) -> u64 {
+        self.var1_dw as u64 | (self.var2_w as u64) << 32 | (self.var3_w as u64) << 48
+    }
+}
+
+impl Weight {
+    /// The u64 slot, whichever form.
+    pub const fn full(self) -> u64 {
+        match self {
+            Weight::Full(v) => v,
+            Weight::Struct(s) => s.to_u64(),
+        }
+    }
+}
+
+/// SAMPLE's STACK_USER field: `u64 size`; if `size` ≠ 0, `u8 data[size]` and `u64 dyn_size`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct StackUser<'a> {
+    /// The dumped bytes (`size` of them). Bytes past `dyn_size` are stale ring content.
+    pub data: &'a [u8],
+    /// `dyn_size`: how much of `data` was really copied (0 and absent when `data` is empty).
+    pub dyn_size: u64,
+}
+
+impl StackUser<'_> {
+    /// The part of the dump that was really copied (`data[..dyn_size]`, clamped).
+    pub fn valid(&self) -> &[u8] {
+        let n = usize::try_from(self.dyn_size).unwrap_or(usize::MAX).min(self.data.len());
+        self.data.get(..n).unwrap_or_default()
+    }
+}
+
+/// `PERF_RECORD_SAMPLE`. Each `Option` field is `Some` exactly when its `sample_type` bit is
+/// set in the context; fields are listed in output order.
+///
+/// The encoder zero-pads RAW, STACK_USER and AUX data to the kernel's alignment (RAW: `size + 4`
+/// a multiple of 8; the others a multiple of 8) and writes the padded length; the decoder
+/// returns the padded bytes, since padding cannot be told from data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sample<'a> {
+    /// `header.misc`: the CPU mode and `EXACT_IP`.
+    pub misc: u16,
+    /// Field 1: IDENTIFIER (bit 16): the event id, always first.
+    pub identifier: Option<u64>,
+    /// Field 2: IP (bit 0).
+    pub ip: Option<u64>,
+    /// Field 3: TID (bit 1).
+    pub tid: Option<PidTid>,
+    /// Field 4: TIME (bit 2).
+    pub time: Option<u64>,
+    /// Field 5: ADDR (bit 3).
+    pub addr: Option<u64>,
+    /// Field 6: ID (bit 6).
+    pub id: Option<u64>,
+    /// Field 7: STREAM_ID (bit 9).
+    pub stream_id: Option<u64>,
+    /// Field 8: CPU (bit 7).
+    pub cpu: Option<SampleCpu>,
+    /// Field 9: PERIOD (bit 8).
+    pub period: Option<u64>,
+    /// Field 10: READ (bit 4), laid out by `read_format`.
+    pub read: Option<ReadValues<'a>>,
+    /// Field 11: CALLCHAIN (bit 5): `nr` then the ips, with context markers
+    /// ([`callchain`](super::callchain)).
+    pub callchain: Option<U64Array<'a>>,
+    /// Field 12: RAW (bit 10): the `size` bytes, padding included (opaque, "phase of the moon").
+    pub raw: Option<&'a [u8]>,
+    /// Field 13: BRANCH_STACK (bit 11).
+    pub branch_stack: Option<BranchStack<'a>>,
+    /// Field 14: REGS_USER (bit 12), counted by `sample_regs_user`.
+    pub regs_user: Option<Regs<'a>>,
+    /// Field 15: STACK_USER (bit 13).
+    pub stack_user: Option<StackUser<'a>>,
+    /// Field 16: WEIGHT (bit 14) or WEIGHT_STRUCT (bit 24).
+    pub weight: Option<Weight>,
+    /// Field 17: DATA_SRC (bit 15): `union perf_mem_data_src`, as the u64 read (its bitfield layout is
+    /// the writer's; the uapi declares a reversed one for big-endian machines).
+    pub data_src: Option<u64>,
+    /// Field 18: TRANSACTION (bit 17).
+    pub transaction: Option<u64>,
+    /// Field 19: REGS_INTR (bit 18), counted by `sample_regs_intr`.
+    pub regs_intr: Option<Regs<'a>>,
+    /// Field 20: PHYS_ADDR (bit 19).
+    pub phys_addr: Option<u64>,
+    /// Field 21: CGROUP (bit 21): the cgroup id.
+    pub cgroup: Option<u64>,
+    /// Field 22: DATA_PAGE_SIZE (bit 22).
+    pub data_page_size: Option<u64>,
+    /// Field 23: CODE_PAGE_SIZE (bit 23).
+    pub code_page_size: Option<u64>,
+    /// Field 24: AUX (bit 20): a snapshot of the AUX area (padded to 8).
+    pub aux: Option<&'a [u8]>,
+}
+
+fn opt_u64(r: &mut Reader<'_>, sample_type: u64, bit: u64, field: &'static str) -> Result<Option<u64>, DecodeError> {
+    if sample_type & bit != 0 {
+        Ok(Some(r.u64(field)?))
+    } else {
+        Ok(None)
+    }
+}
+
+impl<'a> Sample<'a> {
+    /// The CPU mode in `misc`.
+    pub fn cpumode(&self) -> CpuMode {
+        CpuMode::from_misc(self.misc)
+    }
+
+    /// `PERF_RECORD_MISC_EXACT_IP`: the IP is exactly the one of the sampled instruction.
+    pub fn exact_ip(&self) -> bool {
+        self.misc & misc::EXACT_IP != 0
+    }
+
+    /// Decode a whole SAMPLE record (`bytes` includes the 8-byte header).
+    pub(crate) fn decode(bytes: &'a [u8], misc: u16, ctx: &DecodeContext) -> Result<Sample<'a>, DecodeError> {
+        let first = Self::decode_form(bytes, misc, ctx, false);
+        let may_lack_idx = ctx.sample_type & st::BRANCH_STACK != 0 && ctx.branch_sample_type & HW_INDEX != 0;
+        match first {
+            Err(e) if may_lack_idx => Self::decode_form(bytes, misc, ctx, true).map_err(|_| e),
+            other => other,
+        }
+    }
+
+    fn decode_form(
+        bytes: &'a [u8],
+        misc: u16,
+        ctx: &DecodeContext,
+        no_stack_form: bool,
+    ) -> Result<Sample<'a>, DecodeError> {
+        let t = ctx.sample_type;
+        let r = &mut Reader::new(bytes, 8, bytes.len(), ctx.endian);
+        let mut s = Sample { misc, ..Sample::default() };
+        s.identifier = opt_u64(r, t, st::IDENTIFIER, "sample.identifier")?;
+        s.ip = opt_u64(r, t, st::IP, "sample.ip")?;
+        if t & st::TID != 0 {
+            s.tid = Some(PidTid { pid: r.u32("sample.pid")?, tid: r.u32("sample.tid")? });
+        }
+        s.time = opt_u64(r, t, st::TIME, "sample.time")?;
+        s.addr = opt_u64(r, t, st::ADDR, "sample.addr")?;
+        s.id = opt_u64(r, t, st::ID, "sample.id")?;
+        s.stream_id = opt_u64(r, t, st::STREAM_ID, "sample.stream_id")?;
+        if t & st::CPU != 0 {
+            s.cpu = Some(SampleCpu { cpu: r.u32("sample.cpu")?, res: r.u32("sample.cpu_res")? });
+        }
+        s.period = opt_u64(r, t, st::PERIOD, "sample.period")?;
+        if t & st::READ != 0 {
+            s.read = Some(ReadValues::decode(r, ctx.read_format)?);
+        }
+        if t & st::CALLCHAIN != 0 {
+            let nr = r.u64("sample.callchain.nr")?;
+            s.callchain = Some(r.u64s(nr, 1, "sample.callchain.nr")?);
+        }
+        if t & st::RAW != 0 {
+            let size = r.u32("sample.raw.size")?;
+            s.raw = Some(r.take_counted(u64::from(size), "sample.raw.size")?);
+        }
+        if t & st::BRANCH_STACK != 0 {
+            s.branch_stack = Some(BranchStack::decode(r, ctx.branch_sample_type, no_stack_form)?);
+        }
+        if t & st::REGS_USER != 0 {
+            s.regs_user = Some(Regs::decode(r, ctx.sample_regs_user, "sample.regs_user")?);
+        }
+        if t & st::STACK_USER != 0 {
+            let size = r.u64("sample.stack_user.size")?;
+            s.stack_user = Some(if size == 0 {
+                // An empty slice at the field's place (callers can tell where it was).
+                StackUser { data: r.take(0, "sample.stack_user.data")?, dyn_size: 0 }
+            } else {
+                let data = r.take_counted(size, "sample.stack_user.size")?;
+                StackUser { data, dyn_size: r.u64("sample.stack_user.dyn_size")? }
+            });
+        }
+        if t & st::WEIGHT_TYPE != 0 {
+            let full = r.u64("sample.weight")?;
+            s.weight = Some(if t & st::WEIGHT != 0 {
+                Weight::Full(full)
+            } else {
+                Weight::Struct(WeightStruct::from_u64(full))
+            });
+        }
+        s.data_src = opt_u64(r, t, st::DATA_SRC, "sample.data_src")?;
+        s.transaction = opt_u64(r, t, st::TRANSACTION, "sample.transaction")?;
+        if t & st::REGS_INTR != 0 {
+            s.regs_intr = Some(Regs::decode(r, ctx.sample_regs_intr, "sample.regs_intr")?);
+        }
+        s.phys_addr = opt_u64(r, t, st::PHYS_ADDR, "sample.phys_addr")?;
+        s.cgroup = opt_u64(r, t, st::CGROUP, "sample.cgroup")?;
+        s.data_page_size = opt_u64(r, t, st::DATA_PAGE_SIZE, "sample.data_page_size")?;
+        s.code_page_size = opt_u64(r, t, st::CODE_PAGE_SIZE, "sample.code_page_size")?;
+        if t & st::AUX != 0 {
+            let size = r.u64("sample.aux.size")?;
+            s.aux = Some(r.take_counted(size, "sample.aux.size")?);
+        }
+        if r.remaining() != 0 {
+            return Err(DecodeError::TrailingBytes {
+                record: "PERF_RECORD_SAMPLE",
+                offset: r.offset(),
+                extra: r.remaining(),
+            });
+        }
+        Ok(s)
+    }
+
+    /// Body size (header excluded) for the context, after checking every field against it.
+    pub(crate) fn body_size(&self, ctx: &DecodeContext) -> Result<usize, EncodeError> {
+        let t = ctx.sample_type;
+        let check = |present: bool, bit: u64, field: &'static str| -> Result<bool, EncodeError> {
+            let expected = t & bit != 0;
+            if present != expected {
+                return Err(EncodeError::FieldMismatch { field, expected });
+            }
+            Ok(expected)
+        };
+        let fixed = |v: Option<u64>, bit: u64, field: &'static str| -> Result<usize, EncodeError> {
+            Ok(if check(v.is_some(), bit, field)? { 8 } else { 0 })
+        };
+        let mut n = 0usize;
+        n += fixed(self.identifier, st::IDENTIFIER, "sample.identifier")?;
+        n += fixed(self.ip, st::IP, "sample.ip")?;
+        n += fixed(self.tid.map(|_| 0), st::TID, "sample.tid")?;
+        n += fixed(self.time, st::TIME, "sample.time")?;
+        n += fixed(self.addr, st::ADDR, "sample.addr")?;
+        n += fixed(self.id, st::ID, "sample.id")?;
+        n += fixed(self.stream_id, st::STREAM_ID, "sample.stream_id")?;
+        n += fixed(self.cpu.map(|_| 0), st::CPU, "sample.cpu")?;
+        n += fixed(self.period, st::PERIOD, "sample.period")?;
+        // The variable parts are bounded by the u16 record size long before these sums could
+        // overflow, but the arithmetic is checked anyway: the inputs are caller data.
+        let mut var = 0usize;
+        let add = |acc: usize, x: usize| acc.checked_add(x).ok_or(EncodeError::TooLarge { size: usize::MAX });
+        if check(self.read.is_some(), st::READ, "sample.read")? {
+            var = add(var, self.read.as_ref().map_or(Ok(0), |r| r.size(ctx.read_format))?)?;
+        }
+        if let (true, Some(c)) = (check(self.callchain.is_some(), st::CALLCHAIN, "sample.callchain")?, self.callchain) {
+            var = add(var, 8)?;
+            var = add(var, c.len().checked_mul(8).ok_or(EncodeError::TooLarge { size: usize::MAX })?)?;
+        }
+        if let (true, Some(raw)) = (check(self.raw.is_some(), st::RAW, "sample.raw")?, self.raw) {
+            if u32::try_from(raw.len()).is_err() {
+                return Err(EncodeError::TooLarge { size: raw.len() });
+            }
+            var = add(var, 4 + raw.len() + pad8(4 + raw.len()))?;
+        }
+        if let (true, Some(b)) =
+            (check(self.branch_stack.is_some(), st::BRANCH_STACK, "sample.branch_stack")?, self.branch_stack)
+        {
+            var = add(var, b.size(ctx.branch_sample_type)?)?;
+        }
+        if let (true, Some(regs)) =
+            (check(self.regs_user.is_some(), st::REGS_USER, "sample.regs_user")?, self.regs_user)
+        {
+            var = add(var, regs.size(ctx.sample_regs_user, "sample.regs_user")?)?;
+        }
+        if let (true, Some(s)) =
+            (check(self.stack_user.is_some(), st::STACK_USER, "sample.stack_user")?, self.stack_user)
+        {
+            if s.data.is_empty() {
+                if s.dyn_size != 0 {
+                    return Err(EncodeError::InvalidValue { field: "sample.stack_user.dyn_size", value: s.dyn_size });
+                }
+                var = add(var, 8)?;
+            } else {
+                var = add(var, 16 + s.data.len() + pad8(s.data.len()))?;
+            }
+        }
+        if let (true, Some(w)) = (check(self.weight.is_some(), st::WEIGHT_TYPE, "sample.weight")?, self.weight) {
+            let full_wanted = t & st::WEIGHT != 0;
+            if matches!(w, Weight::Full(_)) != full_wanted {
+                return Err(EncodeError::FieldMismatch { field: "sample.weight (full form)", expected: full_wanted });
+            }
+            n += 8;
+        }
+        n += fixed(self.data_src, st::DATA_SRC, "sample.data_src")?;
+        n += fixed(self.transaction, st::TRANSACTION, "sample.transaction")?;
+        if let (true, Some(regs)) =
+            (check(self.regs_intr.is_some(), st::REGS_INTR, "sample.regs_intr")?, self.regs_intr)
+        {
+            var = add(var, regs.size(ctx.sample_regs_intr, "sample.regs_intr")?)?;
+        }
+        n += fixed(self.phys_addr, st::PHYS_ADDR, "sample.phys_addr")?;
+        n += fixed(self.cgroup, st::CGROUP, "sample.cgroup")?;
+        n += fixed(self.data_page_size, st::DATA_PAGE_SIZE, "sample.data_page_size")?;
+        n += fixed(self.code_page_size, st::CODE_PAGE_SIZE, "sample.code_page_size")?;
+        if let (true, Some(aux)) = (check(self.aux.is_some(), st::AUX, "sample.aux")?, self.aux) {
+            var = add(var, 8 + aux.len() + pad8(aux.len()))?;
+        }
+        add(n, var)
+    }
+
+    /// Write the body (fields already checked by [`Sample::body_size`]).
+    pub(crate) fn encode_body(&self, w: &mut Writer<'_>) {
+        let put = |w: &mut Writer<'_>, v: Option<u64>| {
+            if let Some(v) = v {
+                w.u64(v);
+            }
+        };
+        put(w, self.identifier);
+        put(w, self.ip);
+        if let Some(t) = self.tid {
+            w.u32(t.pid);
+            w.u32(t.tid);
+        }
+        put(w, self.time);
+        put(w, self.addr);
+        put(w, self.id);
+        put(w, self.stream_id);
+        if let Some(c) = self.cpu {
+            w.u32(c.cpu);
+            w.u32(c.res);
+        }
+        put(w, self.period);
+        if let Some(r) = &self.read {
+            r.encode(w);
+        }
+        if let Some(c) = &self.callchain {
+            w.u64(c.len() as u64);
+            w.u64s(c);
+        }
+        if let Some(raw) = self.raw {
+            let size = raw.len() + pad8(4 + raw.len());
+            w.u32(size as u32);
+            w.padded(raw, 4);
+        }
+        if let Some(b) = &self.branch_stack {
+            b.encode(w);
+        }
+        if let Some(r) = &self.regs_user {
+            r.encode(w);
+        }
+        if let Some(s) = &self.stack_user {
+            if s.data.is_empty() {
+                w.u64(0);
+            } else {
+                w.u64((s.data.len() + pad8(s.data.len())) as u64);
+                w.padded(s.data, 0);
+                w.u64(s.dyn_size);
+            }
+        }
+        put(w, self.weight.map(Weight::full));
+        put(w, self.data_src);
+        put(w, self.transaction);
+        if let Some(r) = &self.regs_intr {
+            r.encode(w);
+        }
+        put(w, self.phys_addr);
+        put(w, self.cgroup);
+        put(w, self.data_page_size);
+        put(w, self.code_page_size);
+        if let Some(aux) = self.aux {
+            w.u64((aux.len() + pad8(aux.len())) as u64);
+            w.padded(aux, 0);
+        }
+    }
+}
