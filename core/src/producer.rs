@@ -190,15 +190,18 @@ pub struct Producer<M: RingMemory, H: Hooks<M> = NoHooks> {
     wakeup: LocalUsize,
     /// `rb->events`: samples counted towards `wakeup_events`.
     events: LocalUsize,
-    /// The last `data_tail` loaded (with (A)). Space is checked against it first; the tail is
-    /// re-loaded only when that check fails, so the fast path does not read the consumer's word.
-    /// A stale tail is an older tail: it can only under-estimate the space.
-    cached_tail: LocalUsize,
+    /// How far the producer may write by the last `data_tail` it loaded (with (A)): `tail +
+    /// size - 1` forward, `tail - size + 1` backward (the position at a valid tail's space end).
+    /// Space is checked against it first; the tail is re-loaded only when that check fails, so
+    /// the fast path neither reads the consumer's word nor recomputes the space from it.
+    space_end: LocalUsize,
     /// Overwrite mode: `rb->head` when the outermost writer opened. Everything nested writers
     /// reserve before it closes lies between this and `rb->head`.
     episode: LocalUsize,
     backward: bool,
     overwrite: bool,
+    /// `!backward && !overwrite`: the mode the fast path is compiled for.
+    forward_rw: bool,
     watermark: usize,
     wakeup_events: usize,
     hooks: H,
@@ -236,8 +239,9 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             wakeup: LocalUsize::new(if config.backward { head.wrapping_neg() } else { head }),
             events: LocalUsize::new(0),
             episode: LocalUsize::new(head),
-            cached_tail: LocalUsize::new(mem.position(Position::DataTail).load(A_TAIL_LOAD)),
+            space_end: LocalUsize::new(initial_space_end(&mem, head, config.backward, size - 1)),
             backward: config.backward,
+            forward_rw: !config.backward && !config.overwrite,
             overwrite: config.overwrite,
             watermark,
             wakeup_events: config.wakeup_events as usize,
@@ -256,12 +260,27 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// [`Handle::end`] to publish.
     #[inline]
     pub fn output_begin(&self, size: usize, writer: &Writer) -> Result<Handle<'_, M, H>, ReserveError> {
-        if size < 8 || size % 8 != 0 {
-            return Err(ReserveError::BadSize { size });
+        if size % 8 != 0 || !(8..=MAX_RECORD_SIZE).contains(&size) {
+            return Err(size_error(size));
         }
-        if size > MAX_RECORD_SIZE {
-            return Err(ReserveError::TooLarge { size });
-        }
+        // The fast path: forward, respecting the tail (what `perf record` maps), nothing lost to
+        // report, not paused. Everything else takes one out-of-line call.
+        // (The slow path hands back plain values, so that both paths build the handle here and
+        // the optimiser can keep it in registers.)
+        let (start, total, wakeup) = if self.lost.load(LOCAL) != 0 || !self.forward_rw || self.mem.paused().load(LOCAL)
+        {
+            self.output_begin_general(size, writer)?
+        } else {
+            let (start, wakeup) = self.reserve_in::<false, false>(size)?;
+            (start, size, wakeup)
+        };
+        Ok(Handle::open(self, start, total, wakeup))
+    }
+
+    /// `output_begin` for every other case: another mode, the ring paused, or a
+    /// `PERF_RECORD_LOST` to write first.
+    #[inline(never)]
+    fn output_begin_general(&self, size: usize, writer: &Writer) -> Result<(usize, usize, usize), ReserveError> {
         if self.mem.paused().load(LOCAL) {
             self.lost.fetch_add(1, LOCAL);
             return Err(ReserveError::Paused);
@@ -269,68 +288,8 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         let have_lost = self.lost.load(LOCAL);
         let lost_size = if have_lost != 0 { LostRecord::size(writer.sample_id.map(|(st, _)| st)) } else { 0 };
         let total = size + lost_size;
-        if total > self.mask {
-            // Can never fit, even in an empty ring (or, in overwrite mode, would wrap onto
-            // itself): dropped and counted, like a full ring.
-            self.lost.fetch_add(1, LOCAL);
-            return Err(ReserveError::NoSpace);
-        }
-
-        let nest = self.get_handle();
-        self.hooks.preempt(PreemptPoint::AfterNestIncrement, self);
-        let handle_wakeup = self.wakeup.load(LOCAL);
-
-        let mut offset = self.head.load(LOCAL);
-        let new_head = loop {
-            self.hooks.preempt(PreemptPoint::AfterHeadLoad, self);
-            if !self.overwrite && !self.has_space(offset, self.cached_tail.load(LOCAL), total) {
-                // (A): the tail load is ordered before our data stores; pairs with (D). (With
-                // a cached tail, the acquire load that read it earlier orders them just as well.)
-                let tail = self.mem.position(Position::DataTail).load(A_TAIL_LOAD);
-                self.cached_tail.store(tail, LOCAL);
-                if !self.has_space(offset, tail, total) {
-                    self.lost.fetch_add(1, LOCAL);
-                    self.put_handle(handle_wakeup);
-                    return Err(ReserveError::NoSpace);
-                }
-            }
-            let new = if self.backward { offset.wrapping_sub(total) } else { offset.wrapping_add(total) };
-            if self.overwrite && nest > 0 && !self.episode_fits(new) {
-                // In overwrite mode an open (interrupted) writer finishes its payload after
-                // the nested ones; if the nested data made the in-flight span exceed the ring,
-                // those late writes would overwrite the newer records. The kernel lets that
-                // happen; perfring drops (and counts) the nested record instead, so a reader
-                // never gets a torn record. (A deliberate difference, found by the simulator.)
-                self.lost.fetch_add(1, LOCAL);
-                self.put_handle(handle_wakeup);
-                return Err(ReserveError::NoSpace);
-            }
-            match local_compare_exchange(&self.head, offset, new) {
-                Ok(_) => break new,
-                // A nested writer reserved first: retry from its head (and re-read the tail).
-                Err(current) => offset = current,
-            }
-        };
-        compiler_barrier();
-        self.hooks.preempt(PreemptPoint::AfterReserve, self);
-
-        // The record occupies [start, start + total) in both directions.
-        let (start, written) = if self.backward { (new_head, new_head.wrapping_neg()) } else { (offset, new_head) };
-        // Watermark: advance the stamp by one step when this writer's head is more than a
-        // watermark past it. The kernel compares unsigned (`head - wakeup > watermark`); if an
-        // interrupt between our reservation and this check advanced the stamp past our (older)
-        // head, that difference wraps, the stamp gains a watermark on every later reservation
-        // and every record wakes the reader from then on. perfring compares signed, so a stamp
-        // ahead of this writer's head is left alone (a deliberate difference, found by the
-        // simulator; see `watermark_stamp_never_runs_ahead_after_a_nested_crossing`).
-        let stamp = self.wakeup.load(LOCAL);
-        let ahead = written.wrapping_sub(stamp);
-        if (ahead as isize) > 0 && ahead > self.watermark {
-            self.wakeup.store(stamp.wrapping_add(self.watermark), LOCAL);
-        }
-
-        let mut handle =
-            Handle { producer: self, pos: start, remaining: total, wakeup: handle_wakeup, _not_send: PhantomData };
+        let (start, wakeup) = self.reserve(total)?;
+        let mut handle = Handle::open(self, start, total, wakeup);
         if have_lost != 0 {
             let record = LostRecord {
                 id: writer.id,
@@ -343,7 +302,80 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             debug_assert_eq!(n, lost_size);
             handle.copy_in(&buf[..n]);
         }
-        Ok(handle)
+        Ok(handle.into_parts())
+    }
+
+    /// Reserve `total` bytes as a writer: enter (`nest`), reserve, stamp the watermark. Returns
+    /// where the reservation starts and the wakeup stamp the writer opened with.
+    #[inline]
+    fn reserve(&self, total: usize) -> Result<(usize, usize), ReserveError> {
+        match (self.backward, self.overwrite) {
+            (false, false) => self.reserve_in::<false, false>(total),
+            (false, true) => self.reserve_in::<false, true>(total),
+            (true, false) => self.reserve_in::<true, false>(total),
+            (true, true) => self.reserve_in::<true, true>(total),
+        }
+    }
+
+    /// [`Producer::reserve`] for one mode, known at compile time so its branches vanish.
+    #[inline(always)]
+    fn reserve_in<const BACKWARD: bool, const OVERWRITE: bool>(
+        &self,
+        total: usize,
+    ) -> Result<(usize, usize), ReserveError> {
+        if OVERWRITE && total > self.mask {
+            // Would wrap onto itself: dropped and counted, like a full ring. (Without overwrite
+            // the space check refuses it: the space is never above size - 1.)
+            self.lost.fetch_add(1, LOCAL);
+            return Err(ReserveError::NoSpace);
+        }
+        let nest = self.get_handle_in::<OVERWRITE>();
+        self.hooks.preempt(PreemptPoint::AfterNestIncrement, self);
+        let handle_wakeup = self.wakeup.load(LOCAL);
+
+        let mut offset = self.head.load(LOCAL);
+        let new_head = loop {
+            self.hooks.preempt(PreemptPoint::AfterHeadLoad, self);
+            if !OVERWRITE && !self.fits::<BACKWARD>(offset, total) && !self.reload_space::<BACKWARD>(offset, total) {
+                self.lost.fetch_add(1, LOCAL);
+                self.put_handle(handle_wakeup);
+                return Err(ReserveError::NoSpace);
+            }
+            let new = if BACKWARD { offset.wrapping_sub(total) } else { offset.wrapping_add(total) };
+            if OVERWRITE && nest > 0 && !self.episode_fits::<BACKWARD>(new) {
+                // In overwrite mode an open (interrupted) writer finishes its payload after
+                // the nested ones; if the nested data made the in-flight span exceed the ring,
+                // those late writes would overwrite the newer records. The kernel lets that
+                // happen; perfring drops (and counts) the nested record instead, so a reader
+                // never gets a torn record. (A deliberate difference, found by the simulator.)
+                self.lost.fetch_add(1, LOCAL);
+                self.put_handle(handle_wakeup);
+                return Err(ReserveError::NoSpace);
+            }
+            match local_compare_exchange(&self.head, offset, new) {
+                Ok(_) => break new,
+                // A nested writer reserved first: retry from its head.
+                Err(current) => offset = current,
+            }
+        };
+        compiler_barrier();
+        self.hooks.preempt(PreemptPoint::AfterReserve, self);
+
+        // The record occupies [start, start + total) in both directions.
+        let (start, written) = if BACKWARD { (new_head, new_head.wrapping_neg()) } else { (offset, new_head) };
+        // Watermark: advance the stamp by one step when this writer's head is more than a
+        // watermark past it. The kernel compares unsigned (`head - wakeup > watermark`); if an
+        // interrupt between our reservation and this check advanced the stamp past our (older)
+        // head, that difference wraps, the stamp gains a watermark on every later reservation
+        // and every record wakes the reader from then on. perfring compares signed, so a stamp
+        // ahead of this writer's head is left alone (a deliberate difference, found by the
+        // simulator; see `watermark_stamp_never_runs_ahead_after_a_nested_crossing`). The
+        // watermark is at most the data size, so it is a positive `isize`.
+        let stamp = self.wakeup.load(LOCAL);
+        if written.wrapping_sub(stamp) as isize > self.watermark as isize {
+            self.wakeup.store(stamp.wrapping_add(self.watermark), LOCAL);
+        }
+        Ok((start, handle_wakeup))
     }
 
     /// Reserve, copy `record` (header included) and publish, in one call. Returns whether this
@@ -412,18 +444,41 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         self.mask + 1
     }
 
-    /// Whether `total` bytes fit between `head` and the consumer's `tail`.
+    /// The space left for a writer at `head` if the consumer's tail is `tail`, or 0 for a tail
+    /// no honest consumer can have.
     ///
     /// The kernel computes `CIRC_SPACE` modulo the size, which for an honest tail is the same
     /// as this. A hostile tail (ahead of head, or more than the ring size behind) makes the
-    /// kernel write over data it cannot know is consumed; here it is treated as "no space", so
-    /// a bad tail costs drops (counted), never an overwrite of unread data. (Stricter than the
-    /// kernel, on purpose: see `security`.)
+    /// kernel write over data it cannot know is consumed; here it leaves no space, so a bad
+    /// tail costs drops (counted), never an overwrite of unread data. (Stricter than the kernel,
+    /// on purpose: see `security`.)
     #[inline(always)]
-    fn has_space(&self, head: usize, tail: usize, total: usize) -> bool {
-        let used = if self.backward { tail.wrapping_sub(head) } else { head.wrapping_sub(tail) };
-        // CIRC_SPACE keeps one byte free: used + total must stay below the size.
-        used <= self.mask && total < self.mask + 1 - used
+    fn space<const BACKWARD: bool>(&self, head: usize, tail: usize) -> usize {
+        let used = if BACKWARD { tail.wrapping_sub(head) } else { head.wrapping_sub(tail) };
+        // CIRC_SPACE keeps one byte free: at most size - 1 bytes are ever in use.
+        self.mask.saturating_sub(used)
+    }
+
+    /// Whether `total` bytes fit at `head` by the last tail loaded ([`Producer::space_end`]).
+    /// A stale tail is an older tail: it can only under-estimate the space.
+    #[inline(always)]
+    fn fits<const BACKWARD: bool>(&self, head: usize, total: usize) -> bool {
+        let end = self.space_end.load(LOCAL);
+        let space = if BACKWARD { head.wrapping_sub(end) } else { end.wrapping_sub(head) };
+        total <= space
+    }
+
+    /// Load `data_tail` (A), recompute the space end from it, and say whether `total` bytes fit
+    /// at `head` now. Only called when the cached space is short.
+    #[cold]
+    #[inline(never)]
+    fn reload_space<const BACKWARD: bool>(&self, head: usize, total: usize) -> bool {
+        // (A): the tail load is ordered before our data stores; pairs with (D). (While the cached
+        // space end is used, the acquire load that produced it orders them just as well.)
+        let tail = self.mem.position(Position::DataTail).load(A_TAIL_LOAD);
+        let space = self.space::<BACKWARD>(head, tail);
+        self.space_end.store(space_end::<BACKWARD>(head, space), LOCAL);
+        total <= space
     }
 
     /// `perf_output_get_handle`: enter a writer (raise `nest`); the outermost one of an
@@ -431,10 +486,20 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// `nest` value before entering (0: this is the outermost writer).
     #[inline(always)]
     fn get_handle(&self) -> u32 {
+        if self.overwrite {
+            self.get_handle_in::<true>()
+        } else {
+            self.get_handle_in::<false>()
+        }
+    }
+
+    /// [`Producer::get_handle`] for a mode known at compile time.
+    #[inline(always)]
+    fn get_handle_in<const OVERWRITE: bool>(&self) -> u32 {
         let nest = self.nest.load(LOCAL);
         self.nest.store(nest + 1, LOCAL);
         compiler_barrier();
-        if self.overwrite && nest == 0 {
+        if OVERWRITE && nest == 0 {
             self.write_gen_begin();
             self.episode.store(self.head.load(LOCAL), LOCAL);
         }
@@ -444,9 +509,9 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// Overwrite mode: whether a reservation ending at `new` keeps everything reserved since the
     /// outermost writer opened within one ring size.
     #[inline(always)]
-    fn episode_fits(&self, new: usize) -> bool {
+    fn episode_fits<const BACKWARD: bool>(&self, new: usize) -> bool {
         let start = self.episode.load(LOCAL);
-        let span = if self.backward { start.wrapping_sub(new) } else { new.wrapping_sub(start) };
+        let span = if BACKWARD { start.wrapping_sub(new) } else { new.wrapping_sub(start) };
         span <= self.mask + 1
     }
 
@@ -547,20 +612,88 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         }
     }
 
-    /// Copy `src` to ring position `pos` (masked), split at the end of the data area.
+    /// Copy `src` to data-area offset `off`, which has `contig` bytes before the end of the area
+    /// (the kernel's `handle->addr` and `handle->size`). Returns the next offset and its `contig`.
+    /// The common case is one compare and the copy, which compiles to moves when the length is
+    /// known at the call site.
     #[inline(always)]
-    fn copy_to_ring(&self, pos: usize, src: &[u8]) {
-        let off = pos & self.mask;
-        let first = src.len().min(self.mask + 1 - off);
-        // SAFETY: off + first <= size; the range [pos, pos + len) lies inside a reservation this
-        // CPU made and has not published, so no other party reads or writes it (the consumer
-        // reads only below data_head; the tail check (A) kept it clear of unread data).
-        unsafe { self.mem.write(Area::Data, off, &src[..first]) };
-        if first < src.len() {
-            // SAFETY: the rest wraps to offset 0; src.len() <= total < size (output_begin refuses
-            // larger reservations), so the remainder fits; it is inside the same reservation.
-            unsafe { self.mem.write(Area::Data, 0, &src[first..]) };
+    fn put(&self, off: usize, contig: usize, src: &[u8]) -> (usize, usize) {
+        if src.len() <= contig {
+            // SAFETY: off + len <= off + contig == size; the range lies inside a reservation this
+            // CPU made and has not published, so no other party reads or writes it (the consumer
+            // reads only below data_head; the tail check (A) kept it clear of unread data).
+            unsafe { self.mem.write(Area::Data, off, src) };
+            (off + src.len(), contig - src.len())
+        } else {
+            self.put_wrapped(off, src)
         }
+    }
+
+    /// [`Producer::put`] for a copy that crosses the end of the data area.
+    ///
+    /// It cannot panic (no indexing), so the optimiser can tell a call to it does not unwind and
+    /// need not keep an open `Handle` in memory around it.
+    #[cold]
+    #[inline(never)]
+    fn put_wrapped(&self, off: usize, src: &[u8]) -> (usize, usize) {
+        let size = self.mask + 1;
+        let Some((first, rest)) = src.split_at_checked(size.saturating_sub(off)) else { return (off, 0) };
+        if !first.is_empty() {
+            // SAFETY: off + first.len() == size; inside this CPU's unpublished reservation (see
+            // `put`).
+            unsafe { self.mem.write(Area::Data, off, first) };
+        }
+        // SAFETY: the rest wraps to offset 0; src.len() <= total < size (a reservation never
+        // exceeds size - 1), so the remainder fits; it is inside the same reservation.
+        unsafe { self.mem.write(Area::Data, 0, rest) };
+        (rest.len(), size - rest.len())
+    }
+
+    /// Zero `n` bytes from `off` (see [`Producer::put`]). Out of line, taking and returning
+    /// values rather than the handle, so the fast path never keeps a `Handle` in memory for it.
+    #[cold]
+    #[inline(never)]
+    fn put_zeros(&self, mut off: usize, mut contig: usize, mut n: usize) -> (usize, usize) {
+        const ZEROS: [u8; 64] = [0; 64];
+        while n > 0 {
+            let (chunk, _) = ZEROS.split_at(n.min(ZEROS.len()));
+            (off, contig) = self.put(off, contig, chunk);
+            n -= chunk.len();
+        }
+        (off, contig)
+    }
+}
+
+/// The error for a size `output_begin` refuses before counting anything.
+#[cold]
+fn size_error(size: usize) -> ReserveError {
+    if size > MAX_RECORD_SIZE && size % 8 == 0 {
+        ReserveError::TooLarge { size }
+    } else {
+        ReserveError::BadSize { size }
+    }
+}
+
+/// The position `space` bytes past `head` in the writing direction.
+#[inline(always)]
+fn space_end<const BACKWARD: bool>(head: usize, space: usize) -> usize {
+    if BACKWARD {
+        head.wrapping_sub(space)
+    } else {
+        head.wrapping_add(space)
+    }
+}
+
+/// [`Producer::space_end`] from the tail found at construction.
+fn initial_space_end<M: RingMemory>(mem: &M, head: usize, backward: bool, mask: usize) -> usize {
+    // (A): pairs with (D), as every tail load.
+    let tail = mem.position(Position::DataTail).load(A_TAIL_LOAD);
+    let used = if backward { tail.wrapping_sub(head) } else { head.wrapping_sub(tail) };
+    let space = mask.saturating_sub(used);
+    if backward {
+        space_end::<true>(head, space)
+    } else {
+        space_end::<false>(head, space)
     }
 }
 
@@ -572,13 +705,16 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
 #[must_use = "a reservation must be filled and ended"]
 pub struct Handle<'p, M: RingMemory, H: Hooks<M>> {
     producer: &'p Producer<M, H>,
-    pos: usize,
+    /// Data-area offset of the next byte (masked).
+    off: usize,
+    /// Bytes from `off` to the end of the data area.
+    contig: usize,
     remaining: usize,
     wakeup: usize,
     _not_send: PhantomData<*const ()>,
 }
 
-impl<M: RingMemory, H: Hooks<M>> Handle<'_, M, H> {
+impl<'p, M: RingMemory, H: Hooks<M>> Handle<'p, M, H> {
     /// Append `bytes` to the record (`perf_output_copy`). Refused, writing nothing, if they do
     /// not fit in what is left of the reservation.
     #[inline]
@@ -625,26 +761,38 @@ impl<M: RingMemory, H: Hooks<M>> Handle<'_, M, H> {
 
     /// Publish (`perf_output_end`). Returns whether this writer signalled a wakeup (only the
     /// outermost writer can).
+    #[inline]
     pub fn end(self) -> bool {
         let mut this = core::mem::ManuallyDrop::new(self);
         this.finish()
     }
 
+    /// A handle for the `total` bytes reserved at ring position `start`.
+    #[inline(always)]
+    fn open(producer: &'p Producer<M, H>, start: usize, total: usize, wakeup: usize) -> Self {
+        let off = start & producer.mask;
+        Handle { producer, off, contig: producer.mask + 1 - off, remaining: total, wakeup, _not_send: PhantomData }
+    }
+
+    /// Next position, bytes remaining and opening wakeup stamp, without ending the writer (for
+    /// [`Handle::open`] to resume).
+    #[inline(always)]
+    fn into_parts(self) -> (usize, usize, usize) {
+        let this = core::mem::ManuallyDrop::new(self);
+        (this.off, this.remaining, this.wakeup)
+    }
+
     #[inline(always)]
     fn copy_in(&mut self, bytes: &[u8]) {
         debug_assert!(bytes.len() <= self.remaining);
-        self.producer.copy_to_ring(self.pos, bytes);
-        self.pos = self.pos.wrapping_add(bytes.len());
+        (self.off, self.contig) = self.producer.put(self.off, self.contig, bytes);
         self.remaining -= bytes.len();
     }
 
-    fn zero_fill(&mut self, mut n: usize) {
-        const ZEROS: [u8; 64] = [0; 64];
-        while n > 0 {
-            let k = n.min(ZEROS.len());
-            self.copy_in(&ZEROS[..k]);
-            n -= k;
-        }
+    fn zero_fill(&mut self, n: usize) {
+        debug_assert!(n <= self.remaining);
+        (self.off, self.contig) = self.producer.put_zeros(self.off, self.contig, n);
+        self.remaining -= n;
     }
 
     #[inline(always)]
