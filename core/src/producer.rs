@@ -23,6 +23,18 @@
 //! counted in `lost`; the next successful reservation first writes a `PERF_RECORD_LOST` with the
 //! count and resets it (exchange), exactly like the kernel. The law
 //! `produced = consumed + Σ LOST.lost + lost_pending()` always holds.
+//!
+//! # Fast path
+//!
+//! A producer runs where it may distort what it measures (an NMI, in the kernel), so the common
+//! case is kept short (`make bench-instructions` counts it; `BENCHMARKS.md` breaks it down):
+//! one test for "something to report, another mode, or paused" sends everything rare out of
+//! line; the forward read-write reservation is compiled for its mode (no direction or overwrite
+//! branches); space is checked against a cached space end, so `data_tail` is loaded (A) only
+//! when the ring looks full; the handle keeps the kernel's `addr`/`size` pair (offset and bytes
+//! to the end of the data area), so each write is one compare and a copy that compiles to
+//! moves when its length is known; the wrap, zero-fill and tail-reload paths are cold functions
+//! that cannot unwind, so an open handle stays in registers.
 
 use core::cell::Cell;
 use core::marker::PhantomData;
@@ -380,6 +392,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
 
     /// Reserve, copy `record` (header included) and publish, in one call. Returns whether this
     /// write signalled a wakeup.
+    #[inline]
     pub fn output(&self, record: &[u8], writer: &Writer) -> Result<bool, ReserveError> {
         let mut handle = self.output_begin(record.len(), writer)?;
         handle.copy_in(record);
