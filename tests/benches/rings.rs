@@ -3,8 +3,11 @@
 //! Each row moves `N` records of a fixed payload size from a producer thread pinned to CPU 0 to
 //! a consumer thread pinned to CPU 1, through a 64 KiB ring, record by record on the producer
 //! side; the consumer reads every payload byte (a checksum), so every row moves every byte
-//! between the cores and no copy is optimised away. Every
-//! figure is the median of `RUNS` runs. Rows:
+//! between the cores and no copy is optimised away. Every figure is the median of `RUNS` runs,
+//! interleaved across the rows (run 1 of every row, then run 2, ...), so that a burst of load
+//! from other tenants of a shared machine lands on every row, not on one. `rings 32` runs one
+//! payload size; `BENCH_ROWS=perfring,rtrb` runs the rows whose names contain those words.
+//! Rows:
 //!
 //! * `perfring`: `output` per record (the kernel's protocol: one `data_head` store per record);
 //!   the consumer drains everything available per read (one `data_tail` store per read).
@@ -16,8 +19,8 @@
 //! * `crossbeam ArrayQueue`: `push` / `pop` of `[u8; P]` values.
 //! * `bbqueue (grants)`: `grant_exact` + `commit` / `read` + `release` of one record.
 //! * references: single-thread `memcpy` of the payload, and a cross-core copy ceiling (two
-//!   threads handing 64 KiB blocks over through one flag each: the cost of moving the cache lines
-//!   between the cores, which no queue can beat).
+//!   threads handing sixteen 4 KiB blocks round-robin, one flag each: the cost of moving the
+//!   cache lines between the cores, which no queue can beat).
 //!
 //! Why not criterion/divan: they time one closure on one thread; a two-thread, pinned,
 //! steady-state transfer needs its own loop. Timing is wall-clock over the whole transfer.
@@ -333,15 +336,34 @@ fn checksum(bytes: &[u8]) -> u64 {
     bytes.iter().map(|&b| u64::from(b)).sum()
 }
 
-fn median(mut f: impl FnMut() -> Duration) -> Duration {
-    let mut v: Vec<Duration> = (0..RUNS).map(|_| f()).collect();
-    v.sort_unstable();
-    v[RUNS / 2]
+/// A row of the table: its name and one timed run.
+type Row<'a> = (&'static str, Box<dyn Fn() -> Duration + 'a>);
+
+/// Medians of `RUNS` runs per row, interleaved (run 1 of every row, then run 2, ...), so that a
+/// burst of load from other tenants of the machine hits every row rather than one.
+fn interleaved_medians(rows: &[Row<'_>]) -> Vec<Duration> {
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(RUNS); rows.len()];
+    for _ in 0..RUNS {
+        for (row, t) in rows.iter().zip(&mut times) {
+            t.push((row.1)());
+        }
+    }
+    times
+        .into_iter()
+        .map(|mut v| {
+            v.sort_unstable();
+            v[RUNS / 2]
+        })
+        .collect()
 }
 
 fn main() {
+    // `rings [PAYLOAD]`: one payload size; `BENCH_ROWS=rtrb,perfring`: rows whose name contains
+    // one of the words (the ceiling row is always run: the last column needs it).
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
-    println!("perfring bench: producer on CPU 0, consumer on CPU 1, 64 KiB rings, median of {RUNS} runs");
+    let wanted: Option<Vec<String>> =
+        std::env::var("BENCH_ROWS").ok().map(|v| v.split(',').map(|w| w.trim().to_string()).collect());
+    println!("perfring bench: producer on CPU 0, consumer on CPU 1, 64 KiB rings, median of {RUNS} interleaved runs");
     println!(
         "{:<28} {:>7} {:>12} {:>10} {:>12} {:>12}",
         "row", "payload", "records/s", "GB/s", "perfring/x", "ceiling %"
@@ -352,37 +374,47 @@ fn main() {
         }
         let n = records_for(payload);
         let rate = |d: Duration| n as f64 / d.as_secs_f64();
-        let perfring = median(|| perfring_run(payload, n, true, Publish::PerRecord));
-        let rows: Vec<(&str, Duration)> = vec![
-            ("perfring", perfring),
-            ("perfring, producer batch<=16", median(|| perfring_run(payload, n, true, Publish::Batch(16)))),
-            ("perfring, 1 record per read", median(|| perfring_run(payload, n, false, Publish::PerRecord))),
-            ("rtrb (chunks)", median(|| rtrb_run(payload, n))),
-            ("ringbuf", median(|| ringbuf_run(payload, n))),
+        let rows: Vec<Row<'_>> = vec![
+            ("perfring", Box::new(move || perfring_run(payload, n, true, Publish::PerRecord))),
+            ("perfring, producer batch<=16", Box::new(move || perfring_run(payload, n, true, Publish::Batch(16)))),
+            ("perfring, 1 record per read", Box::new(move || perfring_run(payload, n, false, Publish::PerRecord))),
+            ("rtrb (chunks)", Box::new(move || rtrb_run(payload, n))),
+            ("ringbuf", Box::new(move || ringbuf_run(payload, n))),
             (
                 "crossbeam ArrayQueue",
-                median(|| match payload {
+                Box::new(move || match payload {
                     8 => arrayqueue_run::<8>(n),
                     32 => arrayqueue_run::<32>(n),
                     256 => arrayqueue_run::<256>(n),
                     _ => arrayqueue_run::<4096>(n),
                 }),
             ),
-            ("bbqueue (grants)", median(|| bbqueue_run(payload, n))),
-            ("cross-core copy ceiling", median(|| ceiling_run(payload, n))),
-            ("memcpy, one thread", median(|| memcpy_run(payload, n))),
+            ("bbqueue (grants)", Box::new(move || bbqueue_run(payload, n))),
+            ("cross-core copy ceiling", Box::new(move || ceiling_run(payload, n))),
+            ("memcpy, one thread", Box::new(move || memcpy_run(payload, n))),
         ];
-        let ceiling = rows.iter().find(|r| r.0.starts_with("cross-core")).unwrap().1;
-        for (name, d) in &rows {
+        let rows: Vec<Row<'_>> = rows
+            .into_iter()
+            .filter(|(name, _)| {
+                name.starts_with("cross-core")
+                    || wanted.as_ref().map_or(true, |w| w.iter().any(|w| name.contains(w.as_str())))
+            })
+            .collect();
+        let medians = interleaved_medians(&rows);
+        let find = |name: &str| rows.iter().position(|r| r.0 == name).map(|i| medians[i]);
+        let ceiling = find("cross-core copy ceiling").expect("the ceiling row is always run");
+        let perfring = find("perfring");
+        for ((name, _), d) in rows.iter().zip(&medians) {
             let r = rate(*d);
+            let ratio = perfring.map_or(String::from("-"), |p| format!("{:.2}", rate(p) / r));
             println!(
-                "{:<28} {:>7} {:>12.3e} {:>10.2} {:>12.2} {:>11.0}%",
+                "{:<28} {:>7} {:>12.3e} {:>10.2} {:>12} {:>11.0}%",
                 name,
                 payload,
                 r,
                 r * payload as f64 / 1e9,
-                rate(perfring) / r,
-                100.0 * rate(*d) / rate(ceiling)
+                ratio,
+                100.0 * r / rate(ceiling)
             );
         }
     }
