@@ -31,9 +31,9 @@
 //! one test for "something to report, another mode, or paused" sends everything rare out of
 //! line; the forward read-write reservation is compiled for its mode (no direction or overwrite
 //! branches); space is checked against a cached space end, so `data_tail` is loaded (A) only
-//! when the ring looks full; the handle keeps the kernel's `addr`/`size` pair (offset and bytes
-//! to the end of the data area), so each write is one compare and a copy that compiles to
-//! moves when its length is known; the wrap, zero-fill and tail-reload paths are cold functions
+//! when the ring looks full; the handle keeps the kernel's `handle->addr` as a data-area offset,
+//! so each write is one compare against the end of the area and a copy that compiles to moves
+//! when its length is known; the wrap, zero-fill and tail-reload paths are cold functions
 //! that cannot unwind, so an open handle stays in registers.
 
 use core::cell::Cell;
@@ -625,18 +625,18 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         }
     }
 
-    /// Copy `src` to data-area offset `off`, which has `contig` bytes before the end of the area
-    /// (the kernel's `handle->addr` and `handle->size`). Returns the next offset and its `contig`.
-    /// The common case is one compare and the copy, which compiles to moves when the length is
-    /// known at the call site.
+    /// Copy `src` to data-area offset `off` (at most the data size; the end of the area when a
+    /// record ended exactly there). Returns the offset after it. The common case is one compare
+    /// and the copy, which compiles to moves when the length is known at the call site.
     #[inline(always)]
-    fn put(&self, off: usize, contig: usize, src: &[u8]) -> (usize, usize) {
-        if src.len() <= contig {
-            // SAFETY: off + len <= off + contig == size; the range lies inside a reservation this
-            // CPU made and has not published, so no other party reads or writes it (the consumer
-            // reads only below data_head; the tail check (A) kept it clear of unread data).
+    fn put(&self, off: usize, src: &[u8]) -> usize {
+        let end = off + src.len();
+        if end <= self.mask + 1 {
+            // SAFETY: off + len <= size; the range lies inside a reservation this CPU made and has
+            // not published, so no other party reads or writes it (the consumer reads only below
+            // data_head; the tail check (A) kept it clear of unread data).
             unsafe { self.mem.write(Area::Data, off, src) };
-            (off + src.len(), contig - src.len())
+            end
         } else {
             self.put_wrapped(off, src)
         }
@@ -648,9 +648,8 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// need not keep an open `Handle` in memory around it.
     #[cold]
     #[inline(never)]
-    fn put_wrapped(&self, off: usize, src: &[u8]) -> (usize, usize) {
-        let size = self.mask + 1;
-        let Some((first, rest)) = src.split_at_checked(size.saturating_sub(off)) else { return (off, 0) };
+    fn put_wrapped(&self, off: usize, src: &[u8]) -> usize {
+        let Some((first, rest)) = src.split_at_checked((self.mask + 1).saturating_sub(off)) else { return off };
         if !first.is_empty() {
             // SAFETY: off + first.len() == size; inside this CPU's unpublished reservation (see
             // `put`).
@@ -659,21 +658,21 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         // SAFETY: the rest wraps to offset 0; src.len() <= total < size (a reservation never
         // exceeds size - 1), so the remainder fits; it is inside the same reservation.
         unsafe { self.mem.write(Area::Data, 0, rest) };
-        (rest.len(), size - rest.len())
+        rest.len()
     }
 
     /// Zero `n` bytes from `off` (see [`Producer::put`]). Out of line, taking and returning
     /// values rather than the handle, so the fast path never keeps a `Handle` in memory for it.
     #[cold]
     #[inline(never)]
-    fn put_zeros(&self, mut off: usize, mut contig: usize, mut n: usize) -> (usize, usize) {
+    fn put_zeros(&self, mut off: usize, mut n: usize) -> usize {
         const ZEROS: [u8; 64] = [0; 64];
         while n > 0 {
             let (chunk, _) = ZEROS.split_at(n.min(ZEROS.len()));
-            (off, contig) = self.put(off, contig, chunk);
+            off = self.put(off, chunk);
             n -= chunk.len();
         }
-        (off, contig)
+        off
     }
 }
 
@@ -718,10 +717,9 @@ fn initial_space_end<M: RingMemory>(mem: &M, head: usize, backward: bool, mask: 
 #[must_use = "a reservation must be filled and ended"]
 pub struct Handle<'p, M: RingMemory, H: Hooks<M>> {
     producer: &'p Producer<M, H>,
-    /// Data-area offset of the next byte (masked).
+    /// Data-area offset of the next byte: masked, or the data size when the last write ended
+    /// exactly at the end of the area (the kernel's `handle->addr`).
     off: usize,
-    /// Bytes from `off` to the end of the data area.
-    contig: usize,
     remaining: usize,
     wakeup: usize,
     _not_send: PhantomData<*const ()>,
@@ -783,8 +781,7 @@ impl<'p, M: RingMemory, H: Hooks<M>> Handle<'p, M, H> {
     /// A handle for the `total` bytes reserved at ring position `start`.
     #[inline(always)]
     fn open(producer: &'p Producer<M, H>, start: usize, total: usize, wakeup: usize) -> Self {
-        let off = start & producer.mask;
-        Handle { producer, off, contig: producer.mask + 1 - off, remaining: total, wakeup, _not_send: PhantomData }
+        Handle { producer, off: start & producer.mask, remaining: total, wakeup, _not_send: PhantomData }
     }
 
     /// Next position, bytes remaining and opening wakeup stamp, without ending the writer (for
@@ -798,13 +795,13 @@ impl<'p, M: RingMemory, H: Hooks<M>> Handle<'p, M, H> {
     #[inline(always)]
     fn copy_in(&mut self, bytes: &[u8]) {
         debug_assert!(bytes.len() <= self.remaining);
-        (self.off, self.contig) = self.producer.put(self.off, self.contig, bytes);
+        self.off = self.producer.put(self.off, bytes);
         self.remaining -= bytes.len();
     }
 
     fn zero_fill(&mut self, n: usize) {
         debug_assert!(n <= self.remaining);
-        (self.off, self.contig) = self.producer.put_zeros(self.off, self.contig, n);
+        self.off = self.producer.put_zeros(self.off, n);
         self.remaining -= n;
     }
 
