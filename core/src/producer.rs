@@ -28,12 +28,15 @@
 //!
 //! A producer runs where it may distort what it measures (an NMI, in the kernel), so the common
 //! case is kept short (`make bench-instructions` counts it; `BENCHMARKS.md` breaks it down):
-//! one test for "something to report, another mode, or paused" sends everything rare out of
-//! line; the forward read-write reservation is compiled for its mode (no direction or overwrite
-//! branches); space is checked against a cached space end, so `data_tail` is loaded (A) only
-//! when the ring looks full; the handle keeps the kernel's `handle->addr` as a data-area offset,
-//! so each write is one compare against the end of the area and a copy that compiles to moves
-//! when its length is known; the wrap, zero-fill and tail-reload paths are cold functions
+//! two tests send everything rare out of line: the `lost` word, which carries a mode bit beside
+//! the count (nonzero: a LOST record to write, or another mode), and `paused`; the forward
+//! read-write reservation is compiled for its mode (no direction or overwrite branches); space
+//! is checked against a cached space end, so `data_tail` is loaded (A) only when the ring looks
+//! full; the wakeup stamp is kept with the watermark added, so the watermark rule is one
+//! compare; the handle keeps the kernel's `handle->addr` as a data-area offset, so each write is
+//! one compare against the end of the area and a copy that compiles to moves when its length is
+//! known, and both paths hand the caller its `size` bytes to fill, so a fixed-size record leaves
+//! nothing to check at the end; the wrap, zero-fill and tail-reload paths are cold functions
 //! that cannot unwind, so an open handle stays in registers.
 
 use core::cell::Cell;
@@ -180,6 +183,9 @@ pub trait Hooks<M: RingMemory>: Sized {
     }
 }
 
+/// One lost record in [`Producer`]'s `lost` word, whose bit 0 is the mode bit.
+const LOST_ONE: usize = 2;
+
 /// Hooks that do nothing.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoHooks;
@@ -189,17 +195,29 @@ impl<M: RingMemory> Hooks<M> for NoHooks {}
 /// The producer (kernel) side of one ring. See the [module docs](self).
 pub struct Producer<M: RingMemory, H: Hooks<M> = NoHooks> {
     mem: M,
+    /// Data size - 1 (the size is a power of two).
     mask: usize,
+    /// Data size, kept beside the mask so the write path compares against it directly.
+    size: usize,
     /// `rb->head`: the reservation cursor, ahead of the published `data_head` while writers are
     /// open. Free-running (increasing forward, decreasing backward).
     head: LocalUsize,
     /// `rb->nest`: writers open on this CPU (0 when idle). Only the writer that brings it from 1
     /// to 0 publishes.
     nest: LocalU32,
-    /// `rb->lost`: records dropped and not yet reported by a PERF_RECORD_LOST.
+    /// `rb->lost` (records dropped and not yet reported by a PERF_RECORD_LOST) in steps of
+    /// [`LOST_ONE`], with bit 0 ([`Producer::other_mode`]) set when the producer is not in the
+    /// forward read-write mode, so the fast path's one `!= 0` test covers both "a LOST record to
+    /// write" and "another mode". (The count wraps after `usize::MAX / 2` unreported drops.)
     lost: LocalUsize,
-    /// `rb->wakeup`: the wakeup stamp, advanced by the watermark and `wakeup_events` rules.
-    wakeup: LocalUsize,
+    /// 1 if the producer writes backward or overwrites (the fast path is compiled for forward
+    /// read-write only), else 0: the bit `lost` always carries.
+    other_mode: usize,
+    /// The kernel's `rb->wakeup + rb->watermark`: the bytes-written position past which the
+    /// next watermark step is due. It moves exactly when `rb->wakeup` does (by the watermark, or
+    /// by one per `wakeup_events` samples), so it serves as the wakeup stamp a writer compares
+    /// at `put_handle`; keeping the sum saves the reservation an add.
+    wakeup_at: LocalUsize,
     /// `rb->events`: samples counted towards `wakeup_events`.
     events: LocalUsize,
     /// How far the producer may write by the last `data_tail` it loaded (with (A)): `tail +
@@ -212,8 +230,6 @@ pub struct Producer<M: RingMemory, H: Hooks<M> = NoHooks> {
     episode: LocalUsize,
     backward: bool,
     overwrite: bool,
-    /// `!backward && !overwrite`: the mode the fast path is compiled for.
-    forward_rw: bool,
     watermark: usize,
     wakeup_events: usize,
     hooks: H,
@@ -242,18 +258,22 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         check_area_size(size, MIN_DATA_SIZE)?;
         let watermark = if config.watermark == 0 { size / 2 } else { config.watermark.min(size) };
         let head = mem.position(Position::DataHead).load(LOCAL);
+        let other_mode = usize::from(config.backward || config.overwrite);
         Ok(Producer {
             mask: size - 1,
+            size,
             head: LocalUsize::new(head),
             nest: LocalU32::new(0),
-            lost: LocalUsize::new(0),
+            lost: LocalUsize::new(other_mode),
             // The stamp starts at the bytes already written, so a resumed ring does not wake at once.
-            wakeup: LocalUsize::new(if config.backward { head.wrapping_neg() } else { head }),
+            wakeup_at: LocalUsize::new(
+                if config.backward { head.wrapping_neg() } else { head }.wrapping_add(watermark),
+            ),
             events: LocalUsize::new(0),
             episode: LocalUsize::new(head),
             space_end: LocalUsize::new(initial_space_end(&mem, head, config.backward, size - 1)),
             backward: config.backward,
-            forward_rw: !config.backward && !config.overwrite,
+            other_mode,
             overwrite: config.overwrite,
             watermark,
             wakeup_events: config.wakeup_events as usize,
@@ -279,25 +299,28 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         // report, not paused. Everything else takes one out-of-line call.
         // (The slow path hands back plain values, so that both paths build the handle here and
         // the optimiser can keep it in registers.)
-        let (start, total, wakeup) = if self.lost.load(LOCAL) != 0 || !self.forward_rw || self.mem.paused().load(LOCAL)
-        {
+        // Both paths hand back where the caller's `size` bytes go (after the LOST record the
+        // slow path may have written), so the bytes remaining are `size` on both: a caller that
+        // writes a fixed-size record leaves the optimiser nothing to check at the end.
+        let (off, wakeup) = if self.lost.load(LOCAL) != 0 || self.mem.paused().load(LOCAL) {
             self.output_begin_general(size, writer)?
         } else {
             let (start, wakeup) = self.reserve_in::<false, false>(size)?;
-            (start, size, wakeup)
+            (start & self.mask, wakeup)
         };
-        Ok(Handle::open(self, start, total, wakeup))
+        Ok(Handle::at(self, off, size, wakeup))
     }
 
     /// `output_begin` for every other case: another mode, the ring paused, or a
     /// `PERF_RECORD_LOST` to write first.
+    /// Returns the data offset where the caller's `size` bytes go and the opening wakeup stamp.
     #[inline(never)]
-    fn output_begin_general(&self, size: usize, writer: &Writer) -> Result<(usize, usize, usize), ReserveError> {
+    fn output_begin_general(&self, size: usize, writer: &Writer) -> Result<(usize, usize), ReserveError> {
         if self.mem.paused().load(LOCAL) {
-            self.lost.fetch_add(1, LOCAL);
+            self.count_lost();
             return Err(ReserveError::Paused);
         }
-        let have_lost = self.lost.load(LOCAL);
+        let have_lost = self.lost_pending();
         let lost_size = if have_lost != 0 { LostRecord::size(writer.sample_id.map(|(st, _)| st)) } else { 0 };
         let total = size + lost_size;
         let (start, wakeup) = self.reserve(total)?;
@@ -305,7 +328,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         if have_lost != 0 {
             let record = LostRecord {
                 id: writer.id,
-                lost: self.lost.swap(0, LOCAL) as u64,
+                lost: (self.lost.swap(self.other_mode, LOCAL) / LOST_ONE) as u64,
                 sample_id: writer.sample_id.map(|(_, v)| v),
             };
             let mut buf = [0u8; LostRecord::size(Some(crate::record::sample_type::SAMPLE_ID_BITS))];
@@ -314,7 +337,9 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             debug_assert_eq!(n, lost_size);
             handle.copy_in(&buf[..n]);
         }
-        Ok(handle.into_parts())
+        let (off, remaining, wakeup) = handle.into_parts();
+        debug_assert_eq!(remaining, size);
+        Ok((off, wakeup))
     }
 
     /// Reserve `total` bytes as a writer: enter (`nest`), reserve, stamp the watermark. Returns
@@ -338,18 +363,18 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         if OVERWRITE && total > self.mask {
             // Would wrap onto itself: dropped and counted, like a full ring. (Without overwrite
             // the space check refuses it: the space is never above size - 1.)
-            self.lost.fetch_add(1, LOCAL);
+            self.count_lost();
             return Err(ReserveError::NoSpace);
         }
         let nest = self.get_handle_in::<OVERWRITE>();
         self.hooks.preempt(PreemptPoint::AfterNestIncrement, self);
-        let handle_wakeup = self.wakeup.load(LOCAL);
+        let handle_wakeup = self.wakeup_at.load(LOCAL);
 
         let mut offset = self.head.load(LOCAL);
         let new_head = loop {
             self.hooks.preempt(PreemptPoint::AfterHeadLoad, self);
             if !OVERWRITE && !self.fits::<BACKWARD>(offset, total) && !self.reload_space::<BACKWARD>(offset, total) {
-                self.lost.fetch_add(1, LOCAL);
+                self.count_lost();
                 self.put_handle(handle_wakeup);
                 return Err(ReserveError::NoSpace);
             }
@@ -360,7 +385,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
                 // those late writes would overwrite the newer records. The kernel lets that
                 // happen; perfring drops (and counts) the nested record instead, so a reader
                 // never gets a torn record. (A deliberate difference, found by the simulator.)
-                self.lost.fetch_add(1, LOCAL);
+                self.count_lost();
                 self.put_handle(handle_wakeup);
                 return Err(ReserveError::NoSpace);
             }
@@ -381,11 +406,11 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         // head, that difference wraps, the stamp gains a watermark on every later reservation
         // and every record wakes the reader from then on. perfring compares signed, so a stamp
         // ahead of this writer's head is left alone (a deliberate difference, found by the
-        // simulator; see `watermark_stamp_never_runs_ahead_after_a_nested_crossing`). The
-        // watermark is at most the data size, so it is a positive `isize`.
-        let stamp = self.wakeup.load(LOCAL);
-        if written.wrapping_sub(stamp) as isize > self.watermark as isize {
-            self.wakeup.store(stamp.wrapping_add(self.watermark), LOCAL);
+        // simulator; see `watermark_stamp_never_runs_ahead_after_a_nested_crossing`). With the
+        // stamp kept as `wakeup + watermark`, `head - wakeup > watermark` is `head - wakeup_at > 0`.
+        let at = self.wakeup_at.load(LOCAL);
+        if written.wrapping_sub(at) as isize > 0 {
+            self.wakeup_at.store(at.wrapping_add(self.watermark), LOCAL);
         }
         Ok((start, handle_wakeup))
     }
@@ -419,7 +444,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             }
         }
         self.get_handle();
-        let outer = Outer { producer: self, wakeup: self.wakeup.load(LOCAL), woke: false };
+        let outer = Outer { producer: self, wakeup: self.wakeup_at.load(LOCAL), woke: false };
         let result = f(self);
         let mut outer = core::mem::ManuallyDrop::new(outer);
         outer.woke = self.put_handle(outer.wakeup);
@@ -429,7 +454,13 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// Records dropped and not yet reported by a `PERF_RECORD_LOST` (the kernel's `rb->lost`).
     /// They will be reported at the start of the next successful reservation.
     pub fn lost_pending(&self) -> usize {
-        self.lost.load(LOCAL)
+        self.lost.load(LOCAL) / LOST_ONE
+    }
+
+    /// Count one dropped record (`local_inc(&rb->lost)`).
+    #[inline(always)]
+    fn count_lost(&self) {
+        self.lost.fetch_add(LOST_ONE, LOCAL);
     }
 
     /// The reservation cursor (`rb->head`), ahead of `data_head` while writers are open.
@@ -454,7 +485,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
 
     /// Size of the data area in bytes.
     pub fn data_size(&self) -> usize {
-        self.mask + 1
+        self.size
     }
 
     /// The space left for a writer at `head` if the consumer's tail is `tail`, or 0 for a tail
@@ -525,7 +556,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     fn episode_fits<const BACKWARD: bool>(&self, new: usize) -> bool {
         let start = self.episode.load(LOCAL);
         let span = if BACKWARD { start.wrapping_sub(new) } else { new.wrapping_sub(start) };
-        span <= self.mask + 1
+        span <= self.size
     }
 
     /// `perf_output_put_handle`: leave the writer; the outermost one publishes `data_head`.
@@ -617,7 +648,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         if self.overwrite {
             self.write_gen_end();
         }
-        if handle_wakeup != self.wakeup.load(LOCAL) {
+        if handle_wakeup != self.wakeup_at.load(LOCAL) {
             self.hooks.wakeup(self);
             true
         } else {
@@ -631,7 +662,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     #[inline(always)]
     fn put(&self, off: usize, src: &[u8]) -> usize {
         let end = off + src.len();
-        if end <= self.mask + 1 {
+        if end <= self.size {
             // SAFETY: off + len <= size; the range lies inside a reservation this CPU made and has
             // not published, so no other party reads or writes it (the consumer reads only below
             // data_head; the tail check (A) kept it clear of unread data).
@@ -649,7 +680,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     #[cold]
     #[inline(never)]
     fn put_wrapped(&self, off: usize, src: &[u8]) -> usize {
-        let Some((first, rest)) = src.split_at_checked((self.mask + 1).saturating_sub(off)) else { return off };
+        let Some((first, rest)) = src.split_at_checked(self.size.saturating_sub(off)) else { return off };
         if !first.is_empty() {
             // SAFETY: off + first.len() == size; inside this CPU's unpublished reservation (see
             // `put`).
@@ -763,7 +794,7 @@ impl<'p, M: RingMemory, H: Hooks<M>> Handle<'p, M, H> {
             let events = p.events.load(LOCAL) + 1;
             if events >= p.wakeup_events {
                 p.events.store(events - p.wakeup_events, LOCAL);
-                p.wakeup.store(p.wakeup.load(LOCAL).wrapping_add(1), LOCAL);
+                p.wakeup_at.store(p.wakeup_at.load(LOCAL).wrapping_add(1), LOCAL);
             } else {
                 p.events.store(events, LOCAL);
             }
@@ -781,11 +812,17 @@ impl<'p, M: RingMemory, H: Hooks<M>> Handle<'p, M, H> {
     /// A handle for the `total` bytes reserved at ring position `start`.
     #[inline(always)]
     fn open(producer: &'p Producer<M, H>, start: usize, total: usize, wakeup: usize) -> Self {
-        Handle { producer, off: start & producer.mask, remaining: total, wakeup, _not_send: PhantomData }
+        Self::at(producer, start & producer.mask, total, wakeup)
     }
 
-    /// Next position, bytes remaining and opening wakeup stamp, without ending the writer (for
-    /// [`Handle::open`] to resume).
+    /// A handle for `remaining` reserved bytes from data-area offset `off`.
+    #[inline(always)]
+    fn at(producer: &'p Producer<M, H>, off: usize, remaining: usize, wakeup: usize) -> Self {
+        Handle { producer, off, remaining, wakeup, _not_send: PhantomData }
+    }
+
+    /// Next data offset, bytes remaining and opening wakeup stamp, without ending the writer (for
+    /// [`Handle::at`] to resume).
     #[inline(always)]
     fn into_parts(self) -> (usize, usize, usize) {
         let this = core::mem::ManuallyDrop::new(self);
