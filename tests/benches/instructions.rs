@@ -2,8 +2,10 @@
 //! not depend on machine noise). The Makefile runs this binary under callgrind twice, with N and
 //! 2N records, and divides the difference of the totals by N, so setup cost cancels out.
 //!
-//! `instructions producer N`: N × (`output_begin` + 32-byte copy + `output_end`) into a ring
-//! large enough never to fill (no hooks: `NoHooks` compiles the preemption points away).
+//! `instructions producer N`: N × (`output_begin` + copy of a 40-byte record, an 8-byte header
+//! and 32 bytes of payload + `output_end`) into a ring large enough never to fill (no hooks:
+//! `NoHooks` compiles the preemption points away). `instructions producer32 N`: the same with a
+//! 32-byte record (header and 24 bytes of payload: a 32-byte copy in all).
 //! `instructions consumer N`: the same N writes, then one batch reading all N records; the
 //! Makefile subtracts the producer run to get the consumer's share.
 
@@ -18,29 +20,39 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "producer".into());
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    match mode.as_str() {
+        "producer32" => run::<32>(n, false),
+        "consumer" => run::<40>(n, true),
+        _ => run::<40>(n, false),
+    }
+}
+
+/// N records of `SIZE` bytes (8-byte header + payload), then optionally one batch read of them.
+fn run<const SIZE: usize>(n: usize, consume: bool) {
     // A fixed size (setup cost must not grow with N): room for 400,000 records of 40 bytes.
     let ring = 16 << 20;
-    assert!(n * 40 < ring);
+    assert!(n * SIZE < ring);
     let mut mem = vec![0u64; (4096 + ring) / 8];
     // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
     let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
     let mut map = Mapping::new(bytes, 4096).unwrap();
     let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
-    let mut record = [0x5Au8; 40];
-    record[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: 40 }.to_bytes(Endian::NATIVE));
-    // The record's address is opaque, its length (40) is not: the fast path is measured for a
+    let mut record = [0x5Au8; SIZE];
+    let header = Header { type_: types::SAMPLE, misc: 0, size: SIZE as u16 };
+    record[..8].copy_from_slice(&header.to_bytes(Endian::NATIVE));
+    // The record's address is opaque, its length is not: the fast path is measured for a
     // fixed-size record, as the kernel's output paths copy fixed-size fields.
-    let record: &[u8; 40] = black_box(&record);
+    let record: &[u8; SIZE] = black_box(&record);
     for _ in 0..n {
         // No unwrap: an unwinding panic would make the handle's drop glue keep it in memory,
         // which a `panic = "abort"` kernel or firmware build never pays.
-        let Ok(mut h) = producer.output_begin(40, &Writer::ANONYMOUS) else { std::process::abort() };
+        let Ok(mut h) = producer.output_begin(SIZE, &Writer::ANONYMOUS) else { std::process::abort() };
         if h.write(record).is_err() {
             std::process::abort();
         }
         h.end();
     }
-    if mode == "consumer" {
+    if consume {
         let mut scratch = Scratch::new();
         let mut sum = 0u64;
         let read = consumer.for_each(&mut scratch, |r| sum += u64::from(r.bytes[8])).unwrap();
