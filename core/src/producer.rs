@@ -392,7 +392,10 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             match local_compare_exchange(&self.head, offset, new) {
                 Ok(_) => break new,
                 // A nested writer reserved first: retry from its head.
-                Err(current) => offset = current,
+                Err(current) => {
+                    unlikely();
+                    offset = current;
+                }
             }
         };
         compiler_barrier();
@@ -407,9 +410,10 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         // and every record wakes the reader from then on. perfring compares signed, so a stamp
         // ahead of this writer's head is left alone (a deliberate difference, found by the
         // simulator; see `watermark_stamp_never_runs_ahead_after_a_nested_crossing`). With the
-        // stamp kept as `wakeup + watermark`, `head - wakeup > watermark` is `head - wakeup_at > 0`.
+        // stamp kept as `wakeup + watermark`, `head - wakeup > watermark` is `wakeup_at - head < 0`
+        // (written so: the sign of one subtraction, no separate zero test).
         let at = self.wakeup_at.load(LOCAL);
-        if written.wrapping_sub(at) as isize > 0 {
+        if (at.wrapping_sub(written) as isize) < 0 {
             self.wakeup_at.store(at.wrapping_add(self.watermark), LOCAL);
         }
         Ok((start, handle_wakeup))
@@ -708,6 +712,12 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
 }
 
 /// The error for a size `output_begin` refuses before counting anything.
+/// Marks the branch that calls it as rare, for code layout (`core::hint::cold_path` is newer
+/// than the crate's minimum Rust).
+#[cold]
+#[inline(never)]
+fn unlikely() {}
+
 #[cold]
 fn size_error(size: usize) -> ReserveError {
     if size > MAX_RECORD_SIZE && size % 8 == 0 {

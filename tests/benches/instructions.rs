@@ -8,6 +8,11 @@
 //! 32-byte record (header and 24 bytes of payload: a 32-byte copy in all).
 //! `instructions consumer N`: the same N writes, then one batch reading all N records; the
 //! Makefile subtracts the producer run to get the consumer's share.
+//!
+//! `instructions rtrb-producer N` / `rtrb-consumer N`: the same counts for rtrb, the fastest
+//! peer of `make bench`, as a reference: N × (`write_chunk(32)` + 32-byte copy + `commit_all`),
+//! then N × (`read_chunk(32)` + reading a byte + `commit_all`). rtrb gets its best case: when the
+//! chunk is one slice (always, here) the copy is a fixed-size one.
 
 use std::hint::black_box;
 
@@ -23,6 +28,8 @@ fn main() {
     match mode.as_str() {
         "producer32" => run::<32>(n, false),
         "consumer" => run::<40>(n, true),
+        "rtrb-producer" => rtrb_run(n, false),
+        "rtrb-consumer" => rtrb_run(n, true),
         _ => run::<40>(n, false),
     }
 }
@@ -57,6 +64,36 @@ fn run<const SIZE: usize>(n: usize, consume: bool) {
         let mut sum = 0u64;
         let read = consumer.for_each(&mut scratch, |r| sum += u64::from(r.bytes[8])).unwrap();
         assert_eq!(read, n);
+        black_box(sum);
+    }
+}
+
+/// rtrb, the reference: N chunks of 32 bytes written, then optionally read one by one.
+fn rtrb_run(n: usize, consume: bool) {
+    const SIZE: usize = 32;
+    let (mut p, mut c) = rtrb::RingBuffer::<u8>::new(16 << 20);
+    assert!(n * SIZE < p.buffer().capacity());
+    let data: &[u8; SIZE] = black_box(&[0x5Au8; SIZE]);
+    for _ in 0..n {
+        let Ok(mut chunk) = p.write_chunk(SIZE) else { std::process::abort() };
+        let (a, b) = chunk.as_mut_slices();
+        if let Ok(a) = <&mut [u8; SIZE]>::try_from(&mut *a) {
+            *a = *data;
+        } else {
+            let (head, tail) = data.split_at(a.len());
+            a.copy_from_slice(head);
+            b.copy_from_slice(tail);
+        }
+        chunk.commit_all();
+    }
+    if consume {
+        let mut sum = 0u64;
+        for _ in 0..n {
+            let Ok(chunk) = c.read_chunk(SIZE) else { std::process::abort() };
+            let (a, b) = chunk.as_slices();
+            sum += u64::from(a.first().or(b.first()).copied().unwrap_or(0));
+            chunk.commit_all();
+        }
         black_box(sum);
     }
 }
