@@ -210,9 +210,6 @@ pub struct Producer<M: RingMemory, H: Hooks<M> = NoHooks> {
     /// forward read-write mode, so the fast path's one `!= 0` test covers both "a LOST record to
     /// write" and "another mode". (The count wraps after `usize::MAX / 2` unreported drops.)
     lost: LocalUsize,
-    /// 1 if the producer writes backward or overwrites (the fast path is compiled for forward
-    /// read-write only), else 0: the bit `lost` always carries.
-    other_mode: usize,
     /// The kernel's `rb->wakeup + rb->watermark`: the bytes-written position past which the
     /// next watermark step is due. It moves exactly when `rb->wakeup` does (by the watermark, or
     /// by one per `wakeup_events` samples), so it serves as the wakeup stamp a writer compares
@@ -258,13 +255,12 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         check_area_size(size, MIN_DATA_SIZE)?;
         let watermark = if config.watermark == 0 { size / 2 } else { config.watermark.min(size) };
         let head = mem.position(Position::DataHead).load(LOCAL);
-        let other_mode = usize::from(config.backward || config.overwrite);
         Ok(Producer {
             mask: size - 1,
             size,
             head: LocalUsize::new(head),
             nest: LocalU32::new(0),
-            lost: LocalUsize::new(other_mode),
+            lost: LocalUsize::new(usize::from(config.backward || config.overwrite)),
             // The stamp starts at the bytes already written, so a resumed ring does not wake at once.
             wakeup_at: LocalUsize::new(
                 if config.backward { head.wrapping_neg() } else { head }.wrapping_add(watermark),
@@ -273,7 +269,6 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             episode: LocalUsize::new(head),
             space_end: LocalUsize::new(initial_space_end(&mem, head, config.backward, size - 1)),
             backward: config.backward,
-            other_mode,
             overwrite: config.overwrite,
             watermark,
             wakeup_events: config.wakeup_events as usize,
@@ -296,12 +291,10 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             return Err(size_error(size));
         }
         // The fast path: forward, respecting the tail (what `perf record` maps), nothing lost to
-        // report, not paused. Everything else takes one out-of-line call.
-        // (The slow path hands back plain values, so that both paths build the handle here and
-        // the optimiser can keep it in registers.)
-        // Both paths hand back where the caller's `size` bytes go (after the LOST record the
-        // slow path may have written), so the bytes remaining are `size` on both: a caller that
-        // writes a fixed-size record leaves the optimiser nothing to check at the end.
+        // report, not paused. Everything else takes one out-of-line call. Both paths hand back
+        // plain values (where the caller's `size` bytes go, after any LOST record the slow path
+        // wrote, and the wakeup stamp), so the handle is built here, stays in registers, and has
+        // `size` bytes remaining on both: a fixed-size record leaves nothing to check at the end.
         let (off, wakeup) = if self.lost.load(LOCAL) != 0 || self.mem.paused().load(LOCAL) {
             self.output_begin_general(size, writer)?
         } else {
@@ -312,8 +305,8 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     }
 
     /// `output_begin` for every other case: another mode, the ring paused, or a
-    /// `PERF_RECORD_LOST` to write first.
-    /// Returns the data offset where the caller's `size` bytes go and the opening wakeup stamp.
+    /// `PERF_RECORD_LOST` to write first. Returns the data offset where the caller's `size`
+    /// bytes go and the opening wakeup stamp.
     #[inline(never)]
     fn output_begin_general(&self, size: usize, writer: &Writer) -> Result<(usize, usize), ReserveError> {
         if self.mem.paused().load(LOCAL) {
@@ -328,7 +321,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         if have_lost != 0 {
             let record = LostRecord {
                 id: writer.id,
-                lost: (self.lost.swap(self.other_mode, LOCAL) / LOST_ONE) as u64,
+                lost: (self.lost.swap(self.other_mode(), LOCAL) / LOST_ONE) as u64,
                 sample_id: writer.sample_id.map(|(_, v)| v),
             };
             let mut buf = [0u8; LostRecord::size(Some(crate::record::sample_type::SAMPLE_ID_BITS))];
@@ -461,6 +454,12 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         self.lost.load(LOCAL) / LOST_ONE
     }
 
+    /// 1 if the producer writes backward or overwrites (the fast path is compiled for forward
+    /// read-write only), else 0: the bit the `lost` word always carries.
+    fn other_mode(&self) -> usize {
+        usize::from(self.backward || self.overwrite)
+    }
+
     /// Count one dropped record (`local_inc(&rb->lost)`).
     #[inline(always)]
     fn count_lost(&self) {
@@ -502,9 +501,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// on purpose: see `security`.)
     #[inline(always)]
     fn space<const BACKWARD: bool>(&self, head: usize, tail: usize) -> usize {
-        let used = if BACKWARD { tail.wrapping_sub(head) } else { head.wrapping_sub(tail) };
-        // CIRC_SPACE keeps one byte free: at most size - 1 bytes are ever in use.
-        self.mask.saturating_sub(used)
+        circ_space::<BACKWARD>(head, tail, self.mask)
     }
 
     /// Whether `total` bytes fit at `head` by the last tail loaded ([`Producer::space_end`]).
@@ -711,13 +708,13 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     }
 }
 
-/// The error for a size `output_begin` refuses before counting anything.
 /// Marks the branch that calls it as rare, for code layout (`core::hint::cold_path` is newer
 /// than the crate's minimum Rust).
 #[cold]
 #[inline(never)]
 fn unlikely() {}
 
+/// The error for a size `output_begin` refuses before counting anything.
 #[cold]
 fn size_error(size: usize) -> ReserveError {
     if size > MAX_RECORD_SIZE && size % 8 == 0 {
@@ -737,16 +734,22 @@ fn space_end<const BACKWARD: bool>(head: usize, space: usize) -> usize {
     }
 }
 
+/// [`Producer::space`] for a data area of `mask + 1` bytes.
+#[inline(always)]
+fn circ_space<const BACKWARD: bool>(head: usize, tail: usize, mask: usize) -> usize {
+    let used = if BACKWARD { tail.wrapping_sub(head) } else { head.wrapping_sub(tail) };
+    // CIRC_SPACE keeps one byte free: at most size - 1 bytes are ever in use.
+    mask.saturating_sub(used)
+}
+
 /// [`Producer::space_end`] from the tail found at construction.
 fn initial_space_end<M: RingMemory>(mem: &M, head: usize, backward: bool, mask: usize) -> usize {
     // (A): pairs with (D), as every tail load.
     let tail = mem.position(Position::DataTail).load(A_TAIL_LOAD);
-    let used = if backward { tail.wrapping_sub(head) } else { head.wrapping_sub(tail) };
-    let space = mask.saturating_sub(used);
     if backward {
-        space_end::<true>(head, space)
+        space_end::<true>(head, circ_space::<true>(head, tail, mask))
     } else {
-        space_end::<false>(head, space)
+        space_end::<false>(head, circ_space::<false>(head, tail, mask))
     }
 }
 
