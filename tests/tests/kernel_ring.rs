@@ -292,8 +292,10 @@ fn backward_body() -> Result<(), Skip> {
     // Three twins of one context-switch event on this thread. Every switch makes the kernel call
     // the overflow handler of each with one shared perf_sample_data, so all three get the same
     // sample: same ip, pid/tid, time, cpu, callchain (the time can differ after a LOST record:
-    // see `find_twin`). One group, enabled and disabled with one ioctl: separate ioctls can
-    // sleep between them, and that switch would reach only some.
+    // see `find_twin`). One group, started and stopped at one instant (`start_group`,
+    // `stop_group`): separate ioctls can be preempted between them, and that switch would
+    // reach only some. For the same reason the backward rings are paused and resumed while the
+    // group is stopped, so both stop and restart at the same switch.
     let attr = Attr::software(SW_CONTEXT_SWITCHES, SWITCH_PERIOD);
     let forward = open(&attr, 0, -1)?;
     let mut backs = Vec::new();
@@ -326,14 +328,22 @@ fn backward_body() -> Result<(), Skip> {
     const ROUNDS: usize = 20;
     let drop_round = |round: usize| round % 4 == 1;
     let t0 = monotonic_ns();
-    forward.enable_group();
+    let members: Vec<&Event> = backs.iter().map(|b| &b.event).collect();
+    forward.start_group(&members);
     for round in 0..=ROUNDS {
         if round < ROUNDS {
             switch_out(80);
-        } else {
-            forward.disable_group();
         }
-        backs.iter().for_each(|b| b.event.pause_output(true));
+        forward.stop_group();
+        for b in &backs {
+            b.event.pause_output(true);
+            // A switch between the pauses (provoked: 1 ms always switches out) must reach none
+            // of the rings, or the two backward rings would stop at different switches.
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if round < ROUNDS {
+            forward.restart_group();
+        }
         if drop_round(round) {
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -348,7 +358,14 @@ fn backward_body() -> Result<(), Skip> {
                 .unwrap_or_else(|e| panic!("{}: backward read failed: {e}", b.name));
             reads[i].push((walked, summary.wrapped));
         }
-        backs.iter().for_each(|b| b.event.pause_output(false));
+        if round < ROUNDS {
+            forward.stop_group();
+            for b in &backs {
+                b.event.pause_output(false);
+                std::thread::sleep(Duration::from_millis(1)); // as between the pauses
+            }
+            forward.restart_group();
+        }
         drain(&mut fconsumer, &forward.attr.layout(), &mut scratch, &mut ftally);
     }
     let t1 = monotonic_ns();
@@ -487,7 +504,9 @@ fn backward_rings_read_newest_first_match_their_forward_twin() {
 fn paused_body() -> Result<(), Skip> {
     // Twin context-switch events in one group, each with a writable forward ring. In turn, one
     // ring is paused over a 1 ms sleep (a switch it drops and counts), resumed, and the thread
-    // sleeps again: the next write to that ring is a LOST record followed by the sample.
+    // sleeps again: the next write to that ring is a LOST record followed by the sample. The
+    // group is stopped while both rings are drained, so a switch between the two drains cannot
+    // land in one drain and not the other.
     let attr = Attr::software(SW_CONTEXT_SWITCHES, SWITCH_PERIOD);
     let a = open(&attr, 0, -1)?;
     let b = open_in(&attr, 0, -1, Some(&a))?;
@@ -498,7 +517,7 @@ fn paused_body() -> Result<(), Skip> {
     let mut consumers = maps.each_ref().map(|m| unsafe { Consumer::trusted(m) }.unwrap());
     let mut scratch = Box::new(Scratch::new());
     let mut restamped = 0;
-    a.enable_group();
+    a.start_group(&[&b]);
     for phase in 0..6 {
         let x = phase % 2;
         let lost_before = events[x].counts().lost;
@@ -506,8 +525,17 @@ fn paused_body() -> Result<(), Skip> {
         std::thread::sleep(Duration::from_millis(1));
         events[x].pause_output(false);
         std::thread::sleep(Duration::from_millis(1));
-        let records: Vec<Vec<Record>> =
-            (0..2).map(|i| drain_records(&mut consumers[i], &events[i].attr.layout(), &mut scratch)).collect();
+        a.stop_group();
+        let records: Vec<Vec<Record>> = (0..2)
+            .map(|i| {
+                let records = drain_records(&mut consumers[i], &events[i].attr.layout(), &mut scratch);
+                // A switch between the drains (provoked: 1 ms always switches out) must reach
+                // neither ring, or it would be in one drain and not the other.
+                std::thread::sleep(Duration::from_millis(1));
+                records
+            })
+            .collect();
+        a.restart_group();
         let samples = |i: usize| -> Vec<&Sample> {
             records[i]
                 .iter()
@@ -546,7 +574,7 @@ fn paused_body() -> Result<(), Skip> {
         assert!(twin.time <= after.time, "phase {phase}: twin stamped later");
         restamped += u32::from(twin.time != after.time);
     }
-    a.disable_group();
+    a.stop_group();
     println!(
         "PAUSE_OUTPUT on forward rings: 6 pauses, each reported by one LOST record before the next sample; \
          {restamped} of them re-stamped that sample later than its twin's copy"

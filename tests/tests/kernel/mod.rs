@@ -76,8 +76,6 @@ pub const IOC_ENABLE: u64 = io(0);
 pub const IOC_DISABLE: u64 = io(1);
 /// `PERF_EVENT_IOC_PAUSE_OUTPUT` = `_IOW('$', 9, __u32)`
 pub const IOC_PAUSE_OUTPUT: u64 = iow_u32(9);
-/// `PERF_IOC_FLAG_GROUP`: ENABLE/DISABLE/RESET act on the leader's whole group, atomically.
-pub const IOC_FLAG_GROUP: libc::c_ulong = 1;
 const _: () = assert!(IOC_ENABLE == 0x2400 && IOC_DISABLE == 0x2401 && IOC_PAUSE_OUTPUT == 0x4004_2409);
 
 /// `struct perf_event_attr` up to `sig_data` (`PERF_ATTR_SIZE_VER7`, 128 bytes), field for
@@ -262,15 +260,27 @@ impl Event {
         self.ioctl(IOC_DISABLE, 0)
     }
 
-    /// `PERF_EVENT_IOC_ENABLE` with `PERF_IOC_FLAG_GROUP`, on a group leader: every member
-    /// starts at the same moment.
-    pub fn enable_group(&self) {
-        self.ioctl(IOC_ENABLE, IOC_FLAG_GROUP)
+    /// Start this leader's group at one instant: the `members` first — while their leader is
+    /// off, enabling a member only marks it ready (`__perf_event_enable`: "don't put it on unless
+    /// the group is on") — then the leader, whose enable schedules it and every ready member in
+    /// one `group_sched_in` under the context lock. (`PERF_IOC_FLAG_GROUP` does not give that:
+    /// it enables the leader, then each member in turn, under a mutex the task can be preempted
+    /// holding, and a context switch in between reaches only some of them.)
+    pub fn start_group(&self, members: &[&Event]) {
+        members.iter().for_each(|m| m.enable());
+        self.enable();
     }
 
-    /// `PERF_EVENT_IOC_DISABLE` with `PERF_IOC_FLAG_GROUP`, on a group leader.
-    pub fn disable_group(&self) {
-        self.ioctl(IOC_DISABLE, IOC_FLAG_GROUP)
+    /// Stop this leader's group at one instant: disabling the leader takes it and its members
+    /// off in one `group_sched_out`; the members stay ready, so [`Event::restart_group`] brings
+    /// them all back at once.
+    pub fn stop_group(&self) {
+        self.disable();
+    }
+
+    /// Restart a group stopped by [`Event::stop_group`], all members at one instant.
+    pub fn restart_group(&self) {
+        self.enable();
     }
 
     /// `PERF_EVENT_IOC_PAUSE_OUTPUT`: `true` pauses the ring (writes are dropped and counted as
