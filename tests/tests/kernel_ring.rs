@@ -329,18 +329,22 @@ fn backward_body() -> Result<(), Skip> {
     let drop_round = |round: usize| round % 4 == 1;
     let t0 = monotonic_ns();
     let members: Vec<&Event> = backs.iter().map(|b| &b.event).collect();
+    // Stop the group, then pause (or resume) every backward ring. A switch between two of these
+    // ioctls (provoked: 1 ms always switches out) must reach none of the rings, or the backward
+    // rings would stop or restart at different switches. The caller restarts the group.
+    let stop_and_set_paused = |paused: bool| {
+        forward.stop_group();
+        for m in &members {
+            m.pause_output(paused);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
     forward.start_group(&members);
     for round in 0..=ROUNDS {
         if round < ROUNDS {
             switch_out(80);
         }
-        forward.stop_group();
-        for b in &backs {
-            b.event.pause_output(true);
-            // A switch between the pauses (provoked: 1 ms always switches out) must reach none
-            // of the rings, or the two backward rings would stop at different switches.
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        stop_and_set_paused(true);
         if round < ROUNDS {
             forward.restart_group();
         }
@@ -359,11 +363,7 @@ fn backward_body() -> Result<(), Skip> {
             reads[i].push((walked, summary.wrapped));
         }
         if round < ROUNDS {
-            forward.stop_group();
-            for b in &backs {
-                b.event.pause_output(false);
-                std::thread::sleep(Duration::from_millis(1)); // as between the pauses
-            }
+            stop_and_set_paused(false);
             forward.restart_group();
         }
         drain(&mut fconsumer, &forward.attr.layout(), &mut scratch, &mut ftally);
