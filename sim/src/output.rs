@@ -11,7 +11,7 @@ use perfring::record::{attr_flags, misc, types, Attr, Endian, Header, SampleId};
 
 use crate::config::SimConfig;
 use crate::engine::{Out, Report};
-use crate::perf_data::{PerfDataError, PerfDataWriter};
+use perfring_data::{PerfDataError, PerfDataWriter};
 use crate::records::{trailer, EventKind, IP_BASE};
 
 /// The attr of `event` as `perf record` would have opened it (period 1, `sample_id_all`; the

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use perfring::record::*;
-use perfring_sim::perf_data::{features, FileRecord, PerfData, PerfDataWriter};
+use perfring_data::{features, FileRecord, PerfData, PerfDataWriter};
 
 // ---------------------------------------------------------------------------------------------
 // Running perf and reading its dump.

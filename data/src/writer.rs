@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use perfring::record::{types, Attr, DecodeContext, Endian, Header, Record};
 
-use super::{features, PerfDataError, HEADER_SIZE, MAGIC, SECTION_SIZE};
+use crate::{features, PerfDataError, HEADER_SIZE, MAGIC, SECTION_SIZE};
 
 /// Collects attrs, records and features, then lays them out as a perf.data file.
 ///
@@ -162,7 +162,7 @@ impl PerfDataWriter {
 mod tests {
     use perfring::record::{attr_flags, sample_type as st, Comm, Sample, SampleId};
 
-    use super::super::{features, PerfData};
+    use crate::{features, PerfData};
     use super::*;
 
     #[test]

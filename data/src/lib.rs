@@ -1,3 +1,4 @@
+#![deny(missing_docs)]
 //! `perf.data` files (KERNEL-NOTES §9): a [`PerfDataWriter`] and a [`PerfData`] reader.
 //!
 //! Layout written and read:

@@ -4,7 +4,7 @@ use std::ops::Range;
 
 use perfring::record::{decode, sample_type as st, types, Attr, DecodeContext, DecodeError, Endian, Header, Record};
 
-use super::{features, PerfDataError, HEADER_SIZE, LEGACY_HEADER_SIZE, MAGIC, SECTION_SIZE};
+use crate::{features, PerfDataError, HEADER_SIZE, LEGACY_HEADER_SIZE, MAGIC, SECTION_SIZE};
 
 /// One entry of the attrs section.
 #[derive(Debug, Clone, PartialEq, Eq)]
