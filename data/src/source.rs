@@ -1,0 +1,131 @@
+//! Where the records come from: a byte slice (a mapped or in-memory file, zero-copy) or a
+//! [`Read`] stream (bounded buffered reads, one record at a time).
+
+use std::io::Read;
+use std::ops::Range;
+
+use crate::Error;
+
+/// The input ran short of `n` bytes.
+pub(crate) struct Short {
+    /// Bytes there were.
+    pub(crate) have: u64,
+    /// Whether the data section's end (rather than the input's) cut it.
+    pub(crate) at_limit: bool,
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A source of record bytes: [`Slice`] or [`Stream`]. Sealed; not implementable outside.
+pub trait Source: sealed::Sealed {
+    #[doc(hidden)]
+    fn begin(&mut self);
+    #[doc(hidden)]
+    fn take(&mut self, n: u64) -> Result<Result<Range<usize>, ShortOpaque>, Error>;
+    #[doc(hidden)]
+    fn bytes(&self) -> &[u8];
+    #[doc(hidden)]
+    fn position(&self) -> u64;
+}
+
+/// Opaque "the input ran short" marker of [`Source`].
+#[doc(hidden)]
+pub struct ShortOpaque(pub(crate) Short);
+
+/// Records straight from a byte slice (a memory-mapped file, or bytes in memory): zero-copy.
+#[derive(Debug, Clone)]
+pub struct Slice<'a> {
+    data: &'a [u8],
+    pos: usize,
+    end: usize,
+}
+
+impl<'a> Slice<'a> {
+    /// `data[start..end]` is the data section (`end` ≤ `data.len()`).
+    pub(crate) fn new(data: &'a [u8], start: usize, end: usize) -> Slice<'a> {
+        Slice { data, pos: start.min(end), end }
+    }
+}
+
+impl sealed::Sealed for Slice<'_> {}
+
+impl Source for Slice<'_> {
+    fn begin(&mut self) {}
+
+    fn take(&mut self, n: u64) -> Result<Result<Range<usize>, ShortOpaque>, Error> {
+        let left = self.end - self.pos;
+        match usize::try_from(n) {
+            Ok(n) if n <= left => {
+                self.pos += n;
+                Ok(Ok(self.pos - n..self.pos))
+            }
+            _ => {
+                let at_limit = self.end < self.data.len();
+                self.pos = self.end;
+                Ok(Err(ShortOpaque(Short { have: left as u64, at_limit })))
+            }
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        self.data
+    }
+
+    fn position(&self) -> u64 {
+        self.pos as u64
+    }
+}
+
+/// Records from a [`Read`] stream: each record is read into one reused buffer (at most 64 KiB
+/// plus the data an AUXTRACE or TRACING_DATA record carries, which is read as it arrives, so
+/// memory follows the input and never a length field).
+#[derive(Debug)]
+pub struct Stream<R> {
+    inner: R,
+    buf: Vec<u8>,
+    pos: u64,
+    end: Option<u64>,
+}
+
+impl<R: Read> Stream<R> {
+    /// `inner` is positioned at file offset `pos`; the data section ends at `end` (pipe mode:
+    /// `None`, the end of the input).
+    pub(crate) fn new(inner: R, pos: u64, end: Option<u64>) -> Stream<R> {
+        Stream { inner, buf: Vec::with_capacity(1 << 16), pos, end }
+    }
+}
+
+impl<R: Read> sealed::Sealed for Stream<R> {}
+
+impl<R: Read> Source for Stream<R> {
+    fn begin(&mut self) {
+        self.buf.clear();
+    }
+
+    fn take(&mut self, n: u64) -> Result<Result<Range<usize>, ShortOpaque>, Error> {
+        let (want, at_limit) = match self.end {
+            Some(end) if self.pos.saturating_add(n) > end => (end.saturating_sub(self.pos), true),
+            _ => (n, false),
+        };
+        let start = self.buf.len();
+        let got = (&mut self.inner)
+            .take(want)
+            .read_to_end(&mut self.buf)
+            .map_err(|error| Error::Io { offset: self.pos, error })? as u64;
+        self.pos += got;
+        if got < n {
+            return Ok(Err(ShortOpaque(Short { have: got, at_limit: at_limit && got == want })));
+        }
+        Ok(Ok(start..self.buf.len()))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    fn position(&self) -> u64 {
+        self.pos
+    }
+}
