@@ -45,16 +45,10 @@ impl RandomAccess for &[u8] {
 
     fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, Error> {
         let have = <[u8]>::len(self) as u64;
-        let short = Error::Truncated { what: "section", offset, need: len, have: have.saturating_sub(offset) };
-        let start = usize::try_from(offset)
-            .map_err(|_| Error::Io { offset, error: std::io::ErrorKind::InvalidInput.into() })?;
-        let end = offset.checked_add(len).and_then(|e| usize::try_from(e).ok()).ok_or_else(|| short)?;
-        self.get(start..end).map(<[u8]>::to_vec).ok_or(Error::Truncated {
-            what: "section",
-            offset,
-            need: len,
-            have: have.saturating_sub(offset),
-        })
+        let short = || Error::Truncated { what: "section", offset, need: len, have: have.saturating_sub(offset) };
+        let start = usize::try_from(offset).map_err(|_| short())?;
+        let end = offset.checked_add(len).and_then(|e| usize::try_from(e).ok()).ok_or_else(short)?;
+        self.get(start..end).map(<[u8]>::to_vec).ok_or_else(short)
     }
 }
 
@@ -160,7 +154,7 @@ pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -
         };
         let s = Section::parse(&file.read_at(table, SECTION_SIZE as u64)?, endian);
         table = next;
-        if s.end().is_none_or(|e| e > file_size) {
+        if !s.end().is_some_and(|e| e <= file_size) {
             warnings.push(Warning::FeatureOutsideFile { feature: bit, offset: s.offset, size: s.size });
             continue;
         }

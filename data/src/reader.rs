@@ -492,6 +492,11 @@ impl<S: Source> Reader<S> {
                 let b = &self.src.bytes()[rec.start + 8..rec.start + 12];
                 let n = u64::from(endian.u32([b[0], b[1], b[2], b[3]]));
                 trailing = self.take("tracing data", offset + u64::from(header.size), n)?;
+                if self.meta.header.mode == Mode::Pipe {
+                    // Pipe mode's form of the TRACING_DATA feature.
+                    let data = self.src.bytes()[trailing.clone()].to_vec();
+                    self.meta.features.push((features::TRACING_DATA, data));
+                }
             }
             COMPRESSED | COMPRESSED2 => {
                 let payload = if header.type_ == COMPRESSED {

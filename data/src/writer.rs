@@ -4,8 +4,8 @@
 //! File mode: the header goes first with `data.size = 0` and the attrs and ids after it, the
 //! records as they arrive, and at [`Writer::finish`] the feature sections after the data and
 //! the header again with the data size and the feature bitmap. A writer stopped before
-//! `finish` leaves a file perf still reads (it takes the records up to the end of the file,
-//! with a warning that the data size is 0).
+//! `finish` leaves a file perf still reads: each FINISHED_ROUND brings the header's
+//! `data.size` up to date (perf 6.1 reads nothing of a file whose `data.size` is still 0).
 //!
 //! Pipe mode: the 16-byte header, one HEADER_ATTR record per event, then records; a feature
 //! is written as a HEADER_FEATURE record when it is set.
@@ -46,6 +46,18 @@ pub struct Writer<W: Write> {
     compress: Option<i32>,
     batch: Vec<u8>,
     scratch: Vec<u8>,
+    /// File mode: rewrites the header's `data.size` (at each FINISHED_ROUND).
+    checkpoint: Option<Checkpoint<W>>,
+}
+
+/// Writes `data.size` (at offset 48 of the header) and returns to the end of the data.
+type Checkpoint<W> = fn(&mut W, Endian, u64, u64) -> std::io::Result<()>;
+
+fn checkpoint<W: Write + Seek>(out: &mut W, endian: Endian, data_size: u64, end: u64) -> std::io::Result<()> {
+    out.seek(SeekFrom::Start(48))?;
+    out.write_all(&endian.put_u64(data_size))?;
+    out.seek(SeekFrom::Start(end))?;
+    Ok(())
 }
 
 fn io(offset: u64) -> impl Fn(std::io::Error) -> Error {
@@ -63,6 +75,7 @@ impl<W: Write + Seek> Writer<W> {
         let ids_total: u64 = attrs.iter().map(|a| 8 * a.ids.len() as u64).sum();
         let data_offset = ids_off + ids_total;
         let mut w = Writer::bare(out, endian, Mode::File, attrs, data_offset);
+        w.checkpoint = Some(checkpoint::<W>);
         let head = w.file_header(entry, attrs_size, 0, [0; 4]);
         let mut body = Vec::with_capacity(data_offset as usize);
         body.extend_from_slice(&head);
@@ -151,6 +164,7 @@ impl<W: Write> Writer<W> {
             compress: None,
             batch: Vec::new(),
             scratch: Vec::new(),
+            checkpoint: None,
         }
     }
 
@@ -231,6 +245,19 @@ impl<W: Write> Writer<W> {
         if !(1..features::BITS).contains(&bit) {
             return Err(Error::BadFeature { feature: bit, offset: 0, field: "feature bit" });
         }
+        if self.mode == Mode::Pipe && bit == features::TRACING_DATA {
+            // perf takes tracing data in pipe mode only as a HEADER_TRACING_DATA record:
+            // `{header; u32 size; u32 pad}` and `size` bytes (padded to 8) after it.
+            let padded = payload.len().next_multiple_of(8);
+            let size =
+                u32::try_from(padded).map_err(|_| Error::BadFeature { feature: bit, offset: 0, field: "size" })?;
+            let mut body = self.endian.put_u32(size).to_vec();
+            body.extend_from_slice(&[0; 4]);
+            self.emit(types::HEADER_TRACING_DATA, &body)?;
+            let mut data = payload;
+            data.resize(padded, 0);
+            return self.put(&data);
+        }
         if self.mode == Mode::Pipe {
             let mut body = self.endian.put_u64(u64::from(bit)).to_vec();
             body.extend_from_slice(&payload);
@@ -269,9 +296,17 @@ impl<W: Write> Writer<W> {
 
     /// Write a FINISHED_ROUND (68): perf may sort and deliver everything before it. Pending
     /// compressed records are flushed first (perf writes the round marker uncompressed).
+    /// File mode: the header's `data.size` is brought up to date, so that a writer stopped
+    /// before [`Writer::finish`] leaves a file whose records, up to its last round, perf reads
+    /// (perf 6.1 reads nothing of a file whose `data.size` is 0).
     pub fn finished_round(&mut self) -> Result<(), Error> {
         self.flush_batch()?;
-        self.emit(types::FINISHED_ROUND, &[])
+        self.emit(types::FINISHED_ROUND, &[])?;
+        if let Some(update) = self.checkpoint {
+            let end = self.data_offset + self.data_size;
+            update(&mut self.out, self.endian, self.data_size, end).map_err(io(48))?;
+        }
+        Ok(())
     }
 
     /// Finish a pipe-mode stream (flush pending compressed records); returns the output.
