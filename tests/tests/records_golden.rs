@@ -640,7 +640,7 @@ const PID: u32 = 4242;
 const TID: u32 = 4243;
 
 fn sid(ctx: &DecodeContext, identifier: u64, time: u64, cpu: u32) -> SampleId {
-    SampleId { pid: PID, tid: TID, time, id: identifier, stream_id: identifier + 1, cpu, res: 0, identifier }
+    SampleId { pid: PID, tid: TID, time, id: identifier, stream_id: identifier + 1, cpu, res: 0, identifier, fields: 0 }
         .masked(ctx.sample_type)
 }
 

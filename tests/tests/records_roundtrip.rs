@@ -98,6 +98,7 @@ fn material() -> impl Strategy<Value = Material> {
                 cpu: s[4] as u32,
                 res: (s[4] >> 32) as u32,
                 identifier: s[5],
+                fields: 0,
             },
         })
 }

@@ -147,6 +147,33 @@ pub struct Attr {
 }
 
 impl Attr {
+    /// Every field 0 (`Attr::default()`, usable in `const` contexts).
+    pub const ZERO: Attr = Attr {
+        type_: 0,
+        size: 0,
+        config: 0,
+        sample_period: 0,
+        sample_type: 0,
+        read_format: 0,
+        flags: 0,
+        wakeup: 0,
+        bp_type: 0,
+        config1: 0,
+        config2: 0,
+        branch_sample_type: 0,
+        sample_regs_user: 0,
+        sample_stack_user: 0,
+        clockid: 0,
+        sample_regs_intr: 0,
+        aux_watermark: 0,
+        sample_max_stack: 0,
+        reserved_2: 0,
+        aux_sample_size: 0,
+        aux_action: 0,
+        sig_data: 0,
+        config3: 0,
+    };
+
     /// `PERF_ATTR_SIZE_VER0`: the first published struct, up to `config1`.
     pub const SIZE_VER0: u32 = 64;
     /// `PERF_ATTR_SIZE_VER7`: up to `sig_data`; the largest size perf 6.1 reads.

@@ -79,6 +79,12 @@ pub fn decode<'a>(bytes: &'a [u8], ctx: &DecodeContext) -> Result<Record<'a>, De
         need: Header::SIZE,
         have: bytes.len(),
     })?;
+    decode_parsed(header, bytes, ctx)
+}
+
+/// [`decode`] for a record whose header the caller already parsed (a [`Walker`](super::Walker)
+/// does): `header` must be `bytes`' own header, as parsed in `ctx.endian`; it is not read again.
+pub fn decode_parsed<'a>(header: Header, bytes: &'a [u8], ctx: &DecodeContext) -> Result<Record<'a>, DecodeError> {
     let size = usize::from(header.size);
     if size != bytes.len() || size < Header::SIZE {
         return Err(DecodeError::SizeMismatch { header_size: size, len: bytes.len() });
@@ -187,13 +193,64 @@ impl<'a> Record<'a> {
         dispatch!(self, b => Body::sample_id(b), _s => None, _h, _body => None)
     }
 
+    /// TIME: a SAMPLE's field, or another record's trailer's; `None` when the event does not
+    /// write it into this record.
+    pub fn time(&self) -> Option<u64> {
+        match self {
+            Record::Sample(s) => s.time,
+            _ => self.sample_id()?.time(),
+        }
+    }
+
+    /// The event id: IDENTIFIER if the record carries it, else ID; `None` when it carries
+    /// neither.
+    pub fn id(&self) -> Option<u64> {
+        match self {
+            Record::Sample(s) => s.identifier.or(s.id),
+            _ => self.sample_id()?.event_id(),
+        }
+    }
+
+    /// STREAM_ID, from the SAMPLE or the trailer.
+    pub fn stream_id(&self) -> Option<u64> {
+        match self {
+            Record::Sample(s) => s.stream_id,
+            _ => self.sample_id()?.stream_id(),
+        }
+    }
+
+    /// The CPU, from the SAMPLE's CPU field or the trailer.
+    pub fn cpu(&self) -> Option<u32> {
+        match self {
+            Record::Sample(s) => s.cpu.map(|c| c.cpu),
+            _ => self.sample_id()?.cpu(),
+        }
+    }
+
+    /// The pid of the SAMPLE's TID field or of the trailer (not the body's own pid fields of
+    /// COMM, MMAP, FORK, …: those are what the record is about).
+    pub fn pid(&self) -> Option<u32> {
+        match self {
+            Record::Sample(s) => s.tid.map(|t| t.pid),
+            _ => self.sample_id()?.pid(),
+        }
+    }
+
+    /// The tid of the SAMPLE's TID field or of the trailer.
+    pub fn tid(&self) -> Option<u32> {
+        match self {
+            Record::Sample(s) => s.tid.map(|t| t.tid),
+            _ => self.sample_id()?.tid(),
+        }
+    }
+
     /// The `misc` bits, interpreted for this record's type.
     pub fn misc_flags(&self) -> MiscFlags {
         MiscFlags::new(self.type_(), self.misc())
     }
 }
 
-/// The uapi name of a record type, or `"unknown"`.
+/// The name of a record type — the uapi's (1–22) and perf's own (64–86) — or `"unknown"`.
 pub fn type_name(type_: u32) -> &'static str {
     match type_ {
         types::MMAP => "PERF_RECORD_MMAP",
@@ -218,6 +275,29 @@ pub fn type_name(type_: u32) -> &'static str {
         types::TEXT_POKE => "PERF_RECORD_TEXT_POKE",
         types::AUX_OUTPUT_HW_ID => "PERF_RECORD_AUX_OUTPUT_HW_ID",
         types::CALLCHAIN_DEFERRED => "PERF_RECORD_CALLCHAIN_DEFERRED",
+        types::HEADER_ATTR => "PERF_RECORD_HEADER_ATTR",
+        types::HEADER_EVENT_TYPE => "PERF_RECORD_HEADER_EVENT_TYPE",
+        types::HEADER_TRACING_DATA => "PERF_RECORD_HEADER_TRACING_DATA",
+        types::HEADER_BUILD_ID => "PERF_RECORD_HEADER_BUILD_ID",
+        types::FINISHED_ROUND => "PERF_RECORD_FINISHED_ROUND",
+        types::ID_INDEX => "PERF_RECORD_ID_INDEX",
+        types::AUXTRACE_INFO => "PERF_RECORD_AUXTRACE_INFO",
+        types::AUXTRACE => "PERF_RECORD_AUXTRACE",
+        types::AUXTRACE_ERROR => "PERF_RECORD_AUXTRACE_ERROR",
+        types::THREAD_MAP => "PERF_RECORD_THREAD_MAP",
+        types::CPU_MAP => "PERF_RECORD_CPU_MAP",
+        types::STAT_CONFIG => "PERF_RECORD_STAT_CONFIG",
+        types::STAT => "PERF_RECORD_STAT",
+        types::STAT_ROUND => "PERF_RECORD_STAT_ROUND",
+        types::EVENT_UPDATE => "PERF_RECORD_EVENT_UPDATE",
+        types::TIME_CONV => "PERF_RECORD_TIME_CONV",
+        types::HEADER_FEATURE => "PERF_RECORD_HEADER_FEATURE",
+        types::COMPRESSED => "PERF_RECORD_COMPRESSED",
+        types::FINISHED_INIT => "PERF_RECORD_FINISHED_INIT",
+        types::COMPRESSED2 => "PERF_RECORD_COMPRESSED2",
+        types::BPF_METADATA => "PERF_RECORD_BPF_METADATA",
+        types::SCHEDSTAT_CPU => "PERF_RECORD_SCHEDSTAT_CPU",
+        types::SCHEDSTAT_DOMAIN => "PERF_RECORD_SCHEDSTAT_DOMAIN",
         _ => "unknown",
     }
 }

@@ -50,43 +50,101 @@ impl Header {
     }
 }
 
-/// `enum perf_event_type`: the record types the kernel writes into a ring (1..=22), and the
-/// ones `perf` writes only into perf.data files (64 and up, `tools/perf/util/event.h`).
-#[allow(missing_docs)]
+/// `enum perf_event_type`: the record types the kernel writes into a ring (1..=22), and
+/// `enum perf_user_event_type`: the ones `perf` writes only into perf.data files and pipes
+/// (64 and up, `tools/lib/perf/include/perf/event.h`). [`type_name`](super::type_name) knows
+/// every one.
 pub mod types {
+    /// `PERF_RECORD_MMAP`
     pub const MMAP: u32 = 1;
+    /// `PERF_RECORD_LOST`
     pub const LOST: u32 = 2;
+    /// `PERF_RECORD_COMM`
     pub const COMM: u32 = 3;
+    /// `PERF_RECORD_EXIT`
     pub const EXIT: u32 = 4;
+    /// `PERF_RECORD_THROTTLE`
     pub const THROTTLE: u32 = 5;
+    /// `PERF_RECORD_UNTHROTTLE`
     pub const UNTHROTTLE: u32 = 6;
+    /// `PERF_RECORD_FORK`
     pub const FORK: u32 = 7;
+    /// `PERF_RECORD_READ`
     pub const READ: u32 = 8;
+    /// `PERF_RECORD_SAMPLE`
     pub const SAMPLE: u32 = 9;
+    /// `PERF_RECORD_MMAP2`
     pub const MMAP2: u32 = 10;
+    /// `PERF_RECORD_AUX`
     pub const AUX: u32 = 11;
+    /// `PERF_RECORD_ITRACE_START`
     pub const ITRACE_START: u32 = 12;
+    /// `PERF_RECORD_LOST_SAMPLES`
     pub const LOST_SAMPLES: u32 = 13;
+    /// `PERF_RECORD_SWITCH`
     pub const SWITCH: u32 = 14;
+    /// `PERF_RECORD_SWITCH_CPU_WIDE`
     pub const SWITCH_CPU_WIDE: u32 = 15;
+    /// `PERF_RECORD_NAMESPACES`
     pub const NAMESPACES: u32 = 16;
+    /// `PERF_RECORD_KSYMBOL`
     pub const KSYMBOL: u32 = 17;
+    /// `PERF_RECORD_BPF_EVENT`
     pub const BPF_EVENT: u32 = 18;
+    /// `PERF_RECORD_CGROUP`
     pub const CGROUP: u32 = 19;
+    /// `PERF_RECORD_TEXT_POKE`
     pub const TEXT_POKE: u32 = 20;
+    /// `PERF_RECORD_AUX_OUTPUT_HW_ID`
     pub const AUX_OUTPUT_HW_ID: u32 = 21;
+    /// `PERF_RECORD_CALLCHAIN_DEFERRED` (newest mainline)
     pub const CALLCHAIN_DEFERRED: u32 = 22;
+    /// `PERF_RECORD_HEADER_ATTR`: an event's attr and ids (pipe mode, `perf inject`).
     pub const HEADER_ATTR: u32 = 64;
+    /// `PERF_RECORD_HEADER_EVENT_TYPE` (deprecated).
     pub const HEADER_EVENT_TYPE: u32 = 65;
+    /// `PERF_RECORD_HEADER_TRACING_DATA`: tracing data follows the record (pipe mode).
     pub const HEADER_TRACING_DATA: u32 = 66;
+    /// `PERF_RECORD_HEADER_BUILD_ID`.
     pub const HEADER_BUILD_ID: u32 = 67;
+    /// `PERF_RECORD_FINISHED_ROUND`: no record after it is older than one before it.
     pub const FINISHED_ROUND: u32 = 68;
+    /// `PERF_RECORD_ID_INDEX`: id → cpu/tid/idx.
     pub const ID_INDEX: u32 = 69;
+    /// `PERF_RECORD_AUXTRACE_INFO`.
     pub const AUXTRACE_INFO: u32 = 70;
+    /// `PERF_RECORD_AUXTRACE`: AUX data follows the record, not counted in `header.size`.
     pub const AUXTRACE: u32 = 71;
+    /// `PERF_RECORD_AUXTRACE_ERROR`.
     pub const AUXTRACE_ERROR: u32 = 72;
+    /// `PERF_RECORD_THREAD_MAP`.
+    pub const THREAD_MAP: u32 = 73;
+    /// `PERF_RECORD_CPU_MAP`.
+    pub const CPU_MAP: u32 = 74;
+    /// `PERF_RECORD_STAT_CONFIG`.
+    pub const STAT_CONFIG: u32 = 75;
+    /// `PERF_RECORD_STAT`.
+    pub const STAT: u32 = 76;
+    /// `PERF_RECORD_STAT_ROUND`.
+    pub const STAT_ROUND: u32 = 77;
+    /// `PERF_RECORD_EVENT_UPDATE`.
+    pub const EVENT_UPDATE: u32 = 78;
+    /// `PERF_RECORD_TIME_CONV`.
+    pub const TIME_CONV: u32 = 79;
+    /// `PERF_RECORD_HEADER_FEATURE`: a feature section as a record (pipe mode).
     pub const HEADER_FEATURE: u32 = 80;
+    /// `PERF_RECORD_COMPRESSED`: zstd-compressed records.
+    pub const COMPRESSED: u32 = 81;
+    /// `PERF_RECORD_FINISHED_INIT`: the end of the synthesized records.
     pub const FINISHED_INIT: u32 = 82;
+    /// `PERF_RECORD_COMPRESSED2`: zstd-compressed records, 8-byte aligned (perf 6.15+).
+    pub const COMPRESSED2: u32 = 83;
+    /// `PERF_RECORD_BPF_METADATA` (perf 6.16+).
+    pub const BPF_METADATA: u32 = 84;
+    /// `PERF_RECORD_SCHEDSTAT_CPU` (newest perf, `perf sched stats`).
+    pub const SCHEDSTAT_CPU: u32 = 85;
+    /// `PERF_RECORD_SCHEDSTAT_DOMAIN` (newest perf, `perf sched stats`).
+    pub const SCHEDSTAT_DOMAIN: u32 = 86;
 }
 
 /// `PERF_RECORD_MISC_*` bits of [`Header::misc`].

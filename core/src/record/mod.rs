@@ -112,7 +112,9 @@ mod decode;
 mod encode;
 mod endian;
 mod error;
+mod event_set;
 mod header;
+mod layout;
 mod lost;
 mod mmap;
 mod namespaces;
@@ -126,6 +128,7 @@ mod switch;
 mod task;
 mod text_poke;
 mod throttle;
+mod walk;
 
 #[cfg(test)]
 mod tests;
@@ -141,10 +144,12 @@ pub use branch::{BranchEntries, BranchEntry, BranchFlags, BranchStack};
 pub use callchain::CallchainDeferred;
 pub use cgroup::Cgroup;
 pub use context::DecodeContext;
-pub use decode::{decode, type_name, MiscFlags, Record};
+pub use decode::{decode, decode_parsed, type_name, MiscFlags, Record};
 pub use endian::Endian;
 pub use error::{DecodeError, EncodeError};
+pub use event_set::{AttributeError, Event, EventSet, EventSetError, IdEntry, Inconsistency};
 pub use header::{misc, types, CpuMode, Header};
+pub use layout::{RecordView, SampleLayout, SampleView};
 pub use lost::{Lost, LostRecord, LostSamples, LOST_BODY_SIZE};
 pub use mmap::{Mmap, Mmap2, Mmap2File, BUILD_ID_MAX};
 pub use namespaces::{ns_index, NamespaceLink, NamespaceLinks, Namespaces};
@@ -157,6 +162,7 @@ pub use switch::{Switch, SwitchCpuWide};
 pub use task::{Comm, Task};
 pub use text_poke::TextPoke;
 pub use throttle::Throttle;
+pub use walk::{WalkError, WalkedRecord, Walker};
 
 /// Largest record size: `header.size` is a u16 and every record is a multiple of 8 bytes.
 pub const MAX_RECORD_SIZE: usize = 65528;

@@ -5,7 +5,8 @@ use super::{sample_type, DecodeError, Endian};
 
 /// The values of a `sample_id` trailer. Which of them are present in a record is decided by the
 /// event's `sample_type` (see [`SampleId::size`]); absent fields are ignored when encoding and 0
-/// when decoding.
+/// when decoding. The accessors ([`SampleId::time`], …) are `None` for an absent field, by
+/// [`SampleId::fields`], which decoding sets.
 ///
 /// Order on the wire (`__perf_event__output_id_sample`): `{pid, tid}` (TID), `time` (TIME),
 /// `id` (ID), `stream_id` (STREAM_ID), `{cpu, res}` (CPU), `identifier` (IDENTIFIER, always
@@ -28,6 +29,13 @@ pub struct SampleId {
     pub res: u32,
     /// Event id again (IDENTIFIER).
     pub identifier: u64,
+    /// Which fields the trailer held: the `sample_type` bits of [`SAMPLE_ID_BITS`]
+    /// (`sample_type::SAMPLE_ID_BITS`) it was decoded with (or [`SampleId::masked`] with). The
+    /// encoder ignores it (the context decides); a value built by hand leaves it 0, and then
+    /// the accessors say every field is absent.
+    ///
+    /// [`SAMPLE_ID_BITS`]: sample_type::SAMPLE_ID_BITS
+    pub fields: u64,
 }
 
 impl SampleId {
@@ -105,11 +113,44 @@ impl SampleId {
             cpu: if on(sample_type::CPU) { self.cpu } else { 0 },
             res: if on(sample_type::CPU) { self.res } else { 0 },
             identifier: if on(sample_type::IDENTIFIER) { self.identifier } else { 0 },
+            fields: sample_type & sample_type::SAMPLE_ID_BITS,
         }
     }
 
+    fn has(&self, bit: u64) -> bool {
+        self.fields & bit != 0
+    }
+    /// `pid`, if the trailer holds TID.
+    pub fn pid(&self) -> Option<u32> {
+        self.has(sample_type::TID).then_some(self.pid)
+    }
+    /// `tid`, if the trailer holds TID.
+    pub fn tid(&self) -> Option<u32> {
+        self.has(sample_type::TID).then_some(self.tid)
+    }
+    /// `time`, if the trailer holds TIME.
+    pub fn time(&self) -> Option<u64> {
+        self.has(sample_type::TIME).then_some(self.time)
+    }
+    /// The event id: `identifier` if the trailer holds IDENTIFIER, else `id` if it holds ID.
+    pub fn event_id(&self) -> Option<u64> {
+        if self.has(sample_type::IDENTIFIER) {
+            Some(self.identifier)
+        } else {
+            self.has(sample_type::ID).then_some(self.id)
+        }
+    }
+    /// `stream_id`, if the trailer holds STREAM_ID.
+    pub fn stream_id(&self) -> Option<u64> {
+        self.has(sample_type::STREAM_ID).then_some(self.stream_id)
+    }
+    /// `cpu`, if the trailer holds CPU.
+    pub fn cpu(&self) -> Option<u32> {
+        self.has(sample_type::CPU).then_some(self.cpu)
+    }
+
     pub(crate) fn read(r: &mut Reader<'_>, sample_type: u64) -> Result<SampleId, DecodeError> {
-        let mut s = SampleId::default();
+        let mut s = SampleId { fields: sample_type & sample_type::SAMPLE_ID_BITS, ..SampleId::default() };
         if sample_type & sample_type::TID != 0 {
             s.pid = r.u32("sample_id.pid")?;
             s.tid = r.u32("sample_id.tid")?;

@@ -1,0 +1,458 @@
+//! The layout of one event's records, computed once from its attr: [`SampleLayout`], and the
+//! borrowed views that read fields through it ([`SampleView`], [`RecordView`]).
+//!
+//! perf precomputes, per event, where the id sits (`id_pos`, `is_pos`) and how large the fixed
+//! part of a sample is (`tools/perf/util/evsel.c`). This is the same idea carried to every
+//! field: a SAMPLE's fields up to the first one whose size depends on the record (a READ group,
+//! CALLCHAIN, RAW, …) sit at offsets that depend only on `sample_type` and `read_format`, so
+//! they are computed here once and each access is one bounds-checked load. The `sample_id`
+//! trailer of other records sits at fixed distances from the record's end, computed likewise.
+//!
+//! ```text
+//! SAMPLE:  header | IDENTIFIER IP TID TIME ADDR ID STREAM_ID CPU PERIOD [READ w/o GROUP] | CALLCHAIN RAW ... AUX
+//!                   <------------- fixed offsets (this layout) ------------------------>   <- walked on demand ->
+//! others:  header | body ... | TID TIME ID STREAM_ID CPU IDENTIFIER   (sample_id, fixed offsets from the end)
+//! ```
+//!
+//! A view costs nothing to make beyond one length check; each accessor pays only for the field
+//! it reads. The complete [`decode`](super::decode) stays the reference: `tests/tests/
+//! records_view.rs` checks that both agree on every field of every record of every fixture.
+
+use super::cursor::Reader;
+use super::header::{types, Header};
+use super::read_format as rf;
+use super::sample_type as st;
+use super::{DecodeContext, DecodeError, Endian, PidTid, Sample, SampleCpu, U64Array};
+
+/// Offset that no record reaches (records are at most 65535 bytes): a field that is absent.
+const ABSENT: u16 = u16::MAX;
+
+/// Where each field of one event's records sits. Build it once per event with
+/// [`SampleLayout::new`] (it is `const`), then read records through [`SampleLayout::sample`]
+/// and [`SampleLayout::record`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SampleLayout {
+    ctx: DecodeContext,
+    // SAMPLE: byte offsets from the start of the record (header included), ABSENT when the
+    // field is not in `sample_type`.
+    identifier: u16,
+    ip: u16,
+    tid: u16,
+    time: u16,
+    addr: u16,
+    id: u16,
+    stream_id: u16,
+    cpu: u16,
+    period: u16,
+    /// Start of the READ block (with or without GROUP).
+    read: u16,
+    /// End of the fixed prefix: the first byte whose offset depends on the record's content.
+    fixed_end: u16,
+    // Other records: byte distances from the end of the record back to the start of each
+    // trailer field, ABSENT without `sample_id_all` or when the field is not in `sample_type`.
+    t_tid: u16,
+    t_time: u16,
+    t_id: u16,
+    t_stream_id: u16,
+    t_cpu: u16,
+    t_identifier: u16,
+    /// Size of the trailer (0 without `sample_id_all`).
+    trailer: u16,
+}
+
+const fn at(on: bool, off: usize) -> u16 {
+    if on {
+        off as u16
+    } else {
+        ABSENT
+    }
+}
+
+impl SampleLayout {
+    /// The layout of records written for `ctx` (`sample_type`, `read_format`,
+    /// `sample_id_all`, byte order).
+    pub const fn new(ctx: &DecodeContext) -> SampleLayout {
+        let t = ctx.sample_type;
+        // SAMPLE, in output order (`perf_output_sample`).
+        let mut off = Header::SIZE;
+        macro_rules! field {
+            ($bit:expr) => {{
+                let on = t & $bit != 0;
+                let here = at(on, off);
+                if on {
+                    off += 8;
+                }
+                here
+            }};
+        }
+        let identifier = field!(st::IDENTIFIER);
+        let ip = field!(st::IP);
+        let tid = field!(st::TID);
+        let time = field!(st::TIME);
+        let addr = field!(st::ADDR);
+        let id = field!(st::ID);
+        let stream_id = field!(st::STREAM_ID);
+        let cpu = field!(st::CPU);
+        let period = field!(st::PERIOD);
+        let read = at(t & st::READ != 0, off);
+        if t & st::READ != 0 && ctx.read_format & rf::GROUP == 0 {
+            off += rf::read_size(ctx.read_format, 1);
+        }
+        let fixed_end = off as u16;
+        // The trailer, in its own order (`__perf_event__output_id_sample`), measured from the
+        // end: IDENTIFIER is last, so its distance is 8 whenever it is present.
+        let trailer = if ctx.sample_id_all { super::SampleId::size(t) } else { 0 };
+        let mut back = trailer;
+        macro_rules! tfield {
+            ($bit:expr) => {{
+                let present = ctx.sample_id_all && t & $bit != 0;
+                let here = at(present, back);
+                if present {
+                    back -= 8;
+                }
+                here
+            }};
+        }
+        let t_tid = tfield!(st::TID);
+        let t_time = tfield!(st::TIME);
+        let t_id = tfield!(st::ID);
+        let t_stream_id = tfield!(st::STREAM_ID);
+        let t_cpu = tfield!(st::CPU);
+        // IDENTIFIER is last: 8 bytes from the end whenever present.
+        let t_identifier = at(ctx.sample_id_all && t & st::IDENTIFIER != 0, back);
+        SampleLayout {
+            ctx: *ctx,
+            identifier,
+            ip,
+            tid,
+            time,
+            addr,
+            id,
+            stream_id,
+            cpu,
+            period,
+            read,
+            fixed_end,
+            t_tid,
+            t_time,
+            t_id,
+            t_stream_id,
+            t_cpu,
+            t_identifier,
+            trailer: trailer as u16,
+        }
+    }
+
+    /// The decode context this layout was computed from.
+    pub const fn context(&self) -> &DecodeContext {
+        &self.ctx
+    }
+
+    /// Bytes of a SAMPLE, header included, up to the first field whose offset depends on the
+    /// record's content: the smallest SAMPLE this event can write.
+    pub const fn fixed_size(&self) -> usize {
+        self.fixed_end as usize
+    }
+
+    /// Size of the `sample_id` trailer of non-SAMPLE records (0 without `sample_id_all`).
+    pub const fn trailer_size(&self) -> usize {
+        self.trailer as usize
+    }
+
+    /// perf's `id_pos`: the index, in u64 words after the header, of the event id in a SAMPLE
+    /// (IDENTIFIER, else ID), or `None` if the event writes neither
+    /// (`tools/perf/util/evsel.c:__perf_evsel__calc_id_pos`).
+    pub const fn id_pos(&self) -> Option<usize> {
+        let t = self.ctx.sample_type;
+        if t & st::IDENTIFIER != 0 {
+            return Some(0);
+        }
+        if t & st::ID == 0 {
+            return None;
+        }
+        Some(
+            ((t & st::IP != 0) as usize)
+                + ((t & st::TID != 0) as usize)
+                + ((t & st::TIME != 0) as usize)
+                + ((t & st::ADDR != 0) as usize),
+        )
+    }
+
+    /// perf's `is_pos`: the index, counted back in u64 words from the end of a non-SAMPLE record,
+    /// of the event id in its trailer (1 for IDENTIFIER), or `None` if the event writes neither
+    /// IDENTIFIER nor ID (`__perf_evsel__calc_is_pos`).
+    pub const fn is_pos(&self) -> Option<usize> {
+        let t = self.ctx.sample_type;
+        if t & st::IDENTIFIER != 0 {
+            return Some(1);
+        }
+        if t & st::ID == 0 {
+            return None;
+        }
+        Some(1 + ((t & st::CPU != 0) as usize) + ((t & st::STREAM_ID != 0) as usize))
+    }
+
+    /// A view of the SAMPLE record `bytes` (header included, `header.size` bytes): checks the
+    /// type, that the fixed prefix fits and that `bytes` is no longer than a record can be,
+    /// once; the accessors then read single fields.
+    #[inline]
+    pub fn sample<'a>(&'a self, bytes: &'a [u8]) -> Result<SampleView<'a>, DecodeError> {
+        let type_ = match bytes.get(..4) {
+            Some(b) => self.ctx.endian.u32([b[0], b[1], b[2], b[3]]),
+            None => return Err(DecodeError::Truncated { field: "header", offset: 0, need: 8, have: bytes.len() }),
+        };
+        if type_ != types::SAMPLE {
+            return Err(DecodeError::InvalidValue {
+                field: "header.type (not a SAMPLE)",
+                value: type_ as u64,
+                offset: 0,
+            });
+        }
+        if bytes.len() > u16::MAX as usize {
+            return Err(DecodeError::SizeMismatch { header_size: u16::MAX as usize, len: bytes.len() });
+        }
+        if bytes.len() < self.fixed_end as usize {
+            return Err(DecodeError::Truncated {
+                field: "sample (fixed fields)",
+                offset: 0,
+                need: self.fixed_end as usize,
+                have: bytes.len(),
+            });
+        }
+        Ok(SampleView { bytes, layout: self })
+    }
+
+    /// A view of any record of this event (`bytes` = the whole record): the event-identifying
+    /// values of a SAMPLE or of a trailer through one set of accessors.
+    #[inline]
+    pub fn record<'a>(&'a self, bytes: &'a [u8]) -> RecordView<'a> {
+        let type_ = match bytes.get(..4) {
+            Some(b) => self.ctx.endian.u32([b[0], b[1], b[2], b[3]]),
+            None => 0,
+        };
+        let kind = if bytes.len() > u16::MAX as usize {
+            Kind::None
+        } else if type_ == types::SAMPLE && bytes.len() >= self.fixed_end as usize {
+            Kind::Sample
+        } else if (1..types::HEADER_ATTR).contains(&type_)
+            && type_ != types::SAMPLE
+            && bytes.len() >= Header::SIZE + self.trailer as usize
+        {
+            Kind::Trailer
+        } else {
+            Kind::None
+        };
+        RecordView { bytes, layout: self, kind }
+    }
+}
+
+#[inline(always)]
+fn u64_at(bytes: &[u8], off: u16, endian: Endian) -> Option<u64> {
+    let o = off as usize;
+    let b: [u8; 8] = bytes.get(o..o + 8)?.try_into().ok()?;
+    Some(endian.u64(b))
+}
+
+#[inline(always)]
+fn pair_at(bytes: &[u8], off: u16, endian: Endian) -> Option<(u32, u32)> {
+    let o = off as usize;
+    let b: [u8; 8] = bytes.get(o..o + 8)?.try_into().ok()?;
+    Some((endian.u32([b[0], b[1], b[2], b[3]]), endian.u32([b[4], b[5], b[6], b[7]])))
+}
+
+/// A SAMPLE record read through its event's [`SampleLayout`]. Fields of the fixed prefix are
+/// one load each; [`callchain`](SampleView::callchain) and [`raw`](SampleView::raw) walk only
+/// the fields before them; [`decode`](SampleView::decode) gives the complete [`Sample`].
+/// Each accessor is `None` exactly when the event's `sample_type` lacks the field.
+#[derive(Debug, Clone, Copy)]
+pub struct SampleView<'a> {
+    bytes: &'a [u8],
+    layout: &'a SampleLayout,
+}
+
+impl<'a> SampleView<'a> {
+    /// The record bytes, header included.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+    /// `header.misc`.
+    #[inline]
+    pub fn misc(&self) -> u16 {
+        self.layout.ctx.endian.u16([self.bytes[4], self.bytes[5]])
+    }
+    /// IDENTIFIER.
+    #[inline]
+    pub fn identifier(&self) -> Option<u64> {
+        u64_at(self.bytes, self.layout.identifier, self.layout.ctx.endian)
+    }
+    /// IP.
+    #[inline]
+    pub fn ip(&self) -> Option<u64> {
+        u64_at(self.bytes, self.layout.ip, self.layout.ctx.endian)
+    }
+    /// TID: `{pid, tid}`.
+    #[inline]
+    pub fn pid_tid(&self) -> Option<PidTid> {
+        pair_at(self.bytes, self.layout.tid, self.layout.ctx.endian).map(|(pid, tid)| PidTid { pid, tid })
+    }
+    /// TID's pid.
+    #[inline]
+    pub fn pid(&self) -> Option<u32> {
+        self.pid_tid().map(|p| p.pid)
+    }
+    /// TID's tid.
+    #[inline]
+    pub fn tid(&self) -> Option<u32> {
+        self.pid_tid().map(|p| p.tid)
+    }
+    /// TIME.
+    #[inline]
+    pub fn time(&self) -> Option<u64> {
+        u64_at(self.bytes, self.layout.time, self.layout.ctx.endian)
+    }
+    /// ADDR.
+    #[inline]
+    pub fn addr(&self) -> Option<u64> {
+        u64_at(self.bytes, self.layout.addr, self.layout.ctx.endian)
+    }
+    /// ID.
+    #[inline]
+    pub fn id(&self) -> Option<u64> {
+        u64_at(self.bytes, self.layout.id, self.layout.ctx.endian)
+    }
+    /// STREAM_ID.
+    #[inline]
+    pub fn stream_id(&self) -> Option<u64> {
+        u64_at(self.bytes, self.layout.stream_id, self.layout.ctx.endian)
+    }
+    /// CPU: `{cpu, res}`.
+    #[inline]
+    pub fn cpu(&self) -> Option<SampleCpu> {
+        pair_at(self.bytes, self.layout.cpu, self.layout.ctx.endian).map(|(cpu, res)| SampleCpu { cpu, res })
+    }
+    /// PERIOD.
+    #[inline]
+    pub fn period(&self) -> Option<u64> {
+        u64_at(self.bytes, self.layout.period, self.layout.ctx.endian)
+    }
+
+    /// Offset of the first variable field after READ, and a reader positioned there.
+    fn after_read(&self) -> Result<Reader<'a>, DecodeError> {
+        let ctx = &self.layout.ctx;
+        let mut r = Reader::new(self.bytes, self.layout.fixed_end as usize, self.bytes.len(), ctx.endian);
+        if ctx.sample_type & st::READ != 0 && ctx.read_format & rf::GROUP != 0 {
+            r = Reader::new(self.bytes, self.layout.read as usize, self.bytes.len(), ctx.endian);
+            super::ReadValues::decode(&mut r, ctx.read_format)?;
+        }
+        Ok(r)
+    }
+
+    /// READ, by `read_format` (with GROUP, the entries borrow the record).
+    pub fn read(&self) -> Result<Option<super::ReadValues<'a>>, DecodeError> {
+        let ctx = &self.layout.ctx;
+        if ctx.sample_type & st::READ == 0 {
+            return Ok(None);
+        }
+        let mut r = Reader::new(self.bytes, self.layout.read as usize, self.bytes.len(), ctx.endian);
+        super::ReadValues::decode(&mut r, ctx.read_format).map(Some)
+    }
+
+    /// CALLCHAIN: `nr` ips with context markers; walks a READ group before it, if any.
+    pub fn callchain(&self) -> Result<Option<U64Array<'a>>, DecodeError> {
+        if self.layout.ctx.sample_type & st::CALLCHAIN == 0 {
+            return Ok(None);
+        }
+        let mut r = self.after_read()?;
+        let nr = r.u64("sample.callchain.nr")?;
+        r.u64s(nr, 1, "sample.callchain.nr").map(Some)
+    }
+
+    /// RAW: the `size` bytes (padding included); walks READ and CALLCHAIN before it.
+    pub fn raw(&self) -> Result<Option<&'a [u8]>, DecodeError> {
+        let t = self.layout.ctx.sample_type;
+        if t & st::RAW == 0 {
+            return Ok(None);
+        }
+        let mut r = self.after_read()?;
+        if t & st::CALLCHAIN != 0 {
+            let nr = r.u64("sample.callchain.nr")?;
+            r.u64s(nr, 1, "sample.callchain.nr")?;
+        }
+        let size = r.u32("sample.raw.size")?;
+        r.take_counted(u64::from(size), "sample.raw.size").map(Some)
+    }
+
+    /// The complete [`Sample`]: every field, with every check of [`decode`](super::decode).
+    pub fn decode(&self) -> Result<Sample<'a>, DecodeError> {
+        Sample::decode(self.bytes, self.misc(), &self.layout.ctx)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Sample,
+    Trailer,
+    None,
+}
+
+/// Any record of an event, read through its [`SampleLayout`]: the values perf uses to order
+/// and attribute records — time, id, stream id, cpu, pid/tid — from a SAMPLE's fields or from
+/// another record's `sample_id` trailer, with one set of accessors. Each is `None` when the
+/// event does not write it into this kind of record (no `sample_id_all`, the bit not in
+/// `sample_type`, a perf-only record type ≥ 64, or a record too short to hold it).
+#[derive(Debug, Clone, Copy)]
+pub struct RecordView<'a> {
+    bytes: &'a [u8],
+    layout: &'a SampleLayout,
+    kind: Kind,
+}
+
+impl<'a> RecordView<'a> {
+    #[inline(always)]
+    fn u64(&self, sample: u16, trailer: u16) -> Option<u64> {
+        let e = self.layout.ctx.endian;
+        match self.kind {
+            Kind::Sample => u64_at(self.bytes, sample, e),
+            Kind::Trailer if trailer != ABSENT => u64_at(self.bytes, (self.bytes.len() - trailer as usize) as u16, e),
+            _ => None,
+        }
+    }
+    #[inline(always)]
+    fn pair(&self, sample: u16, trailer: u16) -> Option<(u32, u32)> {
+        let e = self.layout.ctx.endian;
+        match self.kind {
+            Kind::Sample => pair_at(self.bytes, sample, e),
+            Kind::Trailer if trailer != ABSENT => pair_at(self.bytes, (self.bytes.len() - trailer as usize) as u16, e),
+            _ => None,
+        }
+    }
+    /// The SAMPLE view, if this is a SAMPLE whose fixed fields fit.
+    pub fn as_sample(&self) -> Option<SampleView<'a>> {
+        (self.kind == Kind::Sample).then_some(SampleView { bytes: self.bytes, layout: self.layout })
+    }
+    /// TIME.
+    pub fn time(&self) -> Option<u64> {
+        self.u64(self.layout.time, self.layout.t_time)
+    }
+    /// The event id: IDENTIFIER if the event writes it, else ID.
+    pub fn id(&self) -> Option<u64> {
+        self.u64(self.layout.identifier, self.layout.t_identifier)
+            .or_else(|| self.u64(self.layout.id, self.layout.t_id))
+    }
+    /// STREAM_ID.
+    pub fn stream_id(&self) -> Option<u64> {
+        self.u64(self.layout.stream_id, self.layout.t_stream_id)
+    }
+    /// CPU.
+    pub fn cpu(&self) -> Option<u32> {
+        self.pair(self.layout.cpu, self.layout.t_cpu).map(|(c, _)| c)
+    }
+    /// TID's pid.
+    pub fn pid(&self) -> Option<u32> {
+        self.pair(self.layout.tid, self.layout.t_tid).map(|(p, _)| p)
+    }
+    /// TID's tid.
+    pub fn tid(&self) -> Option<u32> {
+        self.pair(self.layout.tid, self.layout.t_tid).map(|(_, t)| t)
+    }
+}
