@@ -29,7 +29,6 @@ mod source;
 mod warning;
 mod writer;
 
-pub use attribution::{id_pos, is_pos, Inconsistency};
 pub use decompress::MAX_DECOMPRESSED;
 pub use error::Error;
 pub use features::Feature;

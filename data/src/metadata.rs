@@ -6,9 +6,10 @@ use std::io::{Read, Seek, SeekFrom};
 
 use perfring::record::{Attr, Endian};
 
-use crate::attribution::{Events, Inconsistency};
+use crate::attribution::Events;
 use crate::file_header::{u64_of, FileHeader, Section};
 use crate::{Error, Warning, SECTION_SIZE};
+use perfring::record::Inconsistency;
 
 /// One event: its `perf_event_attr` and the sample ids perf registered for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,11 +138,11 @@ pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -
     }
     register(&mut events, &attrs, &mut warnings);
     match events.consistency() {
-        Some(Inconsistency::SampleIdAll { event }) => return Err(Error::SampleIdAllMismatch { event }),
-        Some(Inconsistency::IdPosition { event }) => {
+        Some(Inconsistency::SampleIdAllDiffers { event }) => return Err(Error::SampleIdAllMismatch { event }),
+        Some(Inconsistency::NoId { event } | Inconsistency::IdPositionDiffers { event, .. }) => {
             return Err(Error::NonMatchingSampleType { event, sample_type: attrs[event].attr.sample_type })
         }
-        None => {}
+        Some(_) | None => {}
     }
     // Features: a table of sections at the end of the data section, one per set bit.
     let mut features = Vec::new();

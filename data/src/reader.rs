@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::ops::Range;
 
-use perfring::record::{decode, types, Attr, DecodeContext, DecodeError, Endian, Header, Record};
+use perfring::record::{decode, types, Attr, AttributeError, DecodeContext, DecodeError, Endian, Header, Record};
 
 use crate::decompress::Decompressor;
 use crate::file_header::{u64_of, FileHeader, Mode};
@@ -539,20 +539,20 @@ impl<S: Source> Reader<S> {
         Ok(Some(Loc { buf: Buf::Src, rec, trailing, offset, header, event }))
     }
 
-    /// The attributed event; an unknown id is counted in a warning.
-    fn note(&mut self, found: Result<Option<usize>, u64>, offset: u64) -> Option<usize> {
+    /// The attributed event; a record perf cannot attribute is counted in a warning.
+    fn note(&mut self, found: Result<Option<usize>, AttributeError>, offset: u64) -> Option<usize> {
         match found {
             Ok(e) => e,
-            Err(id) => {
+            Err(error) => {
                 match self.unknown_ids {
                     Some(i) => {
-                        if let Some(Warning::UnknownIds { count, .. }) = self.meta.warnings.get_mut(i) {
+                        if let Some(Warning::Unattributed { count, .. }) = self.meta.warnings.get_mut(i) {
                             *count += 1;
                         }
                     }
                     None => {
                         self.unknown_ids = Some(self.meta.warnings.len());
-                        self.meta.warnings.push(Warning::UnknownIds { count: 1, first_id: id, first_offset: offset });
+                        self.meta.warnings.push(Warning::Unattributed { count: 1, first: error, first_offset: offset });
                     }
                 }
                 None

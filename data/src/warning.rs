@@ -1,7 +1,7 @@
 //! [`Warning`]: what perf only warns about or silently repairs. The library never prints
 //! them; the reader collects them for the caller ([`crate::Reader::warnings`]).
 
-use crate::attribution::Inconsistency;
+use perfring::record::{AttributeError, Inconsistency};
 
 /// Something perf reads past with a warning or a silent repair; the data is returned as perf
 /// would use it.
@@ -37,14 +37,15 @@ pub enum Warning {
     },
     /// In pipe mode, events that perf refuses in file mode ([`Inconsistency`]).
     Inconsistent(Inconsistency),
-    /// Records whose id no event has; perf skips them ("samples with id not present in the
-    /// header"), this reader yields them with no event.
-    UnknownIds {
+    /// Records perf cannot attribute to an event (an id no event has, or no room for the id
+    /// in the record); perf skips them ("samples with id not present in the header"), this
+    /// reader yields them with no event.
+    Unattributed {
         /// How many records so far.
         count: u64,
-        /// The first such id.
-        first_id: u64,
-        /// File offset of the first such record.
+        /// Why the first one could not be attributed.
+        first: AttributeError,
+        /// File offset of the first one.
         first_offset: u64,
     },
     /// A feature's `{offset, size}` points outside the file; the feature is skipped.
