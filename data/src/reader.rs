@@ -192,12 +192,12 @@ impl<'a> Reader<Slice<'a>> {
         })?;
         let (endian, size) = FileHeader::prefix(prefix)?;
         if size == PIPE_HEADER_SIZE as u64 {
-            return Ok(Reader::with_meta(Slice::new(bytes, 16, bytes.len()), pipe_meta(endian)));
+            return Ok(Reader::with_meta(Slice::new(bytes, 16, bytes.len(), false), pipe_meta(endian)));
         }
         let header = FileHeader::parse(bytes)?;
         let meta = read_file_meta(&mut &bytes[..], header)?;
         let (start, end) = meta.data;
-        Ok(Reader::with_meta(Slice::new(bytes, start as usize, end as usize), meta))
+        Ok(Reader::with_meta(Slice::new(bytes, start as usize, end as usize, true), meta))
     }
 }
 

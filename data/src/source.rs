@@ -40,12 +40,17 @@ pub struct Slice<'a> {
     data: &'a [u8],
     pos: usize,
     end: usize,
+    /// File mode: `end` is the data section's (a record past it is outside the section);
+    /// pipe mode: the input's.
+    section: bool,
 }
 
 impl<'a> Slice<'a> {
-    /// `data[start..end]` is the data section (`end` ≤ `data.len()`).
-    pub(crate) fn new(data: &'a [u8], start: usize, end: usize) -> Slice<'a> {
-        Slice { data, pos: start.min(end), end }
+    /// `data[start..end]` is the data section (`end` ≤ `data.len()`), or the records of a
+    /// pipe-mode stream (`section` false).
+    pub(crate) fn new(data: &'a [u8], start: usize, end: usize, section: bool) -> Slice<'a> {
+        let end = end.min(data.len());
+        Slice { data, pos: start.min(end), end, section }
     }
 }
 
@@ -62,7 +67,7 @@ impl Source for Slice<'_> {
                 Ok(Ok(self.pos - n..self.pos))
             }
             _ => {
-                let at_limit = self.end < self.data.len();
+                let at_limit = self.section;
                 self.pos = self.end;
                 Ok(Err(ShortOpaque(Short { have: left as u64, at_limit })))
             }

@@ -25,6 +25,7 @@ const COMPRESS_BATCH: usize = 256 << 10;
 /// The COMPRESSED feature's `mmap_len`: room for one batch and a partial record.
 const COMPRESS_MMAP_LEN: u32 = 512 << 10;
 /// Largest payload of one COMPRESSED record.
+#[cfg(feature = "zstd")]
 const MAX_PAYLOAD: usize = u16::MAX as usize & !7;
 
 /// Writes a perf.data file or stream record by record.
