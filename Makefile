@@ -5,7 +5,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test demo lint unit loom loom-mutants miri fuzz fuzz-smoke embedded bench bench-instructions soak doc clean
+.PHONY: all test demo lint unit loom loom-mutants miri fuzz fuzz-smoke embedded bench bench-instructions bench-data soak doc clean
 
 all: test
 
@@ -21,7 +21,7 @@ demo:
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p perfring --no-deps
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p perfring -p perfring-data --no-deps
 	@echo "make lint: rustfmt, clippy -D warnings and rustdoc -D warnings are clean"
 
 unit:
@@ -96,3 +96,12 @@ bench-instructions:
 	echo "consumer (batch read, per 40-byte record):                            $$cons instructions per record"; \
 	echo "reference, rtrb producer (write_chunk(32) + 32-byte copy + commit):    $$rprod instructions per record"; \
 	echo "reference, rtrb consumer (read_chunk(32) + commit, per record):        $$rcons instructions per record"
+
+## perf.data reading (perfring-data): records/s over the demo's perf.data (mapped, streamed), and
+## the peak memory of reading a >= 1 GiB pipe-mode stream through a pipe.
+bench-data: demo
+	$(CARGO) bench -q -p perfring-data --bench read --no-run
+	@bin=$$(ls -t target/release/deps/read-* | grep -v '\.d$$' | head -1); \
+	$$bin read perf.data; \
+	( $$bin gen-pipe perf.data 1 | /usr/bin/time -v $$bin pipe ) 2>&1 | grep -E 'pipe:|Maximum resident'
+	@echo "make bench-data: figures above (best of 5; see BENCHMARKS.md for the machine)"
