@@ -18,6 +18,7 @@
 
 mod attribution;
 mod decompress;
+mod directory;
 mod error;
 pub mod features;
 mod file_header;
@@ -30,6 +31,7 @@ mod warning;
 mod writer;
 
 pub use decompress::MAX_DECOMPRESSED;
+pub use directory::DirFiles;
 pub use error::Error;
 pub use features::Feature;
 pub use file_header::{FileHeader, Mode, Section};

@@ -201,7 +201,7 @@ impl<'a> Reader<Slice<'a>> {
     }
 }
 
-fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, Error> {
+pub(crate) fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, Error> {
     let mut have = 0;
     while have < buf.len() {
         match r.read(&mut buf[have..]) {
@@ -241,7 +241,7 @@ impl<R: Seek> Seek for OffsetBy<'_, R> {
 }
 
 impl<S: Source> Reader<S> {
-    fn with_meta(src: S, meta: Meta) -> Reader<S> {
+    pub(crate) fn with_meta(src: S, meta: Meta) -> Reader<S> {
         Reader {
             src,
             meta,

@@ -417,3 +417,37 @@ fn a_writer_dropped_before_finish_leaves_a_file_perf_reads() {
         assert_eq!(theirs, ours.samples, "perf script of the unfinished file");
     }
 }
+
+/// Directory mode (`perf record --threads`), recorded at test time: the records perf reports
+/// and the samples perf script prints (as multisets: perf merges the files by time, the
+/// reader yields them file after file).
+#[test]
+fn a_threads_directory_reads_as_perf_reads_it() {
+    if !perf_available() {
+        return;
+    }
+    let dir = tmp("threads.data");
+    let _ = std::fs::remove_dir_all(&dir);
+    let status = Command::new("perf")
+        .args(["record", "-q", "--threads", "-e", "cpu-clock", "-c", "100000", "-o", dir.to_str().unwrap()])
+        .args(["--", "sh", "-c", "for i in 1 2 3; do ls -R /usr/share/doc > /dev/null; done"])
+        .status()
+        .unwrap();
+    assert!(status.success() && dir.join("data").exists() && dir.join("data.0").exists(), "perf record --threads");
+    let mut r = Reader::open_dir(&dir).unwrap();
+    let mut counts = BTreeMap::new();
+    let mut samples = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        *counts.entry(stat_name(rec.header.type_)).or_default() += 1;
+        if let Ok(Record::Sample(s)) = rec.decode() {
+            let t = s.tid.unwrap();
+            samples.push((t.pid, t.tid, s.time.unwrap(), None, s.ip.unwrap(), s.period.unwrap_or(100000)));
+        }
+    }
+    assert_eq!(counts, perf_counts(&dir), "record counts by type");
+    let (mut theirs, _) = perf_script(&dir, false);
+    assert!(!samples.is_empty());
+    samples.sort();
+    theirs.sort();
+    assert_eq!(samples, theirs, "samples");
+}
