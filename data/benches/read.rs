@@ -57,7 +57,7 @@ fn main() {
         Some("pipe") => {
             let stdin = std::io::stdin().lock();
             let t = Instant::now();
-            let mut r = Reader::from_pipe(std::io::BufReader::with_capacity(1 << 16, stdin)).expect("a pipe stream");
+            let mut r = Reader::from_pipe(stdin).expect("a pipe stream");
             let ((n, acc), bytes) = fold_bytes(&mut r);
             std::hint::black_box(acc);
             let s = t.elapsed().as_secs_f64();

@@ -166,11 +166,12 @@ impl Reader<Stream<BufReader<File>>> {
     }
 }
 
-impl<R: Read> Reader<Stream<R>> {
-    /// Read a pipe-mode stream (`perf record -o -`) from any [`Read`]: attrs and features
-    /// arrive as records and are taken in as they come. A file-mode header is
+impl<R: Read> Reader<Stream<BufReader<R>>> {
+    /// Read a pipe-mode stream (`perf record -o -`) from any [`Read`] (buffered here): attrs
+    /// and features arrive as records and are taken in as they come. A file-mode header is
     /// [`Error::BadHeaderSize`].
-    pub fn from_pipe(mut inner: R) -> Result<Self, Error> {
+    pub fn from_pipe(inner: R) -> Result<Self, Error> {
+        let mut inner = BufReader::with_capacity(1 << 16, inner);
         let mut prefix = [0u8; 16];
         read_prefix(&mut inner, &mut prefix)?;
         let (endian, size) = FileHeader::prefix(&prefix)?;

@@ -115,10 +115,29 @@ impl<R: Read> Source for Stream<R> {
             _ => (n, false),
         };
         let start = self.buf.len();
-        let got = (&mut self.inner)
-            .take(want)
-            .read_to_end(&mut self.buf)
-            .map_err(|error| Error::Io { offset: self.pos, error })? as u64;
+        let got = if want <= 1 << 16 {
+            // A record: read into the reused buffer directly.
+            let want = want as usize;
+            self.buf.resize(start + want, 0);
+            let mut have = 0;
+            while have < want {
+                match self.inner.read(&mut self.buf[start + have..]) {
+                    Ok(0) => break,
+                    Ok(n) => have += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(error) => return Err(Error::Io { offset: self.pos + have as u64, error }),
+                }
+            }
+            self.buf.truncate(start + have);
+            have as u64
+        } else {
+            // Data after an AUXTRACE/TRACING_DATA record: memory grows with what arrives,
+            // never with the length field.
+            (&mut self.inner)
+                .take(want)
+                .read_to_end(&mut self.buf)
+                .map_err(|error| Error::Io { offset: self.pos, error })? as u64
+        };
         self.pos += got;
         if got < n {
             return Ok(Err(ShortOpaque(Short { have: got, at_limit: at_limit && got == want })));
