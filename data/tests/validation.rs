@@ -319,3 +319,64 @@ fn without_zstd_a_compressed_record_names_the_feature() {
     assert!(matches!(e, Error::ZstdDisabled { .. }), "{e:?}");
     assert!(e.to_string().contains("zstd"), "{e}");
 }
+
+/// AUXTRACE (71): `{header (48 bytes); u64 size, offset, reference; u32 idx, tid, cpu, reserved}`
+/// and `size` bytes of AUX data after it, not counted in `header.size`: yielded with the
+/// record by every reader, in file and pipe mode, and copied by the writer.
+#[test]
+fn auxtrace_data_comes_with_its_record() {
+    let aux: Vec<u8> = (0..40u8).collect();
+    let mut rec = Header { type_: types::AUXTRACE, misc: 0, size: 48 }.to_bytes(Endian::Little).to_vec();
+    for w in [aux.len() as u64, 0x1000, 7] {
+        rec.extend_from_slice(&w.to_le_bytes());
+    }
+    for w in [2u32, 33, 1, 0] {
+        rec.extend_from_slice(&w.to_le_bytes());
+    }
+    let attrs = two_events();
+    let sample =
+        Sample { identifier: Some(22), ip: Some(5), tid: Some(Default::default()), time: Some(1), ..Sample::default() };
+    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs.clone()).unwrap();
+    w.write_raw(&rec, &aux).unwrap();
+    w.write_record(&Record::Sample(sample), 1).unwrap();
+    let file_bytes = w.finish().unwrap().into_inner();
+    let mut p = Writer::pipe(Vec::new(), Endian::Little, attrs).unwrap();
+    p.write_raw(&rec, &aux).unwrap();
+    p.write_record(&Record::Sample(sample), 1).unwrap();
+    let pipe_bytes = p.finish_pipe().unwrap();
+    let check = |r: &mut dyn FnMut() -> Option<(u32, Vec<u8>, Vec<u8>, Option<usize>)>| {
+        let mut got = Vec::new();
+        while let Some(x) = r() {
+            if x.0 != types::HEADER_ATTR {
+                got.push(x);
+            }
+        }
+        assert_eq!(got.len(), 2);
+        assert_eq!((got[0].0, &got[0].1, &got[0].2), (types::AUXTRACE, &rec, &aux));
+        assert_eq!((got[1].0, got[1].3), (types::SAMPLE, Some(1)));
+    };
+    for bytes in [&file_bytes, &pipe_bytes] {
+        let mut s = Reader::from_bytes(bytes).unwrap();
+        let mut next =
+            || s.next_record().unwrap().map(|r| (r.header.type_, r.bytes.to_vec(), r.trailing.to_vec(), r.event));
+        check(&mut next);
+        let mut t = Reader::new(Cursor::new(bytes)).unwrap();
+        let mut next =
+            || t.next_record().unwrap().map(|r| (r.header.type_, r.bytes.to_vec(), r.trailing.to_vec(), r.event));
+        check(&mut next);
+    }
+    let mut s = Reader::from_bytes(&file_bytes).unwrap();
+    let first = s.next_record().unwrap().unwrap();
+    let Some(perfring_data::PerfRecord::Auxtrace { size, offset, reference, idx, tid, cpu, data }) =
+        first.perf_record().unwrap()
+    else {
+        panic!("an AUXTRACE")
+    };
+    assert_eq!((size, offset, reference, idx, tid, cpu, data), (40, 0x1000, 7, 2, 33, 1, &aux[..]));
+    // AUX data reaching past the data section is outside it.
+    let mut cut = file_bytes.clone();
+    let data_offset = u64_at(&cut, 40) as usize;
+    cut[data_offset + 8..data_offset + 16].copy_from_slice(&10_000u64.to_le_bytes());
+    let e = count(&mut Reader::from_bytes(&cut).unwrap()).unwrap_err();
+    assert!(matches!(e, Error::OutsideDataSection { what: "AUXTRACE data", .. }), "{e:?}");
+}
