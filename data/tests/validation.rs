@@ -320,6 +320,9 @@ fn without_zstd_a_compressed_record_names_the_feature() {
     assert!(e.to_string().contains("zstd"), "{e}");
 }
 
+/// A record as read: type, bytes, trailing data, event.
+type Seen = (u32, Vec<u8>, Vec<u8>, Option<usize>);
+
 /// AUXTRACE (71): `{header (48 bytes); u64 size, offset, reference; u32 idx, tid, cpu, reserved}`
 /// and `size` bytes of AUX data after it, not counted in `header.size`: yielded with the
 /// record by every reader, in file and pipe mode, and copied by the writer.
@@ -344,7 +347,7 @@ fn auxtrace_data_comes_with_its_record() {
     p.write_raw(&rec, &aux).unwrap();
     p.write_record(&Record::Sample(sample), 1).unwrap();
     let pipe_bytes = p.finish_pipe().unwrap();
-    let check = |r: &mut dyn FnMut() -> Option<(u32, Vec<u8>, Vec<u8>, Option<usize>)>| {
+    let check = |r: &mut dyn FnMut() -> Option<Seen>| {
         let mut got = Vec::new();
         while let Some(x) = r() {
             if x.0 != types::HEADER_ATTR {
