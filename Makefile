@@ -5,7 +5,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test demo lint unit loom loom-mutants miri fuzz fuzz-smoke embedded bench bench-instructions soak doc clean
+.PHONY: all test demo lint unit loom loom-mutants miri fuzz fuzz-smoke embedded bench bench-instructions bench-decode soak doc clean
 
 all: test
 
@@ -78,7 +78,14 @@ bench:
 	$(CARGO) bench -q -p perfring-tests --bench rings
 	@echo "make bench: figures above (medians of 5 runs; see BENCHMARKS.md for the machine)"
 
-## Instructions per record (callgrind), producer fast path and consumer.
+## Decoding speed (issue 18): perfring beside linux-perf-event-reader and perf-event-data on the
+## demo's perf.data and real `perf record` captures, made under target/decode-captures/ first.
+bench-decode:
+	scripts/decode-captures.sh
+	$(CARGO) bench -q -p perfring-tests --bench decode
+	@echo "make bench-decode: figures above (records/s, medians of 5 interleaved runs; see BENCHMARKS.md)"
+
+## Instructions per record (callgrind), producer fast path, consumer and the decoder's fast path.
 bench-instructions:
 	@command -v valgrind >/dev/null || (apt-get update -qq && apt-get install -y -qq valgrind)
 	$(CARGO) bench -q -p perfring-tests --bench instructions --no-run
@@ -89,10 +96,13 @@ bench-instructions:
 	c1=$$(count consumer 100000); c2=$$(count consumer 200000); \
 	r1=$$(count rtrb-producer 100000); r2=$$(count rtrb-producer 200000); \
 	s1=$$(count rtrb-consumer 100000); s2=$$(count rtrb-consumer 200000); \
+	d1=$$(count decode 100000); d2=$$(count decode 200000); \
+	e1=$$(count decode-setup 100000); e2=$$(count decode-setup 200000); \
 	rprod=$$(( (r2 - r1) / 100000 )); rcons=$$(( ((s2 - s1) - (r2 - r1)) / 100000 )); \
 	prod=$$(( (p2 - p1) / 100000 )); prod32=$$(( (q2 - q1) / 100000 )); cons=$$(( ((c2 - c1) - (p2 - p1)) / 100000 )); \
 	echo "producer fast path, 40-byte record (8-byte header + 32-byte payload): $$prod instructions per record"; \
 	echo "producer fast path, 32-byte record (a 32-byte copy in all):           $$prod32 instructions per record"; \
 	echo "consumer (batch read, per 40-byte record):                            $$cons instructions per record"; \
 	echo "reference, rtrb producer (write_chunk(32) + 32-byte copy + commit):    $$rprod instructions per record"; \
-	echo "reference, rtrb consumer (read_chunk(32) + commit, per record):        $$rcons instructions per record"
+	echo "reference, rtrb consumer (read_chunk(32) + commit, per record):        $$rcons instructions per record"; \
+	echo "decoder: walk + event lookup (2 events) + ip, pid, tid, time, period:  $$(( ((d2 - d1) - (e2 - e1)) / 100000 )) instructions per SAMPLE (IDENTIFIER|IP|TID|TIME|PERIOD)"

@@ -14,6 +14,31 @@ impl Endian {
     /// The byte order of the machine this code runs on.
     pub const NATIVE: Endian = if cfg!(target_endian = "little") { Endian::Little } else { Endian::Big };
 
+    /// The u64 at `at` in `bytes` (one load), or `None` past the end.
+    #[inline(always)]
+    pub fn u64_at(self, bytes: &[u8], at: usize) -> Option<u64> {
+        let b: [u8; 8] = bytes.get(at..at.checked_add(8)?)?.try_into().ok()?;
+        Some(self.u64(b))
+    }
+    /// The u32 at `at` in `bytes`, or `None` past the end.
+    #[inline(always)]
+    pub fn u32_at(self, bytes: &[u8], at: usize) -> Option<u32> {
+        let b: [u8; 4] = bytes.get(at..at.checked_add(4)?)?.try_into().ok()?;
+        Some(self.u32(b))
+    }
+    /// The two u32s at `at` (e.g. `{pid, tid}`), in their order in `bytes`, with one load.
+    #[inline(always)]
+    pub fn u32_pair_at(self, bytes: &[u8], at: usize) -> Option<(u32, u32)> {
+        let b: [u8; 8] = bytes.get(at..at.checked_add(8)?)?.try_into().ok()?;
+        let v = u64::from_ne_bytes(b);
+        // The first u32 in memory is the low half on a little-endian machine.
+        let (first, second) =
+            if cfg!(target_endian = "little") { (v as u32, (v >> 32) as u32) } else { ((v >> 32) as u32, v as u32) };
+        Some(match (self, Endian::NATIVE) {
+            (Endian::Little, Endian::Little) | (Endian::Big, Endian::Big) => (first, second),
+            _ => (first.swap_bytes(), second.swap_bytes()),
+        })
+    }
     /// Decode a u16.
     #[inline(always)]
     pub fn u16(self, b: [u8; 2]) -> u16 {
