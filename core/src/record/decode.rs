@@ -72,6 +72,26 @@ pub enum Record<'a> {
 
 /// Decode one record: `bytes` is exactly the record, header included (`header.size` must be
 /// `bytes.len()`), laid out for `ctx`. Never panics and never reads outside `bytes`.
+///
+/// ```
+/// use perfring::record::{decode, sample_type as st, Comm, DecodeContext, DecodeError, Endian, Record, SampleId};
+/// // Records of an event with sample_id_all and TID|TIME: COMM carries a {pid, tid, time} trailer.
+/// let ctx = DecodeContext { sample_type: st::TID | st::TIME, sample_id_all: true, ..DecodeContext::new(Endian::Little) };
+/// let sid = SampleId { pid: 42, tid: 43, time: 1_000, ..SampleId::default() }.masked(ctx.sample_type);
+/// let comm = Record::Comm(Comm { misc: 0, pid: 42, tid: 43, comm: c"worker", sample_id: Some(sid) });
+///
+/// // The encoder sizes and pads the record as the kernel does ...
+/// let mut buf = [0u8; 64];
+/// let n = comm.encode(&ctx, &mut buf).unwrap();
+/// assert_eq!(n, 8 + 8 + 8 + 16); // header, pid/tid, "worker\0" padded to 8, trailer
+/// // ... and the decoder gives it back, borrowing the string from `buf`.
+/// let back = decode(&buf[..n], &ctx).unwrap();
+/// assert_eq!(back, comm);
+/// assert_eq!((back.pid(), back.tid(), back.time(), back.cpu()), (Some(42), Some(43), Some(1_000), None));
+///
+/// // A record cut short is a typed error naming the field, never a panic.
+/// assert!(matches!(decode(&buf[..n - 8], &ctx), Err(DecodeError::SizeMismatch { .. })));
+/// ```
 pub fn decode<'a>(bytes: &'a [u8], ctx: &DecodeContext) -> Result<Record<'a>, DecodeError> {
     let header = Header::parse(bytes, ctx.endian).ok_or(DecodeError::Truncated {
         field: "header",
