@@ -59,7 +59,13 @@ fuzz fuzz-smoke:
 embedded:
 	@for t in $(EMBEDDED_TARGETS); do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
 	@for t in $(EMBEDDED_TARGETS); do $(CARGO) build -q -p perfring --release --target $$t || exit 1; done
-	@echo "make embedded: perfring builds for $(EMBEDDED_TARGETS)"
+	$(CARGO) build -q -p perfring-example-firmware --release --target thumbv7em-none-eabihf
+	@rustup component list --installed | grep -q '^llvm-tools' || rustup component add llvm-tools >/dev/null 2>&1 || true
+	@size=$$(ls $$(rustc --print sysroot)/lib/rustlib/*/bin/llvm-size 2>/dev/null | head -1); \
+	elf=target/thumbv7em-none-eabihf/release/firmware; \
+	if [ -n "$$size" ]; then $$size -A $$elf | awk '$$1 ~ /^\.(text|rodata|data|bss|vector_table)$$/ {printf "  firmware %-14s %6d bytes\n", $$1, $$2}'; \
+	else echo "  (llvm-size not found: rustup component add llvm-tools)"; fi
+	@echo "make embedded: perfring builds for $(EMBEDDED_TARGETS); the firmware example (examples/firmware) for thumbv7em-none-eabihf"
 
 doc:
 	$(CARGO) doc -p perfring --no-deps --open
