@@ -468,3 +468,5 @@ impl AuxtraceRecord {
         out
     }
 }
+
+impl core::error::Error for AuxError {}

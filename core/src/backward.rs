@@ -270,3 +270,5 @@ impl<M: RingMemory> BackwardReader<M> {
         None
     }
 }
+
+impl core::error::Error for BackwardError {}

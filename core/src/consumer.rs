@@ -424,3 +424,5 @@ impl<M: RingMemory, T: Trust> Drop for Batch<'_, M, T> {
         }
     }
 }
+
+impl core::error::Error for ReadError {}

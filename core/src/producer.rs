@@ -124,6 +124,12 @@ pub struct WriteError {
     pub remaining: usize,
 }
 
+impl core::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "write of {} bytes does not fit: {} left in the reservation", self.requested, self.remaining)
+    }
+}
+
 /// A labelled step of the producer at which an interrupt may run a nested writer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PreemptPoint {
@@ -974,3 +980,7 @@ impl<P> CpuLocal<P> {
         &self.0
     }
 }
+
+impl core::error::Error for ReserveError {}
+
+impl core::error::Error for WriteError {}

@@ -469,3 +469,5 @@ mod tests {
         assert_eq!(read(&ring, &mut NoCounters, 50), Err(SelfmonError::Unstable { retries: 50 }));
     }
 }
+
+impl core::error::Error for SelfmonError {}

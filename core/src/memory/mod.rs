@@ -280,3 +280,5 @@ pub(crate) const fn check_area_size(size: usize, min: usize) -> Result<(), Layou
     }
     Ok(())
 }
+
+impl core::error::Error for LayoutError {}

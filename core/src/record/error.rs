@@ -154,3 +154,7 @@ impl fmt::Display for EncodeError {
         }
     }
 }
+
+impl core::error::Error for DecodeError {}
+
+impl core::error::Error for EncodeError {}

@@ -658,3 +658,9 @@ mod tests {
         assert_eq!(one.attribute(&c[..n]), Ok(0));
     }
 }
+
+impl core::error::Error for EventSetError {}
+
+impl core::error::Error for AttributeError {}
+
+impl core::error::Error for Inconsistency {}

@@ -182,3 +182,5 @@ impl<'a> Iterator for Walker<'a> {
 }
 
 impl core::iter::FusedIterator for Walker<'_> {}
+
+impl core::error::Error for WalkError {}
