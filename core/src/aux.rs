@@ -73,6 +73,8 @@ impl core::fmt::Display for AuxError {
     }
 }
 
+impl core::error::Error for AuxError {}
+
 /// The encoded `PERF_RECORD_AUX` body: `{u64 aux_offset, u64 aux_size, u64 flags}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AuxRecord {
@@ -468,5 +470,3 @@ impl AuxtraceRecord {
         out
     }
 }
-
-impl core::error::Error for AuxError {}

@@ -76,6 +76,8 @@ impl core::fmt::Display for BackwardError {
     }
 }
 
+impl core::error::Error for BackwardError {}
+
 /// What one [`BackwardReader::read`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReadSummary {
@@ -270,5 +272,3 @@ impl<M: RingMemory> BackwardReader<M> {
         None
     }
 }
-
-impl core::error::Error for BackwardError {}

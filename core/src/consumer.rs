@@ -127,6 +127,8 @@ impl core::fmt::Display for ReadError {
     }
 }
 
+impl core::error::Error for ReadError {}
+
 /// Scratch space large enough for any record (65528 bytes, rounded up), 8-byte aligned.
 #[repr(C, align(8))]
 pub struct Scratch(pub [u8; 65536]);
@@ -424,5 +426,3 @@ impl<M: RingMemory, T: Trust> Drop for Batch<'_, M, T> {
         }
     }
 }
-
-impl core::error::Error for ReadError {}

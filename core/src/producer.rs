@@ -115,6 +115,8 @@ impl core::fmt::Display for ReserveError {
     }
 }
 
+impl core::error::Error for ReserveError {}
+
 /// Why a [`Handle`] write was refused (nothing was written).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriteError {
@@ -129,6 +131,8 @@ impl core::fmt::Display for WriteError {
         write!(f, "write of {} bytes does not fit: {} left in the reservation", self.requested, self.remaining)
     }
 }
+
+impl core::error::Error for WriteError {}
 
 /// A labelled step of the producer at which an interrupt may run a nested writer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -980,7 +984,3 @@ impl<P> CpuLocal<P> {
         &self.0
     }
 }
-
-impl core::error::Error for ReserveError {}
-
-impl core::error::Error for WriteError {}

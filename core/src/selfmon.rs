@@ -103,6 +103,8 @@ impl core::fmt::Display for SelfmonError {
     }
 }
 
+impl core::error::Error for SelfmonError {}
+
 /// A counter reading: the snapshot and what was computed from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reading {
@@ -469,5 +471,3 @@ mod tests {
         assert_eq!(read(&ring, &mut NoCounters, 50), Err(SelfmonError::Unstable { retries: 50 }));
     }
 }
-
-impl core::error::Error for SelfmonError {}

@@ -267,6 +267,8 @@ impl core::fmt::Display for LayoutError {
     }
 }
 
+impl core::error::Error for LayoutError {}
+
 /// Check that `size` can be the size of a ring area of at least `min` bytes.
 pub(crate) const fn check_area_size(size: usize, min: usize) -> Result<(), LayoutError> {
     if size > MAX_AREA_SIZE {
@@ -280,5 +282,3 @@ pub(crate) const fn check_area_size(size: usize, min: usize) -> Result<(), Layou
     }
     Ok(())
 }
-
-impl core::error::Error for LayoutError {}

@@ -92,6 +92,8 @@ impl fmt::Display for DecodeError {
     }
 }
 
+impl core::error::Error for DecodeError {}
+
 /// Why a record could not be encoded: it does not fit, or its fields disagree with the context
 /// (the `perf_event_attr` fields that decide the layout).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -154,7 +156,5 @@ impl fmt::Display for EncodeError {
         }
     }
 }
-
-impl core::error::Error for DecodeError {}
 
 impl core::error::Error for EncodeError {}

@@ -161,6 +161,8 @@ impl fmt::Display for EventSetError {
     }
 }
 
+impl core::error::Error for EventSetError {}
+
 /// Why a record could not be attributed to an event. The record is not decoded with a guessed
 /// layout in any of these cases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -222,6 +224,8 @@ impl fmt::Display for AttributeError {
     }
 }
 
+impl core::error::Error for AttributeError {}
+
 /// Why records of the set's events cannot be attributed reliably
 /// (`evlist__valid_sample_type`, `evlist__valid_sample_id_all`). perf refuses a file with any
 /// of these; in pipe mode it warns and goes on with the first event's positions, as
@@ -271,6 +275,8 @@ impl fmt::Display for Inconsistency {
         }
     }
 }
+
+impl core::error::Error for Inconsistency {}
 
 /// Events and the ids that identify them, in caller storage; attributes records to events by
 /// perf's rules (module docs).
@@ -658,9 +664,3 @@ mod tests {
         assert_eq!(one.attribute(&c[..n]), Ok(0));
     }
 }
-
-impl core::error::Error for EventSetError {}
-
-impl core::error::Error for AttributeError {}
-
-impl core::error::Error for Inconsistency {}

@@ -100,6 +100,8 @@ impl fmt::Display for WalkError {
     }
 }
 
+impl core::error::Error for WalkError {}
+
 /// The records of a buffer, in order (module docs). Stops at the end of the buffer or at the
 /// first [`WalkError`], which it yields once.
 #[derive(Debug, Clone)]
@@ -182,5 +184,3 @@ impl<'a> Iterator for Walker<'a> {
 }
 
 impl core::iter::FusedIterator for Walker<'_> {}
-
-impl core::error::Error for WalkError {}
