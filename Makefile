@@ -5,7 +5,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test demo lint unit loom loom-mutants miri fuzz fuzz-smoke embedded bench bench-instructions bench-decode soak doc clean
+.PHONY: all test demo lint public-api public-api-check public-api-json package msrv unit loom loom-mutants miri fuzz fuzz-smoke embedded bench bench-instructions bench-decode soak doc clean
 
 all: test
 
@@ -18,11 +18,44 @@ demo:
 	$(CARGO) run --release -q -p perfring-sim --bin perfring-sim
 	@echo "make demo: done"
 
+## The crates published for users (crate:folder), and their public-API listings
+## (scripts/public-api.py, checked in as FOLDER/public-api.txt).
+PUBLISHED := perfring:core
+CRATES := $(foreach p,$(PUBLISHED),$(firstword $(subst :, ,$(p))))
+
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p perfring --no-deps
-	@echo "make lint: rustfmt, clippy -D warnings and rustdoc -D warnings are clean"
+	@for c in $(CRATES); do RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p $$c --no-deps || exit 1; done
+	@$(MAKE) -s public-api-check
+	@echo "make lint: rustfmt, clippy -D warnings, rustdoc -D warnings ($(CRATES)) and the public-API listings are clean"
+
+## Each published crate's public API from nightly rustdoc JSON, against the checked-in listing.
+public-api-json:
+	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal >/dev/null
+	@for c in $(CRATES); do $(CARGO) +nightly rustdoc -q -p $$c --lib --target-dir target/api -- -Z unstable-options --output-format json || exit 1; done
+
+public-api-check: public-api-json
+	@for p in $(PUBLISHED); do c=$${p%%:*}; d=$${p#*:}; f=$$(echo $$c | tr - _); \
+	  python3 scripts/public-api.py target/api/doc/$$f.json | diff -u $$d/public-api.txt - \
+	  || { echo "public API of $$c changed: review the diff above, then run 'make public-api' and commit the listing"; exit 1; }; \
+	done; echo "public API listings unchanged: $(CRATES)"
+
+## Regenerate the checked-in listings after an intended API change.
+public-api: public-api-json
+	@for p in $(PUBLISHED); do c=$${p%%:*}; d=$${p#*:}; f=$$(echo $$c | tr - _); python3 scripts/public-api.py target/api/doc/$$f.json > $$d/public-api.txt; echo "wrote $$d/public-api.txt"; done
+
+## `cargo package` of every published crate in one call (a crate depending on an unpublished
+## sibling only packages that way), then `cargo +MSRV check` of their lib and bin targets.
+package:
+	$(CARGO) package -q --allow-dirty $(foreach c,$(CRATES),-p $(c))
+	@echo "make package: $(CRATES) package and verify"
+
+MSRV := $(shell sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+msrv:
+	@rustup toolchain list | grep -q "^$(MSRV)" || rustup toolchain install $(MSRV) --profile minimal >/dev/null
+	scripts/msrv-check.sh $(MSRV) $(PUBLISHED)
+	@echo "make msrv: $(CRATES) build with Rust $(MSRV)"
 
 unit:
 	$(CARGO) test --workspace -q
