@@ -42,6 +42,7 @@ pub mod flags {
 
 /// Why an AUX operation was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AuxError {
     /// Non-overwrite mode and the consumer has not freed any space: the kernel disables the
     /// event here until user space re-enables it.

@@ -33,6 +33,7 @@ use crate::record::{Endian, Header};
 
 /// Why a backward read stopped. The records delivered before it are intact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BackwardError {
     /// A perfring producer had a writer open (its write generation was odd, or changed to odd)
     /// during the read: pause the ring (or wait) and read again.

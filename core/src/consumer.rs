@@ -57,6 +57,7 @@ mod sealed {
 
 /// Why the consumer stopped. Never a panic; the batch consumed nothing past the fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReadError {
     /// `data_head` is behind our tail (it went backwards, or the peer wrote garbage).
     HeadBehindTail {

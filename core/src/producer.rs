@@ -85,6 +85,7 @@ impl Writer {
 
 /// Why `output_begin` returned no handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReserveError {
     /// The size is not a multiple of 8 or smaller than a header; nothing was counted (the
     /// kernel WARNs on such sizes: it is a caller bug).

@@ -86,6 +86,7 @@ impl CounterSource for NoCounters {
 
 /// Why a self-monitoring read failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SelfmonError {
     /// The writer never left the fields stable for a whole read (`lock` odd or changed) within
     /// the retry bound.

@@ -15,6 +15,7 @@ use super::{
 // allocator it cannot be boxed, and a `Record` is a short-lived stack value anyway.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Record<'a> {
     /// `PERF_RECORD_MMAP` (1).
     Mmap(Mmap<'a>),
