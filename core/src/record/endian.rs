@@ -30,13 +30,17 @@ impl Endian {
     #[inline(always)]
     pub fn u32_pair_at(self, bytes: &[u8], at: usize) -> Option<(u32, u32)> {
         let b: [u8; 8] = bytes.get(at..at.checked_add(8)?)?.try_into().ok()?;
-        let v = u64::from_ne_bytes(b);
-        // The first u32 in memory is the low half on a little-endian machine.
-        let (first, second) =
-            if cfg!(target_endian = "little") { (v as u32, (v >> 32) as u32) } else { ((v >> 32) as u32, v as u32) };
-        Some(match (self, Endian::NATIVE) {
-            (Endian::Little, Endian::Little) | (Endian::Big, Endian::Big) => (first, second),
-            _ => (first.swap_bytes(), second.swap_bytes()),
+        // Read as one u64 in this order: the first u32 in memory is its low half in
+        // little-endian order and its high half in big-endian order.
+        Some(match self {
+            Endian::Little => {
+                let v = u64::from_le_bytes(b);
+                (v as u32, (v >> 32) as u32)
+            }
+            Endian::Big => {
+                let v = u64::from_be_bytes(b);
+                ((v >> 32) as u32, v as u32)
+            }
         })
     }
     /// Decode a u16.

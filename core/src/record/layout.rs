@@ -374,28 +374,38 @@ impl<'a> SampleView<'a> {
     }
 
     /// CALLCHAIN: `nr` ips with context markers; walks a READ group before it, if any.
+    #[inline]
     pub fn callchain(&self) -> Result<Option<U64Array<'a>>, DecodeError> {
         if self.layout.ctx.sample_type & st::CALLCHAIN == 0 {
             return Ok(None);
         }
+        self.callchain_walk().map(Some)
+    }
+
+    fn callchain_walk(&self) -> Result<U64Array<'a>, DecodeError> {
         let mut r = self.after_read()?;
         let nr = r.u64("sample.callchain.nr")?;
-        r.u64s(nr, 1, "sample.callchain.nr").map(Some)
+        r.u64s(nr, 1, "sample.callchain.nr")
     }
 
     /// RAW: the `size` bytes (padding included); walks READ and CALLCHAIN before it.
+    #[inline]
     pub fn raw(&self) -> Result<Option<&'a [u8]>, DecodeError> {
-        let t = self.layout.ctx.sample_type;
-        if t & st::RAW == 0 {
+        if self.layout.ctx.sample_type & st::RAW == 0 {
             return Ok(None);
         }
+        self.raw_walk().map(Some)
+    }
+
+    fn raw_walk(&self) -> Result<&'a [u8], DecodeError> {
+        let t = self.layout.ctx.sample_type;
         let mut r = self.after_read()?;
         if t & st::CALLCHAIN != 0 {
             let nr = r.u64("sample.callchain.nr")?;
             r.u64s(nr, 1, "sample.callchain.nr")?;
         }
         let size = r.u32("sample.raw.size")?;
-        r.take_counted(u64::from(size), "sample.raw.size").map(Some)
+        r.take_counted(u64::from(size), "sample.raw.size")
     }
 
     /// The complete [`Sample`]: every field, with every check of [`decode`](super::decode).
