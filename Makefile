@@ -20,7 +20,7 @@ demo:
 
 ## The crates published for users (crate:folder), and their public-API listings
 ## (scripts/public-api.py, checked in as FOLDER/public-api.txt).
-PUBLISHED := perfring:core
+PUBLISHED := perfring:core perfring-linux:linux
 CRATES := $(foreach p,$(PUBLISHED),$(firstword $(subst :, ,$(p))))
 
 lint:
