@@ -33,7 +33,8 @@ const EVENTS: [(&str, u64, u64); 3] = [
 
 fn main() -> ExitCode {
     let cpus = online_cpus().unwrap_or_default();
-    let (mut events, mut rings): (Vec<(&str, Event)>, Vec<(u32, Ring)>) = (Vec::new(), Vec::new());
+    let mut events: Vec<(&str, Event)> = Vec::new();
+    let mut rings: Vec<(u32, Ring)> = Vec::new();
     let mut set = EventSet::new(Vec::new(), Vec::new());
     for &cpu in &cpus {
         let mut leader: Option<usize> = None;
