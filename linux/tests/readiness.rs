@@ -69,7 +69,9 @@ fn tokio_asyncfd_wakes_on_the_rings_wakeup() {
     let Some((event, ring)) = sampling_ring() else { return };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let samples = rt.block_on(async {
-        let fd = AsyncFd::new(ring).unwrap();
+        // SAFETY: the ring owns its descriptor (a dup of the event's) and keeps it open, with the
+        // same number, for as long as the AsyncFd owns the ring.
+        let fd = unsafe { AsyncFd::register(ring) }.map_err(|e| e.to_string()).unwrap();
         event.enable().unwrap();
         // The work runs on a plain thread: the event follows *this* thread, so spin here
         // between polls instead.
