@@ -5,7 +5,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test demo lint public-api public-api-check public-api-json package msrv unit loom loom-mutants miri fuzz fuzz-smoke embedded bench bench-instructions bench-decode soak doc clean
+.PHONY: all test demo lint public-api public-api-check public-api-json package msrv unit loom loom-mutants miri fuzz fuzz-smoke embedded bench bench-instructions bench-decode bench-data soak doc clean
 
 all: test
 
@@ -20,7 +20,7 @@ demo:
 
 ## The crates published for users (crate:folder), and their public-API listings
 ## (scripts/public-api.py, checked in as FOLDER/public-api.txt).
-PUBLISHED := perfring:core perfring-linux:linux
+PUBLISHED := perfring:core perfring-data:data perfring-linux:linux
 CRATES := $(foreach p,$(PUBLISHED),$(firstword $(subst :, ,$(p))))
 
 lint:
@@ -145,3 +145,12 @@ bench-instructions:
 	echo "reference, rtrb producer (write_chunk(32) + 32-byte copy + commit):    $$rprod instructions per record"; \
 	echo "reference, rtrb consumer (read_chunk(32) + commit, per record):        $$rcons instructions per record"; \
 	echo "decoder: walk + event lookup (2 events) + ip, pid, tid, time, period:  $$(( ((d2 - d1) - (e2 - e1)) / 100000 )) instructions per SAMPLE (IDENTIFIER|IP|TID|TIME|PERIOD)"
+
+## perf.data reading (perfring-data): records/s over the demo's perf.data (mapped, streamed), and
+## the peak memory of reading a >= 1 GiB pipe-mode stream through a pipe.
+bench-data: demo
+	$(CARGO) bench -q -p perfring-data --bench read --no-run
+	@bin=$$(ls -t target/release/deps/read-* | grep -v '\.d$$' | head -1); \
+	$$bin read perf.data; \
+	( $$bin gen-pipe perf.data 1 | /usr/bin/time -v $$bin pipe ) 2>&1 | grep -E 'pipe:|Maximum resident'
+	@echo "make bench-data: figures above (best of 5; see BENCHMARKS.md for the machine)"

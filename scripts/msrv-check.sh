@@ -5,8 +5,9 @@
 #
 # Dev-dependencies (proptest, loom, tokio, the benchmark peers) need newer toolchains than the
 # crates themselves, and cargo resolves them even for `--lib`. So the published crates are
-# copied into a scratch workspace without their dev-dependencies, benches and tests, with the
-# repository's Cargo.lock (the same versions CI tests), and checked there.
+# copied into a scratch workspace without their dev-dependencies, benches and tests, and the
+# lock file is made there by cargo's MSRV-aware resolver (the newest dependency versions that
+# declare support for MSRV, as a user on that toolchain gets them), then checked with MSRV.
 set -eu
 msrv=$1; shift
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,8 +24,8 @@ for p in "$@"; do
     members="$members \"$dir\","
 done
 sed -e "s|^members = .*|members = [$members]|" -e '/^exclude = /d' "$root/Cargo.toml" > "$work/Cargo.toml"
-cp "$root/Cargo.lock" "$work/Cargo.lock"
 cd "$work"
+CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS=fallback cargo generate-lockfile -q
 for p in "$@"; do
     crate=${p%%:*}
     echo "cargo +$msrv check -p $crate --lib --bins"

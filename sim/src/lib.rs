@@ -11,7 +11,6 @@ pub mod config;
 pub mod engine;
 pub mod memory;
 pub mod output;
-pub mod perf_data;
 pub mod records;
 pub mod rng;
 

@@ -1,17 +1,20 @@
 //! Writing a simulated session to a `perf.data` file that the real `perf` reads.
 //!
-//! The file is laid out by [`PerfDataWriter`] (KERNEL-NOTES §9): one VER7 `perf_event_attr`
+//! The file is written by `perfring_data::Writer` (KERNEL-NOTES §9): one VER7 `perf_event_attr`
 //! with its id per event; the data section: synthesized COMM and MMAP records for the simulated
 //! threads (as `perf record` synthesizes them for existing tasks), then every record the
 //! consumers read, with a FINISHED_ROUND after each pass over the buffers. No feature sections.
+//! The COMM and MMAP records go through the record encoder.
 
 use std::collections::BTreeSet;
+use std::ffi::CString;
+use std::io::{BufWriter, Write};
 
-use perfring::record::{attr_flags, misc, types, Attr, Endian, Header, SampleId};
+use perfring::record::{attr_flags, misc, Attr, Comm, Endian, Mmap, Record, SampleId};
+use perfring_data::{Error, FileAttr, Writer};
 
 use crate::config::SimConfig;
 use crate::engine::{Out, Report};
-use crate::perf_data::{PerfDataError, PerfDataWriter};
 use crate::records::{trailer, EventKind, IP_BASE};
 
 /// The attr of `event` as `perf record` would have opened it (period 1, `sample_id_all`; the
@@ -31,37 +34,20 @@ fn attr(event: EventKind) -> Attr {
     }
 }
 
-fn padded_string(s: &str) -> Vec<u8> {
-    let mut v = s.as_bytes().to_vec();
-    v.push(0);
-    while v.len() % 8 != 0 {
-        v.push(0);
-    }
-    v
-}
-
-/// A non-sample record with the trailer of the first event (id 1) for `pid`/`tid`.
-fn sideband(type_: u32, misc: u16, body: &[u8], pid: u32, tid: u32) -> Vec<u8> {
-    let e = Endian::NATIVE;
-    let (tt, sid) = trailer(EventKind::CpuClock, pid, tid, 0, 0);
-    let size = 8 + body.len() + SampleId::size(tt);
-    let mut out = Header { type_, misc, size: size as u16 }.to_bytes(e).to_vec();
-    out.extend_from_slice(body);
-    let mut t = vec![0u8; SampleId::size(tt)];
-    sid.encode(tt, e, &mut t);
-    out.extend_from_slice(&t);
-    out
+/// The trailer of the first event (id 1) for `pid`/`tid`, as the sideband records carry it.
+fn sideband_id(pid: u32, tid: u32) -> SampleId {
+    trailer(EventKind::CpuClock, pid, tid, 0, 0).1
 }
 
 /// Write the session to `path`; returns the number of records in the data section.
-pub fn write_perf_data(cfg: &SimConfig, report: &Report, path: &str) -> Result<usize, PerfDataError> {
+pub fn write_perf_data(cfg: &SimConfig, report: &Report, path: &str) -> Result<usize, Error> {
     let e = Endian::NATIVE;
-    let mut file = PerfDataWriter::new(e);
-    for event in EventKind::ALL {
-        file.add_attr(attr(event), &[event.id()]);
-    }
+    let attrs = EventKind::ALL.iter().map(|&event| FileAttr { attr: attr(event), ids: vec![event.id()] }).collect();
+    let out = std::fs::File::create(path).map_err(|error| Error::Io { offset: 0, error })?;
+    let mut file = Writer::new(BufWriter::new(out), e, attrs)?;
     let mut n = 0usize;
-    // COMM for every simulated thread, MMAP for every process's code.
+    // COMM for every simulated thread, MMAP for every process's code, through the record
+    // encoder with the first event's (cpu-clock's) context.
     let threads: Vec<(u32, u32)> = (0..cfg.threads.max(1))
         .map(|i| {
             let tid = 1000 + i;
@@ -70,46 +56,55 @@ pub fn write_perf_data(cfg: &SimConfig, report: &Report, path: &str) -> Result<u
         .collect();
     let pids: BTreeSet<u32> = threads.iter().map(|t| t.0).collect();
     for &(pid, tid) in &threads {
-        let mut body = e.pair_u32(pid, tid).to_vec();
-        body.extend_from_slice(&padded_string(&format!("sim-{tid}")));
-        file.push_bytes(&sideband(types::COMM, 0, &body, pid, tid));
+        let comm = CString::new(format!("sim-{tid}")).expect("no NUL in a thread name");
+        let rec = Comm { misc: 0, pid, tid, comm: &comm, sample_id: Some(sideband_id(pid, tid)) };
+        file.write_record(&Record::Comm(rec), 0)?;
         n += 1;
     }
     for &pid in &pids {
-        let mut body = e.pair_u32(pid, pid).to_vec();
-        body.extend_from_slice(&e.put_u64(IP_BASE));
-        body.extend_from_slice(&e.put_u64(1 << 40));
-        body.extend_from_slice(&e.put_u64(0));
-        body.extend_from_slice(&padded_string("/perfring-sim/simulated-app"));
-        file.push_bytes(&sideband(types::MMAP, misc::USER, &body, pid, pid));
+        let rec = Mmap {
+            misc: misc::USER,
+            pid,
+            tid: pid,
+            addr: IP_BASE,
+            len: 1 << 40,
+            pgoff: 0,
+            filename: c"/perfring-sim/simulated-app",
+            sample_id: Some(sideband_id(pid, pid)),
+        };
+        file.write_record(&Record::Mmap(rec), 0)?;
         n += 1;
     }
     // The kernel map, as perf synthesizes it (KERNEL-NOTES §9.8), so perf resolves kernel
     // addresses from the file and not from this machine's /proc/kallsyms.
     let ktext: u64 = 0xffff_ffff_8100_0000;
-    let mut body = e.pair_u32(u32::MAX, 0).to_vec();
-    body.extend_from_slice(&e.put_u64(ktext));
-    body.extend_from_slice(&e.put_u64(0x0100_0000));
-    body.extend_from_slice(&e.put_u64(ktext));
-    body.extend_from_slice(&padded_string("[kernel.kallsyms]_text"));
-    file.push_bytes(&sideband(types::MMAP, misc::KERNEL, &body, u32::MAX, 0));
+    let kmap = Mmap {
+        misc: misc::KERNEL,
+        pid: u32::MAX,
+        tid: 0,
+        addr: ktext,
+        len: 0x0100_0000,
+        pgoff: ktext,
+        filename: c"[kernel.kallsyms]_text",
+        sample_id: Some(sideband_id(u32::MAX, 0)),
+    };
+    file.write_record(&Record::Mmap(kmap), 0)?;
     n += 1;
-    file.finished_round();
+    file.finished_round()?;
     for out in &report.out {
         match out {
             Out::Record(r) => {
-                file.push_bytes(r);
+                file.write_raw(r, &[])?;
                 n += 1;
             }
-            Out::Round => file.finished_round(),
+            Out::Round => file.finished_round()?,
             Out::Auxtrace(rec, bytes) => {
                 // header.size is 48; the AUX bytes follow, counted only by rec.size.
-                file.push_bytes(&rec.encode(e));
-                file.push_bytes(bytes);
+                file.write_raw(&rec.encode(e), bytes)?;
                 n += 1;
             }
         }
     }
-    file.write(path)?;
+    file.finish()?.flush().map_err(|error| Error::Io { offset: 0, error })?;
     Ok(n)
 }

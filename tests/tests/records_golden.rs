@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use perfring::record::*;
-use perfring_sim::perf_data::{features, FileRecord, PerfData, PerfDataWriter};
+use perfring_data::features;
+use shim::{FileRecord, PerfData, PerfDataWriter};
 
 // ---------------------------------------------------------------------------------------------
 // Running perf and reading its dump.
@@ -1298,4 +1299,132 @@ fn fuzz_seeds_are_golden_records() {
     }
     assert!(checked >= 40, "only {checked} seeds in {dir:?}: PERFRING_FUZZ_SEEDS=fuzz/seeds/decode cargo test ...");
     println!("{} golden fuzz inputs; {checked} checked-in seeds decode", inputs.len());
+}
+
+/// The whole-file view these tests were written against, over `perfring_data`'s reader and
+/// writer: records collected once (offset, header, bytes, event), the writer buffering
+/// encoded records until `to_bytes`.
+mod shim {
+    use perfring::record::{Attr, DecodeContext, DecodeError, Endian, Header, Record};
+    use perfring_data::{features, Error, Feature, FileAttr, Reader, Writer};
+    use std::path::Path;
+
+    /// One record of the data section.
+    #[derive(Debug, Clone, Copy)]
+    pub struct FileRecord<'a> {
+        pub offset: usize,
+        pub header: Header,
+        pub bytes: &'a [u8],
+        event: Option<usize>,
+    }
+
+    pub struct PerfData {
+        bytes: Vec<u8>,
+        pub endian: Endian,
+        pub attrs: Vec<FileAttr>,
+        contexts: Vec<DecodeContext>,
+        records: Vec<(usize, Header, std::ops::Range<usize>, Option<usize>)>,
+    }
+
+    impl PerfData {
+        pub fn open(path: impl AsRef<Path>) -> Result<PerfData, Error> {
+            PerfData::parse(std::fs::read(path).map_err(|error| Error::Io { offset: 0, error })?)
+        }
+
+        pub fn parse(bytes: Vec<u8>) -> Result<PerfData, Error> {
+            let mut reader = Reader::from_bytes(&bytes)?;
+            let (endian, attrs) = (reader.endian(), reader.attrs().to_vec());
+            let contexts = (0..attrs.len()).map(|i| reader.context(i).unwrap()).collect();
+            let base = bytes.as_ptr() as usize;
+            let mut records = Vec::new();
+            while let Some(r) = reader.next_record()? {
+                assert!(!r.decompressed, "these tests read uncompressed files");
+                let start = r.bytes.as_ptr() as usize - base;
+                records.push((r.offset as usize, r.header, start..start + r.bytes.len(), r.event));
+            }
+            drop(reader);
+            Ok(PerfData { bytes, endian, attrs, contexts, records })
+        }
+
+        pub fn records(&self) -> impl Iterator<Item = Result<FileRecord<'_>, Error>> + '_ {
+            self.records.iter().map(|(offset, header, range, event)| {
+                Ok(FileRecord { offset: *offset, header: *header, bytes: &self.bytes[range.clone()], event: *event })
+            })
+        }
+
+        pub fn context(&self, index: usize) -> Option<DecodeContext> {
+            self.contexts.get(index).copied()
+        }
+
+        pub fn attr_index(&self, record: &[u8]) -> Option<usize> {
+            let at = record.as_ptr() as usize - self.bytes.as_ptr() as usize;
+            self.records.iter().find(|r| r.2.start == at).and_then(|r| r.3)
+        }
+
+        pub fn decode<'a>(&self, fr: &FileRecord<'a>) -> Result<(Option<usize>, Record<'a>), DecodeError> {
+            let ctx = fr.event.or(if self.attrs.is_empty() { None } else { Some(0) });
+            let ctx = ctx.and_then(|i| self.context(i)).unwrap_or(DecodeContext::new(self.endian));
+            Ok((fr.event, perfring::record::decode(fr.bytes, &ctx)?))
+        }
+    }
+
+    pub struct PerfDataWriter {
+        endian: Endian,
+        attrs: Vec<FileAttr>,
+        records: Vec<Vec<u8>>,
+        features: Vec<(u32, Feature)>,
+    }
+
+    impl PerfDataWriter {
+        pub fn new(endian: Endian) -> PerfDataWriter {
+            PerfDataWriter { endian, attrs: Vec::new(), records: Vec::new(), features: Vec::new() }
+        }
+
+        pub fn add_attr(&mut self, attr: Attr, ids: &[u64]) -> usize {
+            self.attrs.push(FileAttr { attr, ids: ids.to_vec() });
+            self.attrs.len() - 1
+        }
+
+        pub fn context(&self, index: usize) -> Option<DecodeContext> {
+            Some(DecodeContext::from_attr(&self.attrs.get(index)?.attr, self.endian))
+        }
+
+        pub fn push(&mut self, record: &Record<'_>, ctx: &DecodeContext) -> Result<(), Error> {
+            let mut b = vec![0u8; record.encoded_size(ctx)?];
+            record.encode(ctx, &mut b)?;
+            self.records.push(b);
+            Ok(())
+        }
+
+        pub fn finished_round(&mut self) {
+            self.records.push(Vec::new());
+        }
+
+        pub fn set_string_feature(&mut self, bit: u32, value: &str) {
+            self.features.push((bit, Feature::String(value.into())));
+        }
+
+        pub fn set_nrcpus(&mut self, available: u32, online: u32) {
+            self.features.push((features::NRCPUS, Feature::NrCpus { available, online }));
+        }
+
+        pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
+            let mut w = Writer::new(std::io::Cursor::new(Vec::new()), self.endian, self.attrs.clone())?;
+            for r in &self.records {
+                if r.is_empty() {
+                    w.finished_round()?;
+                } else {
+                    w.write_raw(r, &[])?;
+                }
+            }
+            for (bit, f) in &self.features {
+                w.set_feature(*bit, f)?;
+            }
+            Ok(w.finish()?.into_inner())
+        }
+
+        pub fn write(&self, path: impl AsRef<Path>) -> Result<(), Error> {
+            std::fs::write(path, self.to_bytes()?).map_err(|error| Error::Io { offset: 0, error })
+        }
+    }
 }

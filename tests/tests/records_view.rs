@@ -18,7 +18,41 @@ use std::process::Command;
 use perfring::record::{
     decode_parsed, types, Endian, Event, EventSet, IdEntry, ReadValues, Record, SampleLayout, WalkedRecord, Walker,
 };
-use perfring_sim::perf_data::PerfData;
+use perfring_data::{FileAttr, Reader};
+
+/// A fixture read whole by `perfring_data`: its bytes, data section and events, and the event
+/// the reader attributed each record to (by the record's position in the bytes).
+struct PerfData {
+    bytes: Vec<u8>,
+    data: std::ops::Range<usize>,
+    attrs: Vec<FileAttr>,
+    endian: Endian,
+    events: std::collections::HashMap<usize, Option<usize>>,
+}
+
+impl PerfData {
+    fn open(path: &Path) -> Result<PerfData, perfring_data::Error> {
+        let bytes = std::fs::read(path).map_err(|error| perfring_data::Error::Io { offset: 0, error })?;
+        let mut r = Reader::from_bytes(&bytes)?;
+        let (start, end) = r.data_range();
+        let (attrs, endian) = (r.attrs().to_vec(), r.endian());
+        let mut events = std::collections::HashMap::new();
+        while let Some(rec) = r.next_record()? {
+            events.insert(rec.bytes.as_ptr() as usize - bytes.as_ptr() as usize, rec.event);
+        }
+        drop(r);
+        Ok(PerfData { data: start as usize..end as usize, bytes, attrs, endian, events })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The event perfring-data's reader gave the record at `record` (a slice of `bytes`).
+    fn attr_index(&self, record: &[u8]) -> Option<usize> {
+        self.events.get(&(record.as_ptr() as usize - self.bytes.as_ptr() as usize)).copied().flatten()
+    }
+}
 
 fn fixtures() -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
@@ -52,7 +86,7 @@ fn data_section(file: &PerfData) -> &[u8] {
 /// Check one record's views against its complete decode; returns whether it was a SAMPLE.
 fn check_record(set: &EventSet<Vec<Event>, Vec<IdEntry>>, file: &PerfData, r: &WalkedRecord<'_>) -> bool {
     let (index, event) = set.attribute_event(r.bytes).unwrap_or_else(|e| panic!("record at {}: {e}", r.offset));
-    // The old attribution of the reader and the event set agree.
+    // perfring-data's reader and the event set agree.
     assert_eq!(file.attr_index(r.bytes), Some(index), "record at {}", r.offset);
     let full = decode_parsed(r.header, r.bytes, event.context()).unwrap();
     let view = event.record(r.bytes);

@@ -34,7 +34,7 @@ use perfring::record::{
     SampleId,
 };
 use perfring::Consumer;
-use perfring_sim::perf_data::PerfDataWriter;
+use perfring_data::FileAttr;
 use shm::SharedMemory;
 
 const PAGE: usize = 4096;
@@ -190,12 +190,14 @@ fn host(out: &str) -> Result<(), Error> {
         tally.samples, tally.others, tally.lost, tally.read_errors, tally.rejected
     );
 
-    let mut file = PerfDataWriter::new(Endian::NATIVE);
-    file.add_attr(attr(), &[EVENT_ID]);
+    // Streamed: the header first, each record as it comes, attrs and features at `finish`.
+    let file = std::io::BufWriter::new(std::fs::File::create(out)?);
+    let mut writer =
+        perfring_data::Writer::new(file, Endian::NATIVE, vec![FileAttr { attr: attr(), ids: vec![EVENT_ID] }])?;
     for r in &kept {
-        file.push_bytes(r);
+        writer.write_raw(r, &[])?;
     }
-    file.write(out)?;
+    writer.finish()?;
     println!("host: wrote {out} (try: perf report -i {out} --stdio; perf script -i {out})");
     if tally.read_errors == 0 {
         return Err("the hostile guest went unnoticed".into());

@@ -705,11 +705,10 @@ pub fn drop_effective_capabilities() -> io::Result<()> {
 // ------------------------------------------------------------------------------------------
 // perf.data
 
-/// A minimal perf.data reader (KERNEL-NOTES §9): the 104-byte header, the attrs section and the
-/// records of the data section, each kernel record decoded with [`decode`].
+/// perf.data through `perfring_data` (the container: header, attrs, data section), each kernel
+/// record decoded with this module's own [`decode`].
 pub mod perf_data {
     use super::{decode, flag, Layout, Record, Sample};
-    use perfring::record::{Endian, Header};
 
     /// What the data section held.
     #[derive(Debug, Default)]
@@ -724,65 +723,28 @@ pub mod perf_data {
         pub perf_records: u64,
     }
 
-    fn u64_at(b: &[u8], off: usize) -> Result<u64, String> {
-        let w = b.get(off..off + 8).ok_or_else(|| format!("file too short for a u64 at {off}"))?;
-        Ok(u64::from_ne_bytes(w.try_into().unwrap()))
-    }
-
-    fn section(b: &[u8], off: usize) -> Result<&[u8], String> {
-        let (start, size) = (u64_at(b, off)? as usize, u64_at(b, off + 8)? as usize);
-        b.get(start..start.checked_add(size).ok_or("section overflows")?)
-            .ok_or_else(|| format!("section [{start}, +{size}) outside the file"))
-    }
-
-    /// Parse a whole perf.data file written on this machine (native byte order).
+    /// Parse a whole perf.data file written on this machine.
     pub fn read(b: &[u8]) -> Result<Contents, String> {
-        if b.get(..8) != Some(b"PERFILE2") {
-            return Err("not a PERFILE2 file in native byte order".into());
-        }
-        if u64_at(b, 8)? != 104 {
-            return Err(format!("header size {} (expected 104)", u64_at(b, 8)?));
-        }
-        let attr_size = u64_at(b, 16)? as usize;
-        let attrs = section(b, 24)?;
-        if attr_size < 64 + 16 || attrs.len() % attr_size != 0 || attrs.is_empty() {
-            return Err(format!("attrs section of {} bytes, attr_size {attr_size}", attrs.len()));
-        }
+        let mut r = perfring_data::Reader::from_bytes(b).map_err(|e| e.to_string())?;
         let mut out = Contents::default();
-        for entry in attrs.chunks_exact(attr_size) {
-            // struct perf_file_attr { perf_event_attr attr; perf_file_section ids; }
-            let size = u32::from_ne_bytes(entry[4..8].try_into().unwrap()) as usize;
-            if size != attr_size - 16 {
-                return Err(format!("attr.size {size} != attr_size - 16"));
-            }
-            let layout = Layout {
-                sample_type: u64_at(entry, 24)?,
-                sample_id_all: u64_at(entry, 40)? & flag::SAMPLE_ID_ALL != 0,
-            };
+        for a in r.attrs() {
+            let layout =
+                Layout { sample_type: a.attr.sample_type, sample_id_all: a.attr.flags & flag::SAMPLE_ID_ALL != 0 };
             if out.layout.is_some_and(|l| l != layout) {
                 return Err("attrs with different layouts (needs the id → attr mapping)".into());
             }
             out.layout = Some(layout);
         }
-        let layout = out.layout.unwrap();
-        let data = section(b, 40)?;
-        let mut at = 0;
-        while at < data.len() {
-            let h = Header::parse(&data[at..], Endian::NATIVE).ok_or("truncated header")?;
-            let size = usize::from(h.size);
-            if size < 8 || at + size > data.len() {
-                return Err(format!("record at {at} of size {size} does not fit the data section"));
-            }
-            let bytes = &data[at..at + size];
-            if h.type_ >= 64 {
+        let layout = out.layout.ok_or("no attrs")?;
+        while let Some(rec) = r.next_record().map_err(|e| e.to_string())? {
+            if rec.header.type_ >= 64 {
                 out.perf_records += 1;
             } else {
-                match decode(bytes, &layout).map_err(|e| format!("record at {at}: {e:?}"))? {
+                match decode(rec.bytes, &layout).map_err(|e| format!("record at {}: {e:?}", rec.offset))? {
                     Record::Sample(s) => out.samples.push(s),
                     _ => out.other_kernel_records += 1,
                 }
             }
-            at += size;
         }
         Ok(out)
     }

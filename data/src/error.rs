@@ -1,0 +1,244 @@
+//! [`Error`]: why a perf.data file could not be read or written.
+
+use std::fmt;
+
+use perfring::record::{DecodeError, EncodeError};
+
+/// Why a perf.data file could not be read or written. Each variant names the field and the
+/// file offset involved and, where it helps, what to do.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// Reading or writing failed at `offset`.
+    Io {
+        /// File offset (or stream position) of the operation.
+        offset: u64,
+        /// The error.
+        error: std::io::Error,
+    },
+    /// The input ended inside `what`.
+    Truncated {
+        /// What was being read.
+        what: &'static str,
+        /// Its offset.
+        offset: u64,
+        /// Bytes it needs.
+        need: u64,
+        /// Bytes there were.
+        have: u64,
+    },
+    /// The first 8 bytes are not "PERFILE2" in either byte order.
+    BadMagic([u8; 8]),
+    /// `perf_file_header.size` (offset 8) is 16: a pipe-mode file (`perf record -o -`) was
+    /// given where a file-mode header was expected. Read it with [`crate::Reader::from_pipe`]
+    /// (or [`crate::Reader::new`], which detects the mode).
+    PipeMode,
+    /// `perf_file_header.size` (offset 8) is neither 104, 72 (legacy) nor 16 (pipe mode).
+    BadHeaderSize(u64),
+    /// A section of the header points outside the file.
+    SectionOutsideFile {
+        /// Which section.
+        what: &'static str,
+        /// Where its `{offset, size}` pair is.
+        at: u64,
+        /// Its offset.
+        offset: u64,
+        /// Its size.
+        size: u64,
+        /// The file's size.
+        file_size: u64,
+    },
+    /// `perf_file_header.attr_size` (offset 16) cannot hold an attr and its ids section, is
+    /// larger than any `perf_event_attr`, or does not divide the attrs section.
+    BadAttrSize {
+        /// `attr_size`.
+        attr_size: u64,
+        /// Size of the attrs section.
+        section_size: u64,
+    },
+    /// An attr's `size` disagrees with the header's `attr_size - 16` (perf: "incompatible
+    /// file format").
+    AttrSizeMismatch {
+        /// Index of the event.
+        event: usize,
+        /// File offset of its `attr.size`.
+        offset: u64,
+        /// `attr.size` (0 counts as 64).
+        attr_size: u32,
+        /// `perf_file_header.attr_size - 16`.
+        expected: u64,
+    },
+    /// An attr could not be parsed.
+    BadAttr {
+        /// Index of the event.
+        event: usize,
+        /// File offset of the attr.
+        offset: u64,
+        /// Why.
+        error: DecodeError,
+    },
+    /// Events disagree on `sample_id_all` (perf: "non matching sample_id_all").
+    SampleIdAllMismatch {
+        /// The first event that differs from event 0.
+        event: usize,
+    },
+    /// With more than one event, an event has no ID/IDENTIFIER or has it elsewhere than
+    /// event 0 (perf: "non matching sample_type"). Put IDENTIFIER in every `sample_type`.
+    NonMatchingSampleType {
+        /// The first event that differs from event 0.
+        event: usize,
+        /// Its `sample_type`.
+        sample_type: u64,
+    },
+    /// A record's `header.size` is below 8.
+    BadRecordSize {
+        /// File offset of the record.
+        offset: u64,
+        /// `header.size`.
+        size: u16,
+    },
+    /// A record (or the data after an AUXTRACE/TRACING_DATA record) reaches past the end of
+    /// the data section.
+    OutsideDataSection {
+        /// What was being read.
+        what: &'static str,
+        /// Its file offset.
+        offset: u64,
+        /// Its size.
+        size: u64,
+        /// End of the data section.
+        data_end: u64,
+    },
+    /// A perf-only record (type ≥ 64) is too short or malformed.
+    BadPerfRecord {
+        /// `header.type`.
+        type_: u32,
+        /// File offset of the record.
+        offset: u64,
+        /// The field that does not fit.
+        field: &'static str,
+    },
+    /// A COMPRESSED record was met but this build has no `zstd` feature: enable the
+    /// `perfring-data/zstd` feature (on by default).
+    ZstdDisabled {
+        /// File offset of the record.
+        offset: u64,
+    },
+    /// A COMPRESSED record's payload is not valid zstd.
+    Decompress {
+        /// File offset of the record.
+        offset: u64,
+        /// The decompressor's error.
+        error: std::io::Error,
+    },
+    /// A COMPRESSED record decompresses to more than [`crate::MAX_DECOMPRESSED`] bytes.
+    DecompressedTooLarge {
+        /// File offset of the record.
+        offset: u64,
+    },
+    /// A feature section could not be decoded.
+    BadFeature {
+        /// Feature bit (`HEADER_*`).
+        feature: u32,
+        /// Offset in the feature's payload.
+        offset: u64,
+        /// The field that does not fit.
+        field: &'static str,
+    },
+    /// An attr or record could not be encoded.
+    Encode(EncodeError),
+    /// The writer's attrs disagree on `attr.size` (the file has one `attr_size`).
+    MixedAttrSizes {
+        /// The first event whose size differs from event 0's.
+        event: usize,
+    },
+    /// An event index the writer does not have.
+    NoSuchEvent(usize),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io { offset, error } => write!(f, "perf.data I/O at offset {offset}: {error}"),
+            Error::Truncated { what, offset, need, have } => {
+                write!(f, "the input ends inside {what} at offset {offset}: {need} bytes needed, {have} there")
+            }
+            Error::BadMagic(m) => write!(f, "not a perf.data file: magic {m:02x?} is not \"PERFILE2\""),
+            Error::PipeMode => f.write_str(
+                "perf_file_header.size (offset 8) is 16: this is a pipe mode file (perf record -o -); \
+                 read it with Reader::from_pipe or Reader::new",
+            ),
+            Error::BadHeaderSize(s) => {
+                write!(f, "perf_file_header.size (offset 8) is {s}; perf knows 104, 72 (legacy) and 16 (pipe mode)")
+            }
+            Error::SectionOutsideFile { what, at, offset, size, file_size } => write!(
+                f,
+                "the {what} ({{offset {offset}, size {size}}} at offset {at}) is outside the file of {file_size} bytes"
+            ),
+            Error::BadAttrSize { attr_size, section_size } => write!(
+                f,
+                "perf_file_header.attr_size (offset 16) is {attr_size}: not an attr plus its ids section, \
+                 or does not divide the attrs section of {section_size} bytes"
+            ),
+            Error::AttrSizeMismatch { event, offset, attr_size, expected } => write!(
+                f,
+                "incompatible file format: attr {event}'s size (offset {offset}) is {attr_size}, \
+                 the header's attr_size - 16 is {expected}"
+            ),
+            Error::BadAttr { event, offset, error } => write!(f, "attr {event} at offset {offset}: {error}"),
+            Error::SampleIdAllMismatch { event } => {
+                write!(f, "non matching sample_id_all: event {event}'s differs from event 0's")
+            }
+            Error::NonMatchingSampleType { event, sample_type } => write!(
+                f,
+                "non matching sample_type: event {event} (sample_type {sample_type:#x}) has its id elsewhere \
+                 than event 0, or none; give every event PERF_SAMPLE_IDENTIFIER"
+            ),
+            Error::BadRecordSize { offset, size } => {
+                write!(f, "record at offset {offset} has header.size {size} (at least 8 needed)")
+            }
+            Error::OutsideDataSection { what, offset, size, data_end } => write!(
+                f,
+                "{what} at offset {offset} ({size} bytes) is outside the data section, which ends at {data_end}"
+            ),
+            Error::BadPerfRecord { type_, offset, field } => {
+                write!(f, "record of type {type_} at offset {offset}: field {field} does not fit the record")
+            }
+            Error::ZstdDisabled { offset } => write!(
+                f,
+                "COMPRESSED record at offset {offset}: perfring-data was built without its `zstd` feature; enable it"
+            ),
+            Error::Decompress { offset, error } => {
+                write!(f, "COMPRESSED record at offset {offset} does not decompress: {error}")
+            }
+            Error::DecompressedTooLarge { offset } => write!(
+                f,
+                "COMPRESSED record at offset {offset} decompresses to more than {} bytes",
+                crate::MAX_DECOMPRESSED
+            ),
+            Error::BadFeature { feature, offset, field } => {
+                write!(f, "feature {feature}: field {field} at offset {offset} of its section does not fit")
+            }
+            Error::Encode(e) => write!(f, "encoding: {e}"),
+            Error::MixedAttrSizes { event } => {
+                write!(f, "event {event}'s attr.size differs from event 0's; a file has one attr_size")
+            }
+            Error::NoSuchEvent(i) => write!(f, "no event {i} in this writer"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { error, .. } | Error::Decompress { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+impl From<EncodeError> for Error {
+    fn from(e: EncodeError) -> Self {
+        Error::Encode(e)
+    }
+}

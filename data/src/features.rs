@@ -1,0 +1,422 @@
+//! Feature sections (`HEADER_*` bits of the feature bitmap) as typed values ([`Feature`]),
+//! in the encoding of `header.c` (`write_*`/`process_*`): strings are `{u32 len; char
+//! str[len]}`, `len` counting the NUL and zero padding to 64 (`do_write_string`); string lists
+//! are `{u32 nr; strings}`. Decoding is bounds-checked: every count is bounded by the bytes
+//! left.
+
+use perfring::record::{Attr, Endian};
+
+use crate::Error;
+
+/// `HEADER_TRACING_DATA`
+pub const TRACING_DATA: u32 = 1;
+/// `HEADER_BUILD_ID`
+pub const BUILD_ID: u32 = 2;
+/// `HEADER_HOSTNAME`
+pub const HOSTNAME: u32 = 3;
+/// `HEADER_OSRELEASE`
+pub const OSRELEASE: u32 = 4;
+/// `HEADER_VERSION`
+pub const VERSION: u32 = 5;
+/// `HEADER_ARCH`
+pub const ARCH: u32 = 6;
+/// `HEADER_NRCPUS`: `{u32 nr_cpus_avail; u32 nr_cpus_online}`.
+pub const NRCPUS: u32 = 7;
+/// `HEADER_CPUDESC`
+pub const CPUDESC: u32 = 8;
+/// `HEADER_CPUID`
+pub const CPUID: u32 = 9;
+/// `HEADER_TOTAL_MEM`
+pub const TOTAL_MEM: u32 = 10;
+/// `HEADER_CMDLINE`
+pub const CMDLINE: u32 = 11;
+/// `HEADER_EVENT_DESC`
+pub const EVENT_DESC: u32 = 12;
+/// `HEADER_CPU_TOPOLOGY`
+pub const CPU_TOPOLOGY: u32 = 13;
+/// `HEADER_NUMA_TOPOLOGY`
+pub const NUMA_TOPOLOGY: u32 = 14;
+/// `HEADER_BRANCH_STACK`
+pub const BRANCH_STACK: u32 = 15;
+/// `HEADER_PMU_MAPPINGS`
+pub const PMU_MAPPINGS: u32 = 16;
+/// `HEADER_GROUP_DESC`
+pub const GROUP_DESC: u32 = 17;
+/// `HEADER_AUXTRACE`
+pub const AUXTRACE: u32 = 18;
+/// `HEADER_STAT`
+pub const STAT: u32 = 19;
+/// `HEADER_CACHE`
+pub const CACHE: u32 = 20;
+/// `HEADER_SAMPLE_TIME`
+pub const SAMPLE_TIME: u32 = 21;
+/// `HEADER_MEM_TOPOLOGY`
+pub const MEM_TOPOLOGY: u32 = 22;
+/// `HEADER_CLOCKID`
+pub const CLOCKID: u32 = 23;
+/// `HEADER_DIR_FORMAT`
+pub const DIR_FORMAT: u32 = 24;
+/// `HEADER_BPF_PROG_INFO`
+pub const BPF_PROG_INFO: u32 = 25;
+/// `HEADER_BPF_BTF`
+pub const BPF_BTF: u32 = 26;
+/// `HEADER_COMPRESSED`
+pub const COMPRESSED: u32 = 27;
+/// `HEADER_CPU_PMU_CAPS`
+pub const CPU_PMU_CAPS: u32 = 28;
+/// `HEADER_CLOCK_DATA`
+pub const CLOCK_DATA: u32 = 29;
+/// `HEADER_HYBRID_TOPOLOGY`
+pub const HYBRID_TOPOLOGY: u32 = 30;
+/// `HEADER_PMU_CAPS`
+pub const PMU_CAPS: u32 = 31;
+/// Bits in the bitmap.
+pub const BITS: u32 = 256;
+
+/// A feature section, decoded.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Feature {
+    /// HOSTNAME, OSRELEASE, VERSION, ARCH, CPUDESC or CPUID: one string.
+    String(String),
+    /// NRCPUS: CPUs available and online.
+    NrCpus {
+        /// `nr_cpus_avail`.
+        available: u32,
+        /// `nr_cpus_online`.
+        online: u32,
+    },
+    /// TOTAL_MEM: kB of memory.
+    TotalMem(u64),
+    /// CMDLINE: the command line's arguments.
+    Cmdline(Vec<String>),
+    /// EVENT_DESC: each event's attr, name and ids.
+    EventDesc(Vec<EventDesc>),
+    /// CPU_TOPOLOGY: core and thread sibling lists; the per-CPU ids and dies that follow are
+    /// kept raw.
+    CpuTopology {
+        /// `core_siblings` lists.
+        cores: Vec<String>,
+        /// `thread_siblings` lists.
+        threads: Vec<String>,
+        /// The rest of the section.
+        rest: Vec<u8>,
+    },
+    /// NUMA_TOPOLOGY: one entry per node.
+    NumaTopology(Vec<NumaNode>),
+    /// SAMPLE_TIME: first and last sample times.
+    SampleTime {
+        /// First sample's time.
+        first: u64,
+        /// Last sample's time.
+        last: u64,
+    },
+    /// CLOCKID: the clock's resolution in ns.
+    ClockId(u64),
+    /// CLOCK_DATA: a reference point of the clock against the time of day.
+    ClockData {
+        /// Format version (1).
+        version: u32,
+        /// `clockid`.
+        clockid: u32,
+        /// Time of day, ns.
+        tod_ns: u64,
+        /// The clock at that time, ns.
+        clockid_ns: u64,
+    },
+    /// BUILD_ID: the build-id records, each raw (header included).
+    BuildIds(Vec<Vec<u8>>),
+    /// PMU_MAPPINGS: `(type, name)` of each PMU.
+    PmuMappings(Vec<(u32, String)>),
+    /// GROUP_DESC: the event groups.
+    GroupDesc(Vec<GroupDesc>),
+    /// COMPRESSED: how the records were compressed.
+    Compressed {
+        /// Format version (1).
+        version: u32,
+        /// Compressor (1: zstd).
+        type_: u32,
+        /// Level.
+        level: u32,
+        /// Ratio perf measured.
+        ratio: u32,
+        /// Largest decompressed size of one COMPRESSED record (perf: its ring's size).
+        mmap_len: u32,
+    },
+    /// Any other feature, raw.
+    Bytes(Vec<u8>),
+}
+
+/// One event of EVENT_DESC.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventDesc {
+    /// The attr.
+    pub attr: Attr,
+    /// The event's name.
+    pub name: String,
+    /// Its ids.
+    pub ids: Vec<u64>,
+}
+
+/// One node of NUMA_TOPOLOGY.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NumaNode {
+    /// Node number.
+    pub node: u32,
+    /// kB total.
+    pub mem_total: u64,
+    /// kB free.
+    pub mem_free: u64,
+    /// Its CPUs (a list such as "0-3").
+    pub cpus: String,
+}
+
+/// One group of GROUP_DESC.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupDesc {
+    /// Group name.
+    pub name: String,
+    /// Index of the leader event.
+    pub leader: u32,
+    /// Number of members.
+    pub members: u32,
+}
+
+struct Cur<'a> {
+    b: &'a [u8],
+    at: usize,
+    endian: Endian,
+    feature: u32,
+}
+
+impl<'a> Cur<'a> {
+    fn err(&self, field: &'static str) -> Error {
+        Error::BadFeature { feature: self.feature, offset: self.at as u64, field }
+    }
+    fn bytes(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], Error> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len()).ok_or_else(|| self.err(field))?;
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn u32(&mut self, field: &'static str) -> Result<u32, Error> {
+        Ok(self.endian.u32(self.bytes(4, field)?.try_into().expect("4 bytes")))
+    }
+    fn u64(&mut self, field: &'static str) -> Result<u64, Error> {
+        Ok(self.endian.u64(self.bytes(8, field)?.try_into().expect("8 bytes")))
+    }
+    fn string(&mut self, field: &'static str) -> Result<String, Error> {
+        let len = self.u32(field)? as usize;
+        let b = self.bytes(len, field)?;
+        let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
+        Ok(String::from_utf8_lossy(&b[..end]).into_owned())
+    }
+    /// A count of entries of at least `min` bytes each, bounded by the bytes left.
+    fn count(&mut self, min: usize, field: &'static str) -> Result<usize, Error> {
+        let n = self.u32(field)? as usize;
+        if n > (self.b.len() - self.at) / min.max(1) {
+            return Err(self.err(field));
+        }
+        Ok(n)
+    }
+    fn strings(&mut self, field: &'static str) -> Result<Vec<String>, Error> {
+        let n = self.count(4, field)?;
+        (0..n).map(|_| self.string(field)).collect()
+    }
+}
+
+impl Feature {
+    /// Decode feature `bit`'s payload.
+    pub fn parse(bit: u32, payload: &[u8], endian: Endian) -> Result<Feature, Error> {
+        let mut c = Cur { b: payload, at: 0, endian, feature: bit };
+        Ok(match bit {
+            HOSTNAME | OSRELEASE | VERSION | ARCH | CPUDESC | CPUID => Feature::String(c.string("string")?),
+            NRCPUS => Feature::NrCpus { available: c.u32("nr_cpus_avail")?, online: c.u32("nr_cpus_online")? },
+            TOTAL_MEM => Feature::TotalMem(c.u64("total_mem")?),
+            CMDLINE => Feature::Cmdline(c.strings("cmdline")?),
+            EVENT_DESC => {
+                let n = c.count(4, "nre")?;
+                let sz = c.u32("sz")? as usize;
+                if !(Attr::SIZE_VER0 as usize..=4096).contains(&sz) {
+                    return Err(c.err("sz"));
+                }
+                let mut v = Vec::with_capacity(n.min(payload.len() / sz));
+                for _ in 0..n {
+                    let a = c.bytes(sz, "attr")?;
+                    let attr = Attr::from_bytes(a, endian).map_err(|_| c.err("attr"))?;
+                    let nr_ids = c.u32("nr_ids")? as usize;
+                    let name = c.string("name")?;
+                    if nr_ids > (payload.len() - c.at) / 8 {
+                        return Err(c.err("nr_ids"));
+                    }
+                    let ids = (0..nr_ids).map(|_| c.u64("id")).collect::<Result<_, _>>()?;
+                    v.push(EventDesc { attr, name, ids });
+                }
+                Feature::EventDesc(v)
+            }
+            CPU_TOPOLOGY => {
+                let cores = c.strings("core_siblings")?;
+                let threads = c.strings("thread_siblings")?;
+                Feature::CpuTopology { cores, threads, rest: payload[c.at..].to_vec() }
+            }
+            NUMA_TOPOLOGY => {
+                let n = c.count(24, "nr_nodes")?;
+                let mut v = Vec::with_capacity(n);
+                for _ in 0..n {
+                    v.push(NumaNode {
+                        node: c.u32("node")?,
+                        mem_total: c.u64("mem_total")?,
+                        mem_free: c.u64("mem_free")?,
+                        cpus: c.string("cpus")?,
+                    });
+                }
+                Feature::NumaTopology(v)
+            }
+            SAMPLE_TIME => Feature::SampleTime { first: c.u64("first_sample_time")?, last: c.u64("last_sample_time")? },
+            CLOCKID => Feature::ClockId(c.u64("clockid_res_ns")?),
+            CLOCK_DATA => Feature::ClockData {
+                version: c.u32("version")?,
+                clockid: c.u32("clockid")?,
+                tod_ns: c.u64("tod_ns")?,
+                clockid_ns: c.u64("clockid_ns")?,
+            },
+            BUILD_ID => {
+                let mut v = Vec::new();
+                // Each pass consumes at least 8 bytes.
+                while c.at < payload.len() {
+                    let h = c.bytes(8, "build_id.header")?;
+                    let size = endian.u16([h[6], h[7]]) as usize;
+                    if size < 8 {
+                        return Err(c.err("build_id.header.size"));
+                    }
+                    let body = c.bytes(size - 8, "build_id")?;
+                    let mut r = h.to_vec();
+                    r.extend_from_slice(body);
+                    v.push(r);
+                }
+                Feature::BuildIds(v)
+            }
+            PMU_MAPPINGS => {
+                let n = c.count(8, "pmu_num")?;
+                let mut v = Vec::with_capacity(n);
+                for _ in 0..n {
+                    v.push((c.u32("type")?, c.string("name")?));
+                }
+                Feature::PmuMappings(v)
+            }
+            GROUP_DESC => {
+                let n = c.count(12, "nr_groups")?;
+                let mut v = Vec::with_capacity(n);
+                for _ in 0..n {
+                    v.push(GroupDesc {
+                        name: c.string("name")?,
+                        leader: c.u32("leader_idx")?,
+                        members: c.u32("nr_members")?,
+                    });
+                }
+                Feature::GroupDesc(v)
+            }
+            COMPRESSED => Feature::Compressed {
+                version: c.u32("version")?,
+                type_: c.u32("type")?,
+                level: c.u32("level")?,
+                ratio: c.u32("ratio")?,
+                mmap_len: c.u32("mmap_len")?,
+            },
+            _ => Feature::Bytes(payload.to_vec()),
+        })
+    }
+
+    /// Encode as feature `bit`'s payload (the inverse of [`Feature::parse`]).
+    pub fn encode(&self, endian: Endian) -> Result<Vec<u8>, Error> {
+        let mut o = Vec::new();
+        let u32s = |o: &mut Vec<u8>, v: u32| o.extend_from_slice(&endian.put_u32(v));
+        let u64s = |o: &mut Vec<u8>, v: u64| o.extend_from_slice(&endian.put_u64(v));
+        let string = |o: &mut Vec<u8>, s: &str| o.extend_from_slice(&encode_string(s, endian));
+        let count =
+            |n: usize| u32::try_from(n).map_err(|_| Error::BadFeature { feature: 0, offset: 0, field: "count" });
+        match self {
+            Feature::String(s) => string(&mut o, s),
+            Feature::NrCpus { available, online } => {
+                u32s(&mut o, *available);
+                u32s(&mut o, *online);
+            }
+            Feature::TotalMem(v) | Feature::ClockId(v) => u64s(&mut o, *v),
+            Feature::Cmdline(v) => {
+                u32s(&mut o, count(v.len())?);
+                v.iter().for_each(|s| string(&mut o, s));
+            }
+            Feature::EventDesc(v) => {
+                u32s(&mut o, count(v.len())?);
+                let sz = v.first().map_or(Attr::SIZE_VER7, |e| e.attr.size);
+                u32s(&mut o, sz);
+                for e in v {
+                    let mut a = vec![0u8; sz as usize];
+                    Attr { size: sz, ..e.attr }.to_bytes(endian, &mut a)?;
+                    o.extend_from_slice(&a);
+                    u32s(&mut o, count(e.ids.len())?);
+                    string(&mut o, &e.name);
+                    e.ids.iter().for_each(|&id| u64s(&mut o, id));
+                }
+            }
+            Feature::CpuTopology { cores, threads, rest } => {
+                for list in [cores, threads] {
+                    u32s(&mut o, count(list.len())?);
+                    list.iter().for_each(|s| string(&mut o, s));
+                }
+                o.extend_from_slice(rest);
+            }
+            Feature::NumaTopology(v) => {
+                u32s(&mut o, count(v.len())?);
+                for n in v {
+                    u32s(&mut o, n.node);
+                    u64s(&mut o, n.mem_total);
+                    u64s(&mut o, n.mem_free);
+                    string(&mut o, &n.cpus);
+                }
+            }
+            Feature::SampleTime { first, last } => {
+                u64s(&mut o, *first);
+                u64s(&mut o, *last);
+            }
+            Feature::ClockData { version, clockid, tod_ns, clockid_ns } => {
+                u32s(&mut o, *version);
+                u32s(&mut o, *clockid);
+                u64s(&mut o, *tod_ns);
+                u64s(&mut o, *clockid_ns);
+            }
+            Feature::BuildIds(v) => v.iter().for_each(|r| o.extend_from_slice(r)),
+            Feature::PmuMappings(v) => {
+                u32s(&mut o, count(v.len())?);
+                for (t, name) in v {
+                    u32s(&mut o, *t);
+                    string(&mut o, name);
+                }
+            }
+            Feature::GroupDesc(v) => {
+                u32s(&mut o, count(v.len())?);
+                for g in v {
+                    string(&mut o, &g.name);
+                    u32s(&mut o, g.leader);
+                    u32s(&mut o, g.members);
+                }
+            }
+            Feature::Compressed { version, type_, level, ratio, mmap_len } => {
+                for v in [version, type_, level, ratio, mmap_len] {
+                    u32s(&mut o, *v);
+                }
+            }
+            Feature::Bytes(b) => o.extend_from_slice(b),
+        }
+        Ok(o)
+    }
+}
+
+/// Encode a string as perf does (`do_write_string`).
+pub fn encode_string(s: &str, endian: Endian) -> Vec<u8> {
+    let len = (s.len() + 1).next_multiple_of(64);
+    let mut out = endian.put_u32(len as u32).to_vec();
+    out.extend_from_slice(s.as_bytes());
+    out.resize(4 + len, 0);
+    out
+}

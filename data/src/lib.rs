@@ -1,0 +1,74 @@
+#![deny(missing_docs)]
+#![doc = include_str!("../README.md")]
+//!
+//! # Layout (KERNEL-NOTES §9)
+//!
+//! ```text
+//! file mode:
+//! 0     perf_file_header (104 bytes): magic "PERFILE2", size 104, attr_size,
+//!       attrs {offset, size}, data {offset, size}, event_types {0, 0}, feature bitmap[4]
+//! 104   attrs: one perf_file_attr per event = perf_event_attr (attr.size bytes) + ids section
+//!       the ids arrays (u64 each)
+//!       data: records in the writer's byte order
+//!       feature sections: one {offset, size} per set feature bit, ascending; their payloads
+//! pipe mode:
+//! 0     perf_pipe_file_header (16 bytes): magic, size 16
+//! 16    records: HEADER_ATTR (64), HEADER_FEATURE (80), … and the kernel's records
+//! ```
+
+mod attribution;
+mod decompress;
+mod directory;
+mod error;
+pub mod features;
+mod file_header;
+mod metadata;
+mod mmap;
+mod perf_records;
+mod reader;
+mod source;
+mod warning;
+mod writer;
+
+pub use decompress::MAX_DECOMPRESSED;
+pub use directory::DirFiles;
+pub use error::Error;
+pub use features::Feature;
+pub use file_header::{FileHeader, Mode, Section};
+pub use metadata::FileAttr;
+pub use perf_records::{
+    CpuMap, IdIndexEntry, PerfRecord, CPU_MAP, EVENT_UPDATE, STAT, STAT_CONFIG, STAT_ROUND, THREAD_MAP, TIME_CONV,
+};
+pub use reader::{FileRecord, MappedFile, Reader, COMPRESSED, COMPRESSED2};
+pub use source::{ShortOpaque, Slice, Source, Stream};
+pub use warning::Warning;
+pub use writer::Writer;
+
+/// "PERFILE2" as the u64 perf compares against (`PERF_MAGIC`), little-endian on disk.
+pub const MAGIC: u64 = 0x3245_4c49_4652_4550;
+/// Size of `struct perf_file_header`.
+pub const HEADER_SIZE: usize = 104;
+/// Size of the legacy header without the feature bitmap.
+pub const LEGACY_HEADER_SIZE: usize = 72;
+/// Size of `struct perf_pipe_file_header` (pipe mode).
+pub const PIPE_HEADER_SIZE: usize = 16;
+/// Size of a `perf_file_section` (`{u64 offset, u64 size}`).
+pub const SECTION_SIZE: usize = 16;
+
+/// A small file for the README's examples: one event, one SAMPLE at ip 0x1234.
+#[doc(hidden)]
+pub fn doc_example_file() -> Result<Vec<u8>, Error> {
+    use perfring::record::{attr_flags, sample_type as st, Attr, Endian, Record, Sample};
+    let attr = Attr {
+        size: Attr::SIZE_VER7,
+        sample_type: st::IP | st::TID,
+        flags: attr_flags::SAMPLE_ID_ALL,
+        ..Attr::default()
+    };
+    let mut w = Writer::new(std::io::Cursor::new(Vec::new()), Endian::NATIVE, vec![FileAttr { attr, ids: vec![1] }])?;
+    w.write_record(
+        &Record::Sample(Sample { ip: Some(0x1234), tid: Some(Default::default()), ..Sample::default() }),
+        0,
+    )?;
+    Ok(w.finish()?.into_inner())
+}

@@ -1,0 +1,196 @@
+//! Reading a file-mode file's header, attrs, ids and feature sections (`header.c:
+//! perf_session__read_header`, `read_attr`, `perf_header__process_sections`), with perf's
+//! checks (KERNEL-NOTES §9.7): refusals are [`Error`]s, what perf repairs is a [`Warning`].
+
+use std::io::{Read, Seek, SeekFrom};
+
+use perfring::record::{Attr, Endian};
+
+use crate::attribution::Events;
+use crate::file_header::{u64_of, FileHeader, Section};
+use crate::{Error, Warning, SECTION_SIZE};
+use perfring::record::Inconsistency;
+
+/// One event: its `perf_event_attr` and the sample ids perf registered for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileAttr {
+    /// The event's `perf_event_attr`.
+    pub attr: Attr,
+    /// The sample ids of the event (one per CPU or thread it was opened on).
+    pub ids: Vec<u64>,
+}
+
+/// What a reader knows besides the records: header, events, features, warnings.
+#[derive(Debug, Clone)]
+pub(crate) struct Meta {
+    pub(crate) header: FileHeader,
+    pub(crate) attrs: Vec<FileAttr>,
+    pub(crate) features: Vec<(u32, Vec<u8>)>,
+    pub(crate) warnings: Vec<Warning>,
+    pub(crate) events: Events,
+    /// The data section as read: `[start, end)`.
+    pub(crate) data: (u64, u64),
+}
+
+/// Random access to a whole file, for its metadata.
+pub(crate) trait RandomAccess {
+    fn len(&self) -> u64;
+    /// `len` bytes at `offset`; the caller checked they are inside the file.
+    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, Error>;
+}
+
+impl RandomAccess for &[u8] {
+    fn len(&self) -> u64 {
+        <[u8]>::len(self) as u64
+    }
+
+    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, Error> {
+        let have = <[u8]>::len(self) as u64;
+        let short = || Error::Truncated { what: "section", offset, need: len, have: have.saturating_sub(offset) };
+        let start = usize::try_from(offset).map_err(|_| short())?;
+        let end = offset.checked_add(len).and_then(|e| usize::try_from(e).ok()).ok_or_else(short)?;
+        self.get(start..end).map(<[u8]>::to_vec).ok_or_else(short)
+    }
+}
+
+/// A seekable reader and its length.
+pub(crate) struct Seekable<'r, R> {
+    pub(crate) inner: &'r mut R,
+    pub(crate) len: u64,
+}
+
+impl<R: Read + Seek> RandomAccess for Seekable<'_, R> {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, Error> {
+        self.inner.seek(SeekFrom::Start(offset)).map_err(|error| Error::Io { offset, error })?;
+        let mut out = Vec::new();
+        let got = (&mut *self.inner).take(len).read_to_end(&mut out).map_err(|error| Error::Io { offset, error })?;
+        if (got as u64) < len {
+            return Err(Error::Truncated { what: "section", offset, need: len, have: got as u64 });
+        }
+        Ok(out)
+    }
+}
+
+fn check_section(s: Section, at: u64, what: &'static str, file_size: u64) -> Result<(), Error> {
+    match s.end() {
+        Some(end) if end <= file_size => Ok(()),
+        _ => Err(Error::SectionOutsideFile { what, at, offset: s.offset, size: s.size, file_size }),
+    }
+}
+
+/// Largest `attr_size` accepted: a `perf_event_attr` of 4 KiB (the kernel's own bound is a
+/// page) and its ids section.
+const MAX_ATTR_SIZE: u64 = 4096 + SECTION_SIZE as u64;
+
+/// The file-mode metadata of `file` (`header` already parsed).
+pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -> Result<Meta, Error> {
+    let endian = header.endian;
+    let file_size = file.len();
+    let mut warnings = Vec::new();
+    check_section(header.attrs, 24, "attrs section", file_size)?;
+    check_section(header.data, 40, "data section", file_size)?;
+    let data_start = header.data.offset;
+    let mut data_end = data_start + header.data.size;
+    if header.data.size == 0 {
+        if file_size > data_start && header.feature_bits().next().is_none() {
+            warnings.push(Warning::DataSizeZero { assumed_size: file_size - data_start });
+            data_end = file_size;
+        } else {
+            warnings.push(Warning::EmptyDataSection);
+        }
+    }
+    // Attrs: perf reads attrs.size / attr_size entries, each attr.size bytes then 16 of ids.
+    let attr_size = header.attr_size;
+    if header.attrs.size > 0 && !(64 + SECTION_SIZE as u64..=MAX_ATTR_SIZE).contains(&attr_size) {
+        return Err(Error::BadAttrSize { attr_size, section_size: header.attrs.size });
+    }
+    let n = if header.attrs.size == 0 { 0 } else { header.attrs.size / attr_size };
+    let mut attrs = Vec::new();
+    let mut events = Events::new(endian);
+    for event in 0..n as usize {
+        let at = header.attrs.offset + event as u64 * attr_size;
+        let bytes = file.read_at(at, attr_size)?;
+        let raw_size = endian.u32([bytes[4], bytes[5], bytes[6], bytes[7]]);
+        let size = if raw_size == 0 { 64 } else { raw_size };
+        if u64::from(size) != attr_size - SECTION_SIZE as u64 {
+            return Err(Error::AttrSizeMismatch {
+                event,
+                offset: at + 4,
+                attr_size: size,
+                expected: attr_size - SECTION_SIZE as u64,
+            });
+        }
+        let split = bytes.len() - SECTION_SIZE;
+        let attr =
+            Attr::from_bytes(&bytes[..split], endian).map_err(|error| Error::BadAttr { event, offset: at, error })?;
+        let ids_section = Section::parse(&bytes[split..], endian);
+        check_section(ids_section, at + split as u64, "ids section", file_size)?;
+        if ids_section.size % 8 != 0 {
+            warnings.push(Warning::IdsNotMultipleOf8 { event, offset: ids_section.offset, size: ids_section.size });
+        }
+        let raw = file.read_at(ids_section.offset, ids_section.size / 8 * 8)?;
+        let ids: Vec<u64> = raw.chunks_exact(8).map(|c| u64_of(c, 0, endian)).collect();
+        attrs.push(FileAttr { attr, ids });
+    }
+    register(&mut events, &attrs, &mut warnings);
+    match events.consistency() {
+        Some(Inconsistency::SampleIdAllDiffers { event }) => return Err(Error::SampleIdAllMismatch { event }),
+        Some(Inconsistency::NoId { event } | Inconsistency::IdPositionDiffers { event, .. }) => {
+            return Err(Error::NonMatchingSampleType { event, sample_type: attrs[event].attr.sample_type })
+        }
+        Some(_) | None => {}
+    }
+    // Features: a table of sections at the end of the data section, one per set bit.
+    let mut features = Vec::new();
+    let mut table = header.data.offset + header.data.size;
+    for bit in header.feature_bits() {
+        let entry = table.checked_add(SECTION_SIZE as u64).filter(|&e| e <= file_size);
+        let Some(next) = entry else {
+            warnings.push(Warning::FeatureOutsideFile { feature: bit, offset: table, size: SECTION_SIZE as u64 });
+            break;
+        };
+        let s = Section::parse(&file.read_at(table, SECTION_SIZE as u64)?, endian);
+        table = next;
+        if !s.end().is_some_and(|e| e <= file_size) {
+            warnings.push(Warning::FeatureOutsideFile { feature: bit, offset: s.offset, size: s.size });
+            continue;
+        }
+        features.push((bit, file.read_at(s.offset, s.size)?));
+    }
+    Ok(Meta { header, attrs, features, warnings, events, data: (data_start, data_end) })
+}
+
+/// Register every event and id (later events win a duplicated id, with a warning).
+pub(crate) fn register(events: &mut Events, attrs: &[FileAttr], warnings: &mut Vec<Warning>) {
+    for a in attrs {
+        add_event(events, a, warnings);
+    }
+}
+
+/// Register one event and its ids.
+pub(crate) fn add_event(events: &mut Events, a: &FileAttr, warnings: &mut Vec<Warning>) {
+    let event = events.add_event(&a.attr);
+    for &id in &a.ids {
+        if let Some(previous) = events.add_id(event, id) {
+            if previous != event {
+                warnings.push(Warning::DuplicateId { id, previous, event });
+            }
+        }
+    }
+}
+
+/// The metadata of a pipe-mode stream before its first record.
+pub(crate) fn pipe_meta(endian: Endian) -> Meta {
+    Meta {
+        header: FileHeader::pipe(endian),
+        attrs: Vec::new(),
+        features: Vec::new(),
+        warnings: Vec::new(),
+        events: Events::new(endian),
+        data: (crate::PIPE_HEADER_SIZE as u64, u64::MAX),
+    }
+}

@@ -1,0 +1,385 @@
+//! perf's own record types (≥ 64), decoded into typed values ([`PerfRecord`]); layouts from
+//! `tools/lib/perf/include/perf/event.h`. Every field is bounds-checked against the record.
+
+use perfring::record::{types, Attr, Endian};
+
+use crate::Error;
+
+/// `PERF_RECORD_THREAD_MAP`.
+pub const THREAD_MAP: u32 = 73;
+/// `PERF_RECORD_CPU_MAP`.
+pub const CPU_MAP: u32 = 74;
+/// `PERF_RECORD_STAT_CONFIG`.
+pub const STAT_CONFIG: u32 = 75;
+/// `PERF_RECORD_STAT`.
+pub const STAT: u32 = 76;
+/// `PERF_RECORD_STAT_ROUND`.
+pub const STAT_ROUND: u32 = 77;
+/// `PERF_RECORD_EVENT_UPDATE`.
+pub const EVENT_UPDATE: u32 = 78;
+/// `PERF_RECORD_TIME_CONV`.
+pub const TIME_CONV: u32 = 79;
+
+/// One entry of ID_INDEX: where a sample id was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdIndexEntry {
+    /// The sample id.
+    pub id: u64,
+    /// Index of the event.
+    pub idx: u64,
+    /// CPU.
+    pub cpu: u64,
+    /// Thread.
+    pub tid: u64,
+}
+
+/// A CPU map (`perf_record_cpu_map_data`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CpuMap<'a> {
+    /// `PERF_CPU_MAP__CPUS`: a list of CPUs.
+    Cpus(Vec<u16>),
+    /// `PERF_CPU_MAP__RANGE_CPUS`: `start..=end`, and whether the "any CPU" (-1) is in.
+    Range {
+        /// Whether -1 is in the map.
+        any_cpu: bool,
+        /// First CPU.
+        start: u16,
+        /// Last CPU.
+        end: u16,
+    },
+    /// `PERF_CPU_MAP__MASK` or another type: its type and raw bytes.
+    Other {
+        /// The map's `type`.
+        type_: u16,
+        /// Bytes after `type`.
+        bytes: &'a [u8],
+    },
+}
+
+/// A perf-only record, typed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum PerfRecord<'a> {
+    /// HEADER_ATTR (64): an event's attr and ids (pipe mode).
+    HeaderAttr {
+        /// The attr.
+        attr: Attr,
+        /// Its ids.
+        ids: Vec<u64>,
+    },
+    /// HEADER_EVENT_TYPE (65, deprecated): an event id and its name.
+    EventType {
+        /// `event_id`.
+        event_id: u64,
+        /// The name (up to its NUL).
+        name: &'a [u8],
+    },
+    /// HEADER_TRACING_DATA (66): the tracing data that follows the record.
+    TracingData {
+        /// The data (`size` bytes).
+        data: &'a [u8],
+    },
+    /// HEADER_BUILD_ID (67): `{pid; build_id; filename}`, raw after the header.
+    BuildId {
+        /// Bytes after the header.
+        body: &'a [u8],
+    },
+    /// FINISHED_ROUND (68).
+    FinishedRound,
+    /// ID_INDEX (69).
+    IdIndex(Vec<IdIndexEntry>),
+    /// AUXTRACE_INFO (70): `{u32 type; u32 reserved; u64 priv[]}`.
+    AuxtraceInfo {
+        /// AUX area type.
+        type_: u32,
+        /// The driver's private words, raw.
+        private: &'a [u8],
+    },
+    /// AUXTRACE (71) and the AUX data that follows it.
+    Auxtrace {
+        /// Bytes of data.
+        size: u64,
+        /// Offset in the AUX area.
+        offset: u64,
+        /// `reference`.
+        reference: u64,
+        /// Index of the AUX buffer.
+        idx: u32,
+        /// Thread.
+        tid: u32,
+        /// CPU.
+        cpu: u32,
+        /// The data.
+        data: &'a [u8],
+    },
+    /// AUXTRACE_ERROR (72), raw after the header.
+    AuxtraceError {
+        /// Bytes after the header.
+        body: &'a [u8],
+    },
+    /// THREAD_MAP (73): `(pid, comm)` pairs.
+    ThreadMap(Vec<(u64, &'a [u8])>),
+    /// CPU_MAP (74).
+    CpuMap(CpuMap<'a>),
+    /// STAT_CONFIG (75): `(tag, value)` pairs.
+    StatConfig(Vec<(u64, u64)>),
+    /// STAT (76): one counter reading.
+    Stat {
+        /// Sample id of the counter.
+        id: u64,
+        /// CPU.
+        cpu: u32,
+        /// Thread index.
+        thread: u32,
+        /// Value.
+        val: u64,
+        /// Time enabled.
+        ena: u64,
+        /// Time running.
+        run: u64,
+    },
+    /// STAT_ROUND (77).
+    StatRound {
+        /// `type`.
+        type_: u64,
+        /// `time`.
+        time: u64,
+    },
+    /// EVENT_UPDATE (78): `{u64 type; u64 id; payload}` (type 1 unit, 2 scale, 3 name, 4 cpus).
+    EventUpdate {
+        /// `type`.
+        type_: u64,
+        /// The event's id.
+        id: u64,
+        /// The payload, raw (a string, a double or a CPU map).
+        payload: &'a [u8],
+    },
+    /// TIME_CONV (79): the perf clock ↔ TSC conversion.
+    TimeConv {
+        /// `time_shift`.
+        time_shift: u64,
+        /// `time_mult`.
+        time_mult: u64,
+        /// `time_zero`.
+        time_zero: u64,
+        /// `time_cycles` (0 in the older, 32-byte record).
+        time_cycles: u64,
+        /// `time_mask` (0 in the older record).
+        time_mask: u64,
+        /// `cap_user_time_zero`.
+        cap_user_time_zero: bool,
+        /// `cap_user_time_short`.
+        cap_user_time_short: bool,
+    },
+    /// HEADER_FEATURE (80): a feature section (pipe mode).
+    HeaderFeature {
+        /// Feature bit.
+        feature: u64,
+        /// Its payload.
+        payload: &'a [u8],
+    },
+    /// COMPRESSED (81) / COMPRESSED2 (83): the compressed payload.
+    Compressed {
+        /// zstd bytes.
+        data: &'a [u8],
+    },
+    /// FINISHED_INIT (82).
+    FinishedInit,
+    /// Another type ≥ 64: raw bytes after the header.
+    Other {
+        /// `header.type`.
+        type_: u32,
+        /// Bytes after the header.
+        body: &'a [u8],
+    },
+}
+
+struct Cur<'a> {
+    b: &'a [u8],
+    at: usize,
+    endian: Endian,
+    err: (u32, u64),
+}
+
+impl<'a> Cur<'a> {
+    fn bytes(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], Error> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len());
+        let end = end.ok_or(Error::BadPerfRecord { type_: self.err.0, offset: self.err.1, field })?;
+        let s = &self.b[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+    fn u64(&mut self, field: &'static str) -> Result<u64, Error> {
+        let s = self.bytes(8, field)?;
+        Ok(self.endian.u64(s.try_into().expect("8 bytes")))
+    }
+    fn u32(&mut self, field: &'static str) -> Result<u32, Error> {
+        let s = self.bytes(4, field)?;
+        Ok(self.endian.u32(s.try_into().expect("4 bytes")))
+    }
+    fn u16(&mut self, field: &'static str) -> Result<u16, Error> {
+        let s = self.bytes(2, field)?;
+        Ok(self.endian.u16(s.try_into().expect("2 bytes")))
+    }
+    fn rest(&mut self) -> &'a [u8] {
+        let s = &self.b[self.at.min(self.b.len())..];
+        self.at = self.b.len();
+        s
+    }
+    /// A count of `each`-byte entries, bounded by the bytes left.
+    fn count(&mut self, each: usize, field: &'static str) -> Result<usize, Error> {
+        let n = self.u64(field)?;
+        let left = (self.b.len() - self.at) / each;
+        usize::try_from(n).ok().filter(|&n| n <= left).ok_or(Error::BadPerfRecord {
+            type_: self.err.0,
+            offset: self.err.1,
+            field,
+        })
+    }
+}
+
+impl<'a> PerfRecord<'a> {
+    /// Decode the record `bytes` (header included; `trailing` is the data after an AUXTRACE
+    /// or TRACING_DATA record) at file offset `offset`. `Ok(None)` for kernel types (< 64).
+    pub fn parse(bytes: &'a [u8], trailing: &'a [u8], endian: Endian, offset: u64) -> Result<Option<Self>, Error> {
+        let Some(header) = perfring::record::Header::parse(bytes, endian) else {
+            return Err(Error::BadPerfRecord { type_: 0, offset, field: "header" });
+        };
+        let t = header.type_;
+        if t < types::HEADER_ATTR {
+            return Ok(None);
+        }
+        let mut c = Cur { b: bytes, at: 8, endian, err: (t, offset) };
+        let r = match t {
+            types::HEADER_ATTR => {
+                let attr = Attr::from_bytes(&bytes[8..], endian).map_err(|_| Error::BadPerfRecord {
+                    type_: t,
+                    offset,
+                    field: "attr",
+                })?;
+                let size = if attr.size == 0 { 64 } else { attr.size as usize };
+                c.bytes(size, "attr.size")?;
+                let ids = c.rest().chunks_exact(8).map(|w| endian.u64(w.try_into().expect("8 bytes"))).collect();
+                PerfRecord::HeaderAttr { attr, ids }
+            }
+            types::HEADER_EVENT_TYPE => {
+                let event_id = c.u64("event_id")?;
+                let name = c.rest();
+                let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+                PerfRecord::EventType { event_id, name: &name[..end] }
+            }
+            types::HEADER_TRACING_DATA => PerfRecord::TracingData { data: trailing },
+            types::HEADER_BUILD_ID => PerfRecord::BuildId { body: c.rest() },
+            types::FINISHED_ROUND => PerfRecord::FinishedRound,
+            types::ID_INDEX => {
+                let n = c.count(32, "id_index.nr")?;
+                let mut v = Vec::with_capacity(n);
+                for _ in 0..n {
+                    v.push(IdIndexEntry {
+                        id: c.u64("id")?,
+                        idx: c.u64("idx")?,
+                        cpu: c.u64("cpu")?,
+                        tid: c.u64("tid")?,
+                    });
+                }
+                PerfRecord::IdIndex(v)
+            }
+            types::AUXTRACE_INFO => {
+                let type_ = c.u32("type")?;
+                c.u32("reserved")?;
+                PerfRecord::AuxtraceInfo { type_, private: c.rest() }
+            }
+            types::AUXTRACE => PerfRecord::Auxtrace {
+                size: c.u64("size")?,
+                offset: c.u64("offset")?,
+                reference: c.u64("reference")?,
+                idx: c.u32("idx")?,
+                tid: c.u32("tid")?,
+                cpu: c.u32("cpu")?,
+                data: trailing,
+            },
+            types::AUXTRACE_ERROR => PerfRecord::AuxtraceError { body: c.rest() },
+            THREAD_MAP => {
+                let n = c.count(24, "thread_map.nr")?;
+                let mut v = Vec::with_capacity(n);
+                for _ in 0..n {
+                    let pid = c.u64("pid")?;
+                    let comm = c.bytes(16, "comm")?;
+                    let end = comm.iter().position(|&b| b == 0).unwrap_or(16);
+                    v.push((pid, &comm[..end]));
+                }
+                PerfRecord::ThreadMap(v)
+            }
+            CPU_MAP => PerfRecord::CpuMap(cpu_map(&mut c)?),
+            STAT_CONFIG => {
+                let n = c.count(16, "stat_config.nr")?;
+                let mut v = Vec::with_capacity(n);
+                for _ in 0..n {
+                    v.push((c.u64("tag")?, c.u64("val")?));
+                }
+                PerfRecord::StatConfig(v)
+            }
+            STAT => PerfRecord::Stat {
+                id: c.u64("id")?,
+                cpu: c.u32("cpu")?,
+                thread: c.u32("thread")?,
+                val: c.u64("val")?,
+                ena: c.u64("ena")?,
+                run: c.u64("run")?,
+            },
+            STAT_ROUND => PerfRecord::StatRound { type_: c.u64("type")?, time: c.u64("time")? },
+            EVENT_UPDATE => PerfRecord::EventUpdate { type_: c.u64("type")?, id: c.u64("id")?, payload: c.rest() },
+            TIME_CONV => {
+                let (time_shift, time_mult, time_zero) =
+                    (c.u64("time_shift")?, c.u64("time_mult")?, c.u64("time_zero")?);
+                let long = bytes.len() >= 8 + 48;
+                let (time_cycles, time_mask, caps) = if long {
+                    (c.u64("time_cycles")?, c.u64("time_mask")?, c.bytes(2, "cap_user_time_zero")?)
+                } else {
+                    (0, 0, &[0u8, 0][..])
+                };
+                PerfRecord::TimeConv {
+                    time_shift,
+                    time_mult,
+                    time_zero,
+                    time_cycles,
+                    time_mask,
+                    cap_user_time_zero: caps[0] != 0,
+                    cap_user_time_short: caps[1] != 0,
+                }
+            }
+            types::HEADER_FEATURE => PerfRecord::HeaderFeature { feature: c.u64("feat_id")?, payload: c.rest() },
+            crate::reader::COMPRESSED => PerfRecord::Compressed { data: c.rest() },
+            crate::reader::COMPRESSED2 => {
+                let n = c.u64("data_size")?;
+                let n =
+                    usize::try_from(n).map_err(|_| Error::BadPerfRecord { type_: t, offset, field: "data_size" })?;
+                PerfRecord::Compressed { data: c.bytes(n, "data_size")? }
+            }
+            types::FINISHED_INIT => PerfRecord::FinishedInit,
+            _ => PerfRecord::Other { type_: t, body: c.rest() },
+        };
+        Ok(Some(r))
+    }
+}
+
+fn cpu_map<'a>(c: &mut Cur<'a>) -> Result<CpuMap<'a>, Error> {
+    let type_ = c.u16("cpu_map.type")?;
+    Ok(match type_ {
+        0 => {
+            let nr = c.u16("cpus.nr")?;
+            let mut v = Vec::with_capacity(usize::from(nr).min(c.b.len() / 2));
+            for _ in 0..nr {
+                v.push(c.u16("cpu")?);
+            }
+            CpuMap::Cpus(v)
+        }
+        2 => {
+            let b = c.bytes(2, "range.any_cpu")?;
+            let start = c.u16("range.start_cpu")?;
+            let end = c.u16("range.end_cpu")?;
+            CpuMap::Range { any_cpu: b[0] != 0, start, end }
+        }
+        _ => CpuMap::Other { type_, bytes: c.rest() },
+    })
+}

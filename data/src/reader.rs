@@ -1,0 +1,597 @@
+//! [`Reader`]: the records of a perf.data file or stream, in file order or in time order, each
+//! attributed to its event; COMPRESSED records decompressed; pipe-mode metadata taken in.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::ops::Range;
+
+use perfring::record::{decode, types, Attr, AttributeError, DecodeContext, DecodeError, Endian, Header, Record};
+
+use crate::decompress::Decompressor;
+use crate::file_header::{u64_of, FileHeader, Mode};
+use crate::metadata::{add_event, pipe_meta, read_file_meta, FileAttr, Meta, Seekable};
+use crate::perf_records::PerfRecord;
+use crate::source::{Short, ShortOpaque, Slice, Source, Stream};
+use crate::{features, Error, Warning, PIPE_HEADER_SIZE};
+
+/// `PERF_RECORD_COMPRESSED2` (83): `{header; u64 data_size; data[]}` (newer perf).
+pub const COMPRESSED2: u32 = 83;
+/// `PERF_RECORD_COMPRESSED` (81): `{header; data[]}`.
+pub const COMPRESSED: u32 = 81;
+
+/// One record, borrowed from the reader until the next call.
+#[derive(Debug, Clone, Copy)]
+pub struct FileRecord<'a> {
+    /// File offset of the record (what `perf report -D` prints); for a record that came out
+    /// of a COMPRESSED record, that record's offset.
+    pub offset: u64,
+    /// Whether the record came out of a COMPRESSED record.
+    pub decompressed: bool,
+    /// Its header.
+    pub header: Header,
+    /// The record, header included (`header.size` bytes).
+    pub bytes: &'a [u8],
+    /// The data that follows an AUXTRACE (71) or HEADER_TRACING_DATA (66) record, not
+    /// counted in `header.size`; empty otherwise.
+    pub trailing: &'a [u8],
+    /// The event that wrote it (index into [`Reader::attrs`]) as perf attributes it; `None`
+    /// for perf's own types (≥ 64), for files without events and for unknown ids.
+    pub event: Option<usize>,
+    /// The event's attr.
+    pub attr: Option<&'a FileAttr>,
+    /// The decoding context: the event's, or the first event's when there is none.
+    pub context: DecodeContext,
+}
+
+impl<'a> FileRecord<'a> {
+    /// Decode the record (kernel types; perf's own types are [`Record::Unknown`]).
+    pub fn decode(&self) -> Result<Record<'a>, DecodeError> {
+        decode(self.bytes, &self.context)
+    }
+
+    /// Decode a perf-only record (ID_INDEX, THREAD_MAP, …) into a typed value; `Ok(None)`
+    /// for kernel types.
+    pub fn perf_record(&self) -> Result<Option<PerfRecord<'a>>, Error> {
+        PerfRecord::parse(self.bytes, self.trailing, self.context.endian, self.offset)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Buf {
+    Src,
+    Decomp,
+    Store,
+}
+
+#[derive(Debug, Clone)]
+struct Loc {
+    buf: Buf,
+    rec: Range<usize>,
+    trailing: Range<usize>,
+    offset: u64,
+    header: Header,
+    event: Option<usize>,
+}
+
+/// The round buffer of time order.
+#[derive(Debug, Default)]
+struct Order {
+    store: Vec<u8>,
+    queue: Vec<(u64, Loc)>,
+    pending: VecDeque<Loc>,
+}
+
+/// Reads records from a [`Source`]: [`Stream`] (a file or pipe through bounded reads) or
+/// [`Slice`] (bytes in memory or a mapped file, zero-copy).
+///
+/// Records come in file order from [`Reader::next_record`]; after
+/// [`Reader::time_ordered`], in perf's delivery order: the kernel records of each round
+/// (up to a FINISHED_ROUND) stably sorted by time, perf's own records and records without
+/// a time as they come.
+#[derive(Debug)]
+pub struct Reader<S> {
+    src: S,
+    meta: Meta,
+    decomp: Decompressor,
+    decomp_offset: u64,
+    order: Option<Order>,
+    done: bool,
+    unknown_ids: Option<usize>,
+    warned_inconsistent: bool,
+}
+
+/// A memory-mapped perf.data file; [`MappedFile::reader`] reads it without copying.
+#[derive(Debug)]
+pub struct MappedFile {
+    map: memmap2::Mmap,
+}
+
+impl MappedFile {
+    /// Map `file`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`memmap2::Mmap::map`]: the file must not be modified or truncated while the
+    /// mapping lives (by this or another process). A file rewritten under the mapping is
+    /// undefined behaviour; one truncated under it kills the process with SIGBUS when a
+    /// record past the new end is read.
+    pub unsafe fn map(file: &File) -> Result<MappedFile, Error> {
+        // SAFETY: the caller promises the file is neither modified nor truncated while mapped.
+        let map = unsafe { crate::mmap::map(file) }.map_err(|error| Error::Io { offset: 0, error })?;
+        Ok(MappedFile { map })
+    }
+
+    /// The mapped bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// A reader over the mapping (either mode).
+    pub fn reader(&self) -> Result<Reader<Slice<'_>>, Error> {
+        Reader::from_bytes(&self.map)
+    }
+}
+
+impl<R: Read + Seek> Reader<Stream<BufReader<R>>> {
+    /// Read a file (either mode, detected from the header) through bounded buffered reads:
+    /// the metadata by seeking, then the data section one record at a time.
+    pub fn new(mut inner: R) -> Result<Self, Error> {
+        let start = inner.stream_position().map_err(|error| Error::Io { offset: 0, error })?;
+        let len = inner.seek(SeekFrom::End(0)).map_err(|error| Error::Io { offset: 0, error })?.saturating_sub(start);
+        inner.seek(SeekFrom::Start(start)).map_err(|error| Error::Io { offset: 0, error })?;
+        let mut prefix = [0u8; 16];
+        read_prefix(&mut inner, &mut prefix)?;
+        let (endian, size) = FileHeader::prefix(&prefix)?;
+        if size == PIPE_HEADER_SIZE as u64 {
+            return Ok(Reader::with_meta(Stream::new(BufReader::new(inner), 16, None), pipe_meta(endian)));
+        }
+        let mut head = vec![0u8; size as usize];
+        head[..16].copy_from_slice(&prefix);
+        let have = 16 + read_up_to(&mut inner, &mut head[16..])?;
+        let header = FileHeader::parse(&head[..have])?;
+        let meta = read_file_meta(&mut Seekable { inner: &mut OffsetBy(&mut inner, start), len }, header)?;
+        let (data_start, data_end) = meta.data;
+        inner.seek(SeekFrom::Start(start + data_start)).map_err(|error| Error::Io { offset: data_start, error })?;
+        let stream = Stream::new(BufReader::with_capacity(1 << 16, inner), data_start, Some(data_end));
+        Ok(Reader::with_meta(stream, meta))
+    }
+}
+
+impl Reader<Stream<BufReader<File>>> {
+    /// Open and read a file (either mode).
+    pub fn open(path: impl AsRef<std::path::Path>) -> Result<Self, Error> {
+        let f = File::open(path).map_err(|error| Error::Io { offset: 0, error })?;
+        Reader::new(f)
+    }
+}
+
+impl<R: Read> Reader<Stream<BufReader<R>>> {
+    /// Read a pipe-mode stream (`perf record -o -`) from any [`Read`] (buffered here): attrs
+    /// and features arrive as records and are taken in as they come. A file-mode header is
+    /// [`Error::BadHeaderSize`].
+    pub fn from_pipe(inner: R) -> Result<Self, Error> {
+        let mut inner = BufReader::with_capacity(1 << 16, inner);
+        let mut prefix = [0u8; 16];
+        read_prefix(&mut inner, &mut prefix)?;
+        let (endian, size) = FileHeader::prefix(&prefix)?;
+        if size != PIPE_HEADER_SIZE as u64 {
+            return Err(Error::BadHeaderSize(size));
+        }
+        Ok(Reader::with_meta(Stream::new(inner, 16, None), pipe_meta(endian)))
+    }
+}
+
+impl<'a> Reader<Slice<'a>> {
+    /// Read a whole file held in memory (either mode), zero-copy.
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        let prefix: &[u8; 16] = bytes.get(..16).and_then(|p| p.try_into().ok()).ok_or(Error::Truncated {
+            what: "perf_file_header",
+            offset: 0,
+            need: 16,
+            have: bytes.len() as u64,
+        })?;
+        let (endian, size) = FileHeader::prefix(prefix)?;
+        if size == PIPE_HEADER_SIZE as u64 {
+            return Ok(Reader::with_meta(Slice::new(bytes, 16, bytes.len(), false), pipe_meta(endian)));
+        }
+        let header = FileHeader::parse(bytes)?;
+        let meta = read_file_meta(&mut &bytes[..], header)?;
+        let (start, end) = meta.data;
+        Ok(Reader::with_meta(Slice::new(bytes, start as usize, end as usize, true), meta))
+    }
+}
+
+pub(crate) fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, Error> {
+    let mut have = 0;
+    while have < buf.len() {
+        match r.read(&mut buf[have..]) {
+            Ok(0) => break,
+            Ok(n) => have += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(Error::Io { offset: have as u64, error }),
+        }
+    }
+    Ok(have)
+}
+
+fn read_prefix(r: &mut impl Read, prefix: &mut [u8; 16]) -> Result<(), Error> {
+    let have = read_up_to(r, prefix)?;
+    if have < 16 {
+        return Err(Error::Truncated { what: "perf_file_header", offset: 0, need: 16, have: have as u64 });
+    }
+    Ok(())
+}
+
+/// A seekable reader whose file starts at `.1`.
+struct OffsetBy<'r, R>(&'r mut R, u64);
+
+impl<R: Read> Read for OffsetBy<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl<R: Seek> Seek for OffsetBy<'_, R> {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        match pos {
+            SeekFrom::Start(o) => Ok(self.0.seek(SeekFrom::Start(o.saturating_add(self.1)))? - self.1),
+            other => Ok(self.0.seek(other)?.saturating_sub(self.1)),
+        }
+    }
+}
+
+impl<S: Source> Reader<S> {
+    pub(crate) fn with_meta(src: S, meta: Meta) -> Reader<S> {
+        Reader {
+            src,
+            meta,
+            decomp: Decompressor::default(),
+            decomp_offset: 0,
+            order: None,
+            done: false,
+            unknown_ids: None,
+            warned_inconsistent: false,
+        }
+    }
+
+    /// Deliver records in perf's time order (see [`Reader`]) rather than file order. Memory:
+    /// one round of records.
+    pub fn time_ordered(mut self) -> Self {
+        self.order = Some(Order::default());
+        self
+    }
+
+    /// The file header (pipe mode: the 16-byte one, sections zero).
+    pub fn header(&self) -> &FileHeader {
+        &self.meta.header
+    }
+
+    /// File or pipe mode.
+    pub fn mode(&self) -> Mode {
+        self.meta.header.mode
+    }
+
+    /// Byte order.
+    pub fn endian(&self) -> Endian {
+        self.meta.header.endian
+    }
+
+    /// The events (pipe mode: those whose HEADER_ATTR has been read so far).
+    pub fn attrs(&self) -> &[FileAttr] {
+        &self.meta.attrs
+    }
+
+    /// The feature sections (pipe mode: the HEADER_FEATURE records read so far), by bit,
+    /// as bytes; [`crate::Feature::parse`] decodes them.
+    pub fn features(&self) -> impl Iterator<Item = (u32, &[u8])> + '_ {
+        self.meta.features.iter().map(|(b, p)| (*b, p.as_slice()))
+    }
+
+    /// One feature section's bytes.
+    pub fn feature(&self, bit: u32) -> Option<&[u8]> {
+        self.meta.features.iter().rev().find(|(b, _)| *b == bit).map(|(_, p)| p.as_slice())
+    }
+
+    /// One feature section decoded; `None` if absent.
+    pub fn feature_value(&self, bit: u32) -> Option<Result<features::Feature, Error>> {
+        self.feature(bit).map(|p| features::Feature::parse(bit, p, self.endian()))
+    }
+
+    /// What perf would have warned about so far.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.meta.warnings
+    }
+
+    /// The data section as read, `[start, end)` (pipe mode: `end` is `u64::MAX`).
+    pub fn data_range(&self) -> (u64, u64) {
+        self.meta.data
+    }
+
+    /// The decoding context of event `event`.
+    pub fn context(&self, event: usize) -> Option<DecodeContext> {
+        self.meta.events.context(event).copied()
+    }
+
+    /// The next record, or `None` at the end. After an error, `None`.
+    pub fn next_record(&mut self) -> Result<Option<FileRecord<'_>>, Error> {
+        let loc = match self.next_loc() {
+            Ok(Some(l)) => l,
+            Ok(None) => return Ok(None),
+            Err(e) => {
+                self.done = true;
+                return Err(e);
+            }
+        };
+        Ok(Some(self.view(loc)))
+    }
+
+    fn view(&self, loc: Loc) -> FileRecord<'_> {
+        let buf = match loc.buf {
+            Buf::Src => self.src.bytes(),
+            Buf::Decomp => &self.decomp.buf,
+            Buf::Store => self.order.as_ref().map_or(&[][..], |o| &o.store),
+        };
+        let ctx_event = loc.event.or(if self.meta.attrs.is_empty() { None } else { Some(0) });
+        let context =
+            ctx_event.and_then(|e| self.meta.events.context(e)).copied().unwrap_or(DecodeContext::new(self.endian()));
+        FileRecord {
+            offset: loc.offset,
+            decompressed: loc.buf == Buf::Decomp || (loc.buf == Buf::Store && loc.offset & (1 << 63) != 0),
+            header: loc.header,
+            bytes: &buf[loc.rec],
+            trailing: &buf[loc.trailing],
+            event: loc.event,
+            attr: loc.event.and_then(|e| self.meta.attrs.get(e)),
+            context,
+        }
+        .fix_offset()
+    }
+
+    fn next_loc(&mut self) -> Result<Option<Loc>, Error> {
+        if self.order.is_none() {
+            return self.next_raw();
+        }
+        // Each pass yields, or reads one record from the input, or ends: bounded by the input.
+        loop {
+            let order = self.order.as_mut().expect("checked above");
+            if let Some(loc) = order.pending.pop_front() {
+                return Ok(Some(loc));
+            }
+            if order.queue.is_empty() {
+                order.store.clear();
+            }
+            if self.done {
+                return Ok(None);
+            }
+            let next = self.next_raw()?;
+            let Some(loc) = next else {
+                self.done = true;
+                self.flush_round();
+                continue;
+            };
+            let bytes = match loc.buf {
+                Buf::Src => &self.src.bytes()[loc.rec.start..loc.trailing.end],
+                Buf::Decomp => &self.decomp.buf[loc.rec.clone()],
+                Buf::Store => &[][..],
+            };
+            let time = if loc.header.type_ < types::HEADER_ATTR {
+                loc.event.and_then(|e| self.meta.events.time(bytes, e)).filter(|&t| t != 0 && t != u64::MAX)
+            } else {
+                None
+            };
+            let order = self.order.as_mut().expect("checked above");
+            let at = order.store.len();
+            order.store.extend_from_slice(bytes);
+            let len = loc.rec.len();
+            let tagged = if loc.buf == Buf::Decomp { loc.offset | (1 << 63) } else { loc.offset };
+            let stored =
+                Loc { buf: Buf::Store, rec: at..at + len, trailing: at + len..at + bytes.len(), offset: tagged, ..loc };
+            match time {
+                Some(t) => order.queue.push((t, stored)),
+                None if stored.header.type_ == types::FINISHED_ROUND => {
+                    self.flush_round();
+                    self.order.as_mut().expect("checked above").pending.push_back(stored);
+                }
+                None => order.pending.push_back(stored),
+            }
+        }
+    }
+
+    fn flush_round(&mut self) {
+        if let Some(order) = self.order.as_mut() {
+            order.queue.sort_by_key(|(t, _)| *t); // stable: file order among equal times
+            let queue = std::mem::take(&mut order.queue);
+            order.pending.extend(queue.into_iter().map(|(_, l)| l));
+        }
+    }
+
+    fn short(&self, what: &'static str, offset: u64, need: u64, s: Short) -> Error {
+        if s.at_limit {
+            Error::OutsideDataSection { what, offset, size: need, data_end: self.meta.data.1 }
+        } else {
+            Error::Truncated { what, offset, need, have: s.have }
+        }
+    }
+
+    fn take(&mut self, what: &'static str, offset: u64, n: u64) -> Result<Range<usize>, Error> {
+        match self.src.take(n)? {
+            Ok(r) => Ok(r),
+            Err(ShortOpaque(s)) => Err(self.short(what, offset, n, s)),
+        }
+    }
+
+    /// The next record in file order (decompressed records after their COMPRESSED record).
+    fn next_raw(&mut self) -> Result<Option<Loc>, Error> {
+        let endian = self.endian();
+        if self.done {
+            return Ok(None);
+        }
+        let pending = self.decomp.pending();
+        if let Some(header) = Header::parse(pending, endian) {
+            let size = usize::from(header.size);
+            if size < Header::SIZE {
+                return Err(Error::BadRecordSize { offset: self.decomp_offset, size: header.size });
+            }
+            if size <= pending.len() {
+                let start = self.decomp.pos;
+                self.decomp.pos += size;
+                let rec = start..start + size;
+                let found = self.meta.events.attribute(&self.decomp.buf[rec.clone()]);
+                let event = self.note(found, self.decomp_offset);
+                return Ok(Some(Loc {
+                    buf: Buf::Decomp,
+                    rec,
+                    trailing: start + size..start + size,
+                    offset: self.decomp_offset,
+                    header,
+                    event,
+                }));
+            }
+        }
+        self.src.begin();
+        let offset = self.src.position();
+        let hr = match self.src.take(Header::SIZE as u64)? {
+            Ok(r) => r,
+            Err(ShortOpaque(s)) if s.have == 0 => {
+                if !self.decomp.pending().is_empty() {
+                    let have = self.decomp.pending().len() as u64;
+                    return Err(Error::Truncated {
+                        what: "decompressed record",
+                        offset: self.decomp_offset,
+                        need: 8,
+                        have,
+                    });
+                }
+                self.done = true;
+                return Ok(None);
+            }
+            Err(ShortOpaque(s)) => return Err(self.short("record header", offset, 8, s)),
+        };
+        let mut h8 = [0u8; 8];
+        h8.copy_from_slice(&self.src.bytes()[hr.clone()]);
+        let header = Header::from_bytes(h8, endian);
+        if usize::from(header.size) < Header::SIZE {
+            return Err(Error::BadRecordSize { offset, size: header.size });
+        }
+        let body = self.take("record", offset, u64::from(header.size) - 8)?;
+        let rec = hr.start..body.end;
+        let mut trailing = body.end..body.end;
+        let bad = |field| Error::BadPerfRecord { type_: header.type_, offset, field };
+        match header.type_ {
+            types::AUXTRACE => {
+                if header.size < 16 {
+                    return Err(bad("auxtrace.size"));
+                }
+                let n = u64_of(self.src.bytes(), rec.start + 8, endian);
+                trailing = self.take("AUXTRACE data", offset + u64::from(header.size), n)?;
+            }
+            types::HEADER_TRACING_DATA => {
+                if header.size < 12 {
+                    return Err(bad("tracing_data.size"));
+                }
+                let b = &self.src.bytes()[rec.start + 8..rec.start + 12];
+                let n = u64::from(endian.u32([b[0], b[1], b[2], b[3]]));
+                trailing = self.take("tracing data", offset + u64::from(header.size), n)?;
+                if self.meta.header.mode == Mode::Pipe {
+                    // Pipe mode's form of the TRACING_DATA feature.
+                    let data = self.src.bytes()[trailing.clone()].to_vec();
+                    self.meta.features.push((features::TRACING_DATA, data));
+                }
+            }
+            COMPRESSED | COMPRESSED2 => {
+                let payload = if header.type_ == COMPRESSED {
+                    rec.start + 8..rec.end
+                } else {
+                    if header.size < 16 {
+                        return Err(bad("compressed2.data_size"));
+                    }
+                    let n = u64_of(self.src.bytes(), rec.start + 8, endian);
+                    let len =
+                        usize::try_from(n).ok().filter(|&n| n <= rec.len() - 16).ok_or_else(|| bad("data_size"))?;
+                    rec.start + 16..rec.start + 16 + len
+                };
+                self.decomp.feed(&self.src.bytes()[payload], offset)?;
+                self.decomp_offset = offset;
+            }
+            types::HEADER_ATTR if self.meta.header.mode == Mode::Pipe => {
+                let bytes = self.src.bytes()[rec.clone()].to_vec();
+                self.pipe_attr(&bytes, offset)?;
+            }
+            types::HEADER_FEATURE if self.meta.header.mode == Mode::Pipe => {
+                if header.size < 16 {
+                    return Err(bad("feature.feat_id"));
+                }
+                let bytes = &self.src.bytes()[rec.clone()];
+                let bit = u64_of(bytes, 8, endian);
+                let payload = bytes[16..].to_vec();
+                if let Ok(bit) = u32::try_from(bit) {
+                    self.meta.features.push((bit, payload));
+                }
+            }
+            _ => {}
+        }
+        let event = if header.type_ < types::HEADER_ATTR {
+            let found = self.meta.events.attribute(&self.src.bytes()[rec.clone()]);
+            self.note(found, offset)
+        } else {
+            None
+        };
+        Ok(Some(Loc { buf: Buf::Src, rec, trailing, offset, header, event }))
+    }
+
+    /// The attributed event; a record perf cannot attribute is counted in a warning.
+    fn note(&mut self, found: Result<Option<usize>, AttributeError>, offset: u64) -> Option<usize> {
+        match found {
+            Ok(e) => e,
+            Err(error) => {
+                match self.unknown_ids {
+                    Some(i) => {
+                        if let Some(Warning::Unattributed { count, .. }) = self.meta.warnings.get_mut(i) {
+                            *count += 1;
+                        }
+                    }
+                    None => {
+                        self.unknown_ids = Some(self.meta.warnings.len());
+                        self.meta.warnings.push(Warning::Unattributed { count: 1, first: error, first_offset: offset });
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    /// HEADER_ATTR (pipe mode): `{header; perf_event_attr (attr.size bytes); u64 ids[]}`
+    /// (`perf_event__process_attr`).
+    fn pipe_attr(&mut self, bytes: &[u8], offset: u64) -> Result<(), Error> {
+        let endian = self.endian();
+        let event = self.meta.attrs.len();
+        let body = &bytes[8..];
+        let attr =
+            Attr::from_bytes(body, endian).map_err(|error| Error::BadAttr { event, offset: offset + 8, error })?;
+        let size = if attr.size == 0 { 64 } else { attr.size as usize };
+        let ids_bytes =
+            body.get(size..).ok_or(Error::BadPerfRecord { type_: types::HEADER_ATTR, offset, field: "attr.size" })?;
+        let ids = ids_bytes.chunks_exact(8).map(|c| u64_of(c, 0, endian)).collect();
+        let fa = FileAttr { attr, ids };
+        add_event(&mut self.meta.events, &fa, &mut self.meta.warnings);
+        self.meta.attrs.push(fa);
+        if !self.warned_inconsistent {
+            if let Some(i) = self.meta.events.consistency() {
+                self.warned_inconsistent = true;
+                self.meta.warnings.push(Warning::Inconsistent(i));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl FileRecord<'_> {
+    fn fix_offset(mut self) -> Self {
+        if self.offset & (1 << 63) != 0 {
+            self.offset &= !(1 << 63);
+            self.decompressed = true;
+        }
+        self
+    }
+}

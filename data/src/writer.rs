@@ -1,0 +1,359 @@
+//! [`Writer`]: perf.data as `perf record` writes it, streamed: file mode to a
+//! [`Write`] + [`Seek`] (KERNEL-NOTES §9.10), pipe mode to any [`Write`].
+//!
+//! File mode: the header goes first with `data.size = 0` and the attrs and ids after it, the
+//! records as they arrive, and at [`Writer::finish`] the feature sections after the data and
+//! the header again with the data size and the feature bitmap. A writer stopped before
+//! `finish` leaves a file perf still reads: each FINISHED_ROUND brings the header's
+//! `data.size` up to date (perf 6.1 reads nothing of a file whose `data.size` is still 0).
+//!
+//! Pipe mode: the 16-byte header, one HEADER_ATTR record per event, then records; a feature
+//! is written as a HEADER_FEATURE record when it is set.
+
+use std::collections::BTreeMap;
+use std::io::{Seek, SeekFrom, Write};
+
+use perfring::record::{types, Attr, DecodeContext, Endian, Header, Record};
+
+use crate::features::{self, Feature};
+use crate::file_header::Mode;
+use crate::metadata::FileAttr;
+use crate::{Error, HEADER_SIZE, MAGIC, PIPE_HEADER_SIZE, SECTION_SIZE};
+
+/// Raw bytes gathered before one compressed frame is cut (perf: one ring's worth).
+const COMPRESS_BATCH: usize = 256 << 10;
+/// The COMPRESSED feature's `mmap_len`: room for one batch and a partial record.
+const COMPRESS_MMAP_LEN: u32 = 512 << 10;
+/// Largest payload of one COMPRESSED record.
+#[cfg(feature = "zstd")]
+const MAX_PAYLOAD: usize = u16::MAX as usize & !7;
+
+/// Writes a perf.data file or stream record by record.
+///
+/// Rules perf enforces that the caller keeps (KERNEL-NOTES §9.7): every attr has the same
+/// `size` (≤ 128 for perf 6.1) and the same `sample_id_all`; with several events, each needs
+/// ID or IDENTIFIER at the same position (IDENTIFIER in every `sample_type` is simplest), and
+/// the ids given here must be the ids in the records.
+#[derive(Debug)]
+pub struct Writer<W: Write> {
+    out: W,
+    endian: Endian,
+    mode: Mode,
+    attrs: Vec<FileAttr>,
+    contexts: Vec<DecodeContext>,
+    data_offset: u64,
+    data_size: u64,
+    features: BTreeMap<u32, Vec<u8>>,
+    compress: Option<i32>,
+    batch: Vec<u8>,
+    scratch: Vec<u8>,
+    /// File mode: rewrites the header's `data.size` (at each FINISHED_ROUND).
+    checkpoint: Option<Checkpoint<W>>,
+}
+
+/// Writes `data.size` (at offset 48 of the header) and returns to the end of the data.
+type Checkpoint<W> = fn(&mut W, Endian, u64, u64) -> std::io::Result<()>;
+
+fn checkpoint<W: Write + Seek>(out: &mut W, endian: Endian, data_size: u64, end: u64) -> std::io::Result<()> {
+    out.seek(SeekFrom::Start(48))?;
+    out.write_all(&endian.put_u64(data_size))?;
+    out.seek(SeekFrom::Start(end))?;
+    Ok(())
+}
+
+fn io(offset: u64) -> impl Fn(std::io::Error) -> Error {
+    move |error| Error::Io { offset, error }
+}
+
+impl<W: Write + Seek> Writer<W> {
+    /// Start a file-mode file at `out`'s current position 0: header (data size 0), attrs and
+    /// their ids.
+    pub fn new(out: W, endian: Endian, attrs: Vec<FileAttr>) -> Result<Writer<W>, Error> {
+        let attr_size = attr_size(&attrs)?;
+        let entry = u64::from(attr_size) + SECTION_SIZE as u64;
+        let attrs_size = attrs.len() as u64 * entry;
+        let ids_off = HEADER_SIZE as u64 + attrs_size;
+        let ids_total: u64 = attrs.iter().map(|a| 8 * a.ids.len() as u64).sum();
+        let data_offset = ids_off + ids_total;
+        let mut w = Writer::bare(out, endian, Mode::File, attrs, data_offset);
+        w.checkpoint = Some(checkpoint::<W>);
+        let head = w.file_header(entry, attrs_size, 0, [0; 4]);
+        let mut body = Vec::with_capacity(data_offset as usize);
+        body.extend_from_slice(&head);
+        let mut ids_at = ids_off;
+        for a in &w.attrs {
+            let mut bytes = vec![0u8; attr_size as usize];
+            Attr { size: attr_size, ..a.attr }.to_bytes(endian, &mut bytes)?;
+            body.extend_from_slice(&bytes);
+            body.extend_from_slice(&endian.put_u64(ids_at));
+            body.extend_from_slice(&endian.put_u64(8 * a.ids.len() as u64));
+            ids_at += 8 * a.ids.len() as u64;
+        }
+        for a in &w.attrs {
+            a.ids.iter().for_each(|id| body.extend_from_slice(&endian.put_u64(*id)));
+        }
+        w.out.seek(SeekFrom::Start(0)).map_err(io(0))?;
+        w.out.write_all(&body).map_err(io(0))?;
+        Ok(w)
+    }
+
+    /// Flush pending compressed records, write the feature sections after the data and
+    /// complete the header; returns the output.
+    pub fn finish(mut self) -> Result<W, Error> {
+        if self.mode == Mode::Pipe {
+            self.flush_batch()?;
+            return Ok(self.out);
+        }
+        self.flush_batch()?;
+        if let Some(level) = self.compress {
+            let f = compressed_feature(level);
+            self.features.insert(features::COMPRESSED, f.encode(self.endian)?);
+        }
+        let e = self.endian;
+        let table = self.data_offset + self.data_size;
+        let mut tail = Vec::new();
+        let mut payload_at = table + (self.features.len() * SECTION_SIZE) as u64;
+        for p in self.features.values() {
+            tail.extend_from_slice(&e.put_u64(payload_at));
+            tail.extend_from_slice(&e.put_u64(p.len() as u64));
+            payload_at += p.len() as u64;
+        }
+        for p in self.features.values() {
+            tail.extend_from_slice(p);
+        }
+        self.out.seek(SeekFrom::Start(table)).map_err(io(table))?;
+        self.out.write_all(&tail).map_err(io(table))?;
+        let mut bitmap = [0u64; 4];
+        for &bit in self.features.keys() {
+            bitmap[bit as usize / 64] |= 1 << (bit % 64);
+        }
+        let attr_size = attr_size(&self.attrs)?;
+        let entry = u64::from(attr_size) + SECTION_SIZE as u64;
+        let head = self.file_header(entry, self.attrs.len() as u64 * entry, self.data_size, bitmap);
+        self.out.seek(SeekFrom::Start(0)).map_err(io(0))?;
+        self.out.write_all(&head).map_err(io(0))?;
+        self.out.seek(SeekFrom::Start(payload_at)).map_err(io(payload_at))?;
+        self.out.flush().map_err(io(payload_at))?;
+        Ok(self.out)
+    }
+}
+
+fn attr_size(attrs: &[FileAttr]) -> Result<u32, Error> {
+    let size = attrs.first().map_or(Attr::SIZE_VER7, |a| a.attr.size);
+    if let Some(event) = attrs.iter().position(|a| a.attr.size != size) {
+        return Err(Error::MixedAttrSizes { event });
+    }
+    Ok(size)
+}
+
+fn compressed_feature(level: i32) -> Feature {
+    Feature::Compressed { version: 1, type_: 1, level: level as u32, ratio: 1, mmap_len: COMPRESS_MMAP_LEN }
+}
+
+impl<W: Write> Writer<W> {
+    fn bare(out: W, endian: Endian, mode: Mode, attrs: Vec<FileAttr>, data_offset: u64) -> Writer<W> {
+        let contexts = attrs.iter().map(|a| DecodeContext::from_attr(&a.attr, endian)).collect();
+        Writer {
+            out,
+            endian,
+            mode,
+            attrs,
+            contexts,
+            data_offset,
+            data_size: 0,
+            features: BTreeMap::new(),
+            compress: None,
+            batch: Vec::new(),
+            scratch: Vec::new(),
+            checkpoint: None,
+        }
+    }
+
+    fn file_header(&self, entry: u64, attrs_size: u64, data_size: u64, bitmap: [u64; 4]) -> Vec<u8> {
+        let e = self.endian;
+        let mut f = Vec::with_capacity(HEADER_SIZE);
+        for v in [MAGIC, HEADER_SIZE as u64, entry, HEADER_SIZE as u64, attrs_size, self.data_offset, data_size, 0, 0] {
+            f.extend_from_slice(&e.put_u64(v));
+        }
+        bitmap.iter().for_each(|w| f.extend_from_slice(&e.put_u64(*w)));
+        f
+    }
+
+    /// Start a pipe-mode stream (`perf record -o -`): the 16-byte header and one HEADER_ATTR
+    /// record per event.
+    pub fn pipe(out: W, endian: Endian, attrs: Vec<FileAttr>) -> Result<Writer<W>, Error> {
+        let mut w = Writer::bare(out, endian, Mode::Pipe, attrs, PIPE_HEADER_SIZE as u64);
+        let mut head = endian.put_u64(MAGIC).to_vec();
+        head.extend_from_slice(&endian.put_u64(PIPE_HEADER_SIZE as u64));
+        w.out.write_all(&head).map_err(io(0))?;
+        for i in 0..w.attrs.len() {
+            let a = &w.attrs[i];
+            let size = if a.attr.size == 0 { 64 } else { a.attr.size as usize };
+            let mut body = vec![0u8; size];
+            a.attr.to_bytes(endian, &mut body)?;
+            a.ids.iter().for_each(|id| body.extend_from_slice(&endian.put_u64(*id)));
+            w.emit(types::HEADER_ATTR, &body)?;
+        }
+        Ok(w)
+    }
+
+    /// Compress the records written from now on into COMPRESSED (81) records with zstd at
+    /// `level` (perf 6.1 reads type 81; it cannot read 83). Pipe mode: writes the COMPRESSED
+    /// feature at once, as perf needs it before the first compressed record.
+    #[cfg(feature = "zstd")]
+    pub fn compress(&mut self, level: i32) -> Result<(), Error> {
+        self.compress = Some(level);
+        if self.mode == Mode::Pipe {
+            self.set_feature(features::COMPRESSED, &compressed_feature(level))?;
+        }
+        Ok(())
+    }
+
+    /// Byte order.
+    pub fn endian(&self) -> Endian {
+        self.endian
+    }
+
+    /// The events.
+    pub fn attrs(&self) -> &[FileAttr] {
+        &self.attrs
+    }
+
+    /// The decoding context of event `event` (what [`Writer::write_record`] encodes with).
+    pub fn context(&self, event: usize) -> Option<DecodeContext> {
+        self.contexts.get(event).copied()
+    }
+
+    /// File offset of the data section.
+    pub fn data_offset(&self) -> u64 {
+        self.data_offset
+    }
+
+    /// Bytes written to the data section so far (compressed records: as compressed).
+    pub fn data_size(&self) -> u64 {
+        self.data_size
+    }
+
+    /// Set a feature (file mode: written at [`Writer::finish`]; pipe mode: written now as a
+    /// HEADER_FEATURE record).
+    pub fn set_feature(&mut self, bit: u32, value: &Feature) -> Result<(), Error> {
+        let payload = value.encode(self.endian)?;
+        self.set_feature_bytes(bit, payload)
+    }
+
+    /// Set a feature from its encoded payload (for features this crate does not type).
+    pub fn set_feature_bytes(&mut self, bit: u32, payload: Vec<u8>) -> Result<(), Error> {
+        if !(1..features::BITS).contains(&bit) {
+            return Err(Error::BadFeature { feature: bit, offset: 0, field: "feature bit" });
+        }
+        if self.mode == Mode::Pipe && bit == features::TRACING_DATA {
+            // perf takes tracing data in pipe mode only as a HEADER_TRACING_DATA record:
+            // `{header; u32 size; u32 pad}` and `size` bytes (padded to 8) after it.
+            let padded = payload.len().next_multiple_of(8);
+            let size =
+                u32::try_from(padded).map_err(|_| Error::BadFeature { feature: bit, offset: 0, field: "size" })?;
+            let mut body = self.endian.put_u32(size).to_vec();
+            body.extend_from_slice(&[0; 4]);
+            self.emit(types::HEADER_TRACING_DATA, &body)?;
+            let mut data = payload;
+            data.resize(padded, 0);
+            return self.put(&data);
+        }
+        if self.mode == Mode::Pipe {
+            let mut body = self.endian.put_u64(u64::from(bit)).to_vec();
+            body.extend_from_slice(&payload);
+            return self.emit(types::HEADER_FEATURE, &body);
+        }
+        self.features.insert(bit, payload);
+        Ok(())
+    }
+
+    /// Encode `record` with event `event`'s context and write it.
+    pub fn write_record(&mut self, record: &Record<'_>, event: usize) -> Result<(), Error> {
+        let ctx = *self.contexts.get(event).ok_or(Error::NoSuchEvent(event))?;
+        let size = record.encoded_size(&ctx)?;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        scratch.resize(size, 0);
+        let r = record.encode(&ctx, &mut scratch).map_err(Error::from).and_then(|_| self.write_raw(&scratch, &[]));
+        self.scratch = scratch;
+        r
+    }
+
+    /// Write an already encoded record (as a [`crate::Reader`] yields it) and the data that
+    /// follows it (AUXTRACE, TRACING_DATA; empty otherwise).
+    pub fn write_raw(&mut self, record: &[u8], trailing: &[u8]) -> Result<(), Error> {
+        if self.compress.is_some() {
+            if self.batch.len() + record.len() + trailing.len() > COMPRESS_BATCH {
+                self.flush_batch()?;
+            }
+            self.batch.extend_from_slice(record);
+            self.batch.extend_from_slice(trailing);
+            return Ok(());
+        }
+        self.put(record)?;
+        self.put(trailing)
+    }
+
+    /// Write a FINISHED_ROUND (68): perf may sort and deliver everything before it. Pending
+    /// compressed records are flushed first (perf writes the round marker uncompressed).
+    /// File mode: the header's `data.size` is brought up to date, so that a writer stopped
+    /// before [`Writer::finish`] leaves a file whose records, up to its last round, perf reads
+    /// (perf 6.1 reads nothing of a file whose `data.size` is 0).
+    pub fn finished_round(&mut self) -> Result<(), Error> {
+        self.flush_batch()?;
+        self.emit(types::FINISHED_ROUND, &[])?;
+        if let Some(update) = self.checkpoint {
+            let end = self.data_offset + self.data_size;
+            update(&mut self.out, self.endian, self.data_size, end).map_err(io(48))?;
+        }
+        Ok(())
+    }
+
+    /// Finish a pipe-mode stream (flush pending compressed records); returns the output.
+    pub fn finish_pipe(mut self) -> Result<W, Error> {
+        self.flush_batch()?;
+        self.out.flush().map_err(io(self.data_offset + self.data_size))?;
+        Ok(self.out)
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        let at = self.data_offset + self.data_size;
+        self.out.write_all(bytes).map_err(io(at))?;
+        self.data_size += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// A perf-only record: the header from the record encoder's [`Header`], then `body`.
+    fn emit(&mut self, type_: u32, body: &[u8]) -> Result<(), Error> {
+        let size = u16::try_from(8 + body.len()).map_err(|_| {
+            Error::Encode(perfring::record::EncodeError::InvalidValue {
+                field: "header.size",
+                value: 8 + body.len() as u64,
+            })
+        })?;
+        let h = Header { type_, misc: 0, size };
+        self.put(&h.to_bytes(self.endian))?;
+        self.put(body)
+    }
+
+    #[cfg(feature = "zstd")]
+    fn flush_batch(&mut self) -> Result<(), Error> {
+        let Some(level) = self.compress else { return Ok(()) };
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let at = self.data_offset + self.data_size;
+        let frame = zstd::bulk::compress(&self.batch, level).map_err(io(at))?;
+        self.batch.clear();
+        for chunk in frame.chunks(MAX_PAYLOAD - 8) {
+            self.emit(crate::reader::COMPRESSED, chunk)?;
+        }
+        Ok(())
+    }
+
+    #[cfg(not(feature = "zstd"))]
+    fn flush_batch(&mut self) -> Result<(), Error> {
+        Ok(())
+    }
+}

@@ -1,0 +1,385 @@
+//! What perf refuses is a typed error naming the field; what perf only warns about or repairs
+//! is a [`Warning`] (KERNEL-NOTES §9.7, `header.c`, `session.c`). Files are synthesized with
+//! the writer, then patched.
+
+use std::io::Cursor;
+
+use perfring::record::{
+    attr_flags, sample_type as st, types, Attr, Endian, Header, Inconsistency, Record, Sample, SampleId,
+};
+use perfring_data::{Error, FileAttr, FileHeader, Reader, Warning, Writer};
+
+fn attr(sample_type: u64, sample_id_all: bool) -> Attr {
+    let flags = if sample_id_all { attr_flags::SAMPLE_ID_ALL } else { 0 };
+    Attr { size: Attr::SIZE_VER7, sample_type, flags, sample_period: 1, ..Attr::default() }
+}
+
+/// A file with `attrs` and one SAMPLE per event (IDENTIFIER = its first id, when it has one).
+fn file(attrs: Vec<FileAttr>) -> Vec<u8> {
+    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs.clone()).unwrap();
+    for (i, a) in attrs.iter().enumerate() {
+        let t = a.attr.sample_type;
+        let s = Sample {
+            identifier: (t & st::IDENTIFIER != 0).then(|| a.ids.first().copied().unwrap_or(0)),
+            id: (t & st::ID != 0).then(|| a.ids.first().copied().unwrap_or(0)),
+            ip: (t & st::IP != 0).then_some(0x1000 + i as u64),
+            tid: (t & st::TID != 0).then(Default::default),
+            time: (t & st::TIME != 0).then_some(10 - i as u64),
+            ..Sample::default()
+        };
+        w.write_record(&Record::Sample(s), i).unwrap();
+    }
+    w.finished_round().unwrap();
+    w.finish().unwrap().into_inner()
+}
+
+fn two_events() -> Vec<FileAttr> {
+    let t = st::IDENTIFIER | st::IP | st::TID | st::TIME;
+    vec![FileAttr { attr: attr(t, true), ids: vec![11, 12] }, FileAttr { attr: attr(t, true), ids: vec![22] }]
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+fn count(r: &mut Reader<perfring_data::Slice<'_>>) -> Result<usize, Error> {
+    let mut n = 0;
+    while r.next_record()?.is_some() {
+        n += 1;
+    }
+    Ok(n)
+}
+
+#[test]
+fn a_well_formed_file_reads_without_warning() {
+    let bytes = file(two_events());
+    let mut r = Reader::from_bytes(&bytes).unwrap();
+    assert!(r.warnings().is_empty(), "{:?}", r.warnings());
+    let mut events = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        events.push((rec.header.type_, rec.event));
+    }
+    assert_eq!(events, [(types::SAMPLE, Some(0)), (types::SAMPLE, Some(1)), (types::FINISHED_ROUND, None)]);
+}
+
+#[test]
+fn a_pipe_mode_file_given_as_a_file_says_pipe_mode() {
+    let mut w = Writer::pipe(Vec::new(), Endian::Little, two_events()).unwrap();
+    w.finished_round().unwrap();
+    let bytes = w.finish_pipe().unwrap();
+    let e = FileHeader::parse(&bytes).unwrap_err();
+    assert!(matches!(e, Error::PipeMode), "{e:?}");
+    assert!(e.to_string().contains("pipe mode"), "{e}");
+    // The readers detect the mode themselves.
+    let mut r = Reader::from_bytes(&bytes).unwrap();
+    assert_eq!(count(&mut r).unwrap(), 3, "two HEADER_ATTR and a FINISHED_ROUND");
+    assert_eq!(r.attrs(), two_events());
+    // A file-mode file given to the pipe reader is refused with its header size.
+    let e = Reader::from_pipe(&file(two_events())[..]).unwrap_err();
+    assert!(matches!(e, Error::BadHeaderSize(104)), "{e:?}");
+}
+
+#[test]
+fn attr_size_disagreeing_with_the_header_is_incompatible() {
+    let mut bytes = file(two_events());
+    // attr 1's size (offset 104 + attr_size + 4): 120 instead of 128.
+    let entry = u64_at(&bytes, 16) as usize;
+    bytes[104 + entry + 4..104 + entry + 8].copy_from_slice(&120u32.to_le_bytes());
+    let e = Reader::from_bytes(&bytes).unwrap_err();
+    assert!(
+        matches!(e, Error::AttrSizeMismatch { event: 1, attr_size: 120, expected: 128, offset } if offset == 104 + entry as u64 + 4),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("incompatible file format"), "{e}");
+}
+
+#[test]
+fn differing_sample_id_all_is_refused() {
+    let mut attrs = two_events();
+    attrs[1].attr.flags = 0;
+    let e = Reader::from_bytes(&file(attrs)).unwrap_err();
+    assert!(matches!(e, Error::SampleIdAllMismatch { event: 1 }), "{e:?}");
+    assert!(e.to_string().contains("non matching sample_id_all"), "{e}");
+}
+
+#[test]
+fn ids_in_different_places_are_refused() {
+    // Event 1 has ID after IP, TID and TIME (id_pos 3) instead of IDENTIFIER (0).
+    let mut attrs = two_events();
+    attrs[1].attr.sample_type = st::ID | st::IP | st::TID | st::TIME;
+    let e = Reader::from_bytes(&file(attrs.clone())).unwrap_err();
+    assert!(matches!(e, Error::NonMatchingSampleType { event: 1, .. }), "{e:?}");
+    assert!(e.to_string().contains("non matching sample_type"), "{e}");
+    // No id at all, with two events.
+    attrs[1].attr.sample_type = st::IP | st::TID;
+    let e = Reader::from_bytes(&file(attrs)).unwrap_err();
+    assert!(matches!(e, Error::NonMatchingSampleType { event: 1, .. }), "{e:?}");
+    // One event needs no id.
+    let one = vec![FileAttr { attr: attr(st::IP | st::TID, true), ids: vec![] }];
+    assert!(Reader::from_bytes(&file(one)).is_ok());
+}
+
+#[test]
+fn in_pipe_mode_the_same_mismatches_are_warnings() {
+    let mut attrs = two_events();
+    attrs[1].attr.flags = 0;
+    let w = Writer::pipe(Vec::new(), Endian::Little, attrs).unwrap();
+    let bytes = w.finish_pipe().unwrap();
+    let mut r = Reader::from_pipe(&bytes[..]).unwrap();
+    while r.next_record().unwrap().is_some() {}
+    assert_eq!(r.warnings(), [Warning::Inconsistent(Inconsistency::SampleIdAllDiffers { event: 1 })]);
+}
+
+#[test]
+fn a_record_past_the_data_section_is_outside_the_data_section() {
+    let mut bytes = file(two_events());
+    let data_offset = u64_at(&bytes, 40) as usize;
+    let data_size = u64_at(&bytes, 48);
+    // The first record's size reaches past the data section (into the feature table).
+    bytes[data_offset + 6..data_offset + 8].copy_from_slice(&(data_size as u16 + 8).to_le_bytes());
+    let mut r = Reader::from_bytes(&bytes).unwrap();
+    let e = count(&mut r).unwrap_err();
+    assert!(matches!(e, Error::OutsideDataSection { offset, .. } if offset == data_offset as u64), "{e:?}");
+    assert!(e.to_string().contains("outside the data section"), "{e}");
+    // The streaming reader says the same.
+    let mut s = Reader::new(Cursor::new(&bytes)).unwrap();
+    let e = loop {
+        match s.next_record() {
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("no error"),
+            Err(e) => break e,
+        }
+    };
+    assert!(matches!(e, Error::OutsideDataSection { .. }), "{e:?}");
+    assert!(s.next_record().unwrap().is_none(), "nothing after an error");
+}
+
+#[test]
+fn record_sizes_below_8_are_refused() {
+    for size in [0u16, 7] {
+        let mut bytes = file(two_events());
+        let data_offset = u64_at(&bytes, 40) as usize;
+        bytes[data_offset + 6..data_offset + 8].copy_from_slice(&size.to_le_bytes());
+        let e = count(&mut Reader::from_bytes(&bytes).unwrap()).unwrap_err();
+        assert!(matches!(e, Error::BadRecordSize { size: s, .. } if s == size), "{e:?}");
+    }
+}
+
+#[test]
+fn an_ids_array_not_a_multiple_of_8_is_rounded_down_with_a_warning() {
+    let mut bytes = file(two_events());
+    let entry = u64_at(&bytes, 16) as usize;
+    // Event 0's ids section: {offset, size} at the end of its entry; size 16 → 13.
+    let size_at = 104 + entry - 8;
+    assert_eq!(u64_at(&bytes, size_at), 16);
+    bytes[size_at..size_at + 8].copy_from_slice(&13u64.to_le_bytes());
+    let r = Reader::from_bytes(&bytes).unwrap();
+    assert_eq!(r.attrs()[0].ids, [11], "rounded down to one id");
+    assert!(matches!(r.warnings(), [Warning::IdsNotMultipleOf8 { event: 0, size: 13, .. }]), "{:?}", r.warnings());
+}
+
+#[test]
+fn an_empty_data_section_is_a_warning() {
+    let w = Writer::new(Cursor::new(Vec::new()), Endian::Little, two_events()).unwrap();
+    let mut w = w;
+    w.set_feature(perfring_data::features::HOSTNAME, &perfring_data::Feature::String("h".into())).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let mut r = Reader::from_bytes(&bytes).unwrap();
+    assert_eq!(r.warnings(), [Warning::EmptyDataSection]);
+    assert_eq!(count(&mut r).unwrap(), 0);
+}
+
+#[test]
+fn a_duplicated_id_goes_to_the_last_event_listing_it_with_a_warning() {
+    let mut attrs = two_events();
+    attrs[1].ids = vec![22, 11]; // 11 is event 0's too
+    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs.clone()).unwrap();
+    let s =
+        Sample { identifier: Some(11), ip: Some(1), tid: Some(Default::default()), time: Some(1), ..Sample::default() };
+    w.write_record(&Record::Sample(s), 0).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let mut r = Reader::from_bytes(&bytes).unwrap();
+    assert_eq!(r.warnings(), [Warning::DuplicateId { id: 11, previous: 0, event: 1 }]);
+    assert_eq!(r.next_record().unwrap().unwrap().event, Some(1), "perf: the last event listing the id");
+}
+
+#[test]
+fn unknown_ids_are_counted_in_one_warning() {
+    let attrs = two_events();
+    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs).unwrap();
+    for id in [99, 98, 11] {
+        let s = Sample {
+            identifier: Some(id),
+            ip: Some(1),
+            tid: Some(Default::default()),
+            time: Some(1),
+            ..Sample::default()
+        };
+        w.write_record(&Record::Sample(s), 0).unwrap();
+    }
+    let bytes = w.finish().unwrap().into_inner();
+    let mut r = Reader::from_bytes(&bytes).unwrap();
+    let mut events = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        events.push(rec.event);
+    }
+    assert_eq!(events, [None, None, Some(0)]);
+    assert!(matches!(r.warnings(), [Warning::Unattributed { count: 2, .. }]), "{:?}", r.warnings());
+}
+
+#[test]
+fn time_order_sorts_each_round_and_keeps_perf_records_in_place() {
+    // Round 1: times 5, 3, (untimed COMM without sample_id_all? no: all have TIME) 4; round 2: 1.
+    let t = st::IDENTIFIER | st::IP | st::TID | st::TIME;
+    let attrs = vec![FileAttr { attr: attr(t, true), ids: vec![7] }];
+    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs).unwrap();
+    let sample = |time| Sample {
+        identifier: Some(7),
+        ip: Some(time),
+        tid: Some(Default::default()),
+        time: Some(time),
+        ..Sample::default()
+    };
+    for time in [5, 3, 4] {
+        w.write_record(&Record::Sample(sample(time)), 0).unwrap();
+    }
+    let comm = perfring::record::Comm {
+        misc: 0,
+        pid: 1,
+        tid: 1,
+        comm: c"x",
+        sample_id: Some(SampleId { identifier: 7, time: 2, ..SampleId::default() }),
+    };
+    w.write_record(&Record::Comm(comm), 0).unwrap();
+    w.finished_round().unwrap();
+    w.write_record(&Record::Sample(sample(1)), 0).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let mut r = Reader::from_bytes(&bytes).unwrap().time_ordered();
+    let mut seen = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        let time = match rec.decode().unwrap() {
+            Record::Sample(s) => s.time,
+            Record::Comm(c) => c.sample_id.map(|s| s.time),
+            _ => None,
+        };
+        seen.push((rec.header.type_, time));
+    }
+    let s = types::SAMPLE;
+    assert_eq!(
+        seen,
+        [(3, Some(2)), (s, Some(3)), (s, Some(4)), (s, Some(5)), (types::FINISHED_ROUND, None), (s, Some(1))]
+    );
+}
+
+#[cfg(feature = "zstd")]
+#[test]
+fn compressed2_records_are_decompressed() {
+    // perf 6.1 cannot write type 83; synthesize it: {header; u64 data_size; data; padding}.
+    let plain = file(two_events());
+    let mut r = Reader::from_bytes(&plain).unwrap();
+    let mut records = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        records.extend_from_slice(rec.bytes);
+    }
+    let frame = zstd::bulk::compress(&records, 1).unwrap();
+    let mut body = (frame.len() as u64).to_le_bytes().to_vec();
+    body.extend_from_slice(&frame);
+    body.resize(body.len().next_multiple_of(8), 0);
+    let mut rec = Header { type_: perfring_data::COMPRESSED2, misc: 0, size: 8 + body.len() as u16 }
+        .to_bytes(Endian::Little)
+        .to_vec();
+    rec.extend_from_slice(&body);
+    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, two_events()).unwrap();
+    w.write_raw(&rec, &[]).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let mut r = Reader::from_bytes(&bytes).unwrap();
+    let mut got = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        got.push((rec.header.type_, rec.decompressed, rec.event));
+    }
+    assert_eq!(
+        got,
+        [
+            (perfring_data::COMPRESSED2, false, None),
+            (types::SAMPLE, true, Some(0)),
+            (types::SAMPLE, true, Some(1)),
+            (types::FINISHED_ROUND, true, None)
+        ]
+    );
+}
+
+#[cfg(not(feature = "zstd"))]
+#[test]
+fn without_zstd_a_compressed_record_names_the_feature() {
+    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, two_events()).unwrap();
+    let rec = Header { type_: perfring_data::COMPRESSED, misc: 0, size: 16 }.to_bytes(Endian::Little);
+    w.write_raw(&rec, &[0; 8]).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let e = count(&mut Reader::from_bytes(&bytes).unwrap()).unwrap_err();
+    assert!(matches!(e, Error::ZstdDisabled { .. }), "{e:?}");
+    assert!(e.to_string().contains("zstd"), "{e}");
+}
+
+/// A record as read: type, bytes, trailing data, event.
+type Seen = (u32, Vec<u8>, Vec<u8>, Option<usize>);
+
+/// AUXTRACE (71): `{header (48 bytes); u64 size, offset, reference; u32 idx, tid, cpu, reserved}`
+/// and `size` bytes of AUX data after it, not counted in `header.size`: yielded with the
+/// record by every reader, in file and pipe mode, and copied by the writer.
+#[test]
+fn auxtrace_data_comes_with_its_record() {
+    let aux: Vec<u8> = (0..40u8).collect();
+    let mut rec = Header { type_: types::AUXTRACE, misc: 0, size: 48 }.to_bytes(Endian::Little).to_vec();
+    for w in [aux.len() as u64, 0x1000, 7] {
+        rec.extend_from_slice(&w.to_le_bytes());
+    }
+    for w in [2u32, 33, 1, 0] {
+        rec.extend_from_slice(&w.to_le_bytes());
+    }
+    let attrs = two_events();
+    let sample =
+        Sample { identifier: Some(22), ip: Some(5), tid: Some(Default::default()), time: Some(1), ..Sample::default() };
+    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs.clone()).unwrap();
+    w.write_raw(&rec, &aux).unwrap();
+    w.write_record(&Record::Sample(sample), 1).unwrap();
+    let file_bytes = w.finish().unwrap().into_inner();
+    let mut p = Writer::pipe(Vec::new(), Endian::Little, attrs).unwrap();
+    p.write_raw(&rec, &aux).unwrap();
+    p.write_record(&Record::Sample(sample), 1).unwrap();
+    let pipe_bytes = p.finish_pipe().unwrap();
+    let check = |r: &mut dyn FnMut() -> Option<Seen>| {
+        let mut got = Vec::new();
+        while let Some(x) = r() {
+            if x.0 != types::HEADER_ATTR {
+                got.push(x);
+            }
+        }
+        assert_eq!(got.len(), 2);
+        assert_eq!((got[0].0, &got[0].1, &got[0].2), (types::AUXTRACE, &rec, &aux));
+        assert_eq!((got[1].0, got[1].3), (types::SAMPLE, Some(1)));
+    };
+    for bytes in [&file_bytes, &pipe_bytes] {
+        let mut s = Reader::from_bytes(bytes).unwrap();
+        let mut next =
+            || s.next_record().unwrap().map(|r| (r.header.type_, r.bytes.to_vec(), r.trailing.to_vec(), r.event));
+        check(&mut next);
+        let mut t = Reader::new(Cursor::new(bytes)).unwrap();
+        let mut next =
+            || t.next_record().unwrap().map(|r| (r.header.type_, r.bytes.to_vec(), r.trailing.to_vec(), r.event));
+        check(&mut next);
+    }
+    let mut s = Reader::from_bytes(&file_bytes).unwrap();
+    let first = s.next_record().unwrap().unwrap();
+    let Some(perfring_data::PerfRecord::Auxtrace { size, offset, reference, idx, tid, cpu, data }) =
+        first.perf_record().unwrap()
+    else {
+        panic!("an AUXTRACE")
+    };
+    assert_eq!((size, offset, reference, idx, tid, cpu, data), (40, 0x1000, 7, 2, 33, 1, &aux[..]));
+    // AUX data reaching past the data section is outside it.
+    let mut cut = file_bytes.clone();
+    let data_offset = u64_at(&cut, 40) as usize;
+    cut[data_offset + 8..data_offset + 16].copy_from_slice(&10_000u64.to_le_bytes());
+    let e = count(&mut Reader::from_bytes(&cut).unwrap()).unwrap_err();
+    assert!(matches!(e, Error::OutsideDataSection { what: "AUXTRACE data", .. }), "{e:?}");
+}

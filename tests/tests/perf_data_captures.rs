@@ -1,0 +1,453 @@
+//! perfring-data against the real `perf` (6.1 here) on the fixtures of
+//! `tests/fixtures/make-fixtures.sh` (file, pipe, `-z`, two events, a group READ, fp and dwarf
+//! callchains, tracepoints, `--switch-events`, `perf inject` output):
+//!
+//! * every capture reads with the record counts by type `perf report -D` prints, and the
+//!   samples, in time order, are the (pid, tid, time, cpu, ip, period) tuples `perf script`
+//!   prints;
+//! * read ∘ write is the identity (records, attrs, ids, features), file and pipe mode,
+//!   compressed or not, and `perf report` / `perf script` read what the writer wrote with no
+//!   warning and print the same samples;
+//! * a writer dropped before `finish` leaves a file perf reads.
+//!
+//! Without `perf` each test prints one skip line.
+
+use std::collections::BTreeMap;
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use perfring::record::{sample_type as st, types, Endian, ReadValues, Record};
+use perfring_data::{FileAttr, Mode, Reader, Writer, COMPRESSED, COMPRESSED2};
+
+fn perf_available() -> bool {
+    let ok = Command::new("perf").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !ok {
+        println!("skipped: perf not found (install linux-perf)");
+    }
+    ok
+}
+
+/// The fixtures of records_golden (file mode) and those of `fixtures/perf-data` (pipe, `-z`,
+/// two events, `perf inject`).
+fn fixtures() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut v: Vec<PathBuf> = [dir.clone(), dir.join("perf-data")]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "data"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("perfring-data-captures-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// perf's name of a record type in `perf report -D`'s "Aggregated stats".
+fn stat_name(t: u32) -> String {
+    const KERNEL: [&str; 21] = [
+        "MMAP",
+        "LOST",
+        "COMM",
+        "EXIT",
+        "THROTTLE",
+        "UNTHROTTLE",
+        "FORK",
+        "READ",
+        "SAMPLE",
+        "MMAP2",
+        "AUX",
+        "ITRACE_START",
+        "LOST_SAMPLES",
+        "SWITCH",
+        "SWITCH_CPU_WIDE",
+        "NAMESPACES",
+        "KSYMBOL",
+        "BPF_EVENT",
+        "CGROUP",
+        "TEXT_POKE",
+        "AUX_OUTPUT_HW_ID",
+    ];
+    const PERF: [&str; 19] = [
+        "ATTR",
+        "EVENT_TYPE",
+        "TRACING_DATA",
+        "BUILD_ID",
+        "FINISHED_ROUND",
+        "ID_INDEX",
+        "AUXTRACE_INFO",
+        "AUXTRACE",
+        "AUXTRACE_ERROR",
+        "THREAD_MAP",
+        "CPU_MAP",
+        "STAT_CONFIG",
+        "STAT",
+        "STAT_ROUND",
+        "EVENT_UPDATE",
+        "TIME_CONV",
+        "FEATURE",
+        "COMPRESSED",
+        "FINISHED_INIT",
+    ];
+    match t {
+        1..=21 => KERNEL[t as usize - 1].into(),
+        64..=82 => PERF[t as usize - 64].into(),
+        _ => format!("type {t}"),
+    }
+}
+
+fn perf(args: &[&str]) -> (String, String) {
+    let out = Command::new("perf").args(args).output().unwrap();
+    assert!(out.status.success(), "perf {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// The "Aggregated stats" of `perf report -D`: type name → count (TOTAL left out).
+fn perf_counts(path: &Path) -> BTreeMap<String, u64> {
+    let (out, _) = perf(&["report", "-D", "--stdio", "-i", path.to_str().unwrap()]);
+    let mut counts = BTreeMap::new();
+    let stats = out.split("Aggregated stats:").nth(1).expect("perf report -D prints its stats");
+    for line in stats.lines().skip(1) {
+        let Some((name, rest)) = line.split_once(" events:") else { break };
+        let name = name.trim();
+        let n: u64 = rest.split_whitespace().next().unwrap().parse().unwrap();
+        if name != "TOTAL" {
+            counts.insert(name.to_string(), n);
+        }
+    }
+    counts
+}
+
+/// One sample as `perf script -F pid,tid,time,[cpu,]ip,period --ns` prints it.
+type Tuple = (u32, u32, u64, Option<u32>, u64, u64);
+
+fn perf_script(path: &Path, with_cpu: bool) -> (Vec<Tuple>, String) {
+    let fields = if with_cpu { "pid,tid,time,cpu,ip,period" } else { "pid,tid,time,ip,period" };
+    let (out, err) = perf(&["script", "--ns", "-G", "-F", fields, "-i", path.to_str().unwrap()]);
+    let tuples = out
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut t = l.split_whitespace();
+            let (pid, tid) = t.next().unwrap().split_once('/').unwrap();
+            let mut cpu = None;
+            let mut tok = t.next().unwrap();
+            if with_cpu {
+                cpu = Some(tok.trim_matches(|c| c == '[' || c == ']').parse().unwrap());
+                tok = t.next().unwrap();
+            }
+            let (s, ns) = tok.trim_end_matches(':').split_once('.').unwrap();
+            let time = s.parse::<u64>().unwrap() * 1_000_000_000 + ns.parse::<u64>().unwrap();
+            let period = t.next().unwrap().parse().unwrap();
+            let ip = u64::from_str_radix(t.next().unwrap(), 16).unwrap();
+            (pid.parse().unwrap(), tid.parse().unwrap(), time, cpu, ip, period)
+        })
+        .collect();
+    (tuples, err)
+}
+
+/// Our reading of a file: counts by type name, and the samples in time order.
+struct Ours {
+    counts: BTreeMap<String, u64>,
+    samples: Vec<Tuple>,
+    with_cpu: bool,
+}
+
+fn read_ours(bytes: &[u8], with_cpu_default: Option<bool>) -> Ours {
+    let mut counts = BTreeMap::new();
+    let mut r = Reader::from_bytes(bytes).unwrap().time_ordered();
+    let mut samples = Vec::new();
+    let mut with_cpu = with_cpu_default;
+    let mut last_value = BTreeMap::<u64, u64>::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        *counts.entry(stat_name(rec.header.type_)).or_default() += 1;
+        if rec.header.type_ != types::SAMPLE {
+            continue;
+        }
+        let attr = rec.attr.expect("every sample has its event").attr;
+        let cpu_bit = attr.sample_type & st::CPU != 0;
+        let with = *with_cpu.get_or_insert(cpu_bit);
+        let Record::Sample(s) = rec.decode().unwrap() else { panic!("a SAMPLE decodes to a Sample") };
+        let tid = s.tid.unwrap();
+        let tuple = |period| {
+            (
+                tid.pid,
+                tid.tid,
+                s.time.unwrap(),
+                if with { Some(s.cpu.unwrap().cpu) } else { None },
+                s.ip.unwrap(),
+                period,
+            )
+        };
+        // A group read on each sample (`:S`): perf delivers one sample per member whose counter
+        // moved, with the difference as its period (`deliver_sample_group`).
+        if let Some(ReadValues::Group(g)) = s.read {
+            for i in 0..g.entries.len() {
+                let e = g.entries.get(i).unwrap();
+                let last = last_value.entry(e.id.unwrap()).or_insert(0);
+                let period = e.value.wrapping_sub(*last);
+                *last = e.value;
+                if period != 0 {
+                    samples.push(tuple(period));
+                }
+            }
+            continue;
+        }
+        samples.push(tuple(s.period.unwrap_or(attr.sample_period)));
+    }
+    Ours { counts, samples, with_cpu: with_cpu.unwrap_or(false) }
+}
+
+#[test]
+fn every_capture_reads_as_perf_report_and_perf_script_do() {
+    if !perf_available() {
+        return;
+    }
+    let mut kinds = BTreeMap::<&str, usize>::new();
+    for path in fixtures() {
+        let bytes = std::fs::read(&path).unwrap();
+        let ours = read_ours(&bytes, None);
+        let name = path.file_name().unwrap().to_string_lossy();
+        assert_eq!(ours.counts, perf_counts(&path), "{name}: record counts by type");
+        let (theirs, _) = perf_script(&path, ours.with_cpu);
+        assert!(!theirs.is_empty(), "{name}: perf script printed samples");
+        assert_eq!(ours.samples, theirs, "{name}: samples in time order");
+        let r = Reader::from_bytes(&bytes).unwrap();
+        if r.mode() == Mode::Pipe {
+            *kinds.entry("pipe").or_default() += 1;
+        }
+        if ours.counts.contains_key("COMPRESSED") {
+            *kinds.entry("compressed").or_default() += 1;
+        }
+        println!("{name}: {} samples, {:?}", ours.samples.len(), ours.counts);
+    }
+    assert!(kinds.get("pipe").copied().unwrap_or(0) >= 2 && kinds.get("compressed").copied().unwrap_or(0) >= 2);
+}
+
+/// The streaming reader (bounded reads from a `Read + Seek`) and the pipe reader (a `Read`
+/// only) yield the same records as the zero-copy one.
+#[test]
+fn stream_pipe_and_slice_readers_agree() {
+    for path in fixtures() {
+        let bytes = std::fs::read(&path).unwrap();
+        let mut slice = Reader::from_bytes(&bytes).unwrap();
+        let mut stream = Reader::open(&path).unwrap();
+        let mut want = Vec::new();
+        while let Some(r) = slice.next_record().unwrap() {
+            want.push((r.offset, r.event, r.bytes.to_vec(), r.trailing.to_vec()));
+        }
+        let mut got = Vec::new();
+        while let Some(r) = stream.next_record().unwrap() {
+            got.push((r.offset, r.event, r.bytes.to_vec(), r.trailing.to_vec()));
+        }
+        assert_eq!(got, want, "{path:?}");
+        assert_eq!(slice.attrs(), stream.attrs());
+        if slice.mode() == Mode::Pipe {
+            // A pipe: `&[u8]` is Read and not Seek.
+            let mut pipe = Reader::from_pipe(&bytes[..]).unwrap();
+            let mut n = 0;
+            while let Some(r) = pipe.next_record().unwrap() {
+                assert_eq!((r.offset, r.bytes), (want[n].0, &want[n].2[..]));
+                n += 1;
+            }
+            assert_eq!(n, want.len());
+        }
+        // Mapped.
+        let f = std::fs::File::open(&path).unwrap();
+        // SAFETY: the fixture is not modified while the test maps it.
+        let map = unsafe { perfring_data::MappedFile::map(&f) }.unwrap();
+        let mut mapped = map.reader().unwrap();
+        let mut n = 0;
+        while let Some(r) = mapped.next_record().unwrap() {
+            assert_eq!(r.bytes, &want[n].2[..]);
+            n += 1;
+        }
+        assert_eq!(n, want.len());
+    }
+}
+
+/// What a file holds, for the identity: attrs, features (pipe mode's FEATURE records become
+/// features), and the records perf delivers (COMPRESSED containers and the pipe-mode
+/// ATTR/FEATURE/TRACING_DATA records aside: they are how a file is written, not what it holds).
+#[derive(Debug, PartialEq)]
+struct Contents {
+    attrs: Vec<FileAttr>,
+    features: Vec<(u32, Vec<u8>)>,
+    records: Vec<(Option<usize>, Vec<u8>, Vec<u8>)>,
+}
+
+fn contents(bytes: &[u8]) -> Contents {
+    let mut r = Reader::from_bytes(bytes).unwrap();
+    let mut records = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        if [COMPRESSED, COMPRESSED2, types::HEADER_ATTR, types::HEADER_FEATURE, types::HEADER_TRACING_DATA]
+            .contains(&rec.header.type_)
+        {
+            continue;
+        }
+        records.push((rec.event, rec.bytes.to_vec(), rec.trailing.to_vec()));
+    }
+    let mut features: Vec<(u32, Vec<u8>)> = r.features().map(|(b, p)| (b, p.to_vec())).collect();
+    // Pipe mode carries tracing data padded to 8 bytes.
+    for (bit, p) in &mut features {
+        if *bit == perfring_data::features::TRACING_DATA {
+            p.resize(p.len().next_multiple_of(8), 0);
+        }
+    }
+    features.sort();
+    features.dedup_by_key(|f| f.0);
+    Contents { attrs: r.attrs().to_vec(), features, records }
+}
+
+/// Write `bytes`' contents again: file or pipe mode, compressed or not.
+fn rewrite(bytes: &[u8], pipe: bool, compress: bool) -> Vec<u8> {
+    let mut r = Reader::from_bytes(bytes).unwrap();
+    // Pipe mode: the attrs come as records; gather them first.
+    let c = contents(bytes);
+    let endian = r.endian();
+    let out = Cursor::new(Vec::new());
+    let mut w =
+        if pipe { Writer::pipe(out, endian, c.attrs.clone()) } else { Writer::new(out, endian, c.attrs.clone()) }
+            .unwrap();
+    if compress {
+        w.compress(3).unwrap();
+    }
+    for (bit, payload) in &c.features {
+        if *bit != perfring_data::features::COMPRESSED {
+            w.set_feature_bytes(*bit, payload.clone()).unwrap();
+        }
+    }
+    while let Some(rec) = r.next_record().unwrap() {
+        match rec.header.type_ {
+            COMPRESSED | COMPRESSED2 | types::HEADER_ATTR | types::HEADER_FEATURE | types::HEADER_TRACING_DATA => {}
+            types::FINISHED_ROUND => w.finished_round().unwrap(),
+            _ => w.write_raw(rec.bytes, rec.trailing).unwrap(),
+        }
+    }
+    if pipe {
+        w.finish_pipe().unwrap().into_inner()
+    } else {
+        w.finish().unwrap().into_inner()
+    }
+}
+
+#[test]
+fn read_then_write_is_the_identity_and_perf_reads_the_copies() {
+    let perf_ok = perf_available();
+    for path in fixtures() {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(&path).unwrap();
+        let original = contents(&bytes);
+        assert!(!original.records.is_empty());
+        for (pipe, compress) in [(false, false), (true, false), (false, true), (true, true)] {
+            let copy = rewrite(&bytes, pipe, compress);
+            let again = contents(&copy);
+            // Compressing adds the COMPRESSED feature: compare the others.
+            let mut want_features = original.features.clone();
+            want_features.retain(|(b, _)| *b != perfring_data::features::COMPRESSED);
+            let mut got_features = again.features.clone();
+            got_features.retain(|(b, _)| *b != perfring_data::features::COMPRESSED);
+            assert_eq!(again.attrs, original.attrs, "{name} pipe={pipe} z={compress}: attrs and ids");
+            assert_eq!(got_features, want_features, "{name} pipe={pipe} z={compress}: features");
+            assert_eq!(again.records.len(), original.records.len(), "{name} pipe={pipe} z={compress}: records");
+            if let Some(i) = (0..again.records.len()).find(|&i| again.records[i] != original.records[i]) {
+                panic!(
+                    "{name} pipe={pipe} z={compress}: record {i}: {:?} vs {:?}",
+                    again.records[i], original.records[i]
+                );
+            }
+            if perf_ok {
+                let out = tmp(&format!("{name}-{pipe}-{compress}"));
+                std::fs::write(&out, &copy).unwrap();
+                let ours = read_ours(&bytes, None);
+                // No warning but those perf gives the original (missing kallsyms) or lost events.
+                let (_, base_err) = perf_script(&path, ours.with_cpu);
+                let new_lines = |err: &str, base: &str| -> Vec<String> {
+                    let base: Vec<&str> = base.lines().collect();
+                    err.lines().filter(|l| !base.contains(l) && !l.contains("lost")).map(String::from).collect()
+                };
+                let (theirs, err) = perf_script(&out, ours.with_cpu);
+                assert_eq!(theirs, ours.samples, "{name} pipe={pipe} z={compress}: perf script of the copy");
+                let extra = new_lines(&err, &base_err);
+                assert!(extra.is_empty(), "{name} pipe={pipe} z={compress}: perf script warned: {extra:?}");
+                let (_, base_err) = perf(&["report", "--stdio", "-i", path.to_str().unwrap()]);
+                let (_, err) = perf(&["report", "--stdio", "-i", out.to_str().unwrap()]);
+                let extra = new_lines(&err, &base_err);
+                assert!(extra.is_empty(), "{name} pipe={pipe} z={compress}: perf report warned: {extra:?}");
+            }
+        }
+    }
+}
+
+/// A writer dropped mid-way (no `finish`): the header's `data.size` is the one of its last
+/// FINISHED_ROUND; perf reads the records up to there, and so do we.
+#[test]
+fn a_writer_dropped_before_finish_leaves_a_file_perf_reads() {
+    let path = fixtures().into_iter().find(|p| p.ends_with("two-events.data")).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let original = contents(&bytes);
+    let out = tmp("dropped.data");
+    {
+        let f = std::fs::File::create(&out).unwrap();
+        let mut w = Writer::new(f, Endian::NATIVE, original.attrs.clone()).unwrap();
+        for (_, rec, trailing) in &original.records {
+            w.write_raw(rec, trailing).unwrap();
+        }
+        w.finished_round().unwrap();
+        // Records after the last round: perf does not see them (data.size stops before).
+        w.write_raw(&original.records[0].1, &[]).unwrap();
+        // Dropped here: no finish.
+    }
+    let written = std::fs::read(&out).unwrap();
+    let mut r = Reader::from_bytes(&written).unwrap();
+    assert!(r.warnings().is_empty(), "{:?}", r.warnings());
+    let mut n = 0;
+    while r.next_record().unwrap().is_some() {
+        n += 1;
+    }
+    assert_eq!(n, original.records.len() + 1, "the records and the round");
+    if perf_available() {
+        let ours = read_ours(&bytes, None);
+        let (theirs, _) = perf_script(&out, ours.with_cpu);
+        assert_eq!(theirs, ours.samples, "perf script of the unfinished file");
+    }
+}
+
+/// Directory mode (`perf record --threads`), recorded at test time: the records perf reports
+/// and the samples perf script prints (as multisets: perf merges the files by time, the
+/// reader yields them file after file).
+#[test]
+fn a_threads_directory_reads_as_perf_reads_it() {
+    if !perf_available() {
+        return;
+    }
+    let dir = tmp("threads.data");
+    let _ = std::fs::remove_dir_all(&dir);
+    let status = Command::new("perf")
+        .args(["record", "-q", "--threads", "-e", "cpu-clock", "-c", "100000", "-o", dir.to_str().unwrap()])
+        .args(["--", "sh", "-c", "for i in 1 2 3; do ls -R /usr/share/doc > /dev/null; done"])
+        .status()
+        .unwrap();
+    assert!(status.success() && dir.join("data").exists() && dir.join("data.0").exists(), "perf record --threads");
+    let mut r = Reader::open_dir(&dir).unwrap();
+    let mut counts = BTreeMap::new();
+    let mut samples = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        *counts.entry(stat_name(rec.header.type_)).or_default() += 1;
+        if let Ok(Record::Sample(s)) = rec.decode() {
+            let t = s.tid.unwrap();
+            samples.push((t.pid, t.tid, s.time.unwrap(), None, s.ip.unwrap(), s.period.unwrap_or(100000)));
+        }
+    }
+    assert_eq!(counts, perf_counts(&dir), "record counts by type");
+    let (mut theirs, _) = perf_script(&dir, false);
+    assert!(!samples.is_empty());
+    samples.sort();
+    theirs.sort();
+    assert_eq!(samples, theirs, "samples");
+}
