@@ -5,7 +5,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test demo lint unit loom loom-mutants miri fuzz fuzz-smoke embedded bench bench-instructions bench-data soak doc clean
+.PHONY: all test demo lint public-api public-api-check public-api-json package msrv unit loom loom-mutants miri fuzz fuzz-smoke embedded bench bench-instructions bench-decode bench-data soak doc clean
 
 all: test
 
@@ -18,11 +18,44 @@ demo:
 	$(CARGO) run --release -q -p perfring-sim --bin perfring-sim
 	@echo "make demo: done"
 
+## The crates published for users (crate:folder), and their public-API listings
+## (scripts/public-api.py, checked in as FOLDER/public-api.txt).
+PUBLISHED := perfring:core perfring-data:data perfring-linux:linux
+CRATES := $(foreach p,$(PUBLISHED),$(firstword $(subst :, ,$(p))))
+
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p perfring -p perfring-data --no-deps
-	@echo "make lint: rustfmt, clippy -D warnings and rustdoc -D warnings are clean"
+	@for c in $(CRATES); do RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p $$c --no-deps || exit 1; done
+	@$(MAKE) -s public-api-check
+	@echo "make lint: rustfmt, clippy -D warnings, rustdoc -D warnings ($(CRATES)) and the public-API listings are clean"
+
+## Each published crate's public API from nightly rustdoc JSON, against the checked-in listing.
+public-api-json:
+	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal >/dev/null
+	@for c in $(CRATES); do $(CARGO) +nightly rustdoc -q -p $$c --lib --target-dir target/api -- -Z unstable-options --output-format json || exit 1; done
+
+public-api-check: public-api-json
+	@for p in $(PUBLISHED); do c=$${p%%:*}; d=$${p#*:}; f=$$(echo $$c | tr - _); \
+	  python3 scripts/public-api.py target/api/doc/$$f.json | diff -u $$d/public-api.txt - \
+	  || { echo "public API of $$c changed: review the diff above, then run 'make public-api' and commit the listing"; exit 1; }; \
+	done; echo "public API listings unchanged: $(CRATES)"
+
+## Regenerate the checked-in listings after an intended API change.
+public-api: public-api-json
+	@for p in $(PUBLISHED); do c=$${p%%:*}; d=$${p#*:}; f=$$(echo $$c | tr - _); python3 scripts/public-api.py target/api/doc/$$f.json > $$d/public-api.txt; echo "wrote $$d/public-api.txt"; done
+
+## `cargo package` of every published crate in one call (a crate depending on an unpublished
+## sibling only packages that way), then `cargo +MSRV check` of their lib and bin targets.
+package:
+	$(CARGO) package -q --allow-dirty $(foreach c,$(CRATES),-p $(c))
+	@echo "make package: $(CRATES) package and verify"
+
+MSRV := $(shell sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+msrv:
+	@rustup toolchain list | grep -q "^$(MSRV)" || rustup toolchain install $(MSRV) --profile minimal >/dev/null
+	scripts/msrv-check.sh $(MSRV) $(PUBLISHED)
+	@echo "make msrv: $(CRATES) build with Rust $(MSRV)"
 
 unit:
 	$(CARGO) test --workspace -q
@@ -59,7 +92,13 @@ fuzz fuzz-smoke:
 embedded:
 	@for t in $(EMBEDDED_TARGETS); do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
 	@for t in $(EMBEDDED_TARGETS); do $(CARGO) build -q -p perfring --release --target $$t || exit 1; done
-	@echo "make embedded: perfring builds for $(EMBEDDED_TARGETS)"
+	$(CARGO) build -q -p perfring-example-firmware --release --target thumbv7em-none-eabihf
+	@rustup component list --installed | grep -q '^llvm-tools' || rustup component add llvm-tools >/dev/null 2>&1 || true
+	@size=$$(ls $$(rustc --print sysroot)/lib/rustlib/*/bin/llvm-size 2>/dev/null | head -1); \
+	elf=target/thumbv7em-none-eabihf/release/firmware; \
+	if [ -n "$$size" ]; then $$size -A $$elf | awk '$$1 ~ /^\.(text|rodata|data|bss|vector_table)$$/ {printf "  firmware %-14s %6d bytes\n", $$1, $$2}'; \
+	else echo "  (llvm-size not found: rustup component add llvm-tools)"; fi
+	@echo "make embedded: perfring builds for $(EMBEDDED_TARGETS); the firmware example (examples/firmware) for thumbv7em-none-eabihf"
 
 doc:
 	$(CARGO) doc -p perfring --no-deps --open
@@ -78,7 +117,14 @@ bench:
 	$(CARGO) bench -q -p perfring-tests --bench rings
 	@echo "make bench: figures above (medians of 5 runs; see BENCHMARKS.md for the machine)"
 
-## Instructions per record (callgrind), producer fast path and consumer.
+## Decoding speed (issue 18): perfring beside linux-perf-event-reader and perf-event-data on the
+## demo's perf.data and real `perf record` captures, made under target/decode-captures/ first.
+bench-decode:
+	scripts/decode-captures.sh
+	$(CARGO) bench -q -p perfring-tests --bench decode
+	@echo "make bench-decode: figures above (records/s, medians of 5 interleaved runs; see BENCHMARKS.md)"
+
+## Instructions per record (callgrind), producer fast path, consumer and the decoder's fast path.
 bench-instructions:
 	@command -v valgrind >/dev/null || (apt-get update -qq && apt-get install -y -qq valgrind)
 	$(CARGO) bench -q -p perfring-tests --bench instructions --no-run
@@ -89,13 +135,16 @@ bench-instructions:
 	c1=$$(count consumer 100000); c2=$$(count consumer 200000); \
 	r1=$$(count rtrb-producer 100000); r2=$$(count rtrb-producer 200000); \
 	s1=$$(count rtrb-consumer 100000); s2=$$(count rtrb-consumer 200000); \
+	d1=$$(count decode 100000); d2=$$(count decode 200000); \
+	e1=$$(count decode-setup 100000); e2=$$(count decode-setup 200000); \
 	rprod=$$(( (r2 - r1) / 100000 )); rcons=$$(( ((s2 - s1) - (r2 - r1)) / 100000 )); \
 	prod=$$(( (p2 - p1) / 100000 )); prod32=$$(( (q2 - q1) / 100000 )); cons=$$(( ((c2 - c1) - (p2 - p1)) / 100000 )); \
 	echo "producer fast path, 40-byte record (8-byte header + 32-byte payload): $$prod instructions per record"; \
 	echo "producer fast path, 32-byte record (a 32-byte copy in all):           $$prod32 instructions per record"; \
 	echo "consumer (batch read, per 40-byte record):                            $$cons instructions per record"; \
 	echo "reference, rtrb producer (write_chunk(32) + 32-byte copy + commit):    $$rprod instructions per record"; \
-	echo "reference, rtrb consumer (read_chunk(32) + commit, per record):        $$rcons instructions per record"
+	echo "reference, rtrb consumer (read_chunk(32) + commit, per record):        $$rcons instructions per record"; \
+	echo "decoder: walk + event lookup (2 events) + ip, pid, tid, time, period:  $$(( ((d2 - d1) - (e2 - e1)) / 100000 )) instructions per SAMPLE (IDENTIFIER|IP|TID|TIME|PERIOD)"
 
 ## perf.data reading (perfring-data): records/s over the demo's perf.data (mapped, streamed), and
 ## the peak memory of reading a >= 1 GiB pipe-mode stream through a pipe.

@@ -42,6 +42,7 @@ pub mod flags {
 
 /// Why an AUX operation was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AuxError {
     /// Non-overwrite mode and the consumer has not freed any space: the kernel disables the
     /// event here until user space re-enables it.
@@ -73,6 +74,8 @@ impl core::fmt::Display for AuxError {
     }
 }
 
+impl core::error::Error for AuxError {}
+
 /// The encoded `PERF_RECORD_AUX` body: `{u64 aux_offset, u64 aux_size, u64 flags}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AuxRecord {
@@ -103,6 +106,38 @@ impl AuxRecord {
 }
 
 /// The PMU driver's side of the AUX area.
+///
+/// ```
+/// use perfring::aux::{AuxConsumer, AuxProducer};
+/// use perfring::producer::{Config, Producer, Writer};
+/// use perfring::record::{decode, DecodeContext, Endian, Record};
+/// use perfring::{Consumer, Mapping};
+/// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
+/// # #[repr(C, align(8))] struct Aux([u8; 4096]);
+/// # let (mut buf, mut aux) = (Buf([0; 4096 + 4096]), Aux([0; 4096]));
+/// let map = Mapping::new(&mut buf.0, 4096).unwrap().with_aux(&mut aux.0, None).unwrap();
+/// // SAFETY: the only producers of the data ring and of the AUX area.
+/// let data = unsafe { Producer::new(&map, Config::default()) }.unwrap();
+/// let mut driver = unsafe { AuxProducer::new(&map, false, 0) }.unwrap();
+///
+/// // The "hardware" writes a trace chunk; the driver publishes it and logs PERF_RECORD_AUX.
+/// let mut handle = driver.output_begin().unwrap();
+/// driver.write(&mut handle, b"trace bytes!").unwrap();
+/// let (record, _wakeup) = driver.output_end(handle, 12, &data, &Writer::ANONYMOUS).unwrap();
+/// assert_eq!(record.map(|r| (r.aux_offset, r.aux_size)), Some((0, 12)));
+///
+/// // The tool reads the AUX bytes, and the record that announced them.
+/// let mut out = [0u8; 64];
+/// let (start, len) = AuxConsumer::new(&map).unwrap().read(&mut out);
+/// assert_eq!((start, &out[..len]), (0, &b"trace bytes!"[..]));
+/// let mut records = Consumer::untrusted(&map).unwrap();
+/// let ctx = DecodeContext::new(Endian::NATIVE);
+/// records
+///     .for_each(&mut [0u8; 64], |r| {
+///         assert!(matches!(decode(r.bytes, &ctx), Ok(Record::Aux(a)) if a.aux_size == 12));
+///     })
+///     .unwrap();
+/// ```
 pub struct AuxProducer<M: RingMemory> {
     mem: M,
     mask: usize,
@@ -278,7 +313,31 @@ pub struct Snapshot {
     pub overwritten: bool,
 }
 
-/// The consumer's side of the AUX area.
+/// The consumer's side of the AUX area: [`read`](AuxConsumer::read) for a writable AUX
+/// mapping (frees what it read), [`snapshot`](AuxConsumer::snapshot) for an overwriting one.
+///
+/// ```
+/// use perfring::aux::{AuxConsumer, AuxProducer};
+/// use perfring::producer::{Config, Producer, Writer};
+/// use perfring::Mapping;
+/// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
+/// # #[repr(C, align(8))] struct Aux([u8; 16]);
+/// # let (mut buf, mut aux) = (Buf([0; 4096 + 4096]), Aux([0; 16]));
+/// let map = Mapping::new(&mut buf.0, 4096).unwrap().with_aux(&mut aux.0, None).unwrap();
+/// // SAFETY: the only producers of the data ring and of the AUX area.
+/// let data = unsafe { Producer::new(&map, Config { overwrite: true, ..Config::default() }) }.unwrap();
+/// let mut driver = unsafe { AuxProducer::new(&map, true, 0) }.unwrap(); // snapshot mode
+/// for chunk in [&b"0123456789"[..], &b"abcdefghij"[..]] {
+///     let mut h = driver.output_begin().unwrap();
+///     driver.write(&mut h, chunk).unwrap();
+///     driver.output_end(h, chunk.len(), &data, &Writer::ANONYMOUS).unwrap();
+/// }
+/// // 20 bytes went through a 16-byte area: the snapshot is the newest 16, flagged.
+/// let mut out = [0u8; 16];
+/// let snap = AuxConsumer::new(&map).unwrap().snapshot(&mut out);
+/// assert_eq!(&out[..snap.len], b"456789abcdefghij");
+/// assert!(snap.overwritten);
+/// ```
 pub struct AuxConsumer<M: RingMemory> {
     mem: M,
     mask: usize,

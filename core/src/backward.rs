@@ -33,6 +33,7 @@ use crate::record::{Endian, Header};
 
 /// Why a backward read stopped. The records delivered before it are intact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BackwardError {
     /// A perfring producer had a writer open (its write generation was odd, or changed to odd)
     /// during the read: pause the ring (or wait) and read again.
@@ -76,6 +77,8 @@ impl core::fmt::Display for BackwardError {
     }
 }
 
+impl core::error::Error for BackwardError {}
+
 /// What one [`BackwardReader::read`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReadSummary {
@@ -89,6 +92,34 @@ pub struct ReadSummary {
 }
 
 /// Reads a backward ring newest-first (see the [module docs](self)).
+///
+/// ```
+/// use perfring::producer::{Config, Producer, Writer};
+/// use perfring::{BackwardReader, Mapping};
+/// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
+/// # let mut buf = Buf([0; 4096 + 4096]);
+/// let map = Mapping::new(&mut buf.0, 4096).unwrap();
+/// // A flight recorder: backward, overwriting (perf's `--overwrite`).
+/// let config = Config { backward: true, overwrite: true, ..Config::default() };
+/// // SAFETY: the only producer of this ring.
+/// let producer = unsafe { Producer::new(&map, config) }.unwrap();
+/// for misc in 1..=3u8 {
+///     producer.output(&[9, 0, 0, 0, misc, 0, 8, 0], &Writer::ANONYMOUS).unwrap();
+/// }
+/// let mut reader = BackwardReader::new(&map, false).unwrap();
+/// let mut seen = [0u16; 3];
+/// let mut i = 0;
+/// reader.pause(); // PAUSE_OUTPUT around the read, as perf does
+/// let summary = reader
+///     .read(&mut [0u8; 64], |r| {
+///         seen[i] = r.header.misc;
+///         i += 1;
+///     })
+///     .unwrap();
+/// reader.resume();
+/// assert_eq!(seen, [3, 2, 1], "newest first");
+/// assert_eq!((summary.records, summary.wrapped), (3, false));
+/// ```
 pub struct BackwardReader<M: RingMemory> {
     mem: M,
     mask: usize,

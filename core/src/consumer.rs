@@ -57,6 +57,7 @@ mod sealed {
 
 /// Why the consumer stopped. Never a panic; the batch consumed nothing past the fault.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReadError {
     /// `data_head` is behind our tail (it went backwards, or the peer wrote garbage).
     HeadBehindTail {
@@ -127,6 +128,8 @@ impl core::fmt::Display for ReadError {
     }
 }
 
+impl core::error::Error for ReadError {}
+
 /// Scratch space large enough for any record (65528 bytes, rounded up), 8-byte aligned.
 #[repr(C, align(8))]
 pub struct Scratch(pub [u8; 65536]);
@@ -187,6 +190,26 @@ pub struct Consumer<M: RingMemory, T: Trust = Trusted> {
 impl<M: RingMemory> Consumer<M, Untrusted> {
     /// A consumer that does not trust the producer: any content of the ring and the control
     /// words yields records or typed errors, never undefined behaviour or a panic.
+    ///
+    /// ```
+    /// use perfring::consumer::{ReadError, Scratch};
+    /// use perfring::memory::{Position, RingMemory};
+    /// use perfring::producer::{Config, Producer, Writer};
+    /// use perfring::{Consumer, Mapping};
+    /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
+    /// # let mut buf = Buf([0; 4096 + 4096]);
+    /// let map = Mapping::new(&mut buf.0, 4096).unwrap();
+    /// // SAFETY: the only producer of this ring.
+    /// let producer = unsafe { Producer::new(&map, Config::default()) }.unwrap();
+    /// let mut consumer = Consumer::untrusted(&map).unwrap();
+    /// let mut scratch = Scratch::new(); // every record is copied here, then validated
+    /// producer.output(&[9, 0, 0, 0, 0, 0, 8, 0], &Writer::ANONYMOUS).unwrap();
+    /// assert_eq!(consumer.for_each(&mut scratch, |r| assert_eq!(r.header.type_, 9)), Ok(1));
+    ///
+    /// // A hostile peer publishes a head two ring sizes ahead: a typed error, nothing read.
+    /// map.position(Position::DataHead).store(8 + 2 * 4096, core::sync::atomic::Ordering::Relaxed);
+    /// assert!(matches!(consumer.for_each(&mut scratch, |_| {}), Err(ReadError::HeadTooFarAhead { .. })));
+    /// ```
     pub fn untrusted(mem: M) -> Result<Self, LayoutError> {
         Self::make(mem)
     }

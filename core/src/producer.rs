@@ -85,6 +85,7 @@ impl Writer {
 
 /// Why `output_begin` returned no handle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ReserveError {
     /// The size is not a multiple of 8 or smaller than a header; nothing was counted (the
     /// kernel WARNs on such sizes: it is a caller bug).
@@ -115,6 +116,8 @@ impl core::fmt::Display for ReserveError {
     }
 }
 
+impl core::error::Error for ReserveError {}
+
 /// Why a [`Handle`] write was refused (nothing was written).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WriteError {
@@ -123,6 +126,14 @@ pub struct WriteError {
     /// Bytes left in the reservation.
     pub remaining: usize,
 }
+
+impl core::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "write of {} bytes does not fit: {} left in the reservation", self.requested, self.remaining)
+    }
+}
+
+impl core::error::Error for WriteError {}
 
 /// A labelled step of the producer at which an interrupt may run a nested writer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -193,6 +204,41 @@ pub struct NoHooks;
 impl<M: RingMemory> Hooks<M> for NoHooks {}
 
 /// The producer (kernel) side of one ring. See the [module docs](self).
+///
+/// Over a `static` buffer, with no allocator (what a firmware image does): reserve with
+/// [`output_begin`](Producer::output_begin), fill the [`Handle`], [`end`](Handle::end) it.
+///
+/// ```
+/// use perfring::producer::{Config, Writer};
+/// use perfring::record::{types, Endian, Header};
+/// use perfring::{split, Mapping};
+///
+/// #[repr(C, align(8))]
+/// struct Ring([u8; 4096 + 8192]); // control page + an 8 KiB data area
+/// static mut RING: Ring = Ring([0; 4096 + 8192]);
+///
+/// // SAFETY: the only reference to RING this program makes.
+/// let buf = unsafe { &mut *core::ptr::addr_of_mut!(RING.0) };
+/// let mut map = Mapping::new(buf, 4096).unwrap();
+/// let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
+///
+/// // A 16-byte record: header + one u64 of payload.
+/// let mut handle = producer.output_begin(16, &Writer::ANONYMOUS).unwrap();
+/// handle.write(&Header { type_: types::SAMPLE, misc: 0, size: 16 }.to_bytes(Endian::NATIVE)).unwrap();
+/// handle.write(&0x1234u64.to_ne_bytes()).unwrap();
+/// assert_eq!(handle.remaining(), 0);
+/// handle.end();
+///
+/// let mut scratch = [0u8; 64];
+/// let n = consumer
+///     .for_each(&mut scratch, |r| {
+///         assert_eq!(r.header.size, 16);
+///         assert_eq!(r.body(), &0x1234u64.to_ne_bytes()[..]);
+///     })
+///     .unwrap();
+/// assert_eq!(n, 1);
+/// assert_eq!(producer.lost_pending(), 0);
+/// ```
 pub struct Producer<M: RingMemory, H: Hooks<M> = NoHooks> {
     mem: M,
     /// Data size - 1 (the size is a power of two).
@@ -429,6 +475,26 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// Records written inside are invisible to the consumer until `f` returns, so the space they
     /// use cannot be freed meanwhile: end the batch when a write fails with
     /// [`ReserveError::NoSpace`] instead of retrying inside it. A panic in `f` still publishes.
+    ///
+    /// ```
+    /// use perfring::producer::{Config, Writer};
+    /// use perfring::{split, Mapping};
+    /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
+    /// # let mut buf = Buf([0; 4096 + 4096]);
+    /// let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
+    /// let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
+    /// let record = [9, 0, 0, 0, 0, 0, 8, 0]; // an empty SAMPLE
+    /// let (written, _wakeup) = producer.batch(|p| {
+    ///     for _ in 0..3 {
+    ///         p.output(&record, &Writer::ANONYMOUS).unwrap();
+    ///         assert_eq!(consumer.available(), Ok(0), "nothing is published inside the batch");
+    ///     }
+    ///     3
+    /// });
+    /// // One data_head store published all three; the writer count is back to 0.
+    /// assert_eq!((written, consumer.available(), producer.nest()), (3, Ok(24), 0));
+    /// assert_eq!(consumer.for_each(&mut [0u8; 64], |_| {}), Ok(3));
+    /// ```
     pub fn batch<R>(&self, f: impl FnOnce(&Self) -> R) -> (R, bool) {
         struct Outer<'p, M: RingMemory, H: Hooks<M>> {
             producer: &'p Producer<M, H>,
@@ -785,6 +851,27 @@ impl<'p, M: RingMemory, H: Hooks<M>> Handle<'p, M, H> {
     /// Advance `n` bytes without writing them (`perf_output_skip`). Unlike the kernel, whose
     /// skipped bytes keep stale ring content, perfring zeroes them: a producer facing an
     /// untrusted consumer must not leak old records.
+    ///
+    /// ```
+    /// use perfring::producer::{Config, Writer};
+    /// use perfring::{split, Mapping};
+    /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
+    /// # let mut buf = Buf([0; 4096 + 4096]);
+    /// let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
+    /// let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
+    /// // Fill the ring with 0xAA records, read them, then wrap over them with skips.
+    /// let mut old = [0xAAu8; 64];
+    /// old[..8].copy_from_slice(&[9, 0, 0, 0, 0, 0, 64, 0]);
+    /// for _ in 0..63 {
+    ///     producer.output(&old, &Writer::ANONYMOUS).unwrap();
+    ///     consumer.for_each(&mut [0u8; 64], |_| {}).unwrap();
+    /// }
+    /// let mut h = producer.output_begin(64, &Writer::ANONYMOUS).unwrap();
+    /// h.write(&[9, 0, 0, 0, 0, 0, 64, 0]).unwrap();
+    /// h.skip(40).unwrap(); // skipped: zeroed, not the old 0xAA bytes
+    /// h.end(); // the last 16 bytes were never written: zeroed too
+    /// consumer.for_each(&mut [0u8; 64], |r| assert!(r.body().iter().all(|&b| b == 0))).unwrap();
+    /// ```
     pub fn skip(&mut self, n: usize) -> Result<(), WriteError> {
         if n > self.remaining {
             return Err(WriteError { requested: n, remaining: self.remaining });

@@ -86,6 +86,7 @@ impl CounterSource for NoCounters {
 
 /// Why a self-monitoring read failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SelfmonError {
     /// The writer never left the fields stable for a whole read (`lock` odd or changed) within
     /// the retry bound.
@@ -102,6 +103,8 @@ impl core::fmt::Display for SelfmonError {
         }
     }
 }
+
+impl core::error::Error for SelfmonError {}
 
 /// A counter reading: the snapshot and what was computed from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,6 +170,37 @@ fn read_fields<M: RingMemory>(mem: &M, lock: u32) -> Snapshot {
 
 /// Read the self-monitoring fields consistently, and the counters through `source` inside the
 /// same critical section (the uapi loop), then compute the count and the times.
+///
+/// ```
+/// use perfring::page::Capabilities;
+/// use perfring::selfmon::{self, CounterSource, Update, DEFAULT_MAX_RETRIES};
+/// use perfring::Mapping;
+/// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
+/// # let mut buf = Buf([0; 4096 + 4096]);
+/// let map = Mapping::new(&mut buf.0, 4096).unwrap();
+/// // The exporter (a hypervisor, the kernel) publishes a counter and its clock.
+/// selfmon::write(&map, &Update {
+///     index: 1,
+///     offset: 1000,
+///     time_enabled: 500,
+///     time_running: 250,
+///     capabilities: Capabilities(Capabilities::USER_RDPMC | Capabilities::USER_TIME),
+///     pmc_width: 48,
+///     time_shift: 1,
+///     time_mult: 1,
+///     ..Update::default()
+/// });
+/// // The reader supplies the hardware reads (rdpmc/rdtsc on x86; fixed values here).
+/// struct Fixed;
+/// impl CounterSource for Fixed {
+///     fn read_pmc(&mut self, _index: u32) -> u64 { (1 << 48) - 10 } // -10 in 48 bits
+///     fn read_cycles(&mut self) -> u64 { 200 }                        // 100 ns at mult 1, shift 1
+/// }
+/// let r = selfmon::read(&map, &mut Fixed, DEFAULT_MAX_RETRIES).unwrap();
+/// assert_eq!(r.count, 990); // offset + sign-extended counter
+/// assert_eq!((r.enabled, r.running), (600, 350));
+/// assert_eq!(selfmon::scale(r.count, r.enabled, r.running), Some(990 * 600 / 350));
+/// ```
 pub fn read<M: RingMemory, C: CounterSource>(
     mem: &M,
     source: &mut C,
@@ -284,6 +318,17 @@ pub fn cycles_to_delta(cyc: u64, shift: u16, mult: u32, offset: u64) -> u64 {
 }
 
 /// Cycles → perf timestamp (`cap_user_time_zero`): `time_zero + (cyc * mult) >> shift`.
+///
+/// ```
+/// use perfring::selfmon::{cycles_to_timestamp, timestamp_to_cycles};
+/// // A 3 GHz TSC: 1 ns = 3 cycles, i.e. ns = cycles * mult >> shift with mult/2^shift = 1/3.
+/// let (shift, mult, time_zero) = (31, 715_827_883, 1_000_000_000);
+/// let ts = cycles_to_timestamp(3_000_000_000, shift, mult, time_zero);
+/// assert_eq!(ts, time_zero + 1_000_000_000); // one second later
+/// let cyc = timestamp_to_cycles(ts, shift, mult, time_zero).unwrap();
+/// assert!(cyc.abs_diff(3_000_000_000) <= 3); // back, within a nanosecond's cycles
+/// assert_eq!(timestamp_to_cycles(ts, shift, 0, time_zero), None);
+/// ```
 pub fn cycles_to_timestamp(cyc: u64, shift: u16, mult: u32, time_zero: u64) -> u64 {
     time_zero.wrapping_add(mul_shr(cyc, mult, shift))
 }

@@ -11,7 +11,11 @@
 //! ```
 //!
 //! Invariants: `decode` never panics (every failure is a `DecodeError`), nor does
-//! `Attr::from_bytes`; a decoded record re-encodes (unless padding makes it outgrow
+//! `Attr::from_bytes`; the fast path agrees with it (issue 18): the record's `SampleLayout`
+//! views never panic, and when `decode` succeeds every field a view offers equals the decoded
+//! one; an `EventSet` of two events with that layout attributes the record without panicking
+//! (to one of its events, or with a typed error); `Walker` walks the record bytes (as ring and as
+//! perf.data records) to an end without panicking or looping, never past the input; a decoded record re-encodes (unless padding makes it outgrow
 //! `header.size`'s limit), and after that one normalisation (string areas, RAW/stack/AUX and
 //! TEXT_POKE padding), encoding is a fixed point: decode(encode(r)) encodes to the same bytes.
 //! The fixed-point check is skipped for samples whose branch stack is empty under
@@ -20,7 +24,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use perfring::record::{branch_sample_type, decode, Attr, DecodeContext, EncodeError, Endian, Record};
+use perfring::record::{
+    attr_flags, branch_sample_type, decode, Attr, DecodeContext, EncodeError, Endian, Event, EventSet, IdEntry, Record,
+    SampleLayout, Walker,
+};
 
 const HEAD: usize = 41;
 
@@ -58,12 +65,64 @@ fn encode(rec: &Record<'_>, ctx: &DecodeContext) -> Option<Vec<u8>> {
     }
 }
 
+/// The fast path against the complete decode (when it succeeded), and the event set and walker
+/// on the same bytes.
+fn fast_path(bytes: &[u8], ctx: &DecodeContext, full: Option<&Record<'_>>) {
+    let layout = SampleLayout::new(ctx);
+    let view = layout.record(bytes);
+    let fields = (view.time(), view.id(), view.stream_id(), view.cpu(), view.pid(), view.tid());
+    let sample = layout.sample(bytes);
+    if let Ok(v) = &sample {
+        let _ = (v.identifier(), v.ip(), v.pid_tid(), v.addr(), v.period(), v.read(), v.callchain(), v.raw());
+        let _ = v.decode();
+    }
+    if let Some(rec) = full.filter(|r| !matches!(r, Record::Unknown { .. })) {
+        assert_eq!(fields, (rec.time(), rec.id(), rec.stream_id(), rec.cpu(), rec.pid(), rec.tid()), "{rec:?}");
+        if let Record::Sample(s) = rec {
+            let v = sample.expect("a decoded SAMPLE has a view");
+            assert_eq!((v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr()), (s.identifier, s.ip, s.tid, s.time, s.addr));
+            assert_eq!((v.id(), v.stream_id(), v.cpu(), v.period()), (s.id, s.stream_id, s.cpu, s.period));
+            assert_eq!(v.read(), Ok(s.read));
+            assert_eq!(v.callchain(), Ok(s.callchain));
+            assert_eq!(v.raw(), Ok(s.raw));
+            assert_eq!(v.decode().as_ref(), Ok(s));
+        }
+    }
+    let attr = Attr {
+        sample_type: ctx.sample_type,
+        read_format: ctx.read_format,
+        flags: if ctx.sample_id_all { attr_flags::SAMPLE_ID_ALL } else { 0 },
+        ..Attr::ZERO
+    };
+    let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+    for ids in [[1, 2], [3, 4]] {
+        let e = set.add_event(&attr, ctx.endian).unwrap();
+        for id in ids {
+            set.add_id(e, id).unwrap();
+        }
+    }
+    if let Ok(i) = set.attribute(bytes) {
+        assert!(i < 2);
+    }
+    for walker in [Walker::new(bytes, ctx.endian), Walker::perf_data(bytes, ctx.endian)] {
+        let mut walked = 0usize;
+        for r in walker {
+            let Ok(r) = r else { break };
+            walked += r.bytes.len() + r.aux_data.len();
+            assert!(walked <= bytes.len());
+            let _ = set.attribute_walked(&r);
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let _ = Attr::from_bytes(data, Endian::Little);
     let _ = Attr::from_bytes(data, Endian::Big);
     let Some((head, bytes)) = data.split_first_chunk::<HEAD>() else { return };
     let ctx = context(head);
-    let Ok(first) = decode(bytes, &ctx) else { return };
+    let decoded = decode(bytes, &ctx);
+    fast_path(bytes, &ctx, decoded.as_ref().ok());
+    let Ok(first) = decoded else { return };
     let Some(b2) = encode(&first, &ctx) else { return };
     let second = decode(&b2, &ctx).unwrap_or_else(|e| panic!("re-encoded record fails to decode: {e}\n{first:?}"));
     if ambiguous(&first, &ctx) || ambiguous(&second, &ctx) {

@@ -9,6 +9,11 @@
 //! `instructions consumer N`: the same N writes, then one batch reading all N records; the
 //! Makefile subtracts the producer run to get the consumer's share.
 //!
+//! `instructions decode N` (issue 18): N SAMPLE records of two events (IDENTIFIER|IP|TID|TIME|
+//! PERIOD, 48 bytes, ids alternating over four), built in a buffer, then walked with `Walker`,
+//! attributed with `EventSet`, and ip, pid, tid, time and period read through the event's
+//! `SampleView` into a fold. `decode-setup N` only builds the buffer: the Makefile subtracts it.
+//!
 //! `instructions rtrb-producer N` / `rtrb-consumer N`: the same counts for rtrb, the fastest
 //! peer of `make bench`, as a reference: N × (`write_chunk(32)` + 32-byte copy + `commit_all`),
 //! then N × (`read_chunk(32)` + reading a byte + `commit_all`). rtrb gets its best case: when the
@@ -18,7 +23,7 @@ use std::hint::black_box;
 
 use perfring::consumer::Scratch;
 use perfring::producer::{Config, Writer};
-use perfring::record::{types, Endian, Header};
+use perfring::record::{sample_type as st, types, Attr, Endian, Event, EventSet, Header, IdEntry, Walker};
 use perfring::{split, Mapping};
 
 fn main() {
@@ -30,6 +35,8 @@ fn main() {
         "consumer" => run::<40>(n, true),
         "rtrb-producer" => rtrb_run(n, false),
         "rtrb-consumer" => rtrb_run(n, true),
+        "decode-setup" => decode_run(n, false),
+        "decode" => decode_run(n, true),
         _ => run::<40>(n, false),
     }
 }
@@ -96,4 +103,43 @@ fn rtrb_run(n: usize, consume: bool) {
         }
         black_box(sum);
     }
+}
+
+/// N two-event samples, then (if `walk`) the walk + attribution + five fields of each.
+fn decode_run(n: usize, walk: bool) {
+    const SIZE: usize = 48;
+    let attr = Attr { sample_type: st::IDENTIFIER | st::IP | st::TID | st::TIME | st::PERIOD, ..Attr::ZERO };
+    let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+    for ids in [[11, 12], [21, 22]] {
+        let e = set.add_event(&attr, Endian::NATIVE).unwrap();
+        for id in ids {
+            set.add_id(e, id).unwrap();
+        }
+    }
+    let mut buf = vec![0u8; n * SIZE];
+    let header = Header { type_: types::SAMPLE, misc: 2, size: SIZE as u16 }.to_bytes(Endian::NATIVE);
+    for (i, rec) in buf.chunks_exact_mut(SIZE).enumerate() {
+        let id = [11u64, 21, 12, 22][i % 4];
+        rec[..8].copy_from_slice(&header);
+        for (k, w) in [id, 0x40_0000 + i as u64, (7 << 32) | 8, 1000 * i as u64, 1].iter().enumerate() {
+            rec[8 + 8 * k..16 + 8 * k].copy_from_slice(&w.to_ne_bytes());
+        }
+    }
+    let buf = black_box(buf);
+    if !walk {
+        return;
+    }
+    let mut acc = 0u64;
+    for r in Walker::perf_data(&buf, Endian::NATIVE) {
+        let Ok(r) = r else { std::process::abort() };
+        let Ok((_, event)) = set.attribute_walked_event(&r) else { std::process::abort() };
+        let Ok(v) = event.sample_walked(&r) else { std::process::abort() };
+        acc = acc
+            .wrapping_add(v.ip().unwrap_or(0))
+            .wrapping_add(u64::from(v.pid().unwrap_or(0)))
+            .wrapping_add(u64::from(v.tid().unwrap_or(0)))
+            .wrapping_add(v.time().unwrap_or(0))
+            .wrapping_add(v.period().unwrap_or(0));
+    }
+    black_box(acc);
 }

@@ -201,6 +201,7 @@ unsafe impl<R: RingMemory + ?Sized> RingMemory for &R {
 
 /// Why a mapping or a ring could not be set up. Never a panic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum LayoutError {
     /// The area size is not a power of two (the kernel rejects it with `-EINVAL`).
     NotPowerOfTwo {
@@ -266,6 +267,8 @@ impl core::fmt::Display for LayoutError {
         }
     }
 }
+
+impl core::error::Error for LayoutError {}
 
 /// Check that `size` can be the size of a ring area of at least `min` bytes.
 pub(crate) const fn check_area_size(size: usize, min: usize) -> Result<(), LayoutError> {

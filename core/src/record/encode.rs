@@ -30,19 +30,52 @@ impl Record<'_> {
     /// short.
     pub fn encode(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError> {
         let size = self.encoded_size(ctx)?;
-        let have = out.len();
-        let out = out.get_mut(..size).ok_or(EncodeError::BufferTooSmall { need: size, have })?;
-        let mut w = Writer::new(out, ctx.endian);
         let header = Header { type_: self.type_(), misc: self.misc(), size: size as u16 };
-        w.put(&header.to_bytes(ctx.endian));
-        dispatch!(self, b => body::encode_rest(b, ctx, &mut w), s => s.encode_body(&mut w), _h, body => w.put(body));
-        match w.finish() {
-            Some(n) if n == size => Ok(size),
-            // The size computation and the writes disagree: a bug in this module.
-            other => {
-                debug_assert!(false, "encoder wrote {other:?} bytes of {size}");
-                Err(EncodeError::BufferTooSmall { need: other.unwrap_or(usize::MAX), have: size })
-            }
+        write(
+            header,
+            ctx,
+            out,
+            |w| dispatch!(self, b => body::encode_rest(b, ctx, w), s => s.encode_body(w), _h, body => w.put(body)),
+        )
+    }
+}
+
+/// Encode one non-SAMPLE body type without going through [`Record`]: what the producer's LOST
+/// and AUX records use, so that a firmware image links this body's code only, not the whole
+/// encoder's dispatch over every record type.
+pub(crate) fn encode_body<'a, T: body::Body<'a>>(
+    type_: u32,
+    rec: &T,
+    ctx: &DecodeContext,
+    out: &mut [u8],
+) -> Result<usize, EncodeError> {
+    let size = body::size(rec, ctx)?;
+    if size > usize::from(u16::MAX) {
+        return Err(EncodeError::TooLarge { size });
+    }
+    let header = Header { type_, misc: rec.misc(), size: size as u16 };
+    write(header, ctx, out, |w| body::encode_rest(rec, ctx, w))
+}
+
+/// Write `header` then `rest` into the first `header.size` bytes of `out`.
+fn write(
+    header: Header,
+    ctx: &DecodeContext,
+    out: &mut [u8],
+    rest: impl FnOnce(&mut Writer<'_>),
+) -> Result<usize, EncodeError> {
+    let size = usize::from(header.size);
+    let have = out.len();
+    let out = out.get_mut(..size).ok_or(EncodeError::BufferTooSmall { need: size, have })?;
+    let mut w = Writer::new(out, ctx.endian);
+    w.put(&header.to_bytes(ctx.endian));
+    rest(&mut w);
+    match w.finish() {
+        Some(n) if n == size => Ok(size),
+        // The size computation and the writes disagree: a bug in this module.
+        other => {
+            debug_assert!(false, "encoder wrote {other:?} bytes of {size}");
+            Err(EncodeError::BufferTooSmall { need: other.unwrap_or(usize::MAX), have: size })
         }
     }
 }

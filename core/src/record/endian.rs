@@ -14,6 +14,35 @@ impl Endian {
     /// The byte order of the machine this code runs on.
     pub const NATIVE: Endian = if cfg!(target_endian = "little") { Endian::Little } else { Endian::Big };
 
+    /// The u64 at `at` in `bytes` (one load), or `None` past the end.
+    #[inline(always)]
+    pub fn u64_at(self, bytes: &[u8], at: usize) -> Option<u64> {
+        let b: [u8; 8] = bytes.get(at..at.checked_add(8)?)?.try_into().ok()?;
+        Some(self.u64(b))
+    }
+    /// The u32 at `at` in `bytes`, or `None` past the end.
+    #[inline(always)]
+    pub fn u32_at(self, bytes: &[u8], at: usize) -> Option<u32> {
+        let b: [u8; 4] = bytes.get(at..at.checked_add(4)?)?.try_into().ok()?;
+        Some(self.u32(b))
+    }
+    /// The two u32s at `at` (e.g. `{pid, tid}`), in their order in `bytes`, with one load.
+    #[inline(always)]
+    pub fn u32_pair_at(self, bytes: &[u8], at: usize) -> Option<(u32, u32)> {
+        let b: [u8; 8] = bytes.get(at..at.checked_add(8)?)?.try_into().ok()?;
+        // Read as one u64 in this order: the first u32 in memory is its low half in
+        // little-endian order and its high half in big-endian order.
+        Some(match self {
+            Endian::Little => {
+                let v = u64::from_le_bytes(b);
+                (v as u32, (v >> 32) as u32)
+            }
+            Endian::Big => {
+                let v = u64::from_be_bytes(b);
+                ((v >> 32) as u32, v as u32)
+            }
+        })
+    }
     /// Decode a u16.
     #[inline(always)]
     pub fn u16(self, b: [u8; 2]) -> u16 {

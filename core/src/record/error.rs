@@ -8,6 +8,7 @@ use core::fmt;
 /// Decoding never panics and never reads outside the input: any input that does not have the
 /// layout the context describes ends in one of these.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// A fixed-size field does not fit in what is left of the record (or of the part before the
     /// `sample_id` trailer).
@@ -92,9 +93,12 @@ impl fmt::Display for DecodeError {
     }
 }
 
+impl core::error::Error for DecodeError {}
+
 /// Why a record could not be encoded: it does not fit, or its fields disagree with the context
 /// (the `perf_event_attr` fields that decide the layout).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum EncodeError {
     /// The output slice is shorter than [`Record::encoded_size`](super::Record::encoded_size).
     BufferTooSmall {
@@ -154,3 +158,5 @@ impl fmt::Display for EncodeError {
         }
     }
 }
+
+impl core::error::Error for EncodeError {}

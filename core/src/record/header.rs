@@ -28,10 +28,18 @@ impl Header {
     /// Decode the 8 header bytes.
     #[inline]
     pub fn from_bytes(b: [u8; 8], endian: Endian) -> Header {
-        Header {
-            type_: endian.u32([b[0], b[1], b[2], b[3]]),
-            misc: endian.u16([b[4], b[5]]),
-            size: endian.u16([b[6], b[7]]),
+        // One 8-byte load, then shifts: `{u32 type; u16 misc; u16 size}` is the low, middle and
+        // top part of the word read in the record's order on a little-endian writer, and the
+        // top, middle and low part (each already swapped) on a big-endian one.
+        match endian {
+            Endian::Little => {
+                let v = u64::from_le_bytes(b);
+                Header { type_: v as u32, misc: (v >> 32) as u16, size: (v >> 48) as u16 }
+            }
+            Endian::Big => {
+                let v = u64::from_be_bytes(b);
+                Header { type_: (v >> 32) as u32, misc: (v >> 16) as u16, size: v as u16 }
+            }
         }
     }
 

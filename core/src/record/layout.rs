@@ -197,9 +197,8 @@ impl SampleLayout {
     /// once; the accessors then read single fields.
     #[inline]
     pub fn sample<'a>(&'a self, bytes: &'a [u8]) -> Result<SampleView<'a>, DecodeError> {
-        let type_ = match bytes.get(..4) {
-            Some(b) => self.ctx.endian.u32([b[0], b[1], b[2], b[3]]),
-            None => return Err(DecodeError::Truncated { field: "header", offset: 0, need: 8, have: bytes.len() }),
+        let Some(type_) = self.ctx.endian.u32_at(bytes, 0) else {
+            return Err(DecodeError::Truncated { field: "header", offset: 0, need: 8, have: bytes.len() });
         };
         if type_ != types::SAMPLE {
             return Err(DecodeError::InvalidValue {
@@ -222,14 +221,30 @@ impl SampleLayout {
         Ok(SampleView { bytes, layout: self })
     }
 
+    /// [`sample`](Self::sample) for a record a [`Walker`](super::Walker) handed out: the
+    /// header it parsed is used, not read again.
+    #[inline]
+    pub fn sample_walked<'a>(&'a self, record: &super::WalkedRecord<'a>) -> Result<SampleView<'a>, DecodeError> {
+        if record.header.type_ != types::SAMPLE {
+            return Err(not_a_sample(record.header.type_));
+        }
+        // A walked record is `header.size` bytes, so it is no longer than a u16 allows.
+        if record.bytes.len() < self.fixed_end as usize {
+            return Err(self.too_short(record.bytes.len()));
+        }
+        Ok(SampleView { bytes: record.bytes, layout: self })
+    }
+
+    #[cold]
+    fn too_short(&self, len: usize) -> DecodeError {
+        DecodeError::Truncated { field: "sample (fixed fields)", offset: 0, need: self.fixed_end as usize, have: len }
+    }
+
     /// A view of any record of this event (`bytes` = the whole record): the event-identifying
     /// values of a SAMPLE or of a trailer through one set of accessors.
     #[inline]
     pub fn record<'a>(&'a self, bytes: &'a [u8]) -> RecordView<'a> {
-        let type_ = match bytes.get(..4) {
-            Some(b) => self.ctx.endian.u32([b[0], b[1], b[2], b[3]]),
-            None => 0,
-        };
+        let type_ = self.ctx.endian.u32_at(bytes, 0).unwrap_or(0);
         let kind = if bytes.len() > u16::MAX as usize {
             Kind::None
         } else if type_ == types::SAMPLE && bytes.len() >= self.fixed_end as usize {
@@ -246,18 +261,19 @@ impl SampleLayout {
     }
 }
 
+#[cold]
+fn not_a_sample(type_: u32) -> DecodeError {
+    DecodeError::InvalidValue { field: "header.type (not a SAMPLE)", value: type_ as u64, offset: 0 }
+}
+
 #[inline(always)]
 fn u64_at(bytes: &[u8], off: u16, endian: Endian) -> Option<u64> {
-    let o = off as usize;
-    let b: [u8; 8] = bytes.get(o..o + 8)?.try_into().ok()?;
-    Some(endian.u64(b))
+    endian.u64_at(bytes, off as usize)
 }
 
 #[inline(always)]
 fn pair_at(bytes: &[u8], off: u16, endian: Endian) -> Option<(u32, u32)> {
-    let o = off as usize;
-    let b: [u8; 8] = bytes.get(o..o + 8)?.try_into().ok()?;
-    Some((endian.u32([b[0], b[1], b[2], b[3]]), endian.u32([b[4], b[5], b[6], b[7]])))
+    endian.u32_pair_at(bytes, off as usize)
 }
 
 /// A SAMPLE record read through its event's [`SampleLayout`]. Fields of the fixed prefix are
@@ -358,28 +374,38 @@ impl<'a> SampleView<'a> {
     }
 
     /// CALLCHAIN: `nr` ips with context markers; walks a READ group before it, if any.
+    #[inline]
     pub fn callchain(&self) -> Result<Option<U64Array<'a>>, DecodeError> {
         if self.layout.ctx.sample_type & st::CALLCHAIN == 0 {
             return Ok(None);
         }
+        self.callchain_walk().map(Some)
+    }
+
+    fn callchain_walk(&self) -> Result<U64Array<'a>, DecodeError> {
         let mut r = self.after_read()?;
         let nr = r.u64("sample.callchain.nr")?;
-        r.u64s(nr, 1, "sample.callchain.nr").map(Some)
+        r.u64s(nr, 1, "sample.callchain.nr")
     }
 
     /// RAW: the `size` bytes (padding included); walks READ and CALLCHAIN before it.
+    #[inline]
     pub fn raw(&self) -> Result<Option<&'a [u8]>, DecodeError> {
-        let t = self.layout.ctx.sample_type;
-        if t & st::RAW == 0 {
+        if self.layout.ctx.sample_type & st::RAW == 0 {
             return Ok(None);
         }
+        self.raw_walk().map(Some)
+    }
+
+    fn raw_walk(&self) -> Result<&'a [u8], DecodeError> {
+        let t = self.layout.ctx.sample_type;
         let mut r = self.after_read()?;
         if t & st::CALLCHAIN != 0 {
             let nr = r.u64("sample.callchain.nr")?;
             r.u64s(nr, 1, "sample.callchain.nr")?;
         }
         let size = r.u32("sample.raw.size")?;
-        r.take_counted(u64::from(size), "sample.raw.size").map(Some)
+        r.take_counted(u64::from(size), "sample.raw.size")
     }
 
     /// The complete [`Sample`]: every field, with every check of [`decode`](super::decode).

@@ -144,7 +144,7 @@ pub use branch::{BranchEntries, BranchEntry, BranchFlags, BranchStack};
 pub use callchain::CallchainDeferred;
 pub use cgroup::Cgroup;
 pub use context::DecodeContext;
-pub use decode::{decode, decode_parsed, type_name, MiscFlags, Record};
+pub use decode::{decode, decode_into, decode_parsed, type_name, MiscFlags, Record};
 pub use endian::Endian;
 pub use error::{DecodeError, EncodeError};
 pub use event_set::{AttributeError, Event, EventSet, EventSetError, IdEntry, Inconsistency};

@@ -152,6 +152,33 @@ fn opt(r: &mut Reader<'_>, read_format: u64, bit: u64, field: &'static str) -> R
 
 impl<'a> ReadValues<'a> {
     /// Decode a block laid out by `read_format`.
+    /// Parse a whole block laid out by `read_format`: what `read(2)` of a perf event fd returns
+    /// (`perf_read_one`/`perf_read_group` write the same layout as a sample's READ field).
+    /// `bytes` must be exactly the block.
+    ///
+    /// ```
+    /// use perfring::record::{read_format as rf, Endian, ReadValues};
+    /// let mut block = [0u8; 24];
+    /// for (i, v) in [1000u64, 500, 42].iter().enumerate() {
+    ///     block[8 * i..8 * i + 8].copy_from_slice(&v.to_le_bytes());
+    /// }
+    /// let v = ReadValues::parse(&block, rf::TOTAL_TIME_ENABLED | rf::ID, Endian::Little).unwrap();
+    /// assert!(matches!(v, ReadValues::Single(s) if s.value == 1000 && s.time_enabled == Some(500) && s.id == Some(42)));
+    /// assert!(ReadValues::parse(&block[..16], rf::TOTAL_TIME_ENABLED | rf::ID, Endian::Little).is_err());
+    /// ```
+    pub fn parse(bytes: &'a [u8], read_format: u64, endian: super::Endian) -> Result<ReadValues<'a>, DecodeError> {
+        let mut r = Reader::new(bytes, 0, bytes.len(), endian);
+        let v = Self::decode(&mut r, read_format)?;
+        if r.remaining() != 0 {
+            return Err(DecodeError::TrailingBytes {
+                record: "read_format block",
+                offset: r.offset(),
+                extra: r.remaining(),
+            });
+        }
+        Ok(v)
+    }
+
     pub(crate) fn decode(r: &mut Reader<'a>, read_format: u64) -> Result<ReadValues<'a>, DecodeError> {
         if read_format & GROUP != 0 {
             let nr = r.u64("read.nr")?;

@@ -150,26 +150,35 @@ impl SampleId {
     }
 
     pub(crate) fn read(r: &mut Reader<'_>, sample_type: u64) -> Result<SampleId, DecodeError> {
+        // One bounds check for the whole trailer, then one load per field.
+        let bytes = r.take(Self::size(sample_type), "sample_id")?;
+        let e = r.endian;
         let mut s = SampleId { fields: sample_type & sample_type::SAMPLE_ID_BITS, ..SampleId::default() };
-        if sample_type & sample_type::TID != 0 {
-            s.pid = r.u32("sample_id.pid")?;
-            s.tid = r.u32("sample_id.tid")?;
+        let mut at = 0;
+        let mut next = |bit: u64| -> Option<usize> {
+            let here = at;
+            (sample_type & bit != 0).then(|| {
+                at += 8;
+                here
+            })
+        };
+        if let Some(o) = next(sample_type::TID) {
+            (s.pid, s.tid) = e.u32_pair_at(bytes, o).unwrap_or_default();
         }
-        if sample_type & sample_type::TIME != 0 {
-            s.time = r.u64("sample_id.time")?;
+        if let Some(o) = next(sample_type::TIME) {
+            s.time = e.u64_at(bytes, o).unwrap_or_default();
         }
-        if sample_type & sample_type::ID != 0 {
-            s.id = r.u64("sample_id.id")?;
+        if let Some(o) = next(sample_type::ID) {
+            s.id = e.u64_at(bytes, o).unwrap_or_default();
         }
-        if sample_type & sample_type::STREAM_ID != 0 {
-            s.stream_id = r.u64("sample_id.stream_id")?;
+        if let Some(o) = next(sample_type::STREAM_ID) {
+            s.stream_id = e.u64_at(bytes, o).unwrap_or_default();
         }
-        if sample_type & sample_type::CPU != 0 {
-            s.cpu = r.u32("sample_id.cpu")?;
-            s.res = r.u32("sample_id.res")?;
+        if let Some(o) = next(sample_type::CPU) {
+            (s.cpu, s.res) = e.u32_pair_at(bytes, o).unwrap_or_default();
         }
-        if sample_type & sample_type::IDENTIFIER != 0 {
-            s.identifier = r.u64("sample_id.identifier")?;
+        if let Some(o) = next(sample_type::IDENTIFIER) {
+            s.identifier = e.u64_at(bytes, o).unwrap_or_default();
         }
         Ok(s)
     }

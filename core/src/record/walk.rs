@@ -100,6 +100,8 @@ impl fmt::Display for WalkError {
     }
 }
 
+impl core::error::Error for WalkError {}
+
 /// The records of a buffer, in order (module docs). Stops at the end of the buffer or at the
 /// first [`WalkError`], which it yields once.
 #[derive(Debug, Clone)]
@@ -108,19 +110,18 @@ pub struct Walker<'a> {
     pos: usize,
     endian: Endian,
     perf_data: bool,
-    done: bool,
 }
 
 impl<'a> Walker<'a> {
     /// Walk ring records (as the kernel writes them: sizes multiples of 8).
     pub fn new(bytes: &'a [u8], endian: Endian) -> Walker<'a> {
-        Walker { bytes, pos: 0, endian, perf_data: false, done: false }
+        Walker { bytes, pos: 0, endian, perf_data: false }
     }
 
     /// Walk a perf.data data section or pipe payload: also perf's own record types, the AUX
     /// data after each AUXTRACE record, and sizes that are not multiples of 8 (perf reads them).
     pub fn perf_data(bytes: &'a [u8], endian: Endian) -> Walker<'a> {
-        Walker { bytes, pos: 0, endian, perf_data: true, done: false }
+        Walker { bytes, pos: 0, endian, perf_data: true }
     }
 
     /// Offset of the next record: after the walk, the bytes consumed.
@@ -135,10 +136,10 @@ impl<'a> Walker<'a> {
         if rest.is_empty() {
             return None;
         }
-        let Some(h) = rest.get(..Header::SIZE) else {
+        let Some(h) = rest.first_chunk::<{ Header::SIZE }>() else {
             return Some(Err(WalkError::Truncated { offset, need: Header::SIZE as u64, have: rest.len() }));
         };
-        let header = Header::from_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]], self.endian);
+        let header = Header::from_bytes(*h, self.endian);
         let size = header.size as usize;
         if size < Header::SIZE {
             return Some(Err(WalkError::SizeTooSmall { offset, size: header.size }));
@@ -153,10 +154,7 @@ impl<'a> Walker<'a> {
         let mut next = size;
         if self.perf_data && header.type_ == types::AUXTRACE {
             // `struct perf_record_auxtrace`: header, then u64 size of the data that follows.
-            let len = match bytes.get(8..16) {
-                Some(b) => self.endian.u64([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]),
-                None => 0,
-            };
+            let len = self.endian.u64_at(bytes, 8).unwrap_or(0);
             let need = (size as u64).saturating_add(len);
             match usize::try_from(len).ok().and_then(|l| rest.get(size..size.checked_add(l)?)) {
                 Some(data) => {
@@ -176,12 +174,10 @@ impl<'a> Iterator for Walker<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        if self.done {
-            return None;
-        }
         let item = self.step();
-        if !matches!(item, Some(Ok(_))) {
-            self.done = true;
+        if let Some(Err(_)) = item {
+            // Nothing after a bad record can be found: end the walk (its offset stays).
+            self.bytes = self.bytes.get(..self.pos).unwrap_or_default();
         }
         item
     }

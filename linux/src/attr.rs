@@ -1,0 +1,366 @@
+//! [`EventAttr`]: a typed builder of `struct perf_event_attr`, over the same
+//! [`perfring::record::Attr`] that perf.data files and the record decoder use.
+
+use perfring::record::{attr_flags as flag, Attr};
+
+use crate::error::Error;
+
+/// `attr.type`: `PERF_TYPE_*`.
+pub mod event_type {
+    /// `PERF_TYPE_HARDWARE`
+    pub const HARDWARE: u32 = 0;
+    /// `PERF_TYPE_SOFTWARE`
+    pub const SOFTWARE: u32 = 1;
+    /// `PERF_TYPE_TRACEPOINT`
+    pub const TRACEPOINT: u32 = 2;
+    /// `PERF_TYPE_HW_CACHE`
+    pub const HW_CACHE: u32 = 3;
+    /// `PERF_TYPE_RAW`
+    pub const RAW: u32 = 4;
+    /// `PERF_TYPE_BREAKPOINT`
+    pub const BREAKPOINT: u32 = 5;
+}
+
+/// `attr.config` of `PERF_TYPE_SOFTWARE`: `PERF_COUNT_SW_*`.
+pub mod software {
+    /// `PERF_COUNT_SW_CPU_CLOCK`
+    pub const CPU_CLOCK: u64 = 0;
+    /// `PERF_COUNT_SW_TASK_CLOCK`
+    pub const TASK_CLOCK: u64 = 1;
+    /// `PERF_COUNT_SW_PAGE_FAULTS`
+    pub const PAGE_FAULTS: u64 = 2;
+    /// `PERF_COUNT_SW_CONTEXT_SWITCHES`
+    pub const CONTEXT_SWITCHES: u64 = 3;
+    /// `PERF_COUNT_SW_CPU_MIGRATIONS`
+    pub const CPU_MIGRATIONS: u64 = 4;
+    /// `PERF_COUNT_SW_PAGE_FAULTS_MIN`
+    pub const PAGE_FAULTS_MIN: u64 = 5;
+    /// `PERF_COUNT_SW_PAGE_FAULTS_MAJ`
+    pub const PAGE_FAULTS_MAJ: u64 = 6;
+    /// `PERF_COUNT_SW_ALIGNMENT_FAULTS`
+    pub const ALIGNMENT_FAULTS: u64 = 7;
+    /// `PERF_COUNT_SW_EMULATION_FAULTS`
+    pub const EMULATION_FAULTS: u64 = 8;
+    /// `PERF_COUNT_SW_DUMMY`: side-band records only.
+    pub const DUMMY: u64 = 9;
+    /// `PERF_COUNT_SW_BPF_OUTPUT`
+    pub const BPF_OUTPUT: u64 = 10;
+    /// `PERF_COUNT_SW_CGROUP_SWITCHES`
+    pub const CGROUP_SWITCHES: u64 = 11;
+}
+
+/// `attr.config` of `PERF_TYPE_HARDWARE`: `PERF_COUNT_HW_*`.
+pub mod hardware {
+    /// `PERF_COUNT_HW_CPU_CYCLES`
+    pub const CPU_CYCLES: u64 = 0;
+    /// `PERF_COUNT_HW_INSTRUCTIONS`
+    pub const INSTRUCTIONS: u64 = 1;
+    /// `PERF_COUNT_HW_CACHE_REFERENCES`
+    pub const CACHE_REFERENCES: u64 = 2;
+    /// `PERF_COUNT_HW_CACHE_MISSES`
+    pub const CACHE_MISSES: u64 = 3;
+    /// `PERF_COUNT_HW_BRANCH_INSTRUCTIONS`
+    pub const BRANCH_INSTRUCTIONS: u64 = 4;
+    /// `PERF_COUNT_HW_BRANCH_MISSES`
+    pub const BRANCH_MISSES: u64 = 5;
+    /// `PERF_COUNT_HW_BUS_CYCLES`
+    pub const BUS_CYCLES: u64 = 6;
+    /// `PERF_COUNT_HW_STALLED_CYCLES_FRONTEND`
+    pub const STALLED_CYCLES_FRONTEND: u64 = 7;
+    /// `PERF_COUNT_HW_STALLED_CYCLES_BACKEND`
+    pub const STALLED_CYCLES_BACKEND: u64 = 8;
+    /// `PERF_COUNT_HW_REF_CPU_CYCLES`
+    pub const REF_CPU_CYCLES: u64 = 9;
+}
+
+/// `attr.bp_type`: `HW_BREAKPOINT_*`.
+pub mod breakpoint {
+    /// `HW_BREAKPOINT_R`
+    pub const R: u32 = 1;
+    /// `HW_BREAKPOINT_W`
+    pub const W: u32 = 2;
+    /// `HW_BREAKPOINT_RW`
+    pub const RW: u32 = 3;
+    /// `HW_BREAKPOINT_X`
+    pub const X: u32 = 4;
+}
+
+/// A `perf_event_attr` under construction. Starts with `size = PERF_ATTR_SIZE_VER7` (128: the
+/// largest perf 6.1 reads from perf.data), `disabled` set (start it with
+/// [`Event::enable`](crate::Event::enable), or with `enable_on_exec` for a command),
+/// `exclude_kernel` and `exclude_hv` set (what an unprivileged user may measure at the default
+/// `perf_event_paranoid`); every field of the uapi has a setter.
+///
+/// ```
+/// use perfring::record::sample_type as st;
+/// use perfring_linux::attr::{software, EventAttr};
+/// let attr = EventAttr::software(software::TASK_CLOCK)
+///     .sample_period(100_000)
+///     .sample_type(st::IDENTIFIER | st::IP | st::TID | st::TIME)
+///     .sample_id_all(true)
+///     .wakeup_watermark(4096);
+/// assert_eq!(attr.attr().sample_period, 100_000);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventAttr(Attr);
+
+macro_rules! flag_setters {
+    ($($(#[$doc:meta])* $name:ident => $bit:expr;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(self, on: bool) -> Self {
+                self.flag($bit, on)
+            }
+        )*
+    };
+}
+
+impl EventAttr {
+    /// An event of `type_` and `config`, with the defaults above.
+    pub fn new(type_: u32, config: u64) -> EventAttr {
+        EventAttr(Attr {
+            type_,
+            size: Attr::SIZE_VER7,
+            config,
+            flags: flag::DISABLED | flag::EXCLUDE_KERNEL | flag::EXCLUDE_HV,
+            ..Attr::ZERO
+        })
+    }
+    /// A software event ([`software`]).
+    pub fn software(config: u64) -> EventAttr {
+        Self::new(event_type::SOFTWARE, config)
+    }
+    /// A hardware event ([`hardware`]); machines without a PMU (most VMs) refuse it.
+    pub fn hardware(config: u64) -> EventAttr {
+        Self::new(event_type::HARDWARE, config)
+    }
+    /// A raw PMU event (`PERF_TYPE_RAW`, the PMU's own encoding).
+    pub fn raw(config: u64) -> EventAttr {
+        Self::new(event_type::RAW, config)
+    }
+    /// A hardware breakpoint on `len` bytes at `addr` ([`breakpoint`] for `bp_type`).
+    pub fn breakpoint(bp_type: u32, addr: u64, len: u64) -> EventAttr {
+        let mut a = Self::new(event_type::BREAKPOINT, 0);
+        a.0.bp_type = bp_type;
+        a.0.config1 = addr;
+        a.0.config2 = len;
+        a
+    }
+    /// A tracepoint by name, `"group:name"` (e.g. `"sched:sched_switch"`): its id is read from
+    /// tracefs, which this crate never mounts. Raw tracepoint data (`PERF_SAMPLE_RAW`) needs
+    /// `perf_event_paranoid` ≤ -1 or CAP_PERFMON; counting and the other fields do not.
+    pub fn tracepoint(name: &str) -> Result<EventAttr, Error> {
+        let (group, event) = name.split_once(':').ok_or_else(|| Error::NoSuchTracepoint { name: name.into() })?;
+        let roots = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+        let root =
+            roots.iter().find(|r| std::path::Path::new(r).join("events").is_dir()).ok_or(Error::TracefsNotMounted)?;
+        let id = std::fs::read_to_string(format!("{root}/events/{group}/{event}/id"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .ok_or_else(|| Error::NoSuchTracepoint { name: name.into() })?;
+        Ok(Self::new(event_type::TRACEPOINT, id))
+    }
+    /// From an attr as it is (its flags untouched).
+    pub fn from_attr(attr: Attr) -> EventAttr {
+        EventAttr(attr)
+    }
+    /// The attr.
+    pub fn attr(&self) -> &Attr {
+        &self.0
+    }
+    /// Set or clear the bits of `mask` in the flags word ([`perfring::record::attr_flags`]).
+    pub fn flag(mut self, mask: u64, on: bool) -> Self {
+        if on {
+            self.0.flags |= mask;
+        } else {
+            self.0.flags &= !mask;
+        }
+        self
+    }
+    /// `attr.size`: the struct version the kernel is told (64 … 136); fields past it are not
+    /// sent.
+    pub fn size(mut self, size: u32) -> Self {
+        self.0.size = size;
+        self
+    }
+    /// `config`.
+    pub fn config(mut self, config: u64) -> Self {
+        self.0.config = config;
+        self
+    }
+    /// `config1` (`bp_addr`, `kprobe_func`, `uprobe_path`).
+    pub fn config1(mut self, v: u64) -> Self {
+        self.0.config1 = v;
+        self
+    }
+    /// `config2` (`bp_len`, `kprobe_addr`, `probe_offset`).
+    pub fn config2(mut self, v: u64) -> Self {
+        self.0.config2 = v;
+        self
+    }
+    /// `config3`.
+    pub fn config3(mut self, v: u64) -> Self {
+        self.0.config3 = v;
+        self.0.size = self.0.size.max(Attr::SIZE_VER8);
+        self
+    }
+    /// Sample every `period` events (clears `freq`).
+    pub fn sample_period(mut self, period: u64) -> Self {
+        self.0.sample_period = period;
+        self.flag(flag::FREQ, false)
+    }
+    /// Sample about `hz` times a second (sets `freq`).
+    pub fn sample_freq(mut self, hz: u64) -> Self {
+        self.0.sample_period = hz;
+        self.flag(flag::FREQ, true)
+    }
+    /// `sample_type` ([`perfring::record::sample_type`]).
+    pub fn sample_type(mut self, bits: u64) -> Self {
+        self.0.sample_type = bits;
+        self
+    }
+    /// `read_format` ([`perfring::record::read_format`]).
+    pub fn read_format(mut self, bits: u64) -> Self {
+        self.0.read_format = bits;
+        self
+    }
+    /// Wake the reader every `n` samples (`wakeup_events`; clears `watermark`).
+    pub fn wakeup_events(mut self, n: u32) -> Self {
+        self.0.wakeup = n;
+        self.flag(flag::WATERMARK, false)
+    }
+    /// Wake the reader when `bytes` are unread (`wakeup_watermark`; sets `watermark`).
+    pub fn wakeup_watermark(mut self, bytes: u32) -> Self {
+        self.0.wakeup = bytes;
+        self.flag(flag::WATERMARK, true)
+    }
+    /// `branch_sample_type` ([`perfring::record::branch_sample_type`]).
+    pub fn branch_sample_type(mut self, bits: u64) -> Self {
+        self.0.branch_sample_type = bits;
+        self
+    }
+    /// `sample_regs_user`: the user registers a sample carries.
+    pub fn sample_regs_user(mut self, mask: u64) -> Self {
+        self.0.sample_regs_user = mask;
+        self
+    }
+    /// `sample_regs_intr`: the interrupted registers a sample carries.
+    pub fn sample_regs_intr(mut self, mask: u64) -> Self {
+        self.0.sample_regs_intr = mask;
+        self
+    }
+    /// `sample_stack_user`: bytes of user stack per sample.
+    pub fn sample_stack_user(mut self, bytes: u32) -> Self {
+        self.0.sample_stack_user = bytes;
+        self
+    }
+    /// TIME from `clockid` (sets `use_clockid`), e.g. `libc::CLOCK_MONOTONIC`.
+    pub fn clockid(mut self, clockid: i32) -> Self {
+        self.0.clockid = clockid;
+        self.flag(flag::USE_CLOCKID, true)
+    }
+    /// `aux_watermark`.
+    pub fn aux_watermark(mut self, bytes: u32) -> Self {
+        self.0.aux_watermark = bytes;
+        self
+    }
+    /// `aux_sample_size` (with `PERF_SAMPLE_AUX`).
+    pub fn aux_sample_size(mut self, bytes: u32) -> Self {
+        self.0.aux_sample_size = bytes;
+        self
+    }
+    /// The word at offset 116 (`aux_action` bits upstream).
+    pub fn aux_action(mut self, bits: u32) -> Self {
+        self.0.aux_action = bits;
+        self
+    }
+    /// `sample_max_stack`: callchain depth limit.
+    pub fn sample_max_stack(mut self, depth: u16) -> Self {
+        self.0.sample_max_stack = depth;
+        self
+    }
+    /// `sig_data` (with `sigtrap`).
+    pub fn sig_data(mut self, v: u64) -> Self {
+        self.0.sig_data = v;
+        self
+    }
+    /// `precise_ip` (0–3: skid allowed … no skid).
+    pub fn precise_ip(mut self, level: u8) -> Self {
+        self.0.flags = (self.0.flags & !flag::PRECISE_IP_MASK) | (u64::from(level.min(3)) << 15);
+        self
+    }
+    flag_setters! {
+        /// `disabled`: open stopped.
+        disabled => flag::DISABLED;
+        /// `inherit`: children of the task count too (a ring cannot be mapped then, unless per-CPU).
+        inherit => flag::INHERIT;
+        /// `pinned`.
+        pinned => flag::PINNED;
+        /// `exclusive`.
+        exclusive => flag::EXCLUSIVE;
+        /// `exclude_user`.
+        exclude_user => flag::EXCLUDE_USER;
+        /// `exclude_kernel` (needed at `perf_event_paranoid` ≥ 2 without CAP_PERFMON).
+        exclude_kernel => flag::EXCLUDE_KERNEL;
+        /// `exclude_hv`.
+        exclude_hv => flag::EXCLUDE_HV;
+        /// `exclude_idle`.
+        exclude_idle => flag::EXCLUDE_IDLE;
+        /// `mmap`: MMAP records for executable mappings.
+        mmap => flag::MMAP;
+        /// `comm`: COMM records.
+        comm => flag::COMM;
+        /// `inherit_stat`.
+        inherit_stat => flag::INHERIT_STAT;
+        /// `enable_on_exec`: start counting when the task execs (a launched command).
+        enable_on_exec => flag::ENABLE_ON_EXEC;
+        /// `task`: FORK and EXIT records.
+        task => flag::TASK;
+        /// `mmap_data`: MMAP records for data mappings.
+        mmap_data => flag::MMAP_DATA;
+        /// `sample_id_all`: non-SAMPLE records carry the `sample_id` trailer.
+        sample_id_all => flag::SAMPLE_ID_ALL;
+        /// `exclude_host`.
+        exclude_host => flag::EXCLUDE_HOST;
+        /// `exclude_guest`.
+        exclude_guest => flag::EXCLUDE_GUEST;
+        /// `exclude_callchain_kernel`.
+        exclude_callchain_kernel => flag::EXCLUDE_CALLCHAIN_KERNEL;
+        /// `exclude_callchain_user`.
+        exclude_callchain_user => flag::EXCLUDE_CALLCHAIN_USER;
+        /// `mmap2`: MMAP2 records instead of MMAP.
+        mmap2 => flag::MMAP2;
+        /// `comm_exec`: mark COMM records of exec.
+        comm_exec => flag::COMM_EXEC;
+        /// `context_switch`: SWITCH records.
+        context_switch => flag::CONTEXT_SWITCH;
+        /// `write_backward`: the ring is written backward (an overwrite ring).
+        write_backward => flag::WRITE_BACKWARD;
+        /// `namespaces`: NAMESPACES records.
+        namespaces => flag::NAMESPACES;
+        /// `ksymbol`: KSYMBOL records.
+        ksymbol => flag::KSYMBOL;
+        /// `bpf_event`: BPF_EVENT records.
+        bpf_event => flag::BPF_EVENT;
+        /// `aux_output`.
+        aux_output => flag::AUX_OUTPUT;
+        /// `cgroup`: CGROUP records.
+        cgroup => flag::CGROUP;
+        /// `text_poke`: TEXT_POKE records.
+        text_poke => flag::TEXT_POKE;
+        /// `build_id`: MMAP2 with build ids.
+        build_id => flag::BUILD_ID;
+        /// `inherit_thread`.
+        inherit_thread => flag::INHERIT_THREAD;
+        /// `remove_on_exec`.
+        remove_on_exec => flag::REMOVE_ON_EXEC;
+        /// `sigtrap`.
+        sigtrap => flag::SIGTRAP;
+    }
+}
+
+impl From<EventAttr> for Attr {
+    fn from(a: EventAttr) -> Attr {
+        a.0
+    }
+}

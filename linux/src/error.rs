@@ -1,0 +1,155 @@
+//! [`OpenError`] and [`Error`]: what went wrong, in terms of what to change.
+
+use std::fmt;
+use std::io;
+
+/// Why `perf_event_open` refused an event. Each variant says what to change.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// EACCES/EPERM: not allowed at this `perf_event_paranoid` level without a capability.
+    PermissionDenied {
+        /// The errno.
+        errno: i32,
+        /// `/proc/sys/kernel/perf_event_paranoid`, if readable.
+        paranoid: Option<i32>,
+        /// What in the request needs the privilege (kernel code, all CPUs, another user's
+        /// task, raw tracepoint data), as far as it can be told from the request.
+        needs: &'static str,
+    },
+    /// ENOENT/EOPNOTSUPP/ENODEV: this machine has no such event (no hardware PMU in a VM, a
+    /// tracepoint the kernel lacks, a sampling mode the PMU cannot do).
+    NotSupported {
+        /// The errno.
+        errno: i32,
+    },
+    /// EMFILE: the process has no file descriptors left (one per event per CPU or thread).
+    TooManyFiles,
+    /// ESRCH: the task to monitor does not exist (or has exited).
+    NoSuchTask {
+        /// The pid or tid asked for.
+        pid: i32,
+    },
+    /// EINVAL: the kernel rejected the attr or the target; `suspects` lists the fields it
+    /// commonly rejects for a request like this one.
+    InvalidArgument {
+        /// Fields to check.
+        suspects: &'static str,
+    },
+    /// E2BIG: the attr uses fields past the kernel's `perf_event_attr` (`kernel_size` bytes);
+    /// clear them or run a newer kernel.
+    AttrTooLarge {
+        /// The kernel's attr size.
+        kernel_size: u32,
+    },
+    /// EBUSY: an exclusive or pinned event holds the PMU.
+    Busy,
+    /// Any other failure.
+    Io(io::Error),
+}
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OpenError::PermissionDenied { errno, paranoid, needs } => {
+                write!(f, "perf_event_open: permission denied (errno {errno}); ")?;
+                match paranoid {
+                    Some(p) => write!(f, "perf_event_paranoid is {p}")?,
+                    None => write!(f, "perf_event_paranoid unreadable")?,
+                }
+                write!(
+                    f,
+                    " and the request needs {needs}: run with CAP_PERFMON (or CAP_SYS_ADMIN), or lower \
+                     /proc/sys/kernel/perf_event_paranoid (-1 allows all, 1 allows user and kernel \
+                     profiling of your own tasks, 2 only user space of your own tasks)"
+                )
+            }
+            OpenError::NotSupported { errno } => write!(
+                f,
+                "perf_event_open: this machine has no such event (errno {errno}): no hardware PMU (a VM?), a \
+                 tracepoint the kernel lacks, or a mode the PMU cannot sample in; try a software event"
+            ),
+            OpenError::TooManyFiles => {
+                write!(f, "perf_event_open: out of file descriptors (EMFILE): raise `ulimit -n` or open fewer events")
+            }
+            OpenError::NoSuchTask { pid } => write!(f, "perf_event_open: no task {pid} (ESRCH)"),
+            OpenError::InvalidArgument { suspects } => {
+                write!(f, "perf_event_open: the kernel rejected the request (EINVAL); check {suspects}")
+            }
+            OpenError::AttrTooLarge { kernel_size } => write!(
+                f,
+                "perf_event_open: the attr uses fields this kernel does not know (its attr is {kernel_size} bytes); \
+                 clear the newer fields"
+            ),
+            OpenError::Busy => write!(f, "perf_event_open: the PMU is held by an exclusive or pinned event (EBUSY)"),
+            OpenError::Io(e) => write!(f, "perf_event_open: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+/// A failure after opening: an ioctl, `read(2)`, `mmap`, the ring's layout.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// A system call failed.
+    Io {
+        /// What was being done (`"PERF_EVENT_IOC_ENABLE"`, `"mmap of the ring"`, …).
+        what: &'static str,
+        /// The error.
+        error: io::Error,
+    },
+    /// The ring size is not `2^n` pages (`data_pages`), which the kernel refuses.
+    RingSize {
+        /// The data pages asked for.
+        data_pages: usize,
+    },
+    /// The mapping does not have the kernel's layout (perfring refused it).
+    Layout(perfring::LayoutError),
+    /// `read(2)` returned a block that does not match the event's `read_format`.
+    BadRead {
+        /// Bytes read.
+        len: usize,
+    },
+    /// tracefs is not mounted, so a tracepoint cannot be looked up by name.
+    TracefsNotMounted,
+    /// No tracepoint of that name under tracefs.
+    NoSuchTracepoint {
+        /// `"group:name"`.
+        name: String,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io { what, error } => write!(f, "{what}: {error}"),
+            Error::RingSize { data_pages } => {
+                write!(f, "a ring needs a power of two of data pages (1, 2, 4, …), not {data_pages}")
+            }
+            Error::Layout(e) => write!(f, "the perf mapping has no valid layout: {e}"),
+            Error::BadRead { len } => write!(f, "read(2) returned {len} bytes, not the event's read_format block"),
+            Error::TracefsNotMounted => write!(
+                f,
+                "tracefs is not mounted: mount it (as root: `mount -t tracefs nodev /sys/kernel/tracing`) to open \
+                 tracepoints by name"
+            ),
+            Error::NoSuchTracepoint { name } => {
+                write!(f, "no tracepoint {name} (see /sys/kernel/tracing/events/ for the available ones)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<perfring::LayoutError> for Error {
+    fn from(e: perfring::LayoutError) -> Error {
+        Error::Layout(e)
+    }
+}
+
+pub(crate) fn io(what: &'static str) -> impl FnOnce(io::Error) -> Error {
+    move |error| Error::Io { what, error }
+}

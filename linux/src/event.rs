@@ -1,0 +1,282 @@
+//! [`Event`]: an open perf event — opening (a thread, a process, a CPU; groups), the ioctls,
+//! and `read(2)` of its counts typed by `read_format`.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+
+use perfring::record::{read_format as rf, Attr, Endian, ReadValues};
+
+use crate::attr::EventAttr;
+use crate::error::{io as io_err, Error, OpenError};
+use crate::sys;
+
+/// What an event measures: `(pid, cpu)` of `perf_event_open`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// The calling thread, on any CPU (`pid = 0, cpu = -1`).
+    ThisThread,
+    /// A thread or process by id, on any CPU (`cpu = -1`); with `inherit`, its children too.
+    Task(i32),
+    /// Every task on one CPU (`pid = -1`): needs CAP_PERFMON or `perf_event_paranoid` ≤ 0.
+    Cpu(u32),
+    /// One task on one CPU.
+    TaskOnCpu(i32, u32),
+}
+
+impl Target {
+    fn pid_cpu(self) -> (i32, i32) {
+        match self {
+            Target::ThisThread => (0, -1),
+            Target::Task(pid) => (pid, -1),
+            Target::Cpu(cpu) => (-1, cpu as i32),
+            Target::TaskOnCpu(pid, cpu) => (pid, cpu as i32),
+        }
+    }
+}
+
+/// The online CPUs (`/sys/devices/system/cpu/online`, e.g. `0-3,6`), for opening an event per
+/// CPU.
+pub fn online_cpus() -> Result<Vec<u32>, Error> {
+    let s = std::fs::read_to_string("/sys/devices/system/cpu/online").map_err(io_err("reading the online CPUs"))?;
+    let mut cpus = Vec::new();
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        let bad =
+            || Error::Io { what: "parsing /sys/devices/system/cpu/online", error: io::ErrorKind::InvalidData.into() };
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (u32, u32) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
+                cpus.extend(a..=b);
+            }
+            None => cpus.push(part.parse().map_err(|_| bad())?),
+        }
+    }
+    Ok(cpus)
+}
+
+/// `/proc/sys/kernel/perf_event_paranoid`.
+pub fn paranoid() -> Option<i32> {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").ok()?.trim().parse().ok()
+}
+
+// ioctl numbers: _IO('$', n), _IOW('$', n, T), _IOR('$', n, T) (asm-generic encoding).
+const fn io_nr(nr: u64) -> u64 {
+    (b'$' as u64) << 8 | nr
+}
+const fn iow(nr: u64, size: u64) -> u64 {
+    1 << 30 | size << 16 | io_nr(nr)
+}
+const fn ior(nr: u64, size: u64) -> u64 {
+    2 << 30 | size << 16 | io_nr(nr)
+}
+const IOC_ENABLE: u64 = io_nr(0);
+const IOC_DISABLE: u64 = io_nr(1);
+const IOC_REFRESH: u64 = io_nr(2);
+const IOC_RESET: u64 = io_nr(3);
+const IOC_PERIOD: u64 = iow(4, 8);
+const IOC_SET_OUTPUT: u64 = io_nr(5);
+const IOC_SET_FILTER: u64 = iow(6, 8);
+const IOC_ID: u64 = ior(7, 8);
+const IOC_PAUSE_OUTPUT: u64 = iow(9, 4);
+const IOC_MODIFY_ATTRIBUTES: u64 = iow(11, 8);
+/// `PERF_IOC_FLAG_GROUP`: apply to the whole group.
+const IOC_FLAG_GROUP: libc::c_ulong = 1;
+/// `PERF_FLAG_FD_CLOEXEC`.
+const FLAG_FD_CLOEXEC: u64 = 1 << 3;
+const _: () = assert!(IOC_ENABLE == 0x2400 && IOC_PAUSE_OUTPUT == 0x4004_2409 && IOC_ID == 0x8008_2407);
+
+/// An open perf event. Closing it (drop) stops it; a [`Ring`](crate::Ring) mapped from it
+/// keeps its own reference to the event, so neither outlives the other's needs.
+#[derive(Debug)]
+pub struct Event {
+    fd: OwnedFd,
+    attr: Attr,
+    id: u64,
+}
+
+impl Event {
+    /// Open `attr` on `target`, as a member of `group`'s group if given (the leader first).
+    pub fn open(attr: &EventAttr, target: Target, group: Option<&Event>) -> Result<Event, OpenError> {
+        let (pid, cpu) = target.pid_cpu();
+        let mut a = *attr.attr();
+        let mut buf = [0u8; Attr::SIZE_VER8 as usize];
+        for _ in 0..2 {
+            a.to_bytes(Endian::NATIVE, &mut buf)
+                .map_err(|_| OpenError::InvalidArgument { suspects: "attr.size (64..=136, a multiple of 8)" })?;
+            match sys::perf_event_open(&mut buf, pid, cpu, group.map(|g| g.fd.as_fd()), FLAG_FD_CLOEXEC) {
+                Ok(fd) => {
+                    let mut event = Event { fd, attr: a, id: 0 };
+                    event.id = event.read_id().map_err(|e| OpenError::Io(io::Error::other(e.to_string())))?;
+                    return Ok(event);
+                }
+                Err(e) if e.raw_os_error() == Some(libc::E2BIG) => {
+                    // The kernel wrote its own size: retry with it if nothing past it is set.
+                    let kernel = u32::from_ne_bytes([buf[4], buf[5], buf[6], buf[7]]);
+                    let mut shorter = a;
+                    shorter.size = kernel;
+                    let mut check = [0u8; Attr::SIZE_VER8 as usize];
+                    let fits = kernel >= Attr::SIZE_VER0
+                        && kernel < a.size
+                        && shorter.to_bytes(Endian::NATIVE, &mut check).is_ok()
+                        && buf[kernel as usize..a.size as usize].iter().all(|&b| b == 0);
+                    if !fits {
+                        return Err(OpenError::AttrTooLarge { kernel_size: kernel });
+                    }
+                    a = shorter;
+                }
+                Err(e) => return Err(classify(e, &a, target)),
+            }
+        }
+        Err(OpenError::Io(io::Error::from_raw_os_error(libc::E2BIG)))
+    }
+
+    /// The attr the kernel accepted (its `size` may have been lowered to the kernel's).
+    pub fn attr(&self) -> &Attr {
+        &self.attr
+    }
+
+    /// The event's id (`PERF_EVENT_IOC_ID`): what its records carry in ID/IDENTIFIER.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn read_id(&self) -> Result<u64, Error> {
+        let mut b = [0u8; 8];
+        sys::ioctl_ptr(self.fd.as_fd(), IOC_ID, &mut b).map_err(io_err("PERF_EVENT_IOC_ID"))?;
+        Ok(u64::from_ne_bytes(b))
+    }
+
+    fn ioctl(&self, request: u64, arg: libc::c_ulong, what: &'static str) -> Result<(), Error> {
+        sys::ioctl_int(self.fd.as_fd(), request, arg).map_err(io_err(what))
+    }
+
+    /// Start counting and sampling (`PERF_EVENT_IOC_ENABLE`).
+    pub fn enable(&self) -> Result<(), Error> {
+        self.ioctl(IOC_ENABLE, 0, "PERF_EVENT_IOC_ENABLE")
+    }
+    /// Stop (`PERF_EVENT_IOC_DISABLE`).
+    pub fn disable(&self) -> Result<(), Error> {
+        self.ioctl(IOC_DISABLE, 0, "PERF_EVENT_IOC_DISABLE")
+    }
+    /// Enable the whole group this event leads, at one instant.
+    pub fn enable_group(&self) -> Result<(), Error> {
+        self.ioctl(IOC_ENABLE, IOC_FLAG_GROUP, "PERF_EVENT_IOC_ENABLE (group)")
+    }
+    /// Disable the whole group this event leads.
+    pub fn disable_group(&self) -> Result<(), Error> {
+        self.ioctl(IOC_DISABLE, IOC_FLAG_GROUP, "PERF_EVENT_IOC_DISABLE (group)")
+    }
+    /// Zero the count (`PERF_EVENT_IOC_RESET`).
+    pub fn reset(&self) -> Result<(), Error> {
+        self.ioctl(IOC_RESET, 0, "PERF_EVENT_IOC_RESET")
+    }
+    /// Allow `n` more overflows, then disable (`PERF_EVENT_IOC_REFRESH`).
+    pub fn refresh(&self, n: u32) -> Result<(), Error> {
+        self.ioctl(IOC_REFRESH, libc::c_ulong::from(n), "PERF_EVENT_IOC_REFRESH")
+    }
+    /// Change the sample period (or frequency) (`PERF_EVENT_IOC_PERIOD`).
+    pub fn set_period(&self, period: u64) -> Result<(), Error> {
+        let mut b = period.to_ne_bytes();
+        sys::ioctl_ptr(self.fd.as_fd(), IOC_PERIOD, &mut b).map_err(io_err("PERF_EVENT_IOC_PERIOD"))
+    }
+    /// Send this event's records to `ring_owner`'s ring (`PERF_EVENT_IOC_SET_OUTPUT`); both on
+    /// the same CPU (or task), with the same clock and direction. `None` stops redirecting.
+    pub fn set_output(&self, ring_owner: Option<&Event>) -> Result<(), Error> {
+        let fd = ring_owner.map_or(-1, |e| e.fd.as_raw_fd());
+        self.ioctl(IOC_SET_OUTPUT, fd as libc::c_ulong, "PERF_EVENT_IOC_SET_OUTPUT")
+    }
+    /// Pause (`true`) or resume the ring's output (`PERF_EVENT_IOC_PAUSE_OUTPUT`); while paused
+    /// every record is dropped and counted (reported by a LOST record after resuming).
+    pub fn pause_output(&self, paused: bool) -> Result<(), Error> {
+        self.ioctl(IOC_PAUSE_OUTPUT, libc::c_ulong::from(paused), "PERF_EVENT_IOC_PAUSE_OUTPUT")
+    }
+    /// A tracepoint filter (`PERF_EVENT_IOC_SET_FILTER`), e.g. `"prev_pid == 1"`.
+    pub fn set_filter(&self, filter: &str) -> Result<(), Error> {
+        let mut s = Vec::with_capacity(filter.len() + 1);
+        s.extend_from_slice(filter.as_bytes());
+        s.push(0);
+        sys::ioctl_ptr(self.fd.as_fd(), IOC_SET_FILTER, &mut s).map_err(io_err("PERF_EVENT_IOC_SET_FILTER"))
+    }
+    /// Change the attr of a running breakpoint (`PERF_EVENT_IOC_MODIFY_ATTRIBUTES`).
+    pub fn modify_attributes(&self, attr: &EventAttr) -> Result<(), Error> {
+        let mut buf = [0u8; Attr::SIZE_VER8 as usize];
+        attr.attr().to_bytes(Endian::NATIVE, &mut buf).map_err(|_| Error::BadRead { len: 0 })?;
+        sys::ioctl_ptr(self.fd.as_fd(), IOC_MODIFY_ATTRIBUTES, &mut buf)
+            .map_err(io_err("PERF_EVENT_IOC_MODIFY_ATTRIBUTES"))
+    }
+
+    /// The counts (`read(2)`), in the event's `read_format` layout: the value, the times, the
+    /// id, the lost count (`PERF_FORMAT_LOST`), or the whole group with `PERF_FORMAT_GROUP`.
+    pub fn read(&self) -> Result<Counts, Error> {
+        let group = self.attr.read_format & rf::GROUP != 0;
+        let mut buf = vec![0u8; if group { 16 << 10 } else { 64 }];
+        let n = sys::read(self.fd.as_fd(), &mut buf).map_err(io_err("read(2) of the counts"))?;
+        buf.truncate(n);
+        let fmt = self.attr.read_format;
+        ReadValues::parse(&buf, fmt, Endian::NATIVE).map_err(|_| Error::BadRead { len: n })?;
+        Ok(Counts { bytes: buf, read_format: fmt })
+    }
+}
+
+/// One `read(2)` of an event's counts; [`Counts::values`] gives them typed.
+#[derive(Debug, Clone)]
+pub struct Counts {
+    bytes: Vec<u8>,
+    read_format: u64,
+}
+
+impl Counts {
+    /// The values, by `read_format`.
+    pub fn values(&self) -> ReadValues<'_> {
+        // Checked when read.
+        ReadValues::parse(&self.bytes, self.read_format, Endian::NATIVE)
+            .unwrap_or(ReadValues::Single(Default::default()))
+    }
+}
+
+impl AsFd for Event {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
+
+impl AsRawFd for Event {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// Turn an errno into what the user should change.
+fn classify(e: io::Error, attr: &Attr, target: Target) -> OpenError {
+    use perfring::record::attr_flags as f;
+    match e.raw_os_error() {
+        Some(errno @ (libc::EACCES | libc::EPERM)) => {
+            let needs = if matches!(target, Target::Cpu(_) | Target::TaskOnCpu(-1, _)) {
+                "every task on a CPU (a CPU-wide event)"
+            } else if !attr.has(f::EXCLUDE_KERNEL) {
+                "kernel code (exclude_kernel is off)"
+            } else if attr.sample_type & perfring::record::sample_type::RAW != 0 {
+                "raw tracepoint data (PERF_SAMPLE_RAW)"
+            } else {
+                "another user's task, or a capability the event needs"
+            };
+            OpenError::PermissionDenied { errno, paranoid: paranoid(), needs }
+        }
+        Some(errno @ (libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV)) => OpenError::NotSupported { errno },
+        Some(libc::EMFILE) => OpenError::TooManyFiles,
+        Some(libc::ESRCH) => OpenError::NoSuchTask { pid: target.pid_cpu().0 },
+        Some(libc::EBUSY) => OpenError::Busy,
+        Some(libc::EINVAL) => OpenError::InvalidArgument {
+            suspects: if attr.sample_type & !perfring::record::sample_type::ALL != 0 {
+                "sample_type (bits this kernel does not know)"
+            } else if attr.read_format & !rf::ALL != 0 {
+                "read_format (bits this kernel does not know)"
+            } else if attr.has(f::FREQ) && attr.sample_period == 0 {
+                "sample_freq (0 with freq set)"
+            } else {
+                "config for this type, sample_type/read_format bits, the flags (inherit with a group read, \
+                 a CPU number), wakeup_watermark vs the ring, precise_ip"
+            },
+        },
+        _ => OpenError::Io(e),
+    }
+}

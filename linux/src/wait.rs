@@ -1,0 +1,47 @@
+//! Readiness without a runtime: every [`Event`](crate::Event) and [`Ring`](crate::Ring) is
+//! [`AsFd`], which is all epoll, `tokio::io::unix::AsyncFd` or smol's `Async` need; and
+//! [`wait`] blocks on several at once with `poll(2)`.
+//!
+//! The kernel reports a ring readable once per wakeup (the watermark or `wakeup_events`
+//! crossed), not whenever data is present: drain every ring after a wakeup and once more at the
+//! end. When the monitored task exits, its event reports a hang-up ([`Readiness::hangup`]):
+//! the end of the recording, not an error to retry.
+
+use std::os::fd::{AsFd, BorrowedFd};
+use std::time::Duration;
+
+use crate::error::{io as io_err, Error};
+use crate::sys;
+
+/// What `poll(2)` said of one descriptor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Readiness {
+    /// A wakeup: records to drain (`POLLIN`).
+    pub readable: bool,
+    /// The monitored task exited and has no children left (`POLLHUP`): drain, then stop.
+    pub hangup: bool,
+    /// The event is in error (`POLLERR`), e.g. a pinned event that lost its PMU.
+    pub error: bool,
+}
+
+/// Wait until one of `fds` is ready or `timeout` passes (`None`: forever); returns each one's
+/// readiness, in order (all not-ready on a timeout).
+pub fn wait(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -> Result<Vec<Readiness>, Error> {
+    let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
+    let mut revents = vec![0i16; fds.len()];
+    sys::poll(fds, &mut revents, ms).map_err(io_err("poll(2)"))?;
+    Ok(revents
+        .iter()
+        .map(|&r| Readiness {
+            readable: r & libc::POLLIN != 0,
+            hangup: r & libc::POLLHUP != 0,
+            error: r & (libc::POLLERR | libc::POLLNVAL) != 0,
+        })
+        .collect())
+}
+
+/// [`wait`] on anything [`AsFd`] (events, rings, or both).
+pub fn wait_all<F: AsFd>(items: &[&F], timeout: Option<Duration>) -> Result<Vec<Readiness>, Error> {
+    let fds: Vec<BorrowedFd<'_>> = items.iter().map(|f| f.as_fd()).collect();
+    wait(&fds, timeout)
+}

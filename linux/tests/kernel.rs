@@ -1,0 +1,318 @@
+//! perfring-linux against the real kernel (root here; software events only, so any Linux with
+//! perf events runs them). A kernel that refuses `perf_event_open` altogether makes each test
+//! print one "skipped: …" line and pass.
+
+use std::os::fd::AsFd;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use perfring::record::{
+    decode, read_format as rf, sample_type as st, types, Endian, Event as Layout, EventSet, IdEntry, ReadValues, Record,
+};
+use perfring_linux::attr::software;
+use perfring_linux::{wait, Event, EventAttr, OpenError, Readiness, Ring, Target};
+
+/// Open or print why not (a kernel without perf events, a seccomp filter).
+fn open(attr: &EventAttr, target: Target, group: Option<&Event>) -> Option<Event> {
+    match Event::open(attr, target, group) {
+        Ok(e) => Some(e),
+        Err(e) => {
+            println!("skipped: {e}");
+            None
+        }
+    }
+}
+
+/// This thread's CPU time.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec for the call to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Burn `d` of this thread's CPU time (not wall time: the machine may be shared), within 30 s.
+fn spin(d: Duration) {
+    let (start, wall) = (thread_cpu(), Instant::now());
+    while thread_cpu() - start < d && wall.elapsed() < Duration::from_secs(30) {
+        std::hint::black_box(wall.elapsed());
+    }
+}
+
+fn gettid() -> u32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() as u32 }
+}
+
+/// Every record of a forward ring, copied out.
+fn drain(ring: &Ring) -> Vec<Vec<u8>> {
+    let mut consumer = ring.consumer().unwrap();
+    let mut scratch = vec![0u8; 1 << 16];
+    let mut out = Vec::new();
+    consumer.for_each(&mut scratch, |r| out.push(r.bytes.to_vec())).unwrap();
+    out
+}
+
+#[test]
+fn a_group_read_returns_every_member_by_id() {
+    let fmt = rf::GROUP | rf::ID | rf::TOTAL_TIME_ENABLED | rf::TOTAL_TIME_RUNNING | rf::LOST;
+    let attr = EventAttr::software(software::TASK_CLOCK).read_format(fmt);
+    let Some(leader) = open(&attr, Target::ThisThread, None) else { return };
+    let member = open(
+        &EventAttr::software(software::CPU_CLOCK).read_format(fmt).disabled(false),
+        Target::ThisThread,
+        Some(&leader),
+    )
+    .unwrap();
+    leader.enable_group().unwrap();
+    spin(Duration::from_millis(20));
+    leader.disable_group().unwrap();
+    let counts = leader.read().unwrap();
+    let ReadValues::Group(g) = counts.values() else { panic!("not a group read: {:?}", counts.values()) };
+    let entries: Vec<_> = g.entries.iter().collect();
+    assert_eq!(entries.len(), 2);
+    assert_eq!((entries[0].id, entries[1].id), (Some(leader.id()), Some(member.id())));
+    assert!(entries.iter().all(|e| e.value >= 18_000_000), "20 ms of CPU counted by both: {entries:?}");
+    assert!(g.time_enabled.unwrap() >= g.time_running.unwrap());
+    assert_eq!(entries[0].lost, Some(0));
+}
+
+#[test]
+fn two_events_in_one_ring_are_attributed_to_their_event() {
+    // Different layouts behind the same IDENTIFIER position: only the right attribution decodes
+    // each sample into its own event's fields.
+    let a = EventAttr::software(software::TASK_CLOCK)
+        .sample_period(100_000)
+        .sample_type(st::IDENTIFIER | st::IP | st::TID | st::TIME)
+        .sample_id_all(true);
+    let b = EventAttr::software(software::CPU_CLOCK)
+        .sample_period(150_000)
+        .sample_type(st::IDENTIFIER | st::TID | st::TIME | st::PERIOD)
+        .sample_id_all(true);
+    let Some(ea) = open(&a, Target::ThisThread, None) else { return };
+    let eb = open(&b, Target::ThisThread, None).unwrap();
+    let ring = Ring::map(&ea, 16, true).unwrap();
+    eb.set_output(Some(&ea)).unwrap();
+    let mut set = EventSet::new(vec![Layout::EMPTY; 2], vec![IdEntry::EMPTY; 2]);
+    for e in [&ea, &eb] {
+        let i = set.add_event(e.attr(), Endian::NATIVE).unwrap();
+        set.add_id(i, e.id()).unwrap();
+    }
+    assert_eq!(set.consistency(), Ok(()));
+    ea.enable().unwrap();
+    eb.enable().unwrap();
+    spin(Duration::from_millis(30));
+    ea.disable().unwrap();
+    eb.disable().unwrap();
+    let mut per_event = [0usize; 2];
+    for r in drain(&ring) {
+        let (i, event) = set.attribute_event(&r).unwrap();
+        let Ok(Record::Sample(s)) = decode(&r, event.context()) else { continue };
+        per_event[i] += 1;
+        assert_eq!(s.identifier, Some([ea.id(), eb.id()][i]));
+        assert_eq!(s.tid.map(|t| t.tid), Some(gettid()));
+        match i {
+            0 => assert!(s.ip.is_some() && s.period.is_none()),
+            _ => assert!(s.ip.is_none() && s.period == Some(150_000)),
+        }
+    }
+    assert!(per_event[0] > 20 && per_event[1] > 20, "samples per event: {per_event:?}");
+}
+
+#[test]
+fn a_backward_overwrite_ring_reads_newest_first_under_pause() {
+    let attr = EventAttr::software(software::TASK_CLOCK)
+        .sample_period(100_000)
+        .sample_type(st::IP | st::TID | st::TIME)
+        .write_backward(true);
+    let Some(event) = open(&attr, Target::ThisThread, None) else { return };
+    let ring = Ring::map(&event, 1, false).unwrap(); // 4 KiB, overwritten many times
+    assert!(ring.backward() && !ring.writable());
+    event.enable().unwrap();
+    // Until the kernel has written three ring sizes (read from the page's data_head, which a
+    // backward ring decrements), so the ring has surely wrapped.
+    let written = || {
+        use perfring::memory::{Position, RingMemory};
+        let map = ring.mapping().unwrap();
+        0usize.wrapping_sub(map.position(Position::DataHead).load(std::sync::atomic::Ordering::Acquire))
+    };
+    for _ in 0..100 {
+        if written() > 3 * ring.data_size() {
+            break;
+        }
+        spin(Duration::from_millis(10));
+    }
+    event.pause_output(true).unwrap();
+    let mut reader = ring.backward_reader().unwrap();
+    let ctx = perfring::record::DecodeContext::from_attr(event.attr(), Endian::NATIVE);
+    let mut times = Vec::new();
+    let summary = reader
+        .read(&mut vec![0u8; 1 << 16], |r| {
+            if let Ok(Record::Sample(s)) = decode(r.bytes, &ctx) {
+                times.push(s.time.unwrap());
+            }
+        })
+        .unwrap();
+    event.pause_output(false).unwrap();
+    event.disable().unwrap();
+    assert!(written() > 3 * ring.data_size(), "the kernel wrote {} bytes", written());
+    assert!(summary.wrapped, "the ring wrapped: {summary:?}, {} samples read", times.len());
+    assert!(times.len() > 20, "{} records", times.len());
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "newest first: {times:?}");
+}
+
+#[test]
+fn loss_is_reported_by_lost_records_and_the_events_lost_count_alike() {
+    let attr = EventAttr::software(software::TASK_CLOCK)
+        .sample_period(20_000)
+        .sample_type(st::IP | st::TID)
+        .read_format(rf::LOST);
+    let Some(event) = open(&attr, Target::ThisThread, None) else { return };
+    let ring = Ring::map(&event, 1, true).unwrap();
+    event.enable().unwrap();
+    spin(Duration::from_millis(100)); // ~5000 samples into room for ~170
+    event.disable().unwrap();
+    let ctx = perfring::record::DecodeContext::from_attr(event.attr(), Endian::NATIVE);
+    let first = drain(&ring).len();
+    // One more burst into the freed ring: its first write reports the pending losses.
+    event.enable().unwrap();
+    spin(Duration::from_millis(2));
+    event.disable().unwrap();
+    let mut lost_reported = 0;
+    for r in drain(&ring) {
+        if let Ok(Record::Lost(l)) = decode(&r, &ctx) {
+            lost_reported += l.lost;
+        }
+    }
+    let ReadValues::Single(counts) = event.read().unwrap().values() else { panic!("not a single read") };
+    println!("{first} records read, {lost_reported} reported lost, the event counted {:?}", counts.lost);
+    assert!(lost_reported > 0, "a 4 KiB ring took thousands of samples undrained: {lost_reported} lost");
+    assert_eq!(Some(lost_reported), counts.lost, "PERF_RECORD_LOST and PERF_FORMAT_LOST agree");
+}
+
+#[test]
+fn wakeups_make_the_ring_readable_and_a_tasks_exit_hangs_up() {
+    let attr = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::IP).wakeup_events(5);
+    let Some(event) = open(&attr, Target::ThisThread, None) else { return };
+    let ring = Ring::map(&event, 4, true).unwrap();
+    let before = wait(&[ring.as_fd()], Some(Duration::ZERO)).unwrap();
+    assert_eq!(before, vec![Readiness::default()], "nothing written yet");
+    event.enable().unwrap();
+    spin(Duration::from_millis(5));
+    event.disable().unwrap();
+    let after = wait(&[ring.as_fd()], Some(Duration::from_secs(1))).unwrap();
+    assert!(after[0].readable && !after[0].hangup, "{after:?}");
+
+    // A child's event hangs up when the child exits (the end of a recording, not an error).
+    let mut child = Command::new("sleep").arg("0.2").spawn().unwrap();
+    let watched =
+        Event::open(&EventAttr::software(software::TASK_CLOCK).disabled(false), Target::Task(child.id() as i32), None)
+            .unwrap();
+    let t = Instant::now();
+    let mut hung = false;
+    while t.elapsed() < Duration::from_secs(10) && !hung {
+        hung = wait(&[watched.as_fd()], Some(Duration::from_millis(100))).unwrap()[0].hangup;
+    }
+    child.wait().unwrap();
+    assert!(hung, "no POLLHUP within 10 s of the task's exit");
+}
+
+#[test]
+fn bad_attrs_are_typed_errors_naming_the_field() {
+    let attr = EventAttr::software(software::TASK_CLOCK).sample_type(1 << 40);
+    match Event::open(&attr, Target::ThisThread, None) {
+        Err(OpenError::InvalidArgument { suspects }) => assert!(suspects.contains("sample_type"), "{suspects}"),
+        other => panic!("expected EINVAL about sample_type, got {other:?}"),
+    }
+    let bad_size = EventAttr::software(software::TASK_CLOCK).size(72);
+    let e = Event::open(&bad_size, Target::ThisThread, None);
+    assert!(e.is_ok() || matches!(e, Err(OpenError::InvalidArgument { .. })), "{e:?}");
+    assert!(matches!(
+        perfring_linux::Ring::map(
+            &Event::open(&EventAttr::software(software::TASK_CLOCK), Target::ThisThread, None).unwrap(),
+            3,
+            true
+        ),
+        Err(perfring_linux::Error::RingSize { data_pages: 3 })
+    ));
+}
+
+/// Run in a child process by `a_refused_open_says_what_to_change` (env PERFRING_REFUSED_CHILD):
+/// drop to uid 65534 and ask for a CPU-wide event.
+#[test]
+fn refused_open_child() {
+    if std::env::var_os("PERFRING_REFUSED_CHILD").is_none() {
+        return; // only meaningful as the child below
+    }
+    // SAFETY: plain syscalls; this process is a throwaway child that exits after the test.
+    unsafe {
+        assert_eq!(libc::setgid(65534), 0);
+        assert_eq!(libc::setuid(65534), 0);
+    }
+    match Event::open(&EventAttr::software(software::CPU_CLOCK), Target::Cpu(0), None) {
+        Err(e @ OpenError::PermissionDenied { .. }) => println!("REFUSED: {e}"),
+        other => println!("NOT REFUSED: {other:?}"),
+    }
+}
+
+#[test]
+fn a_refused_open_says_what_to_change() {
+    let paranoid = perfring_linux::paranoid();
+    if paranoid.is_none_or(|p| p < 1) {
+        println!("skipped: perf_event_paranoid is {paranoid:?}: an unprivileged CPU-wide open is allowed here");
+        return;
+    }
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } != 0 {
+        println!("skipped: not root, cannot drop to uid 65534 in a child");
+        return;
+    }
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "refused_open_child", "--nocapture", "--test-threads=1"])
+        .env("PERFRING_REFUSED_CHILD", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let line =
+        text.lines().find_map(|l| l.find("REFUSED").map(|i| &l[i..])).unwrap_or_else(|| panic!("no verdict: {text}"));
+    println!("{line}");
+    assert!(line.starts_with("REFUSED: "), "{line}");
+    assert!(line.contains(&format!("perf_event_paranoid is {}", paranoid.unwrap())), "{line}");
+    assert!(line.contains("CPU-wide") && line.contains("CAP_PERFMON"), "{line}");
+}
+
+#[test]
+fn counts_and_side_band_records_of_a_child_process() {
+    // MMAP/COMM/EXIT side band of a child, attributed with sample_id_all trailers.
+    let attr = EventAttr::software(software::TASK_CLOCK)
+        .sample_period(1_000_000)
+        .sample_type(st::TID | st::TIME | st::IDENTIFIER)
+        .sample_id_all(true)
+        .comm(true)
+        .task(true)
+        .mmap2(true)
+        .mmap(true)
+        .enable_on_exec(true);
+    let mut child =
+        Command::new("sh").args(["-c", "read x; exec /bin/true"]).stdin(std::process::Stdio::piped()).spawn().unwrap();
+    let Some(event) = open(&attr, Target::Task(child.id() as i32), None) else {
+        child.kill().ok();
+        child.wait().ok();
+        return;
+    };
+    let ring = Ring::map(&event, 8, true).unwrap();
+    drop(child.stdin.take()); // `read` returns: the shell execs /bin/true, enabling the event
+    child.wait().unwrap();
+    let ctx = perfring::record::DecodeContext::from_attr(event.attr(), Endian::NATIVE);
+    let mut kinds = std::collections::BTreeSet::new();
+    for r in drain(&ring) {
+        let rec = decode(&r, &ctx).unwrap();
+        if rec.type_() == types::COMM || rec.type_() == types::EXIT || rec.type_() == types::MMAP2 {
+            assert_eq!(rec.id(), Some(event.id()), "{rec:?}");
+            assert_eq!(rec.pid(), Some(child.id()), "{rec:?}");
+        }
+        kinds.insert(rec.name());
+    }
+    assert!(kinds.contains("PERF_RECORD_COMM") && kinds.contains("PERF_RECORD_EXIT"), "{kinds:?}");
+}

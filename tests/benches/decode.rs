@@ -1,0 +1,519 @@
+//! `make bench-decode` (issue 18): records/s decoding perf.data captures, perfring beside
+//! linux-perf-event-reader 0.10 (the parser samply uses) and perf-event-data 0.1.8
+//! (perf-event2's), single thread, the same loop over the same bytes in memory.
+//!
+//! Inputs: `target/decode-captures/*.data`, made by `scripts/decode-captures.sh` (the demo's
+//! perf.data and `perf record` captures of common options; the Makefile runs it first).
+//!
+//! Per record, every library walks to the record, finds its event, and decodes it:
+//! * perfring: its own `Walker`, `EventSet` and, for SAMPLE, the event's `SampleView`;
+//!   other records through the complete `decode_parsed`;
+//! * the peers have no walker and no id map: they share one bench-local walker and id map
+//!   (`BenchWalk`, `IdMap`), then parse each record with their own API.
+//!
+//! For every SAMPLE the same fields are folded (ANSWERS.md "How the decode figures are
+//! measured"): pid, tid, time, ip, period, addr, id, stream_id, cpu, callchain length and raw
+//! length — each present in a capture only if its `sample_type` has it, so a lazy view pays for
+//! what it is asked. Before timing, the libraries' fields are compared sample by sample; a
+//! library that disagrees with perfring (or fails) on a capture is left out of that capture's
+//! ratio, and the table says so.
+//!
+//! `decode [FILTER]` runs the captures whose name contains FILTER.
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use perfring::record::{decode_into, types, Attr, Endian, Event, EventSet, Header, IdEntry, Record, Walker};
+
+// ---------------------------------------------------------------------------------------------
+// The file, parsed once, outside the timed loops.
+
+struct File {
+    name: String,
+    bytes: Vec<u8>,
+    endian: Endian,
+    /// Each event's raw attr bytes (attr.size of them) and ids.
+    attrs: Vec<(Vec<u8>, Vec<u64>)>,
+    data: Range<usize>,
+}
+
+fn u64_at(b: &[u8], at: usize, e: Endian) -> u64 {
+    e.u64(b[at..at + 8].try_into().unwrap())
+}
+
+fn parse_file(path: &PathBuf) -> File {
+    let bytes = std::fs::read(path).unwrap();
+    let endian = if &bytes[..8] == b"PERFILE2" { Endian::Little } else { Endian::Big };
+    let attr_size = u64_at(&bytes, 16, endian) as usize;
+    let (ao, asz) = (u64_at(&bytes, 24, endian) as usize, u64_at(&bytes, 32, endian) as usize);
+    let (d_off, d_size) = (u64_at(&bytes, 40, endian) as usize, u64_at(&bytes, 48, endian) as usize);
+    let mut attrs = Vec::new();
+    for at in (ao..ao + asz).step_by(attr_size) {
+        let attr = bytes[at..at + attr_size - 16].to_vec();
+        let (io, isz) =
+            (u64_at(&bytes, at + attr_size - 16, endian) as usize, u64_at(&bytes, at + attr_size - 8, endian) as usize);
+        let ids = (io..io + isz).step_by(8).map(|i| u64_at(&bytes, i, endian)).collect();
+        attrs.push((attr, ids));
+    }
+    let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+    File { name, bytes, endian, attrs, data: d_off..d_off + d_size }
+}
+
+/// What every library reports for a SAMPLE, folded the same way.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Fields {
+    pid: Option<u32>,
+    tid: Option<u32>,
+    time: Option<u64>,
+    ip: Option<u64>,
+    period: Option<u64>,
+    addr: Option<u64>,
+    id: Option<u64>,
+    stream_id: Option<u64>,
+    cpu: Option<u32>,
+    callchain: Option<usize>,
+    raw: Option<usize>,
+}
+
+#[inline(always)]
+fn fold(acc: u64, f: &Fields) -> u64 {
+    let o = |v: Option<u64>| v.unwrap_or(0);
+    acc.wrapping_add(o(f.pid.map(u64::from)))
+        .wrapping_add(o(f.tid.map(u64::from)))
+        .wrapping_add(o(f.time))
+        .wrapping_add(o(f.ip))
+        .wrapping_add(o(f.period))
+        .wrapping_add(o(f.addr))
+        .wrapping_add(o(f.id))
+        .wrapping_add(o(f.stream_id))
+        .wrapping_add(o(f.cpu.map(u64::from)))
+        .wrapping_add(o(f.callchain.map(|n| n as u64)))
+        .wrapping_add(o(f.raw.map(|n| n as u64)))
+}
+
+/// A decoder under test: `run` decodes every record of the data section, calling `sample` with
+/// each SAMPLE's fields, and returns (records, errors). `sample` is a generic closure, so the
+/// fold inlines into each library's loop and the harness adds as little as it can.
+trait Decoder {
+    const NAME: &'static str;
+    fn prepare(file: &File) -> Self;
+    fn run<F: FnMut(&Fields)>(&self, file: &File, sample: F) -> (usize, usize);
+}
+
+// ---------------------------------------------------------------------------------------------
+// perfring: its own walker, event set and views.
+
+struct Perfring {
+    set: EventSet<Vec<Event>, Vec<IdEntry>>,
+}
+
+impl Decoder for Perfring {
+    const NAME: &'static str = "perfring";
+    fn prepare(file: &File) -> Self {
+        let n_ids = file.attrs.iter().map(|a| a.1.len()).sum();
+        let mut set = EventSet::new(vec![Event::EMPTY; file.attrs.len()], vec![IdEntry::EMPTY; n_ids]);
+        for (attr, ids) in &file.attrs {
+            let i = set.add_event(&Attr::from_bytes(attr, file.endian).unwrap(), file.endian).unwrap();
+            for &id in ids {
+                set.add_id(i, id).unwrap();
+            }
+        }
+        Perfring { set }
+    }
+    #[inline(never)]
+    fn run<F: FnMut(&Fields)>(&self, file: &File, mut sample: F) -> (usize, usize) {
+        let (mut n, mut errors) = (0, 0);
+        let mut rec = Record::Unknown { header: Header { type_: 0, misc: 0, size: 0 }, body: &[] };
+        for r in Walker::perf_data(&file.bytes[file.data.clone()], file.endian) {
+            let Ok(r) = r else {
+                errors += 1;
+                break;
+            };
+            n += 1;
+            if r.header.type_ >= types::HEADER_ATTR {
+                continue;
+            }
+            let Ok((_, event)) = self.set.attribute_walked_event(&r) else {
+                errors += 1;
+                continue;
+            };
+            if r.header.type_ == types::SAMPLE {
+                let Ok(v) = event.sample_walked(&r) else {
+                    errors += 1;
+                    continue;
+                };
+                let pt = v.pid_tid();
+                let f = Fields {
+                    pid: pt.map(|p| p.pid),
+                    tid: pt.map(|p| p.tid),
+                    time: v.time(),
+                    ip: v.ip(),
+                    period: v.period(),
+                    addr: v.addr(),
+                    // perf's `sample->id`: IDENTIFIER if the event writes it, else ID.
+                    id: v.identifier().or_else(|| v.id()),
+                    stream_id: v.stream_id(),
+                    cpu: v.cpu().map(|c| c.cpu),
+                    callchain: v.callchain().ok().flatten().map(|c| c.len()),
+                    raw: v.raw().ok().flatten().map(<[u8]>::len),
+                };
+                sample(&f);
+            } else {
+                // Into a caller-owned value: no half-KiB `Record` moved per record.
+                match decode_into(r.header, r.bytes, event.context(), &mut rec) {
+                    Ok(()) => {
+                        black_box(&rec);
+                    }
+                    Err(_) => errors += 1,
+                }
+            }
+        }
+        (n, errors)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What the peers share: a walker over the data section and an id → event map.
+
+struct IdMap {
+    ids: HashMap<u64, usize>,
+    id_pos: Option<usize>,
+    is_pos: Option<usize>,
+    sample_id_all: bool,
+    events: usize,
+}
+
+impl IdMap {
+    fn new(file: &File) -> IdMap {
+        let mut ids = HashMap::new();
+        for (i, (_, list)) in file.attrs.iter().enumerate() {
+            for &id in list {
+                ids.insert(id, i);
+            }
+        }
+        let first = Attr::from_bytes(&file.attrs[0].0, file.endian).unwrap();
+        let layout =
+            perfring::record::SampleLayout::new(&perfring::record::DecodeContext::from_attr(&first, file.endian));
+        IdMap {
+            ids,
+            id_pos: layout.id_pos(),
+            is_pos: layout.is_pos(),
+            sample_id_all: first.has(perfring::record::attr_flags::SAMPLE_ID_ALL),
+            events: file.attrs.len(),
+        }
+    }
+    /// perf's `evlist__event2evsel`.
+    #[inline]
+    fn event(&self, type_: u32, rec: &[u8], e: Endian) -> Option<usize> {
+        if self.events == 1 {
+            return Some(0);
+        }
+        let words = (rec.len() - 8) / 8;
+        let at = if type_ == types::SAMPLE {
+            8 + 8 * self.id_pos?
+        } else {
+            if !self.sample_id_all {
+                return Some(0);
+            }
+            8 + 8 * words.checked_sub(self.is_pos?)?
+        };
+        let id = e.u64(rec.get(at..at + 8)?.try_into().ok()?);
+        if id == 0 {
+            return Some(0);
+        }
+        self.ids.get(&id).copied()
+    }
+}
+
+/// The bench-local walker: (type, misc, record bytes) of each record, AUXTRACE data skipped.
+#[inline]
+fn bench_walk(file: &File, mut f: impl FnMut(u32, u16, &[u8])) -> usize {
+    let d = &file.bytes[file.data.clone()];
+    let e = file.endian;
+    let (mut pos, mut n) = (0, 0);
+    while pos + 8 <= d.len() {
+        let type_ = e.u32(d[pos..pos + 4].try_into().unwrap());
+        let misc = e.u16(d[pos + 4..pos + 6].try_into().unwrap());
+        let size = e.u16(d[pos + 6..pos + 8].try_into().unwrap()) as usize;
+        if size < 8 || pos + size > d.len() {
+            break;
+        }
+        let mut next = pos + size;
+        if type_ == types::AUXTRACE {
+            next += u64_at(d, pos + 8, e) as usize;
+        }
+        f(type_, misc, &d[pos..pos + size]);
+        n += 1;
+        pos = next;
+    }
+    n
+}
+
+// ---------------------------------------------------------------------------------------------
+// linux-perf-event-reader 0.10.
+
+mod lper {
+    use super::*;
+    use byteorder::{BigEndian, LittleEndian};
+    use linux_perf_event_reader::{
+        Endianness, EventRecord, PerfEventAttr, RawData, RawEventRecord, RecordParseInfo, RecordType,
+    };
+
+    pub struct Lper {
+        map: IdMap,
+        infos: Vec<RecordParseInfo>,
+    }
+
+    impl Decoder for Lper {
+        const NAME: &'static str = "linux-perf-event-reader";
+        fn prepare(file: &File) -> Self {
+            let endian = match file.endian {
+                Endian::Little => Endianness::LittleEndian,
+                Endian::Big => Endianness::BigEndian,
+            };
+            let infos = file
+                .attrs
+                .iter()
+                .map(|(a, _)| {
+                    let (attr, _) = match file.endian {
+                        Endian::Little => PerfEventAttr::parse::<_, LittleEndian>(&a[..]),
+                        Endian::Big => PerfEventAttr::parse::<_, BigEndian>(&a[..]),
+                    }
+                    .unwrap();
+                    RecordParseInfo::new(&attr, endian)
+                })
+                .collect();
+            Lper { map: IdMap::new(file), infos }
+        }
+        #[inline(never)]
+        fn run<F: FnMut(&Fields)>(&self, file: &File, mut sample: F) -> (usize, usize) {
+            let mut errors = 0;
+            let n = bench_walk(file, |type_, misc, rec| {
+                if type_ >= types::HEADER_ATTR {
+                    return;
+                }
+                let Some(ev) = self.map.event(type_, rec, file.endian) else {
+                    errors += 1;
+                    return;
+                };
+                let raw = RawEventRecord::new(RecordType(type_), misc, RawData::Single(&rec[8..]), self.infos[ev]);
+                match raw.parse() {
+                    Ok(EventRecord::Sample(s)) => sample(&Fields {
+                        pid: s.pid.map(|p| p as u32),
+                        tid: s.tid.map(|t| t as u32),
+                        time: s.timestamp,
+                        ip: s.ip,
+                        period: s.period,
+                        addr: s.addr,
+                        id: s.id,
+                        stream_id: s.stream_id,
+                        cpu: s.cpu,
+                        callchain: s.callchain.map(|c| c.len()),
+                        raw: s.raw.map(|r| r.len()),
+                    }),
+                    Ok(other) => {
+                        black_box(&other);
+                    }
+                    Err(_) => errors += 1,
+                }
+            });
+            (n, errors)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// perf-event-data 0.1.8.
+
+mod ped {
+    use super::*;
+    use perf_event_data::endian::Little;
+    use perf_event_data::parse::{ParseConfig, Parser};
+    use perf_event_data::Record;
+    use perf_event_open_sys::bindings::perf_event_attr;
+
+    pub struct Ped {
+        map: IdMap,
+        configs: Vec<ParseConfig<Little>>,
+    }
+
+    impl Decoder for Ped {
+        const NAME: &'static str = "perf-event-data";
+        fn prepare(file: &File) -> Self {
+            assert_eq!(file.endian, Endian::Little, "the perf-event-data row reads little-endian files only");
+            let configs = file
+                .attrs
+                .iter()
+                .map(|(a, _)| {
+                    // Its attr parser reads past `attr.size` on short files: give it zeros there.
+                    let mut padded = a.clone();
+                    padded.resize(a.len().max(256), 0);
+                    let attr: perf_event_attr =
+                        Parser::new(&padded[..], ParseConfig::<Little>::default()).parse().unwrap();
+                    ParseConfig::<Little>::from(attr)
+                })
+                .collect();
+            Ped { map: IdMap::new(file), configs }
+        }
+        #[inline(never)]
+        fn run<F: FnMut(&Fields)>(&self, file: &File, mut sample: F) -> (usize, usize) {
+            let mut errors = 0;
+            let n = bench_walk(file, |type_, _misc, rec| {
+                if type_ >= types::HEADER_ATTR {
+                    return;
+                }
+                let Some(ev) = self.map.event(type_, rec, file.endian) else {
+                    errors += 1;
+                    return;
+                };
+                let mut p = Parser::new(rec, self.configs[ev].clone());
+                match p.parse::<Record>() {
+                    Ok(Record::Sample(s)) => sample(&Fields {
+                        pid: s.pid(),
+                        tid: s.tid(),
+                        time: s.time(),
+                        ip: s.ip(),
+                        period: s.period(),
+                        addr: s.addr(),
+                        id: s.id(),
+                        stream_id: s.stream_id(),
+                        cpu: s.cpu(),
+                        callchain: s.callchain().map(<[u64]>::len),
+                        raw: s.raw().map(<[u8]>::len),
+                    }),
+                    Ok(other) => {
+                        black_box(&other);
+                    }
+                    Err(_) => errors += 1,
+                }
+            });
+            (n, errors)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/// Every SAMPLE's fields, in file order, and the error count.
+fn fields_of<D: Decoder>(d: &D, file: &File) -> (Vec<Fields>, usize) {
+    let mut v = Vec::new();
+    let (_, errors) = d.run(file, |f| v.push(*f));
+    (v, errors)
+}
+
+/// Seconds per pass over the file (median of `runs`, each pass repeated to last ≥ 20 ms).
+fn time_pass<D: Decoder>(d: &D, file: &File, reps: usize) -> f64 {
+    let t = Instant::now();
+    let mut acc = 0u64;
+    for _ in 0..reps {
+        d.run(file, |f| acc = fold(acc, f));
+    }
+    black_box(acc);
+    t.elapsed().as_secs_f64() / reps as f64
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with("--")).unwrap_or_default();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/decode-captures");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|_| panic!("{dir:?} missing: run scripts/decode-captures.sh (make bench-decode does)"))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "data"))
+        .filter(|p| p.to_string_lossy().contains(&filter))
+        .collect();
+    paths.sort();
+    // `DECODE_ONLY=perfring|lper|ped`: one library, `DECODE_PASSES` (20) passes per capture, no table (for
+    // callgrind: instructions per record, which machine noise does not move).
+    if let Ok(only) = std::env::var("DECODE_ONLY") {
+        let passes = std::env::var("DECODE_PASSES").ok().and_then(|p| p.parse().ok()).unwrap_or(20);
+        for path in &paths {
+            let file = parse_file(path);
+            let records = bench_walk(&file, |_, _, _| {});
+            let t = match only.as_str() {
+                "lper" => time_pass(&lper::Lper::prepare(&file), &file, passes),
+                "ped" => time_pass(&ped::Ped::prepare(&file), &file, passes),
+                _ => time_pass(&Perfring::prepare(&file), &file, passes),
+            };
+            println!("{only} {}: {records} records, {:.1} ns/record", file.name, t * 1e9 / records as f64);
+        }
+        return;
+    }
+    println!("decode: records/s, single thread, medians of 5 interleaved runs; ratio = perfring / peer");
+    println!("| capture | records | perfring rec/s | linux-perf-event-reader rec/s | ratio | perf-event-data rec/s | ratio |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    let (mut logs_l, mut logs_p) = (Vec::new(), Vec::new());
+    let mut demo = None;
+    for path in &paths {
+        let file = parse_file(path);
+        let ours = Perfring::prepare(&file);
+        let l = lper::Lper::prepare(&file);
+        let p = ped::Ped::prepare(&file);
+        // Agreement, sample by sample, before any timing.
+        let (f_ours, e_ours) = fields_of(&ours, &file);
+        assert_eq!(e_ours, 0, "{}: perfring reported {e_ours} errors", file.name);
+        let verdict = |name: &str, (f, e): (Vec<Fields>, usize)| -> Option<String> {
+            if e != 0 {
+                return Some(format!("{name}: {e} records fail to parse"));
+            }
+            if f.len() != f_ours.len() {
+                return Some(format!("{name}: {} samples, perfring {}", f.len(), f_ours.len()));
+            }
+            let bad = f.iter().zip(&f_ours).filter(|(a, b)| a != b).count();
+            (bad != 0).then(|| {
+                let (a, b) = f.iter().zip(&f_ours).find(|(a, b)| a != b).unwrap();
+                format!("{name}: {bad} samples differ, e.g. {a:?} vs perfring {b:?}")
+            })
+        };
+        let bad_l = verdict(lper::Lper::NAME, fields_of(&l, &file));
+        let bad_p = verdict(ped::Ped::NAME, fields_of(&p, &file));
+        let records = bench_walk(&file, |_, _, _| {});
+        let reps = (200_000 / records.max(1)).max(1);
+        let (mut t_o, mut t_l, mut t_p) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..5 {
+            t_o.push(time_pass(&ours, &file, reps));
+            t_l.push(time_pass(&l, &file, reps));
+            t_p.push(time_pass(&p, &file, reps));
+        }
+        let rate = |t: Vec<f64>| records as f64 / median(t);
+        let (r_o, r_l, r_p) = (rate(t_o), rate(t_l), rate(t_p));
+        let cell = |r: f64, bad: &Option<String>| match bad {
+            None => (format!("{r:.3e}"), format!("{:.2}", r_o / r)),
+            Some(_) => (format!("({r:.3e})"), "excluded".to_string()),
+        };
+        let (cl, rl) = cell(r_l, &bad_l);
+        let (cp, rp) = cell(r_p, &bad_p);
+        println!("| {} | {records} | {r_o:.3e} | {cl} | {rl} | {cp} | {rp} |", file.name);
+        for why in bad_l.iter().chain(&bad_p) {
+            println!("|   excluded: {why} | | | | | | |");
+        }
+        if file.name == "demo" {
+            demo = Some((r_o / r_l, r_o / r_p));
+        } else {
+            if bad_l.is_none() {
+                logs_l.push((r_o / r_l).ln());
+            }
+            if bad_p.is_none() {
+                logs_p.push((r_o / r_p).ln());
+            }
+        }
+    }
+    let geo = |v: &[f64]| if v.is_empty() { f64::NAN } else { (v.iter().sum::<f64>() / v.len() as f64).exp() };
+    if let Some((l, p)) = demo {
+        println!("demo's perf.data: perfring = {l:.2}x linux-perf-event-reader, {p:.2}x perf-event-data");
+    }
+    println!(
+        "captures (geometric mean of the ratios, excluded captures left out): perfring = {:.2}x linux-perf-event-reader ({} captures), {:.2}x perf-event-data ({} captures)",
+        geo(&logs_l),
+        logs_l.len(),
+        geo(&logs_p),
+        logs_p.len()
+    );
+}
