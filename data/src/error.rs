@@ -90,6 +90,12 @@ pub enum Error {
         /// Its `sample_type`.
         sample_type: u64,
     },
+    /// The first event samples READ without `PERF_FORMAT_ID` in its `read_format` (perf:
+    /// "non matching read_format"): the values could not be matched to their events.
+    NonMatchingReadFormat {
+        /// Event 0's `read_format`.
+        read_format: u64,
+    },
     /// A record's `header.size` is below 8.
     BadRecordSize {
         /// File offset of the record.
@@ -193,6 +199,11 @@ impl fmt::Display for Error {
                 f,
                 "non matching sample_type: event {event} (sample_type {sample_type:#x}) has its id elsewhere \
                  than event 0, or none; give every event PERF_SAMPLE_IDENTIFIER"
+            ),
+            Error::NonMatchingReadFormat { read_format } => write!(
+                f,
+                "non matching read_format: event 0 samples READ but its read_format {read_format:#x} lacks \
+                 PERF_FORMAT_ID"
             ),
             Error::BadRecordSize { offset, size } => {
                 write!(f, "record at offset {offset} has header.size {size} (at least 8 needed)")

@@ -144,6 +144,15 @@ pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -
         }
         Some(_) | None => {}
     }
+    // `evlist__valid_read_format`: PERF_SAMPLE_READ needs PERF_FORMAT_ID (the first event's).
+    if let Some(first) = attrs.first() {
+        let a = first.attr;
+        if a.sample_type & perfring::record::sample_type::READ != 0
+            && a.read_format & perfring::record::read_format::ID == 0
+        {
+            return Err(Error::NonMatchingReadFormat { read_format: a.read_format });
+        }
+    }
     // Features: a table of sections at the end of the data section, one per set bit.
     let mut features = Vec::new();
     let mut table = header.data.offset + header.data.size;

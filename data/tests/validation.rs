@@ -131,6 +131,18 @@ fn in_pipe_mode_the_same_mismatches_are_warnings() {
 }
 
 #[test]
+fn sample_read_without_format_id_is_refused() {
+    let t = st::IDENTIFIER | st::IP | st::TID | st::TIME | st::READ;
+    let mut attrs = vec![FileAttr { attr: attr(t, true), ids: vec![1] }];
+    attrs[0].attr.read_format = perfring::record::read_format::TOTAL_TIME_ENABLED;
+    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs).unwrap();
+    w.finished_round().unwrap();
+    let e = Reader::from_bytes(&w.finish().unwrap().into_inner()).unwrap_err();
+    assert!(matches!(e, Error::NonMatchingReadFormat { read_format: 1 }), "{e:?}");
+    assert!(e.to_string().contains("non matching read_format"), "{e}");
+}
+
+#[test]
 fn a_record_past_the_data_section_is_outside_the_data_section() {
     let mut bytes = file(two_events());
     let data_offset = u64_at(&bytes, 40) as usize;
