@@ -87,6 +87,8 @@ struct Order {
     next_flush: u64,
     /// perf's `max_timestamp`: the largest time queued so far.
     max_time: u64,
+    /// Bytes of the queued records (kept as they come and go).
+    live: usize,
 }
 
 impl Order {
@@ -94,17 +96,19 @@ impl Order {
     fn flush(&mut self, limit: u64) {
         self.queue.sort_by_key(|(t, _)| *t); // stable: file order among equal times
         let n = self.queue.partition_point(|(t, _)| *t <= limit);
-        self.pending.extend(self.queue.drain(..n).map(|(_, l)| l));
+        for (_, l) in self.queue.drain(..n) {
+            self.live -= l.trailing.end - l.rec.start;
+            self.pending.push_back(l);
+        }
     }
 
     /// With nothing pending, move the queued records' bytes to a fresh store when delivered
     /// ones take most of it (the queue carries over from round to round).
     fn compact(&mut self) {
-        let live: usize = self.queue.iter().map(|(_, l)| l.trailing.end - l.rec.start).sum();
-        if self.store.len() <= 2 * live + (1 << 16) {
+        if self.store.len() <= 2 * self.live + (1 << 16) {
             return;
         }
-        let mut store = Vec::with_capacity(2 * live);
+        let mut store = Vec::with_capacity(2 * self.live);
         for (_, l) in &mut self.queue {
             let (start, rec, all) = (store.len(), l.rec.len(), l.trailing.end - l.rec.start);
             store.extend_from_slice(&self.store[l.rec.start..l.trailing.end]);
@@ -429,6 +433,7 @@ impl<S: Source> Reader<S> {
             match time {
                 Some(t) => {
                     order.max_time = order.max_time.max(t);
+                    order.live += bytes.len();
                     order.queue.push((t, stored));
                 }
                 None if stored.header.type_ == types::FINISHED_ROUND => {
