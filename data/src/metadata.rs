@@ -137,10 +137,14 @@ pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -
         attrs.push(FileAttr { attr, ids });
     }
     register(&mut events, &attrs, &mut warnings);
+    let attr_at = |event: usize| header.attrs.offset + event as u64 * attr_size;
     match events.consistency() {
-        Some(Inconsistency::SampleIdAllDiffers { event }) => return Err(Error::SampleIdAllMismatch { event }),
+        Some(Inconsistency::SampleIdAllDiffers { event }) => {
+            return Err(Error::SampleIdAllMismatch { event, offset: attr_at(event) + 40 })
+        }
         Some(Inconsistency::NoId { event } | Inconsistency::IdPositionDiffers { event, .. }) => {
-            return Err(Error::NonMatchingSampleType { event, sample_type: attrs[event].attr.sample_type })
+            let sample_type = attrs[event].attr.sample_type;
+            return Err(Error::NonMatchingSampleType { event, offset: attr_at(event) + 24, sample_type });
         }
         Some(_) | None => {}
     }
@@ -150,7 +154,7 @@ pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -
         if a.sample_type & perfring::record::sample_type::READ != 0
             && a.read_format & perfring::record::read_format::ID == 0
         {
-            return Err(Error::NonMatchingReadFormat { read_format: a.read_format });
+            return Err(Error::NonMatchingReadFormat { offset: attr_at(0) + 32, read_format: a.read_format });
         }
     }
     // Features: a table of sections at the end of the data section, one per set bit.

@@ -98,7 +98,8 @@ fn differing_sample_id_all_is_refused() {
     let mut attrs = two_events();
     attrs[1].attr.flags = 0;
     let e = Reader::from_bytes(&file(attrs)).unwrap_err();
-    assert!(matches!(e, Error::SampleIdAllMismatch { event: 1 }), "{e:?}");
+    let entry = u64_at(&file(two_events()), 16);
+    assert!(matches!(e, Error::SampleIdAllMismatch { event: 1, offset } if offset == 104 + entry + 40), "{e:?}");
     assert!(e.to_string().contains("non matching sample_id_all"), "{e}");
 }
 
@@ -108,7 +109,8 @@ fn ids_in_different_places_are_refused() {
     let mut attrs = two_events();
     attrs[1].attr.sample_type = st::ID | st::IP | st::TID | st::TIME;
     let e = Reader::from_bytes(&file(attrs.clone())).unwrap_err();
-    assert!(matches!(e, Error::NonMatchingSampleType { event: 1, .. }), "{e:?}");
+    let entry = u64_at(&file(two_events()), 16);
+    assert!(matches!(e, Error::NonMatchingSampleType { event: 1, offset, .. } if offset == 104 + entry + 24), "{e:?}");
     assert!(e.to_string().contains("non matching sample_type"), "{e}");
     // No id at all, with two events.
     attrs[1].attr.sample_type = st::IP | st::TID;
@@ -138,7 +140,7 @@ fn sample_read_without_format_id_is_refused() {
     let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs).unwrap();
     w.finished_round().unwrap();
     let e = Reader::from_bytes(&w.finish().unwrap().into_inner()).unwrap_err();
-    assert!(matches!(e, Error::NonMatchingReadFormat { read_format: 1 }), "{e:?}");
+    assert!(matches!(e, Error::NonMatchingReadFormat { offset: 136, read_format: 1 }), "{e:?}");
     assert!(e.to_string().contains("non matching read_format"), "{e}");
 }
 
