@@ -16,9 +16,9 @@ use crate::source::{Short, ShortOpaque, Slice, Source, Stream};
 use crate::{features, Error, Warning, PIPE_HEADER_SIZE};
 
 /// `PERF_RECORD_COMPRESSED2` (83): `{header; u64 data_size; data[]}` (newer perf).
-pub const COMPRESSED2: u32 = 83;
+pub const COMPRESSED2: u32 = types::COMPRESSED2;
 /// `PERF_RECORD_COMPRESSED` (81): `{header; data[]}`.
-pub const COMPRESSED: u32 = 81;
+pub const COMPRESSED: u32 = types::COMPRESSED;
 
 /// One record, borrowed from the reader until the next call.
 #[derive(Debug, Clone, Copy)]
