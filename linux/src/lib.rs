@@ -45,6 +45,7 @@
 //! | [`attr`] | [`EventAttr`]: every `perf_event_attr` field and flag; software, hardware, raw, breakpoint and tracepoint (by name, through tracefs) events |
 //! | [`event`] | [`Event`]: open on a thread, a process, a CPU; groups; the ioctls; [`Counts`] from `read(2)` |
 //! | [`ring`] | [`Ring`]: `1 + 2^n` pages, forward or backward, writable or overwrite |
+//! | [`launch`] | a command held before `exec` while its events are opened; SIGINT as "stop" |
 //! | [`wait`] | readiness: [`AsFd`] everywhere, [`wait`](wait::wait) over many, hang-up at task exit |
 //! | [`error`] | [`OpenError`], [`Error`] |
 //!
@@ -59,6 +60,7 @@
 pub mod attr;
 pub mod error;
 pub mod event;
+pub mod launch;
 pub mod ring;
 mod sys;
 pub mod wait;
