@@ -5,7 +5,7 @@
 //! to change (the `perf_event_paranoid` level and capability, the field the kernel rejected),
 //! the ioctls, counts typed by `read_format`, the kernel's [`Ring`] in all four of its modes
 //! read by perfring's consumer or backward reader, and readiness through [`AsFd`] and
-//! [`wait`] — no async runtime baked in.
+//! [`wait()`] — no async runtime baked in.
 //!
 //! Reading samples of a busy loop on this thread:
 //!
@@ -46,7 +46,7 @@
 //! | [`event`] | [`Event`]: open on a thread, a process, a CPU; groups; the ioctls; [`Counts`] from `read(2)` |
 //! | [`ring`] | [`Ring`]: `1 + 2^n` pages, forward or backward, writable or overwrite |
 //! | [`launch`] | a command held before `exec` while its events are opened; SIGINT as "stop" |
-//! | [`wait`] | readiness: [`AsFd`] everywhere, [`wait`](wait::wait) over many, hang-up at task exit |
+//! | [`mod@wait`] | readiness: [`AsFd`] everywhere, [`wait`](wait::wait) over many, hang-up at task exit |
 //! | [`error`] | [`OpenError`], [`Error`] |
 //!
 //! All system calls (and all `unsafe`) are in one private module, `sys`.
