@@ -5,7 +5,7 @@
 //! to change (the `perf_event_paranoid` level and capability, the field the kernel rejected),
 //! the ioctls, counts typed by `read_format`, the kernel's [`Ring`] in all four of its modes
 //! read by perfring's consumer or backward reader, and readiness through [`AsFd`] and
-//! [`wait`] — no async runtime baked in.
+//! [`wait()`] — no async runtime baked in.
 //!
 //! Reading samples of a busy loop on this thread:
 //!
@@ -45,7 +45,8 @@
 //! | [`attr`] | [`EventAttr`]: every `perf_event_attr` field and flag; software, hardware, raw, breakpoint and tracepoint (by name, through tracefs) events |
 //! | [`event`] | [`Event`]: open on a thread, a process, a CPU; groups; the ioctls; [`Counts`] from `read(2)` |
 //! | [`ring`] | [`Ring`]: `1 + 2^n` pages, forward or backward, writable or overwrite |
-//! | [`wait`] | readiness: [`AsFd`] everywhere, [`wait`](wait::wait) over many, hang-up at task exit |
+//! | [`launch`] | a command held before `exec` while its events are opened; SIGINT as "stop" |
+//! | [`mod@wait`] | readiness: [`AsFd`] everywhere, [`wait`](wait::wait) over many, hang-up at task exit |
 //! | [`error`] | [`OpenError`], [`Error`] |
 //!
 //! All system calls (and all `unsafe`) are in one private module, `sys`.
@@ -59,6 +60,7 @@
 pub mod attr;
 pub mod error;
 pub mod event;
+pub mod launch;
 pub mod ring;
 mod sys;
 pub mod wait;

@@ -142,3 +142,121 @@ pub(crate) fn page_size() -> usize {
         4096
     }
 }
+
+/// A child forked to run a command, held between `fork` and `exec` until [`HeldChild::release`]
+/// (so that events can be opened on its pid, with `enable_on_exec`, before it runs), and reaped
+/// with `waitpid`. (`std::process::Command` cannot do this: its `spawn` waits for the `exec`.)
+pub(crate) struct HeldChild {
+    pid: i32,
+    gate: Option<OwnedFd>,
+    status: Option<i32>,
+}
+
+impl HeldChild {
+    /// Fork; the child waits for the gate, then `execvp(argv[0], argv)` (exit status 127 if
+    /// that fails).
+    pub(crate) fn spawn(argv: &[std::ffi::CString]) -> io::Result<HeldChild> {
+        if argv.is_empty() {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // Everything the child uses is prepared before the fork: it must not allocate.
+        let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+        ptrs.push(std::ptr::null());
+        let mut fds = [0i32; 2];
+        // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fork has no preconditions; the child below only calls async-signal-safe
+        // functions (close, read, execvp, _exit) on memory prepared before the fork.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: the child side of the fork: see above. `ptrs` is a NULL-terminated array of
+            // pointers into `argv`, which the fork copied.
+            unsafe {
+                libc::close(fds[1]);
+                let mut b = 0u8;
+                while libc::read(fds[0], (&mut b as *mut u8).cast(), 1) < 0 && *libc::__errno_location() == libc::EINTR
+                {
+                }
+                libc::execvp(ptrs[0], ptrs.as_ptr());
+                libc::_exit(127);
+            }
+        }
+        // SAFETY: closing the read end this process no longer needs; adopting the write end,
+        // which nothing else owns.
+        let gate = unsafe {
+            libc::close(fds[0]);
+            OwnedFd::from_raw_fd(fds[1])
+        };
+        if pid < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(HeldChild { pid, gate: Some(gate), status: None })
+    }
+
+    pub(crate) fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Let the child exec (closing the gate ends its read).
+    pub(crate) fn release(&mut self) {
+        self.gate = None;
+    }
+
+    /// The exit status if the child has ended (`waitpid` with `WNOHANG`, or blocking).
+    pub(crate) fn wait(&mut self, block: bool) -> io::Result<Option<i32>> {
+        if self.status.is_some() {
+            return Ok(self.status);
+        }
+        self.release();
+        let mut status = 0;
+        loop {
+            // SAFETY: waiting for our own child; `status` is a valid out-parameter.
+            let r = unsafe { libc::waitpid(self.pid, &mut status, if block { 0 } else { libc::WNOHANG }) };
+            if r < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            if r == 0 {
+                return Ok(None);
+            }
+            let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 128 + libc::WTERMSIG(status) };
+            self.status = Some(code);
+            return Ok(self.status);
+        }
+    }
+}
+
+impl Drop for HeldChild {
+    fn drop(&mut self) {
+        // Never leave a zombie: let it run and reap it.
+        let _ = self.wait(true);
+    }
+}
+
+static SIGINT_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_sigint(_: libc::c_int) {
+    SIGINT_SEEN.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Catch SIGINT (and SIGTERM) from now on; [`sigint_seen`] says whether one came.
+pub(crate) fn catch_sigint() -> io::Result<()> {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: installing a handler that only stores to an atomic (async-signal-safe).
+        let prev = unsafe { libc::signal(sig, on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+        if prev == libc::SIG_ERR {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// Whether SIGINT or SIGTERM arrived since [`catch_sigint`].
+pub(crate) fn sigint_seen() -> bool {
+    SIGINT_SEEN.load(std::sync::atomic::Ordering::Relaxed)
+}
