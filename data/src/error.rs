@@ -81,14 +81,26 @@ pub enum Error {
     SampleIdAllMismatch {
         /// The first event that differs from event 0.
         event: usize,
+        /// File offset of its attr's flags word (where `sample_id_all` is bit 18).
+        offset: u64,
     },
     /// With more than one event, an event has no ID/IDENTIFIER or has it elsewhere than
     /// event 0 (perf: "non matching sample_type"). Put IDENTIFIER in every `sample_type`.
     NonMatchingSampleType {
         /// The first event that differs from event 0.
         event: usize,
+        /// File offset of its `attr.sample_type`.
+        offset: u64,
         /// Its `sample_type`.
         sample_type: u64,
+    },
+    /// The first event samples READ without `PERF_FORMAT_ID` in its `read_format` (perf:
+    /// "non matching read_format"): the values could not be matched to their events.
+    NonMatchingReadFormat {
+        /// File offset of event 0's `attr.read_format`.
+        offset: u64,
+        /// Event 0's `read_format`.
+        read_format: u64,
     },
     /// A record's `header.size` is below 8.
     BadRecordSize {
@@ -186,13 +198,18 @@ impl fmt::Display for Error {
                  the header's attr_size - 16 is {expected}"
             ),
             Error::BadAttr { event, offset, error } => write!(f, "attr {event} at offset {offset}: {error}"),
-            Error::SampleIdAllMismatch { event } => {
-                write!(f, "non matching sample_id_all: event {event}'s differs from event 0's")
+            Error::SampleIdAllMismatch { event, offset } => {
+                write!(f, "non matching sample_id_all: event {event}'s (flags at offset {offset}) differs from event 0's")
             }
-            Error::NonMatchingSampleType { event, sample_type } => write!(
+            Error::NonMatchingSampleType { event, offset, sample_type } => write!(
                 f,
-                "non matching sample_type: event {event} (sample_type {sample_type:#x}) has its id elsewhere \
+                "non matching sample_type: event {event} (sample_type {sample_type:#x} at offset {offset}) has its id elsewhere \
                  than event 0, or none; give every event PERF_SAMPLE_IDENTIFIER"
+            ),
+            Error::NonMatchingReadFormat { offset, read_format } => write!(
+                f,
+                "non matching read_format: event 0 samples READ but its read_format {read_format:#x} (offset {offset}) lacks \
+                 PERF_FORMAT_ID"
             ),
             Error::BadRecordSize { offset, size } => {
                 write!(f, "record at offset {offset} has header.size {size} (at least 8 needed)")

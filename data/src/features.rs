@@ -213,9 +213,10 @@ impl<'a> Cur<'a> {
     }
     /// A count of entries of at least `min` bytes each, bounded by the bytes left.
     fn count(&mut self, min: usize, field: &'static str) -> Result<usize, Error> {
+        let at = self.at;
         let n = self.u32(field)? as usize;
         if n > (self.b.len() - self.at) / min.max(1) {
-            return Err(self.err(field));
+            return Err(Error::BadFeature { feature: self.feature, offset: at as u64, field });
         }
         Ok(n)
     }

@@ -137,12 +137,25 @@ pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -
         attrs.push(FileAttr { attr, ids });
     }
     register(&mut events, &attrs, &mut warnings);
+    let attr_at = |event: usize| header.attrs.offset + event as u64 * attr_size;
     match events.consistency() {
-        Some(Inconsistency::SampleIdAllDiffers { event }) => return Err(Error::SampleIdAllMismatch { event }),
+        Some(Inconsistency::SampleIdAllDiffers { event }) => {
+            return Err(Error::SampleIdAllMismatch { event, offset: attr_at(event) + 40 })
+        }
         Some(Inconsistency::NoId { event } | Inconsistency::IdPositionDiffers { event, .. }) => {
-            return Err(Error::NonMatchingSampleType { event, sample_type: attrs[event].attr.sample_type })
+            let sample_type = attrs[event].attr.sample_type;
+            return Err(Error::NonMatchingSampleType { event, offset: attr_at(event) + 24, sample_type });
         }
         Some(_) | None => {}
+    }
+    // `evlist__valid_read_format`: PERF_SAMPLE_READ needs PERF_FORMAT_ID (the first event's).
+    if let Some(first) = attrs.first() {
+        let a = first.attr;
+        if a.sample_type & perfring::record::sample_type::READ != 0
+            && a.read_format & perfring::record::read_format::ID == 0
+        {
+            return Err(Error::NonMatchingReadFormat { offset: attr_at(0) + 32, read_format: a.read_format });
+        }
     }
     // Features: a table of sections at the end of the data section, one per set bit.
     let mut features = Vec::new();

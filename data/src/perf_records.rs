@@ -6,19 +6,19 @@ use perfring::record::{types, Attr, Endian};
 use crate::Error;
 
 /// `PERF_RECORD_THREAD_MAP`.
-pub const THREAD_MAP: u32 = 73;
+pub const THREAD_MAP: u32 = types::THREAD_MAP;
 /// `PERF_RECORD_CPU_MAP`.
-pub const CPU_MAP: u32 = 74;
+pub const CPU_MAP: u32 = types::CPU_MAP;
 /// `PERF_RECORD_STAT_CONFIG`.
-pub const STAT_CONFIG: u32 = 75;
+pub const STAT_CONFIG: u32 = types::STAT_CONFIG;
 /// `PERF_RECORD_STAT`.
-pub const STAT: u32 = 76;
+pub const STAT: u32 = types::STAT;
 /// `PERF_RECORD_STAT_ROUND`.
-pub const STAT_ROUND: u32 = 77;
+pub const STAT_ROUND: u32 = types::STAT_ROUND;
 /// `PERF_RECORD_EVENT_UPDATE`.
-pub const EVENT_UPDATE: u32 = 78;
+pub const EVENT_UPDATE: u32 = types::EVENT_UPDATE;
 /// `PERF_RECORD_TIME_CONV`.
-pub const TIME_CONV: u32 = 79;
+pub const TIME_CONV: u32 = types::TIME_CONV;
 
 /// One entry of ID_INDEX: where a sample id was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,9 +16,9 @@ use crate::source::{Short, ShortOpaque, Slice, Source, Stream};
 use crate::{features, Error, Warning, PIPE_HEADER_SIZE};
 
 /// `PERF_RECORD_COMPRESSED2` (83): `{header; u64 data_size; data[]}` (newer perf).
-pub const COMPRESSED2: u32 = 83;
+pub const COMPRESSED2: u32 = types::COMPRESSED2;
 /// `PERF_RECORD_COMPRESSED` (81): `{header; data[]}`.
-pub const COMPRESSED: u32 = 81;
+pub const COMPRESSED: u32 = types::COMPRESSED;
 
 /// One record, borrowed from the reader until the next call.
 #[derive(Debug, Clone, Copy)]
@@ -77,18 +77,57 @@ struct Loc {
 /// The round buffer of time order.
 #[derive(Debug, Default)]
 struct Order {
+    /// Bytes of the queued and pending records.
     store: Vec<u8>,
+    /// Timed kernel records not yet delivered, with their times.
     queue: Vec<(u64, Loc)>,
+    /// Records to deliver, in order.
     pending: VecDeque<Loc>,
+    /// perf's `next_flush`: a round's end delivers the queued records up to this time.
+    next_flush: u64,
+    /// perf's `max_timestamp`: the largest time queued so far.
+    max_time: u64,
+    /// Bytes of the queued records (kept as they come and go).
+    live: usize,
+}
+
+impl Order {
+    /// Deliver the queued records with a time up to `limit`, in time order (stable).
+    fn flush(&mut self, limit: u64) {
+        self.queue.sort_by_key(|(t, _)| *t); // stable: file order among equal times
+        let n = self.queue.partition_point(|(t, _)| *t <= limit);
+        for (_, l) in self.queue.drain(..n) {
+            self.live -= l.trailing.end - l.rec.start;
+            self.pending.push_back(l);
+        }
+    }
+
+    /// With nothing pending, move the queued records' bytes to a fresh store when delivered
+    /// ones take most of it (the queue carries over from round to round).
+    fn compact(&mut self) {
+        if self.store.len() <= 2 * self.live + (1 << 16) {
+            return;
+        }
+        let mut store = Vec::with_capacity(2 * self.live);
+        for (_, l) in &mut self.queue {
+            let (start, rec, all) = (store.len(), l.rec.len(), l.trailing.end - l.rec.start);
+            store.extend_from_slice(&self.store[l.rec.start..l.trailing.end]);
+            l.rec = start..start + rec;
+            l.trailing = start + rec..start + all;
+        }
+        self.store = store;
+    }
 }
 
 /// Reads records from a [`Source`]: [`Stream`] (a file or pipe through bounded reads) or
 /// [`Slice`] (bytes in memory or a mapped file, zero-copy).
 ///
 /// Records come in file order from [`Reader::next_record`]; after
-/// [`Reader::time_ordered`], in perf's delivery order: the kernel records of each round
-/// (up to a FINISHED_ROUND) stably sorted by time, perf's own records and records without
-/// a time as they come.
+/// [`Reader::time_ordered`], in perf's delivery order (`ordered_events.c`): records with a
+/// time are queued; at each FINISHED_ROUND those up to the largest time seen before the
+/// previous FINISHED_ROUND are delivered, stably sorted by time (file order among equal
+/// times), and the rest at the end; perf's own records and records without a time are
+/// delivered as they come.
 #[derive(Debug)]
 pub struct Reader<S> {
     src: S,
@@ -256,7 +295,7 @@ impl<S: Source> Reader<S> {
     }
 
     /// Deliver records in perf's time order (see [`Reader`]) rather than file order. Memory:
-    /// one round of records.
+    /// the records of two rounds, as perf.
     pub fn time_ordered(mut self) -> Self {
         self.order = Some(Order::default());
         self
@@ -360,6 +399,8 @@ impl<S: Source> Reader<S> {
             }
             if order.queue.is_empty() {
                 order.store.clear();
+            } else {
+                order.compact();
             }
             if self.done {
                 return Ok(None);
@@ -367,7 +408,9 @@ impl<S: Source> Reader<S> {
             let next = self.next_raw()?;
             let Some(loc) = next else {
                 self.done = true;
-                self.flush_round();
+                if let Some(order) = self.order.as_mut() {
+                    order.flush(u64::MAX);
+                }
                 continue;
             };
             let bytes = match loc.buf {
@@ -388,21 +431,18 @@ impl<S: Source> Reader<S> {
             let stored =
                 Loc { buf: Buf::Store, rec: at..at + len, trailing: at + len..at + bytes.len(), offset: tagged, ..loc };
             match time {
-                Some(t) => order.queue.push((t, stored)),
+                Some(t) => {
+                    order.max_time = order.max_time.max(t);
+                    order.live += bytes.len();
+                    order.queue.push((t, stored));
+                }
                 None if stored.header.type_ == types::FINISHED_ROUND => {
-                    self.flush_round();
-                    self.order.as_mut().expect("checked above").pending.push_back(stored);
+                    order.flush(order.next_flush);
+                    order.next_flush = order.max_time;
+                    order.pending.push_back(stored);
                 }
                 None => order.pending.push_back(stored),
             }
-        }
-    }
-
-    fn flush_round(&mut self) {
-        if let Some(order) = self.order.as_mut() {
-            order.queue.sort_by_key(|(t, _)| *t); // stable: file order among equal times
-            let queue = std::mem::take(&mut order.queue);
-            order.pending.extend(queue.into_iter().map(|(_, l)| l));
         }
     }
 

@@ -101,8 +101,7 @@ impl<W: Write + Seek> Writer<W> {
     /// complete the header; returns the output.
     pub fn finish(mut self) -> Result<W, Error> {
         if self.mode == Mode::Pipe {
-            self.flush_batch()?;
-            return Ok(self.out);
+            return self.finish_pipe();
         }
         self.flush_batch()?;
         if let Some(level) = self.compress {
@@ -199,7 +198,9 @@ impl<W: Write> Writer<W> {
 
     /// Compress the records written from now on into COMPRESSED (81) records with zstd at
     /// `level` (perf 6.1 reads type 81; it cannot read 83). Pipe mode: writes the COMPRESSED
-    /// feature at once, as perf needs it before the first compressed record.
+    /// feature at once, as perf needs it before the first compressed record. Records are
+    /// gathered up to 256 KiB per zstd frame and written at the next FINISHED_ROUND, `finish`
+    /// or full batch: a writer dropped before either loses the records of its last batch.
     #[cfg(feature = "zstd")]
     pub fn compress(&mut self, level: i32) -> Result<(), Error> {
         self.compress = Some(level);

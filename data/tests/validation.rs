@@ -98,7 +98,8 @@ fn differing_sample_id_all_is_refused() {
     let mut attrs = two_events();
     attrs[1].attr.flags = 0;
     let e = Reader::from_bytes(&file(attrs)).unwrap_err();
-    assert!(matches!(e, Error::SampleIdAllMismatch { event: 1 }), "{e:?}");
+    let entry = u64_at(&file(two_events()), 16);
+    assert!(matches!(e, Error::SampleIdAllMismatch { event: 1, offset } if offset == 104 + entry + 40), "{e:?}");
     assert!(e.to_string().contains("non matching sample_id_all"), "{e}");
 }
 
@@ -108,7 +109,8 @@ fn ids_in_different_places_are_refused() {
     let mut attrs = two_events();
     attrs[1].attr.sample_type = st::ID | st::IP | st::TID | st::TIME;
     let e = Reader::from_bytes(&file(attrs.clone())).unwrap_err();
-    assert!(matches!(e, Error::NonMatchingSampleType { event: 1, .. }), "{e:?}");
+    let entry = u64_at(&file(two_events()), 16);
+    assert!(matches!(e, Error::NonMatchingSampleType { event: 1, offset, .. } if offset == 104 + entry + 24), "{e:?}");
     assert!(e.to_string().contains("non matching sample_type"), "{e}");
     // No id at all, with two events.
     attrs[1].attr.sample_type = st::IP | st::TID;
@@ -128,6 +130,18 @@ fn in_pipe_mode_the_same_mismatches_are_warnings() {
     let mut r = Reader::from_pipe(&bytes[..]).unwrap();
     while r.next_record().unwrap().is_some() {}
     assert_eq!(r.warnings(), [Warning::Inconsistent(Inconsistency::SampleIdAllDiffers { event: 1 })]);
+}
+
+#[test]
+fn sample_read_without_format_id_is_refused() {
+    let t = st::IDENTIFIER | st::IP | st::TID | st::TIME | st::READ;
+    let mut attrs = vec![FileAttr { attr: attr(t, true), ids: vec![1] }];
+    attrs[0].attr.read_format = perfring::record::read_format::TOTAL_TIME_ENABLED;
+    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs).unwrap();
+    w.finished_round().unwrap();
+    let e = Reader::from_bytes(&w.finish().unwrap().into_inner()).unwrap_err();
+    assert!(matches!(e, Error::NonMatchingReadFormat { offset: 136, read_format: 1 }), "{e:?}");
+    assert!(e.to_string().contains("non matching read_format"), "{e}");
 }
 
 #[test]
@@ -227,9 +241,11 @@ fn unknown_ids_are_counted_in_one_warning() {
     assert!(matches!(r.warnings(), [Warning::Unattributed { count: 2, .. }]), "{:?}", r.warnings());
 }
 
+/// perf's ordered delivery (`ordered_events.c`): a FINISHED_ROUND delivers the queued records
+/// up to the largest time seen before the previous FINISHED_ROUND, sorted (so a late record
+/// of the next round still comes in order); untimed and perf-only records come as read.
 #[test]
-fn time_order_sorts_each_round_and_keeps_perf_records_in_place() {
-    // Round 1: times 5, 3, (untimed COMM without sample_id_all? no: all have TIME) 4; round 2: 1.
+fn time_order_holds_two_rounds_as_perf_does() {
     let t = st::IDENTIFIER | st::IP | st::TID | st::TIME;
     let attrs = vec![FileAttr { attr: attr(t, true), ids: vec![7] }];
     let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs).unwrap();
@@ -240,6 +256,8 @@ fn time_order_sorts_each_round_and_keeps_perf_records_in_place() {
         time: Some(time),
         ..Sample::default()
     };
+    // Round 1: samples at 5, 3, 4 and a COMM at 2; round 2: a late sample at 1, then 7;
+    // round 3: 6.
     for time in [5, 3, 4] {
         w.write_record(&Record::Sample(sample(time)), 0).unwrap();
     }
@@ -252,7 +270,11 @@ fn time_order_sorts_each_round_and_keeps_perf_records_in_place() {
     };
     w.write_record(&Record::Comm(comm), 0).unwrap();
     w.finished_round().unwrap();
-    w.write_record(&Record::Sample(sample(1)), 0).unwrap();
+    for time in [1, 7] {
+        w.write_record(&Record::Sample(sample(time)), 0).unwrap();
+    }
+    w.finished_round().unwrap();
+    w.write_record(&Record::Sample(sample(6)), 0).unwrap();
     let bytes = w.finish().unwrap().into_inner();
     let mut r = Reader::from_bytes(&bytes).unwrap().time_ordered();
     let mut seen = Vec::new();
@@ -264,10 +286,20 @@ fn time_order_sorts_each_round_and_keeps_perf_records_in_place() {
         };
         seen.push((rec.header.type_, time));
     }
-    let s = types::SAMPLE;
+    let (s, round) = (types::SAMPLE, (types::FINISHED_ROUND, None));
     assert_eq!(
         seen,
-        [(3, Some(2)), (s, Some(3)), (s, Some(4)), (s, Some(5)), (types::FINISHED_ROUND, None), (s, Some(1))]
+        [
+            round, // round 1 ends: nothing is older than the (empty) previous round
+            (s, Some(1)),
+            (types::COMM, Some(2)),
+            (s, Some(3)),
+            (s, Some(4)),
+            (s, Some(5)), // round 2 ends: everything up to 5, round 1's largest time
+            round,
+            (s, Some(6)),
+            (s, Some(7)), // the end: the rest
+        ]
     );
 }
 
@@ -382,4 +414,41 @@ fn auxtrace_data_comes_with_its_record() {
     cut[data_offset + 8..data_offset + 16].copy_from_slice(&10_000u64.to_le_bytes());
     let e = count(&mut Reader::from_bytes(&cut).unwrap()).unwrap_err();
     assert!(matches!(e, Error::OutsideDataSection { what: "AUXTRACE data", .. }), "{e:?}");
+}
+
+/// Many rounds whose records each wait for the next round (the queue never empties, so the
+/// round buffer is compacted as it goes): all delivered, in time order.
+#[test]
+fn time_order_over_many_rounds_delivers_everything_sorted() {
+    let t = st::IDENTIFIER | st::IP | st::TID | st::TIME;
+    let attrs = vec![FileAttr { attr: attr(t, true), ids: vec![7] }];
+    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs).unwrap();
+    let mut times = Vec::new();
+    for round in 0..400u64 {
+        // Out of order within the round, and overlapping the previous round's times.
+        for k in [7u64, 2, 9, 0, 5, 11, 3, 8, 1, 6] {
+            let time = round * 10 + k;
+            times.push(time);
+            let s = Sample {
+                identifier: Some(7),
+                ip: Some(time),
+                tid: Some(Default::default()),
+                time: Some(time),
+                ..Sample::default()
+            };
+            w.write_record(&Record::Sample(s), 0).unwrap();
+        }
+        w.finished_round().unwrap();
+    }
+    let bytes = w.finish().unwrap().into_inner();
+    let mut r = Reader::from_bytes(&bytes).unwrap().time_ordered();
+    let mut seen = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        if let Record::Sample(s) = rec.decode().unwrap() {
+            assert_eq!(s.ip, s.time, "the record's bytes are its own after compaction");
+            seen.push(s.time.unwrap());
+        }
+    }
+    times.sort();
+    assert_eq!(seen, times);
 }
