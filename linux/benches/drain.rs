@@ -40,6 +40,8 @@ struct Run {
     samples: u64,
     cpu_ns: u64,
     checksum: u64,
+    /// PERF_RECORD_LOST records seen (the ring overflowed).
+    lost_records: u64,
 }
 
 impl Run {
@@ -77,6 +79,7 @@ fn perfring_run(tid: i32, decode: bool) -> Run {
         consumer
             .for_each(&mut scratch, |r| {
                 run.records += 1;
+                run.lost_records += u64::from(r.header.type_ == 2);
                 if decode {
                     if let Ok(s) = set.events()[0].sample(r.bytes) {
                         run.samples += 1;
@@ -111,6 +114,7 @@ fn perf_event2_run(tid: i32, decode: bool) -> Run {
     let run = measure(|run| {
         while let Some(rec) = sampler.next_record() {
             run.records += 1;
+            run.lost_records += u64::from(rec.ty() == 2);
             if decode {
                 if let Ok(Record::Sample(s)) = rec.parse_record() {
                     run.samples += 1;
@@ -196,6 +200,7 @@ fn main() {
     for (i, (name, _, _)) in readers.iter().enumerate() {
         let ns = median(results[i].iter().map(Run::ns_per_record).collect());
         let recs = median(results[i].iter().map(|r| r.records as f64).collect());
-        println!("  {name:<80} {ns:>7.1} ns/record   (median {recs:.0} records/round)");
+        let lost: u64 = results[i].iter().map(|r| r.lost_records).sum();
+        println!("  {name:<80} {ns:>7.1} ns/record   (median {recs:.0} records/round; {lost} LOST records)");
     }
 }
