@@ -116,6 +116,8 @@ pub enum Error {
     /// The kernel refused to map the AUX area (`mmap` failed with EOPNOTSUPP or EINVAL): this
     /// event's PMU has no AUX area. Only PMUs that trace into a buffer have one (`intel_pt`,
     /// `arm_spe`, `cs_etm`, …); software, tracepoint and counting hardware events do not.
+    /// (EINVAL also comes back when an AUX area of another size is still mapped for the same
+    /// ring: the kernel allows one AUX layout per ring at a time.)
     AuxNotSupported {
         /// The errno of `mmap`.
         errno: i32,
@@ -151,11 +153,17 @@ impl fmt::Display for Error {
                 "an AUX area needs a writable ring (Ring::map(event, pages, true)): its offset and size are \
                  written into the control page"
             ),
-            Error::AuxNotSupported { errno } => write!(
-                f,
-                "the kernel refused the AUX area (mmap errno {errno}): this event's PMU has no AUX area; open an \
-                 event of a tracing PMU (intel_pt, arm_spe, cs_etm, …) to use one"
-            ),
+            Error::AuxNotSupported { errno } => {
+                write!(
+                    f,
+                    "the kernel refused the AUX area (mmap errno {errno}): this event's PMU has no AUX area; open an \
+                     event of a tracing PMU (intel_pt, arm_spe, cs_etm, …) to use one"
+                )?;
+                if *errno == libc::EINVAL {
+                    write!(f, " (or an AUX area of another size is still mapped for this ring)")?;
+                }
+                Ok(())
+            }
             Error::Layout(e) => write!(f, "the perf mapping has no valid layout: {e}"),
             Error::BadRead { len } => write!(f, "read(2) returned {len} bytes, not the event's read_format block"),
             Error::TracefsNotMounted => write!(
