@@ -5,7 +5,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test demo lint public-api public-api-check public-api-json package msrv unit loom loom-mutants miri fuzz fuzz-smoke embedded bench bench-instructions bench-decode bench-data soak doc clean
+.PHONY: all test demo lint public-api public-api-check public-api-json package msrv unit loom loom-mutants miri fuzz fuzz-smoke embedded bench bench-instructions bench-decode bench-data bench-linux soak doc clean
 
 all: test
 
@@ -145,6 +145,13 @@ bench-instructions:
 	echo "reference, rtrb producer (write_chunk(32) + 32-byte copy + commit):    $$rprod instructions per record"; \
 	echo "reference, rtrb consumer (read_chunk(32) + commit, per record):        $$rcons instructions per record"; \
 	echo "decoder: walk + event lookup (2 events) + ip, pid, tid, time, period:  $$(( ((d2 - d1) - (e2 - e1)) / 100000 )) instructions per SAMPLE (IDENTIFIER|IP|TID|TIME|PERIOD)"
+
+## The reader's CPU time per record drained and decoded from a real kernel ring (issue 20):
+## perfring-linux beside perf-event2's Sampler, same event, same run (needs perf events: root or
+## perf_event_paranoid <= 1).
+bench-linux:
+	$(CARGO) bench -q -p perfring-linux --bench drain
+	@echo "make bench-linux: figures above (consumer-thread CPU ns per record, medians of 5 interleaved rounds; see BENCHMARKS.md)"
 
 ## perf.data reading (perfring-data): records/s over the demo's perf.data (mapped, streamed), and
 ## the peak memory of reading a >= 1 GiB pipe-mode stream through a pipe.

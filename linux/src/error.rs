@@ -105,6 +105,23 @@ pub enum Error {
         /// The data pages asked for.
         data_pages: usize,
     },
+    /// The AUX area size is not `2^n` pages (`aux_pages`), which the kernel refuses.
+    AuxSize {
+        /// The AUX pages asked for.
+        aux_pages: usize,
+    },
+    /// An AUX area was asked of a read-only (overwrite) ring: its layout (`aux_offset`,
+    /// `aux_size`) is written into the control page, which must be mapped writable.
+    AuxNeedsWritableRing,
+    /// The kernel refused to map the AUX area (`mmap` failed with EOPNOTSUPP or EINVAL): this
+    /// event's PMU has no AUX area. Only PMUs that trace into a buffer have one (`intel_pt`,
+    /// `arm_spe`, `cs_etm`, …); software, tracepoint and counting hardware events do not.
+    /// (EINVAL also comes back when an AUX area of another size is still mapped for the same
+    /// ring: the kernel allows one AUX layout per ring at a time.)
+    AuxNotSupported {
+        /// The errno of `mmap`.
+        errno: i32,
+    },
     /// The mapping does not have the kernel's layout (perfring refused it).
     Layout(perfring::LayoutError),
     /// `read(2)` returned a block that does not match the event's `read_format`.
@@ -127,6 +144,25 @@ impl fmt::Display for Error {
             Error::Io { what, error } => write!(f, "{what}: {error}"),
             Error::RingSize { data_pages } => {
                 write!(f, "a ring needs a power of two of data pages (1, 2, 4, …), not {data_pages}")
+            }
+            Error::AuxSize { aux_pages } => {
+                write!(f, "an AUX area needs a power of two of pages (1, 2, 4, …), not {aux_pages}")
+            }
+            Error::AuxNeedsWritableRing => write!(
+                f,
+                "an AUX area needs a writable ring (Ring::map(event, pages, true)): its offset and size are \
+                 written into the control page"
+            ),
+            Error::AuxNotSupported { errno } => {
+                write!(
+                    f,
+                    "the kernel refused the AUX area (mmap errno {errno}): this event's PMU has no AUX area; open an \
+                     event of a tracing PMU (intel_pt, arm_spe, cs_etm, …) to use one"
+                )?;
+                if *errno == libc::EINVAL {
+                    write!(f, " (or an AUX area of another size is still mapped for this ring)")?;
+                }
+                Ok(())
             }
             Error::Layout(e) => write!(f, "the perf mapping has no valid layout: {e}"),
             Error::BadRead { len } => write!(f, "read(2) returned {len} bytes, not the event's read_format block"),

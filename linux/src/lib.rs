@@ -44,7 +44,7 @@
 //! |---|---|
 //! | [`attr`] | [`EventAttr`]: every `perf_event_attr` field and flag; software, hardware, raw, breakpoint and tracepoint (by name, through tracefs) events |
 //! | [`event`] | [`Event`]: open on a thread, a process, a CPU; groups; the ioctls; [`Counts`] from `read(2)` |
-//! | [`ring`] | [`Ring`]: `1 + 2^n` pages, forward or backward, writable or overwrite |
+//! | [`ring`] | [`Ring`]: `1 + 2^n` pages, forward or backward, writable or overwrite; its [`AuxArea`] |
 //! | [`launch`] | a command held before `exec` while its events are opened; SIGINT as "stop" |
 //! | [`mod@wait`] | readiness: [`AsFd`] everywhere, [`wait`](wait::wait) over many, hang-up at task exit |
 //! | [`error`] | [`OpenError`], [`Error`] |
@@ -68,5 +68,5 @@ pub mod wait;
 pub use attr::EventAttr;
 pub use error::{Error, OpenError};
 pub use event::{online_cpus, paranoid, Counts, Event, Target};
-pub use ring::Ring;
+pub use ring::{AuxArea, Ring};
 pub use wait::{wait, wait_all, Readiness};

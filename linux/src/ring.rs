@@ -1,9 +1,12 @@
 //! [`Ring`]: the kernel's mapping of an event's ring (`1 + 2^n` pages), read through
-//! perfring's [`Consumer`] (forward) or [`BackwardReader`] (backward).
+//! perfring's [`Consumer`] (forward) or [`BackwardReader`] (backward); its [`AuxArea`], read
+//! through perfring's [`AuxConsumer`].
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
+use perfring::aux::AuxConsumer;
 use perfring::consumer::Trusted;
+use perfring::page::offsets;
 use perfring::record::attr_flags;
 use perfring::{BackwardReader, Consumer, Mapping};
 
@@ -84,6 +87,89 @@ impl Ring {
     /// The address of the mapping (for diagnostics).
     pub fn as_ptr(&self) -> *const u8 {
         self.mmap.ptr()
+    }
+}
+
+impl Ring {
+    /// Map the event's AUX area: `aux_pages` pages (a power of two) placed right after the data
+    /// area. Writes `aux_offset` (the end of the data area, page aligned) and `aux_size` into
+    /// the control page, then maps the event's fd at `aux_offset`, as the kernel requires
+    /// (`core.c:perf_mmap`). A `writable` AUX mapping makes the kernel respect `aux_tail`
+    /// (read it with [`AuxConsumer::read`]); a read-only one is snapshot (overwrite) mode (read
+    /// it with [`AuxConsumer::snapshot`]).
+    ///
+    /// Errors: [`Error::AuxSize`], [`Error::AuxNeedsWritableRing`] (the ring was mapped
+    /// read-only, so its control page cannot take the layout), [`Error::AuxNotSupported`] (the
+    /// event's PMU has no AUX area: software and tracepoint events never do), [`Error::Io`] for
+    /// other refusals (EPERM/ENOMEM: over `perf_event_mlock_kb` without CAP_IPC_LOCK).
+    pub fn map_aux(&self, aux_pages: usize, writable: bool) -> Result<AuxArea<'_>, Error> {
+        if !aux_pages.is_power_of_two() {
+            return Err(Error::AuxSize { aux_pages });
+        }
+        if !self.writable {
+            return Err(Error::AuxNeedsWritableRing);
+        }
+        let size = aux_pages.checked_mul(sys::page_size()).ok_or(Error::AuxSize { aux_pages })?;
+        // The data area ends at a page boundary: the mapping is `1 + 2^n` pages.
+        let offset = self.mmap.len() as u64;
+        self.mmap
+            .store_u64(offsets::AUX_OFFSET, offset, self.writable)
+            .and_then(|()| self.mmap.store_u64(offsets::AUX_SIZE, size as u64, self.writable))
+            .ok_or(Error::AuxNeedsWritableRing)?;
+        let mmap =
+            sys::Mmap::map(self.fd.as_fd(), size, offset, writable).map_err(|error| match error.raw_os_error() {
+                Some(errno @ (libc::EOPNOTSUPP | libc::EINVAL)) => Error::AuxNotSupported { errno },
+                _ => Error::Io { what: "mmap of the AUX area", error },
+            })?;
+        let aux = AuxArea { ring: self, mmap, offset, writable };
+        aux.mapping()?;
+        Ok(aux)
+    }
+
+    /// The AUX layout the control page holds: (`aux_offset`, `aux_size`), as written by
+    /// [`Ring::map_aux`] (both 0 before).
+    pub fn aux_layout(&self) -> (u64, u64) {
+        let load = |off| self.mmap.load_u64(off).unwrap_or(0);
+        (load(offsets::AUX_OFFSET), load(offsets::AUX_SIZE))
+    }
+}
+
+/// A ring's AUX area, mapped (see [`Ring::map_aux`]). It borrows its [`Ring`], so neither the
+/// ring nor the fd can go before it, and the consumers it hands out borrow it in turn.
+#[derive(Debug)]
+pub struct AuxArea<'r> {
+    ring: &'r Ring,
+    mmap: sys::Mmap,
+    offset: u64,
+    writable: bool,
+}
+
+impl AuxArea<'_> {
+    /// perfring's view of the ring (control page and data area) with this AUX area attached.
+    pub fn mapping(&self) -> Result<Mapping<'_>, Error> {
+        Ok(self.mmap.attach_as_aux(self.ring.mapping()?)?)
+    }
+
+    /// The consumer of the AUX area: [`AuxConsumer::read`] in a writable AUX mapping (it
+    /// stores `aux_tail`), [`AuxConsumer::snapshot`] in a read-only one.
+    pub fn consumer(&self) -> Result<AuxConsumer<Mapping<'_>>, Error> {
+        Ok(AuxConsumer::new(self.mapping()?)?)
+    }
+
+    /// The AUX area's offset in the event's mapping (`aux_offset`).
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Bytes of the AUX area (`aux_size`).
+    pub fn size(&self) -> usize {
+        self.mmap.len()
+    }
+
+    /// Whether the kernel respects `aux_tail` (a writable AUX mapping), or overwrites
+    /// (snapshot mode).
+    pub fn writable(&self) -> bool {
+        self.writable
     }
 }
 

@@ -96,6 +96,46 @@ impl Mmap {
         self.len
     }
 
+    /// Store `v` into the 8-byte field at `offset` of the control page (the `aux_offset` and
+    /// `aux_size` fields user space owns). `None` if the field is not inside the mapping or the
+    /// mapping is not writable (a store would fault).
+    pub(crate) fn store_u64(&self, offset: usize, v: u64, writable: bool) -> Option<()> {
+        if !writable || offset % 8 != 0 || offset.checked_add(8)? > self.len {
+            return None;
+        }
+        // SAFETY: the field is inside the live, writable mapping (checked above) and 8-aligned
+        // (the mapping is page aligned); the kernel reads it only when the AUX area is mapped,
+        // and every access is atomic.
+        unsafe { std::sync::atomic::AtomicU64::from_ptr(self.ptr.as_ptr().add(offset).cast()) }
+            .store(v, std::sync::atomic::Ordering::SeqCst);
+        Some(())
+    }
+
+    /// Load the 8-byte field at `offset` of the control page (`None` if outside the mapping).
+    pub(crate) fn load_u64(&self, offset: usize) -> Option<u64> {
+        if offset % 8 != 0 || offset.checked_add(8)? > self.len {
+            return None;
+        }
+        // SAFETY: the field is inside the live mapping (checked above) and 8-aligned; the
+        // access is atomic, as the kernel's are.
+        Some(
+            unsafe { std::sync::atomic::AtomicU64::from_ptr(self.ptr.as_ptr().add(offset).cast()) }
+                .load(std::sync::atomic::Ordering::SeqCst),
+        )
+    }
+
+    /// perfring's view of a ring's mapping with `self` (a second mapping of the fd at
+    /// `aux_offset`) attached as its AUX area.
+    pub(crate) fn attach_as_aux<'a>(
+        &'a self,
+        ring: perfring::Mapping<'a>,
+    ) -> Result<perfring::Mapping<'a>, perfring::LayoutError> {
+        // SAFETY: the AUX mapping lives as long as the borrow of `self`; the kernel (the PMU
+        // driver) writes it only below `aux_head`, and perfring reads it by the AUX protocol
+        // (atomic word loads where it may be overwritten); its contents are not trusted.
+        unsafe { ring.attach_aux(self.ptr.as_ptr(), self.len) }
+    }
+
     /// perfring's view of a perf mapping: control page (and data area) of the kernel's layout.
     pub(crate) fn attach(&self) -> Result<perfring::Mapping<'_>, perfring::LayoutError> {
         // SAFETY: the mapping lives as long as the borrow of `self`; the kernel writes it only
