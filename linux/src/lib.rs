@@ -7,37 +7,38 @@
 //! read by perfring's consumer or backward reader, and readiness through [`AsFd`] and
 //! [`wait()`] — no async runtime baked in.
 //!
-//! Reading samples of a busy loop on this thread:
+//! Sampling a command — held before `exec` while its events open, started, drained, decoded:
 //!
 //! ```
-//! use perfring::record::{sample_type as st, Event as EventLayout, EventSet, IdEntry, Walker};
-//! use perfring_linux::{attr::software, Event, EventAttr, Ring, Target};
-//! let attr = EventAttr::software(software::TASK_CLOCK)
-//!     .sample_period(200_000) // a sample every 0.2 ms of CPU time
-//!     .sample_type(st::IDENTIFIER | st::IP | st::TID | st::TIME);
-//! let event = match Event::open(&attr, Target::ThisThread, None) {
-//!     Ok(e) => e,
-//!     Err(e) => return eprintln!("skipped: {e}"), // e.g. perf_event_paranoid too high
-//! };
-//! let ring = Ring::map(&event, 8, true).unwrap();
-//! event.enable().unwrap();
-//! let t = std::time::Instant::now();
-//! while t.elapsed().as_millis() < 20 {
-//!     std::hint::black_box(t.elapsed());
+//! use perfring::record::{sample_type as st, Endian, Event as Layout, EventSet, IdEntry};
+//! use perfring_linux::{attr::software, launch::Launch, online_cpus, Event, EventAttr, Ring, Target};
+//! let mut cmd = Launch::spawn(&["sh".into(), "-c".into(), "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done".into()]).unwrap();
+//! let attr = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).inherit(true)
+//!     .enable_on_exec(true).sample_type(st::IDENTIFIER | st::IP | st::TID);
+//! let mut rings = Vec::new();
+//! let mut set = EventSet::new(vec![Layout::EMPTY; 1], Vec::new());
+//! set.add_event(attr.attr(), Endian::NATIVE).unwrap();
+//! for cpu in online_cpus().unwrap() { // inherit needs per-CPU events to be mapped
+//!     let event = match Event::open(&attr, Target::TaskOnCpu(cmd.pid(), cpu), None) {
+//!         Ok(e) => e,
+//!         Err(e) => return eprintln!("skipped: {e}"), // e.g. perf_event_paranoid too high
+//!     };
+//!     set.storage_mut().1.push(IdEntry::EMPTY);
+//!     set.add_id(0, event.id()).unwrap();
+//!     rings.push((Ring::map(&event, 16, true).unwrap(), event));
 //! }
-//! event.disable().unwrap();
-//! let mut set = EventSet::new([EventLayout::EMPTY; 1], [IdEntry::EMPTY; 1]);
-//! set.add_event(event.attr(), perfring::record::Endian::NATIVE).unwrap();
-//! let (mut consumer, mut scratch) = (ring.consumer().unwrap(), vec![0u8; 65536]);
+//! cmd.start(); // exec: enable_on_exec starts the events
+//! assert_eq!(cmd.wait().unwrap(), 0);
 //! let mut samples = 0;
-//! consumer.for_each(&mut scratch, |r| {
-//!     if let Ok(v) = set.events()[0].sample(r.bytes) {
-//!         // SAFETY: gettid has no preconditions.
-//!         assert_eq!(v.tid(), Some(unsafe { libc::gettid() } as u32));
-//!         samples += 1;
-//!     }
-//! }).unwrap();
-//! assert!(samples > 10, "{samples} samples in 20 ms of CPU");
+//! for (ring, _) in &rings {
+//!     ring.consumer().unwrap().for_each(&mut vec![0u8; 1 << 16], |r| {
+//!         if let (Ok(0), Ok(v)) = (set.attribute(r.bytes), set.events()[0].sample(r.bytes)) {
+//!             assert_eq!(v.pid(), Some(cmd.pid() as u32));
+//!             samples += 1;
+//!         }
+//!     }).unwrap();
+//! }
+//! assert!(samples > 0, "the command's CPU time was sampled");
 //! ```
 //!
 //! | module | what |
