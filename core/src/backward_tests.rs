@@ -322,3 +322,60 @@ fn overwrite_ring_refuses_nested_records_that_the_open_writer_would_overwrite() 
     res.unwrap();
     assert_eq!(got, [record(50, 48), outer], "newest first, both intact");
 }
+
+/// Hooks that note the write generation at every payload write and, when armed, run one nested
+/// writer in the window after the outer writer's `put_handle` dropped `nest` to 0 (P4) and
+/// before it ends the generation.
+struct GenProbe {
+    nest_after_p4: Cell<bool>,
+    seen: std::cell::RefCell<Vec<usize>>,
+}
+impl<M: RingMemory> Hooks<M> for &GenProbe {
+    fn preempt(&self, at: crate::producer::PreemptPoint, p: &Producer<M, Self>) {
+        use crate::producer::PreemptPoint;
+        if at == PreemptPoint::InPayload {
+            self.seen.borrow_mut().push(p.memory().write_gen().load(crate::fences::LOCAL));
+        }
+        if at == PreemptPoint::AfterNestDecrement && self.nest_after_p4.replace(false) {
+            let mut h = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+            h.write(&record(9, 16)).unwrap();
+            h.end();
+        }
+    }
+}
+
+#[test]
+fn write_generation_is_odd_during_each_write_and_advances_by_two_per_outermost_writer() {
+    let probe = GenProbe { nest_after_p4: Cell::new(false), seen: Default::default() };
+    let mut ring = ModelRing::<32>::new().unwrap();
+    let (p, _c) = crate::split_with_hooks(&mut ring, OVERWRITE_BACKWARD, &probe).unwrap();
+    let gen = || p.memory().write_gen().load(crate::fences::LOCAL);
+    assert_eq!(gen(), 0);
+    for n in 1..=3 {
+        let mut h = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+        h.write(&record(n, 16)).unwrap();
+        h.end();
+        // A reader that saw generation g before and after its copy knows no writer ran: every
+        // outermost writer must leave a new even value.
+        assert_eq!(gen(), 2 * n as usize);
+    }
+    assert_eq!(*probe.seen.borrow(), [1, 3, 5], "odd while the payload is written");
+}
+
+#[test]
+fn a_writer_nested_after_the_outer_writer_drops_nest_still_writes_under_an_odd_generation() {
+    // The outer writer's P4 sets nest to 0 before it ends the generation (still odd): a nested
+    // writer opening there finds the generation odd and must keep it odd, not flip it even
+    // while it writes.
+    let probe = GenProbe { nest_after_p4: Cell::new(true), seen: Default::default() };
+    let mut ring = ModelRing::<32>::new().unwrap();
+    let (p, _c) = crate::split_with_hooks(&mut ring, OVERWRITE_BACKWARD, &probe).unwrap();
+    let mut h = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+    h.write(&record(1, 16)).unwrap();
+    h.end();
+    assert!(!probe.nest_after_p4.get(), "the nested writer ran");
+    assert_eq!(*probe.seen.borrow(), [1, 1], "outer, then nested: both odd");
+    assert_eq!(p.memory().write_gen().load(crate::fences::LOCAL), 4);
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    assert_eq!(read_all(&mut reader).0, [record(9, 16), record(1, 16)]);
+}

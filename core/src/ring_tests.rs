@@ -453,3 +453,89 @@ fn a_batch_publishes_data_head_once_for_all_its_records() {
     let got: Vec<Vec<u8>> = drain(&mut c).into_iter().map(|(_, b)| b).collect();
     assert_eq!(got, (0..5).map(|i| record(i, 16)).collect::<Vec<_>>());
 }
+
+#[test]
+fn a_panic_inside_a_batch_still_publishes_its_records_and_leaves_nest_at_zero() {
+    // The batch's closing publish runs from a drop guard: a writer that panics mid-batch must
+    // not leave `nest` raised (which would stop all publication) or its records unpublished.
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        p.batch(|p| {
+            for i in 0..3 {
+                p.output(&record(i, 16), &Writer::ANONYMOUS).unwrap();
+            }
+            panic!("the batch's writer bails out (expected by this test)");
+        })
+    }));
+    assert!(unwound.is_err());
+    assert_eq!(p.nest(), 0);
+    assert_eq!(p.memory().position(Position::DataHead).load(crate::fences::LOCAL), 48);
+    let got: Vec<Vec<u8>> = drain(&mut c).into_iter().map(|(_, b)| b).collect();
+    assert_eq!(got, (0..3).map(|i| record(i, 16)).collect::<Vec<_>>());
+    // The producer still publishes afterwards.
+    p.output(&record(9, 8), &Writer::ANONYMOUS).unwrap();
+    assert_eq!(drain(&mut c), [(got_header(8), record(9, 8))]);
+}
+
+/// The header `record(_, len)` carries.
+fn got_header(len: usize) -> Header {
+    Header { type_: types::SAMPLE, misc: 0, size: len as u16 }
+}
+
+/// A 512-byte ring with the producer at position 800 (offset 288), nothing unread, and every
+/// byte of the data area stale (0xA5, as if old records lay there).
+fn ring_full_of_stale_bytes(ring: &mut ModelRing<64>) -> crate::split::Ends<'_, ModelRing<64>> {
+    let (p, mut c) = split(ring, Config::default()).unwrap();
+    for i in 0..10 {
+        p.output(&record(i, 80), &Writer::ANONYMOUS).unwrap();
+        drain(&mut c);
+    }
+    assert_eq!(p.head(), 800);
+    // SAFETY: everything published is consumed and no writer is open: no one reads or writes
+    // the data area now.
+    unsafe { p.memory().write(Area::Data, 0, &[0xA5; 512]) };
+    (p, c)
+}
+
+#[test]
+fn bytes_a_writer_leaves_unwritten_read_as_zero_not_as_the_old_records_under_them() {
+    // The README's promise: a short write never exposes stale ring contents. 248 bytes left
+    // unwritten: several 64-byte zero chunks, across the end of the ring (offset 288 + 256).
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let (p, mut c) = ring_full_of_stale_bytes(&mut ring);
+    let mut h = p.output_begin(256, &Writer::ANONYMOUS).unwrap();
+    h.write(&got_header(256).to_bytes(Endian::NATIVE)).unwrap();
+    assert_eq!(h.remaining(), 248);
+    drop(h);
+    assert_eq!(p.nest(), 0);
+    let got = drain(&mut c);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, got_header(256));
+    assert_eq!(&got[0].1[8..], &[0u8; 248][..]);
+    // `end` zero-fills as drop does; the next record lands right after the first.
+    let mut h = p.output_begin(24, &Writer::ANONYMOUS).unwrap();
+    h.write(&record(3, 24)[..16]).unwrap();
+    h.end();
+    let got = drain(&mut c);
+    assert_eq!(got[0].1[..16], record(3, 24)[..16]);
+    assert_eq!(got[0].1[16..], [0u8; 8]);
+    assert_eq!(c.tail(), 800 + 256 + 24);
+}
+
+#[test]
+fn skipped_bytes_read_as_zero_and_the_write_after_a_skip_lands_after_them() {
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let (p, mut c) = ring_full_of_stale_bytes(&mut ring);
+    let mut h = p.output_begin(256, &Writer::ANONYMOUS).unwrap();
+    h.write(&got_header(256).to_bytes(Endian::NATIVE)).unwrap();
+    assert_eq!(h.skip(249).unwrap_err(), crate::producer::WriteError { requested: 249, remaining: 248 });
+    h.skip(240).unwrap(); // offsets 296..536: across the end of the ring
+    assert_eq!(h.remaining(), 8);
+    h.write(&[7u8; 8]).unwrap();
+    h.end();
+    let got = drain(&mut c);
+    assert_eq!(got[0].0, got_header(256));
+    assert_eq!(&got[0].1[8..248], &[0u8; 240][..]);
+    assert_eq!(&got[0].1[248..], &[7u8; 8]);
+}
