@@ -379,3 +379,44 @@ fn a_writer_nested_after_the_outer_writer_drops_nest_still_writes_under_an_odd_g
     let mut reader = BackwardReader::new(p.memory(), false).unwrap();
     assert_eq!(read_all(&mut reader).0, [record(9, 16), record(1, 16)]);
 }
+
+#[test]
+fn after_writing_its_lost_record_a_backward_producer_keeps_writing_backward() {
+    // Reporting the losses resets the lost count but must keep the mode bit that sends every
+    // write of a backward or overwrite producer past the forward read-write fast path.
+    for cfg in [OVERWRITE_BACKWARD, Config { backward: true, ..Config::default() }] {
+        let mut ring = ModelRing::<32>::new().unwrap();
+        let (p, c) = split(&mut ring, cfg).unwrap();
+        c.pause();
+        assert_eq!(p.output(&record(1, 16), &Writer::ANONYMOUS), Err(ReserveError::Paused));
+        c.resume();
+        p.output(&record(2, 16), &Writer::ANONYMOUS).unwrap(); // LOST (24 bytes) + 16
+        assert_eq!(p.head(), 0usize.wrapping_sub(40), "{cfg:?}");
+        p.output(&record(3, 16), &Writer::ANONYMOUS).unwrap();
+        assert_eq!(p.head(), 0usize.wrapping_sub(56), "{cfg:?}");
+        let mut reader = BackwardReader::new(p.memory(), !cfg.overwrite).unwrap();
+        let (got, res) = read_all(&mut reader);
+        res.unwrap();
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0], record(3, 16));
+        assert_eq!(Header::parse(&got[1], Endian::NATIVE).unwrap().type_, types::LOST);
+        assert_eq!(got[2], record(2, 16));
+    }
+}
+
+#[test]
+fn overwrite_ring_drops_and_counts_a_record_as_large_as_the_ring() {
+    // A reservation of the whole ring would wrap onto itself; the largest that fits is
+    // size - 8 (here 96 + the 24-byte LOST record = 120 of 128).
+    let mut ring = ModelRing::<16>::new().unwrap();
+    let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
+    assert_eq!(p.output(&record(1, 128), &Writer::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!((p.lost_pending(), p.head(), p.nest()), (1, 0, 0));
+    p.output(&record(2, 96), &Writer::ANONYMOUS).unwrap();
+    assert_eq!((p.lost_pending(), p.head()), (0, 0usize.wrapping_sub(120)));
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    let (got, res) = read_all(&mut reader);
+    res.unwrap();
+    assert_eq!(Header::parse(&got[0], Endian::NATIVE).unwrap().type_, types::LOST);
+    assert_eq!(got[1], record(2, 96));
+}
