@@ -11,14 +11,15 @@
 # suite never passes with it (as PIT and Stryker count it).
 #
 #   MUTANTS_FILES  files to mutate (default: every protocol module, in this order)
-#   MUTANTS_PASSES which passes to run (default "1 2 3"; "2 3" resumes after pass 1)
+#   MUTANTS_PASSES which passes to run (default "1 2 3"; "2 3" resumes after pass 1; "" only
+#                  prints the score of the last run)
 #   MUTANTS_JOBS   parallel builds (default 1)
 #   MUTANTS_OUT    output directory (default target/mutants)
 #   MUTANTS_AGAIN  1: pass 1 re-tests only what the last run left uncaught (after adding tests)
 set -u
 cd "$(dirname "$0")/.."
 FILES=${MUTANTS_FILES:-"core/src/producer.rs core/src/consumer.rs core/src/backward.rs core/src/split.rs core/src/memory/*.rs core/src/aux.rs core/src/selfmon.rs"}
-PASSES=${MUTANTS_PASSES:-"1 2 3"}
+PASSES=${MUTANTS_PASSES-"1 2 3"}
 JOBS=${MUTANTS_JOBS:-1}
 OUT=${MUTANTS_OUT:-target/mutants}
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}"
@@ -61,10 +62,9 @@ done
 # is what the last pass left.
 all() { cat "$OUT"/pass*/"$1" 2>/dev/null | sort -u; }
 last=$(ls -td "$OUT"/pass* | head -1)
-all caught.txt >"$OUT/caught.all"
-all previously_caught.txt >>"$OUT/caught.all"
-sort -u -o "$OUT/caught.all" "$OUT/caught.all"
 all unviable.txt >"$OUT/unviable.all"
+# (previously_caught.txt, written by --iterate, lists the unviable mutants too.)
+cat "$OUT"/pass*/caught.txt "$OUT"/pass*/previously_caught.txt 2>/dev/null | sort -u | grep -vxF -f "$OUT/unviable.all" >"$OUT/caught.all"
 cp "$last/missed.txt" "$OUT/missed.all"
 all timeout.txt | grep -vxF -f "$OUT/caught.all" >"$OUT/timeout.all"
 row() { # module label, file pattern
