@@ -48,7 +48,10 @@ for pass in $PASSES; do
         cargo mutants "${common[@]}" "${again[@]}" "${skip[@]}" --test-package perfring --cargo-test-arg=--lib ;;
     2)
       [ "$(left)" -eq 0 ] && continue
-      cargo mutants "${common[@]}" --iterate "${skip[@]}" --test-workspace=true ;;
+      # (Named packages: with --package, cargo-mutants 27.1's --test-workspace=true baselines
+      # only the mutated package, and so sets a timeout too short for the rest.)
+      cargo mutants "${common[@]}" --iterate "${skip[@]}" \
+        --test-package perfring --test-package perfring-sim --test-package perfring-tests ;;
     3)
       [ "$(left)" -eq 0 ] && continue
       RUSTFLAGS="--cfg loom" cargo mutants "${common[@]}" --iterate "${skip[@]}" --test-package perfring-tests "${loom_tests[@]}" ;;
