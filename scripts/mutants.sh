@@ -16,6 +16,7 @@
 #   MUTANTS_JOBS   parallel builds (default 1)
 #   MUTANTS_OUT    output directory (default target/mutants)
 #   MUTANTS_AGAIN  1: pass 1 re-tests only what the last run left uncaught (after adding tests)
+#   MUTANTS_TIMEOUT seconds a mutant's tests may run in passes 2 and 3 (default 600 and 1200)
 set -u
 cd "$(dirname "$0")/.."
 FILES=${MUTANTS_FILES:-"core/src/producer.rs core/src/consumer.rs core/src/backward.rs core/src/split.rs core/src/memory/*.rs core/src/aux.rs core/src/selfmon.rs"}
@@ -48,13 +49,14 @@ for pass in $PASSES; do
         cargo mutants "${common[@]}" "${again[@]}" "${skip[@]}" --test-package perfring --cargo-test-arg=--lib ;;
     2)
       [ "$(left)" -eq 0 ] && continue
-      # (Named packages: with --package, cargo-mutants 27.1's --test-workspace=true baselines
-      # only the mutated package, and so sets a timeout too short for the rest.)
-      cargo mutants "${common[@]}" --iterate "${skip[@]}" \
+      # (Named packages: cargo-mutants 27.1 baselines only the mutated package whatever the
+      # tests named, so its automatic timeout would be too short: set one.)
+      cargo mutants "${common[@]}" --iterate "${skip[@]}" --timeout "${MUTANTS_TIMEOUT:-600}" \
         --test-package perfring --test-package perfring-sim --test-package perfring-tests ;;
     3)
       [ "$(left)" -eq 0 ] && continue
-      RUSTFLAGS="--cfg loom" cargo mutants "${common[@]}" --iterate "${skip[@]}" --test-package perfring-tests "${loom_tests[@]}" ;;
+      RUSTFLAGS="--cfg loom" cargo mutants "${common[@]}" --iterate "${skip[@]}" --timeout "${MUTANTS_TIMEOUT:-1200}" \
+        --test-package perfring-tests "${loom_tests[@]}" ;;
   esac
   rc=$?
   # cargo-mutants exits 2 when mutants were missed, 3 on timeouts: expected here.
