@@ -5,7 +5,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test demo lint public-api public-api-check public-api-json package msrv unit loom loom-mutants miri fuzz fuzz-smoke embedded bench bench-instructions bench-decode bench-data bench-linux soak doc clean
+.PHONY: all test demo lint public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke embedded bench bench-instructions bench-decode bench-data bench-linux soak doc clean
 
 all: test
 
@@ -71,6 +71,14 @@ loom:
 loom-mutants:
 	LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS) scripts/loom-mutants.sh
 	@echo "make loom-mutants: every fence mutant is caught or documented"
+
+## Mutation score of core's protocol modules (slow, not in `make test`): cargo-mutants with core's
+## unit tests, then the workspace tests, then the loom models over what is left; prints the
+## table for tests/MUTANTS-SCORE.md. Fails on a survivor not argued in tests/MUTANTS-EQUIVALENT.md.
+mutants:
+	@command -v cargo-mutants >/dev/null || $(CARGO) install cargo-mutants --locked
+	LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS) nice -n 19 scripts/mutants.sh
+	@echo "make mutants: every mutant of the protocol modules is caught or argued equivalent"
 
 miri:
 	rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1 || true

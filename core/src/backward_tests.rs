@@ -322,3 +322,222 @@ fn overwrite_ring_refuses_nested_records_that_the_open_writer_would_overwrite() 
     res.unwrap();
     assert_eq!(got, [record(50, 48), outer], "newest first, both intact");
 }
+
+/// Hooks that note the write generation at every payload write and, when armed, run one nested
+/// writer in the window after the outer writer's `put_handle` dropped `nest` to 0 (P4) and
+/// before it ends the generation.
+struct GenProbe {
+    nest_after_p4: Cell<bool>,
+    seen: std::cell::RefCell<Vec<usize>>,
+}
+impl<M: RingMemory> Hooks<M> for &GenProbe {
+    fn preempt(&self, at: crate::producer::PreemptPoint, p: &Producer<M, Self>) {
+        use crate::producer::PreemptPoint;
+        if at == PreemptPoint::InPayload {
+            self.seen.borrow_mut().push(p.memory().write_gen().load(crate::fences::LOCAL));
+        }
+        if at == PreemptPoint::AfterNestDecrement && self.nest_after_p4.replace(false) {
+            let mut h = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+            h.write(&record(9, 16)).unwrap();
+            h.end();
+        }
+    }
+}
+
+#[test]
+fn write_generation_is_odd_during_each_write_and_advances_by_two_per_outermost_writer() {
+    let probe = GenProbe { nest_after_p4: Cell::new(false), seen: Default::default() };
+    let mut ring = ModelRing::<32>::new().unwrap();
+    let (p, _c) = crate::split_with_hooks(&mut ring, OVERWRITE_BACKWARD, &probe).unwrap();
+    let gen = || p.memory().write_gen().load(crate::fences::LOCAL);
+    assert_eq!(gen(), 0);
+    for n in 1..=3 {
+        let mut h = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+        h.write(&record(n, 16)).unwrap();
+        h.end();
+        // A reader that saw generation g before and after its copy knows no writer ran: every
+        // outermost writer must leave a new even value.
+        assert_eq!(gen(), 2 * n as usize);
+    }
+    assert_eq!(*probe.seen.borrow(), [1, 3, 5], "odd while the payload is written");
+}
+
+#[test]
+fn a_writer_nested_after_the_outer_writer_drops_nest_still_writes_under_an_odd_generation() {
+    // The outer writer's P4 sets nest to 0 before it ends the generation (still odd): a nested
+    // writer opening there finds the generation odd and must keep it odd, not flip it even
+    // while it writes.
+    let probe = GenProbe { nest_after_p4: Cell::new(true), seen: Default::default() };
+    let mut ring = ModelRing::<32>::new().unwrap();
+    let (p, _c) = crate::split_with_hooks(&mut ring, OVERWRITE_BACKWARD, &probe).unwrap();
+    let mut h = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+    h.write(&record(1, 16)).unwrap();
+    h.end();
+    assert!(!probe.nest_after_p4.get(), "the nested writer ran");
+    assert_eq!(*probe.seen.borrow(), [1, 1], "outer, then nested: both odd");
+    assert_eq!(p.memory().write_gen().load(crate::fences::LOCAL), 4);
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    assert_eq!(read_all(&mut reader).0, [record(9, 16), record(1, 16)]);
+}
+
+#[test]
+fn after_writing_its_lost_record_a_backward_producer_keeps_writing_backward() {
+    // Reporting the losses resets the lost count but must keep the mode bit that sends every
+    // write of a backward or overwrite producer past the forward read-write fast path.
+    for cfg in [OVERWRITE_BACKWARD, Config { backward: true, ..Config::default() }] {
+        let mut ring = ModelRing::<32>::new().unwrap();
+        let (p, c) = split(&mut ring, cfg).unwrap();
+        c.pause();
+        assert_eq!(p.output(&record(1, 16), &Writer::ANONYMOUS), Err(ReserveError::Paused));
+        c.resume();
+        p.output(&record(2, 16), &Writer::ANONYMOUS).unwrap(); // LOST (24 bytes) + 16
+        assert_eq!(p.head(), 0usize.wrapping_sub(40), "{cfg:?}");
+        p.output(&record(3, 16), &Writer::ANONYMOUS).unwrap();
+        assert_eq!(p.head(), 0usize.wrapping_sub(56), "{cfg:?}");
+        let mut reader = BackwardReader::new(p.memory(), !cfg.overwrite).unwrap();
+        let (got, res) = read_all(&mut reader);
+        res.unwrap();
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[0], record(3, 16));
+        assert_eq!(Header::parse(&got[1], Endian::NATIVE).unwrap().type_, types::LOST);
+        assert_eq!(got[2], record(2, 16));
+    }
+}
+
+#[test]
+fn overwrite_ring_drops_and_counts_a_record_as_large_as_the_ring() {
+    // A reservation of the whole ring would wrap onto itself; the largest that fits is
+    // size - 8 (here 96 + the 24-byte LOST record = 120 of 128).
+    let mut ring = ModelRing::<16>::new().unwrap();
+    let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
+    assert_eq!(p.output(&record(1, 128), &Writer::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!((p.lost_pending(), p.head(), p.nest()), (1, 0, 0));
+    p.output(&record(2, 96), &Writer::ANONYMOUS).unwrap();
+    assert_eq!((p.lost_pending(), p.head()), (0, 0usize.wrapping_sub(120)));
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    let (got, res) = read_all(&mut reader);
+    res.unwrap();
+    assert_eq!(Header::parse(&got[0], Endian::NATIVE).unwrap().type_, types::LOST);
+    assert_eq!(got[1], record(2, 96));
+}
+
+#[test]
+fn backward_errors_print_what_went_wrong_with_the_values() {
+    use std::string::ToString;
+    let cases = [
+        (BackwardError::WriterActive, "a writer was active during the read; pause and retry"),
+        (BackwardError::Overrun { position: 0x40 }, "record at 0x40 was overwritten while read"),
+        (BackwardError::BadSize { position: 0x40, size: 12 }, "record at 0x40 has invalid size 12"),
+        (BackwardError::CrossesPrevious { position: 0x40 }, "record at 0x40 crosses the previous read position"),
+        (BackwardError::ScratchTooSmall { size: 48 }, "scratch too small for a 48-byte record"),
+    ];
+    for (err, text) in cases {
+        assert_eq!(err.to_string(), text);
+    }
+}
+
+#[test]
+fn backward_read_reassembles_a_record_across_the_end_and_counts_what_it_delivered() {
+    let mut ring = ModelRing::<8>::new().unwrap(); // 64 bytes
+    let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
+    p.output(&record(1, 24), &Writer::ANONYMOUS).unwrap(); // offsets 40..64
+    p.output(&record(2, 32), &Writer::ANONYMOUS).unwrap(); // offsets 8..40
+    p.output(&record(3, 16), &Writer::ANONYMOUS).unwrap(); // offsets 56..64 and 0..8
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    assert_eq!(reader.prev(), 0);
+    let (got, res) = read_all(&mut reader);
+    // The oldest (24 bytes) no longer fits beside the 48 newer bytes: the walk stops there.
+    assert_eq!(got, [record(3, 16), record(2, 32)]);
+    assert_eq!(res, Ok(crate::backward::ReadSummary { records: 2, bytes: 48, wrapped: true }));
+    assert_eq!(reader.prev(), 0usize.wrapping_sub(72), "the next read starts at this head");
+    p.output(&record(4, 8), &Writer::ANONYMOUS).unwrap();
+    let (got, res) = read_all(&mut reader);
+    assert_eq!(got, [record(4, 8)]);
+    assert_eq!(res, Ok(crate::backward::ReadSummary { records: 1, bytes: 8, wrapped: false }));
+}
+
+#[test]
+fn backward_reader_pause_drops_the_producers_records_until_resume() {
+    let mut ring = ModelRing::<8>::new().unwrap();
+    let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
+    let reader = BackwardReader::new(p.memory(), false).unwrap();
+    reader.pause();
+    assert_eq!(p.output(&record(1, 8), &Writer::ANONYMOUS), Err(ReserveError::Paused));
+    reader.resume();
+    assert_eq!(p.output(&record(2, 8), &Writer::ANONYMOUS), Ok(false));
+    assert_eq!(p.lost_pending(), 0, "the LOST record went out with it");
+}
+
+#[test]
+fn a_writer_opening_between_two_records_of_a_read_stops_it_before_the_next_record() {
+    let mut ring = ModelRing::<32>::new().unwrap();
+    let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
+    for seq in 0..3 {
+        p.output(&record(seq, 16), &Writer::ANONYMOUS).unwrap(); // write generation 6
+    }
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    let mut scratch = Scratch::new();
+    let mut got = Vec::new();
+    let mut open = None;
+    let res = reader.read(&mut scratch, |r| {
+        got.push(r.bytes.to_vec());
+        if open.is_none() {
+            // Reserved and not yet written: invisible to the head re-read, odd generation.
+            open = Some(p.output_begin(16, &Writer::ANONYMOUS).unwrap());
+        }
+    });
+    assert_eq!(res, Err(BackwardError::WriterActive));
+    assert_eq!(got, [record(2, 16)]);
+    drop(open);
+}
+
+#[test]
+fn a_read_overrun_by_more_than_a_ring_of_new_data_is_an_overrun_not_a_panic() {
+    let mut ring = ModelRing::<8>::new().unwrap(); // 64 bytes
+    let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
+    for seq in 0..4 {
+        p.output(&record(seq, 16), &Writer::ANONYMOUS).unwrap();
+    }
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    let mut scratch = Scratch::new();
+    let mut got = Vec::new();
+    let res = reader.read(&mut scratch, |r| {
+        got.push(r.bytes.to_vec());
+        for seq in 10..15 {
+            p.output(&record(seq, 16), &Writer::ANONYMOUS).unwrap(); // 80 bytes > 64
+        }
+    });
+    assert_eq!(got, [record(3, 16)]);
+    assert!(matches!(res, Err(BackwardError::Overrun { .. })), "{res:?}");
+}
+
+/// Forge a header of `size` at backward position `pos` (no producer writing).
+fn forge_header<M: RingMemory>(mem: &M, pos: usize, size: u16) {
+    let off = pos & (mem.size(crate::memory::Area::Data) - 1);
+    let h = Header { type_: types::SAMPLE, misc: 0, size }.to_bytes(Endian::NATIVE);
+    // SAFETY: test-only: no writer is open; 8 bytes at an 8-aligned offset inside the area.
+    unsafe { mem.write(crate::memory::Area::Data, off, &h) };
+}
+
+#[test]
+fn a_bad_header_newest_or_further_down_is_bad_size_and_one_crossing_the_previous_head_is_refused() {
+    let mut ring = ModelRing::<8>::new().unwrap(); // 64 bytes
+    let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
+    for seq in 0..3 {
+        p.output(&record(seq, 16), &Writer::ANONYMOUS).unwrap(); // head -48
+    }
+    let head = 0usize.wrapping_sub(48);
+    for (at, size, expect) in [
+        // The newest header (0 bytes into the walk), then the third (32 bytes in).
+        (0, 12, BackwardError::BadSize { position: head, size: 12 }),
+        (32, 20, BackwardError::BadSize { position: head.wrapping_add(32), size: 20 }),
+        // A size reaching past the previous read's head (0): the ring is corrupt.
+        (0, 56, BackwardError::CrossesPrevious { position: head }),
+        (32, 24, BackwardError::CrossesPrevious { position: head.wrapping_add(32) }),
+    ] {
+        forge_header(p.memory(), head.wrapping_add(at), size);
+        let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+        assert_eq!(read_all(&mut reader).1, Err(expect), "header of size {size} at {at}");
+        forge_header(p.memory(), head.wrapping_add(at), 16);
+    }
+}

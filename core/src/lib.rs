@@ -70,6 +70,9 @@ mod backward_tests;
 #[cfg(all(test, not(loom)))]
 mod aux_tests;
 
+#[cfg(all(test, not(loom)))]
+mod memory_tests;
+
 pub use backward::{BackwardError, BackwardReader};
 pub use consumer::{Consumer, RawRecord, ReadError};
 #[cfg(not(loom))]

@@ -453,3 +453,211 @@ fn a_batch_publishes_data_head_once_for_all_its_records() {
     let got: Vec<Vec<u8>> = drain(&mut c).into_iter().map(|(_, b)| b).collect();
     assert_eq!(got, (0..5).map(|i| record(i, 16)).collect::<Vec<_>>());
 }
+
+#[test]
+fn a_panic_inside_a_batch_still_publishes_its_records_and_leaves_nest_at_zero() {
+    // The batch's closing publish runs from a drop guard: a writer that panics mid-batch must
+    // not leave `nest` raised (which would stop all publication) or its records unpublished.
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let nest_inside = Cell::new(0);
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        p.batch(|p| {
+            for i in 0..3 {
+                p.output(&record(i, 16), &Writer::ANONYMOUS).unwrap();
+            }
+            nest_inside.set(p.nest());
+            panic!("the batch's writer bails out (expected by this test)");
+        })
+    }));
+    assert!(unwound.is_err());
+    assert_eq!(nest_inside.get(), 1, "the batch is one open writer");
+    assert_eq!(p.nest(), 0);
+    assert_eq!(p.memory().position(Position::DataHead).load(crate::fences::LOCAL), 48);
+    let got: Vec<Vec<u8>> = drain(&mut c).into_iter().map(|(_, b)| b).collect();
+    assert_eq!(got, (0..3).map(|i| record(i, 16)).collect::<Vec<_>>());
+    // The producer still publishes afterwards.
+    p.output(&record(9, 8), &Writer::ANONYMOUS).unwrap();
+    assert_eq!(drain(&mut c), [(got_header(8), record(9, 8))]);
+}
+
+/// The header `record(_, len)` carries.
+fn got_header(len: usize) -> Header {
+    Header { type_: types::SAMPLE, misc: 0, size: len as u16 }
+}
+
+/// A 512-byte ring with the producer at position 800 (offset 288), nothing unread, and every
+/// byte of the data area stale (0xA5, as if old records lay there).
+fn ring_full_of_stale_bytes(ring: &mut ModelRing<64>) -> crate::split::Ends<'_, ModelRing<64>> {
+    let (p, mut c) = split(ring, Config::default()).unwrap();
+    for i in 0..10 {
+        p.output(&record(i, 80), &Writer::ANONYMOUS).unwrap();
+        drain(&mut c);
+    }
+    assert_eq!((p.head(), p.data_size()), (800, 512));
+    // SAFETY: everything published is consumed and no writer is open: no one reads or writes
+    // the data area now.
+    unsafe { p.memory().write(Area::Data, 0, &[0xA5; 512]) };
+    (p, c)
+}
+
+#[test]
+fn bytes_a_writer_leaves_unwritten_read_as_zero_not_as_the_old_records_under_them() {
+    // The README's promise: a short write never exposes stale ring contents. 248 bytes left
+    // unwritten: several 64-byte zero chunks, across the end of the ring (offset 288 + 256).
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let (p, mut c) = ring_full_of_stale_bytes(&mut ring);
+    let mut h = p.output_begin(256, &Writer::ANONYMOUS).unwrap();
+    h.write(&got_header(256).to_bytes(Endian::NATIVE)).unwrap();
+    assert_eq!(h.remaining(), 248);
+    drop(h);
+    assert_eq!(p.nest(), 0);
+    let got = drain(&mut c);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, got_header(256));
+    assert_eq!(&got[0].1[8..], &[0u8; 248][..]);
+    // `end` zero-fills as drop does; the next record lands right after the first.
+    let mut h = p.output_begin(24, &Writer::ANONYMOUS).unwrap();
+    h.write(&record(3, 24)[..16]).unwrap();
+    h.end();
+    let got = drain(&mut c);
+    assert_eq!(got[0].1[..16], record(3, 24)[..16]);
+    assert_eq!(got[0].1[16..], [0u8; 8]);
+    assert_eq!(c.tail(), 800 + 256 + 24);
+}
+
+#[test]
+fn skipped_bytes_read_as_zero_and_the_write_after_a_skip_lands_after_them() {
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let (p, mut c) = ring_full_of_stale_bytes(&mut ring);
+    let mut h = p.output_begin(256, &Writer::ANONYMOUS).unwrap();
+    h.write(&got_header(256).to_bytes(Endian::NATIVE)).unwrap();
+    assert_eq!(h.skip(249).unwrap_err(), crate::producer::WriteError { requested: 249, remaining: 248 });
+    h.skip(232).unwrap(); // offsets 296..528: across the end of the ring
+    assert_eq!(h.remaining(), 16);
+    h.write(&[7u8; 8]).unwrap();
+    h.skip(8).unwrap(); // exactly what is left
+    assert_eq!(h.remaining(), 0);
+    h.end();
+    let got = drain(&mut c);
+    assert_eq!(got[0].0, got_header(256));
+    assert_eq!(&got[0].1[8..240], &[0u8; 232][..]);
+    assert_eq!(&got[0].1[240..248], &[7u8; 8]);
+    assert_eq!(&got[0].1[248..], &[0u8; 8]);
+}
+
+#[test]
+fn consumer_reads_a_ring_holding_exactly_data_size_unread_bytes_and_refuses_one_record_more() {
+    // Head exactly one data size ahead of the tail is a full ring (the fullest a writer can
+    // leave an overwrite ring); 8 bytes further, the oldest record was overwritten.
+    let mut ring = ModelRing::<8>::new().unwrap(); // 64 bytes
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let h8 = Header { type_: 9, misc: 0, size: 8 };
+    for off in (0..64).step_by(8) {
+        forge(c.memory(), off, h8, 64);
+    }
+    assert_eq!(c.available(), Ok(64));
+    let mut scratch = Scratch::new();
+    {
+        let mut batch = c.batch().unwrap();
+        assert_eq!((batch.head(), batch.remaining()), (64, 64));
+        batch.next(&mut scratch).unwrap().unwrap();
+        assert_eq!((batch.head(), batch.remaining()), (64, 56));
+    }
+    assert_eq!(c.for_each(&mut scratch, |r| assert_eq!(r.header, h8)), Ok(7), "the other seven");
+    assert_eq!(c.tail(), 64);
+    let head = p.memory().position(Position::DataHead);
+    head.store(64 + 72, crate::fences::LOCAL);
+    let too_far = ReadError::HeadTooFarAhead { head: 136, tail: 64, data_size: 64 };
+    assert_eq!(c.available(), Err(too_far));
+    assert_eq!(c.batch().err(), Some(too_far));
+    head.store(64 + 64, crate::fences::LOCAL);
+    assert_eq!(c.available(), Ok(64));
+    assert_eq!(c.batch().map(|b| b.remaining()).ok(), Some(64));
+}
+
+#[test]
+fn consumer_tells_a_head_one_data_size_behind_from_one_further_behind() {
+    let mut ring = ModelRing::<8>::new().unwrap();
+    ring.position(Position::DataHead).store(128, crate::fences::LOCAL);
+    ring.position(Position::DataTail).store(128, crate::fences::LOCAL);
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    assert_eq!(c.tail(), 128, "a consumer resumes at the stored tail");
+    let head = p.memory().position(Position::DataHead);
+    head.store(64, crate::fences::LOCAL);
+    assert_eq!(c.batch().err(), Some(ReadError::HeadBehindTail { head: 64, tail: 128 }));
+    head.store(56, crate::fences::LOCAL);
+    assert_eq!(c.batch().err(), Some(ReadError::HeadTooFarAhead { head: 56, tail: 128, data_size: 64 }));
+}
+
+#[test]
+fn consumer_refuses_a_stored_tail_that_is_not_a_multiple_of_8() {
+    let ring = ModelRing::<8>::new().unwrap();
+    ring.position(Position::DataTail).store(12, crate::fences::LOCAL);
+    assert_eq!(crate::Consumer::untrusted(&ring).err(), Some(LayoutError::MisalignedPosition { position: 12 }));
+    ring.position(Position::DataTail).store(24, crate::fences::LOCAL);
+    assert_eq!(crate::Consumer::untrusted(&ring).map(|c| c.tail()).ok(), Some(24));
+}
+
+#[test]
+fn for_each_returns_the_number_of_records_it_read() {
+    let mut ring = ModelRing::<16>::new().unwrap();
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    for i in 0..3 {
+        p.output(&record(i, 16), &Writer::ANONYMOUS).unwrap();
+    }
+    let mut scratch = Scratch::new();
+    let mut bodies = Vec::new();
+    assert_eq!(c.for_each(&mut scratch, |r| bodies.push(r.body().to_vec())), Ok(3));
+    assert_eq!(bodies, (0..3).map(|i| record(i, 16)[8..].to_vec()).collect::<Vec<_>>());
+    assert_eq!(c.for_each(&mut scratch, |_| ()), Ok(0));
+}
+
+#[test]
+fn read_errors_print_what_went_wrong_with_the_values() {
+    use std::string::ToString;
+    let cases = [
+        (ReadError::HeadBehindTail { head: 8, tail: 16 }, "data_head 0x8 is behind data_tail 0x10"),
+        (
+            ReadError::HeadTooFarAhead { head: 0x88, tail: 0x10, data_size: 0x40 },
+            "data_head 0x88 is more than 0x40 bytes ahead of data_tail 0x10",
+        ),
+        (ReadError::ZeroSize { position: 0x20 }, "record at 0x20 has size 0"),
+        (ReadError::MisalignedSize { position: 0x20, size: 12 }, "record at 0x20 has size 12, not a multiple of 8"),
+        (
+            ReadError::SizeBeyondHead { position: 0, size: 24, available: 16 },
+            "record at 0x0 of size 24 extends past data_head (16 bytes published)",
+        ),
+        (ReadError::ScratchTooSmall { size: 48, scratch: 16 }, "record of 48 bytes needs copying but scratch holds 16"),
+    ];
+    for (err, text) in cases {
+        assert_eq!(err.to_string(), text);
+    }
+}
+
+#[test]
+fn reserve_errors_print_what_went_wrong_with_the_values() {
+    use std::string::ToString;
+    assert_eq!(ReserveError::BadSize { size: 12 }.to_string(), "record size 12 is not a positive multiple of 8");
+    assert_eq!(ReserveError::TooLarge { size: 65536 }.to_string(), "record size 65536 exceeds 65528");
+    assert_eq!(ReserveError::NoSpace.to_string(), "no space in the ring: record dropped and counted as lost");
+    assert_eq!(ReserveError::Paused.to_string(), "ring paused: record dropped and counted as lost");
+}
+
+#[test]
+fn a_producer_resumed_over_a_full_ring_drops_rather_than_overwrite_unread_records() {
+    // The space end cached at construction comes from the tail found then: a producer that
+    // continues a ring holding 120 unread bytes of 128 has room for nothing.
+    let mut ring = ModelRing::<16>::new().unwrap();
+    ring.position(Position::DataHead).store(1000 + 120, crate::fences::LOCAL);
+    ring.position(Position::DataTail).store(1000, crate::fences::LOCAL);
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    assert_eq!(p.head(), 1120);
+    assert_eq!(p.output(&record(1, 8), &Writer::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!((p.head(), p.lost_pending()), (1120, 1));
+    assert_eq!(c.skip_to_head(), 120);
+    p.output(&record(2, 8), &Writer::ANONYMOUS).unwrap();
+    let got = drain(&mut c);
+    assert_eq!(got[0].0.type_, types::LOST);
+    assert_eq!(got[1].1, record(2, 8));
+}
