@@ -207,7 +207,7 @@ impl<M: RingMemory> Consumer<M, Untrusted> {
     /// assert_eq!(consumer.for_each(&mut scratch, |r| assert_eq!(r.header.type_, 9)), Ok(1));
     ///
     /// // A hostile peer publishes a head two ring sizes ahead: a typed error, nothing read.
-    /// map.position(Position::DataHead).store(8 + 2 * 4096, core::sync::atomic::Ordering::Relaxed);
+    /// map.position(Position::DataHead).store(8 + 2 * 4096, perfring::fences::LOCAL);
     /// assert!(matches!(consumer.for_each(&mut scratch, |_| {}), Err(ReadError::HeadTooFarAhead { .. })));
     /// ```
     pub fn untrusted(mem: M) -> Result<Self, LayoutError> {

@@ -105,9 +105,10 @@ impl Mmap {
         }
         // SAFETY: the field is inside the live, writable mapping (checked above) and 8-aligned
         // (the mapping is page aligned); the kernel reads it only when the AUX area is mapped,
-        // and every access is atomic.
+        // and every access is atomic. No ordering of its own (perfring's `LOCAL`): the `mmap`
+        // system call that makes the kernel read the field comes after it in program order.
         unsafe { std::sync::atomic::AtomicU64::from_ptr(self.ptr.as_ptr().add(offset).cast()) }
-            .store(v, std::sync::atomic::Ordering::SeqCst);
+            .store(v, perfring::fences::LOCAL);
         Some(())
     }
 
@@ -120,7 +121,7 @@ impl Mmap {
         // access is atomic, as the kernel's are.
         Some(
             unsafe { std::sync::atomic::AtomicU64::from_ptr(self.ptr.as_ptr().add(offset).cast()) }
-                .load(std::sync::atomic::Ordering::SeqCst),
+                .load(perfring::fences::LOCAL),
         )
     }
 

@@ -134,7 +134,7 @@ fn a_backward_overwrite_ring_reads_newest_first_under_pause() {
     let written = || {
         use perfring::memory::{Position, RingMemory};
         let map = ring.mapping().unwrap();
-        0usize.wrapping_sub(map.position(Position::DataHead).load(std::sync::atomic::Ordering::Acquire))
+        0usize.wrapping_sub(map.position(Position::DataHead).load(perfring::fences::C_HEAD_LOAD))
     };
     for _ in 0..100 {
         if written() > 3 * ring.data_size() {

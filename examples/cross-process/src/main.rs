@@ -110,7 +110,7 @@ fn guest(fd: Option<i32>) -> Result<(), Error> {
     let data_head = perfring::page::offsets::DATA_HEAD;
     for round in 0..20u64 {
         let junk: Vec<u8> = (0..512u64).map(|i| (i.wrapping_mul(2654435761).wrapping_add(round) >> 7) as u8).collect();
-        let tail = mapping.position(Position::DataTail).load(std::sync::atomic::Ordering::Relaxed);
+        let tail = mapping.position(Position::DataTail).load(perfring::fences::LOCAL);
         mem.scribble(PAGE + tail % DATA, &junk[..(DATA - tail % DATA).min(512)]);
         let head =
             if round % 2 == 0 { tail.wrapping_add(512) as u64 } else { round.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 7 };
@@ -184,7 +184,7 @@ fn host(out: &str) -> Result<(), Error> {
     guest.wait()?;
     // The guest may have left its last nonsense head: the page says what it says, we say what
     // we read.
-    let head = mapping.position(Position::DataHead).load(std::sync::atomic::Ordering::Relaxed);
+    let head = mapping.position(Position::DataHead).load(perfring::fences::LOCAL);
     println!(
         "host: kept {} samples and {} other records; {} lost (reported by the guest's ring); survived {} hostile reads; rejected {} records; final head {head:#x}",
         tally.samples, tally.others, tally.lost, tally.read_errors, tally.rejected
