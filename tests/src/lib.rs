@@ -3,6 +3,8 @@
 
 /// The scripted hostile peer (issue 10).
 pub mod hostile;
+/// The perf.data fixtures and the `perf` oracle.
+pub mod perf_files;
 
 use perfring::consumer::{Consumer, ReadError, Trust};
 use perfring::record::{types, Endian, Header};

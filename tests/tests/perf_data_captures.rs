@@ -12,6 +12,7 @@
 //!
 //! Without `perf` each test prints one skip line.
 
+use perfring_tests::perf_files::{fixtures_in, perf_available};
 use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
@@ -20,26 +21,10 @@ use std::process::Command;
 use perfring::record::{sample_type as st, types, Endian, ReadValues, Record};
 use perfring_data::{FileAttr, Mode, Reader, Writer, COMPRESSED, COMPRESSED2};
 
-fn perf_available() -> bool {
-    let ok = Command::new("perf").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        println!("skipped: perf not found (install linux-perf)");
-    }
-    ok
-}
-
 /// The fixtures of records_golden (file mode) and those of `fixtures/perf-data` (pipe, `-z`,
 /// two events, `perf inject`).
 fn fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let mut v: Vec<PathBuf> = [dir.clone(), dir.join("perf-data")]
-        .iter()
-        .flat_map(|d| std::fs::read_dir(d).unwrap())
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "data"))
-        .collect();
-    v.sort();
-    v
+    fixtures_in(&["", "perf-data"])
 }
 
 fn tmp(name: &str) -> PathBuf {

@@ -3,21 +3,15 @@
 //! never a panic or a hang; and the typed views (features, perf's own records) of every
 //! fixture decode, features re-encoding to the same bytes.
 
+use perfring_tests::perf_files::fixtures_in;
 use std::io::Cursor;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use perfring::record::types;
 use perfring_data::{features, Error, Feature, Mode, PerfRecord, Reader, Slice};
 
 fn fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let mut v: Vec<PathBuf> = [dir.clone(), dir.join("perf-data")]
-        .iter()
-        .flat_map(|d| std::fs::read_dir(d).unwrap())
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "data"))
-        .collect();
-    v.sort();
+    let v = fixtures_in(&["", "perf-data"]);
     assert!(v.len() >= 11, "fixtures missing: run tests/fixtures/make-fixtures.sh");
     v
 }

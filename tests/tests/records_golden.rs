@@ -15,6 +15,7 @@
 //! perf runs at test time; without it each test prints "skipped: perf not found" and passes.
 #![cfg(not(loom))]
 
+use perfring_tests::perf_files::{fixtures_in, perf_available};
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
@@ -27,23 +28,9 @@ use shim::{FileRecord, PerfData, PerfDataWriter};
 // ---------------------------------------------------------------------------------------------
 // Running perf and reading its dump.
 
-fn perf_available() -> bool {
-    let ok = Command::new("perf").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        println!("skipped: perf not found (install linux-perf)");
-    }
-    ok
-}
-
 fn fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "data"))
-        .collect();
-    v.sort();
-    assert!(v.len() >= 6, "fixtures missing in {dir:?}: run tests/fixtures/make-fixtures.sh");
+    let v = fixtures_in(&[""]);
+    assert!(v.len() >= 6, "fixtures missing in tests/fixtures: run tests/fixtures/make-fixtures.sh");
     v
 }
 

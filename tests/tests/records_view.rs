@@ -11,6 +11,7 @@
 //! perf runs at test time for (2); without it the test prints "skipped: perf not found".
 #![cfg(not(loom))]
 
+use perfring_tests::perf_files::{fixtures_in, perf_available};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -55,14 +56,8 @@ impl PerfData {
 }
 
 fn fixtures() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "data"))
-        .collect();
-    v.sort();
-    assert!(v.len() >= 6, "fixtures missing in {dir:?}: run tests/fixtures/make-fixtures.sh");
+    let v = fixtures_in(&[""]);
+    assert!(v.len() >= 6, "fixtures missing in tests/fixtures: run tests/fixtures/make-fixtures.sh");
     v
 }
 
@@ -198,8 +193,7 @@ fn event_names(path: &Path) -> Vec<String> {
 
 #[test]
 fn multi_event_captures_attribute_every_sample_to_the_event_perf_script_names() {
-    if !Command::new("perf").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        println!("skipped: perf not found (install linux-perf)");
+    if !perf_available() {
         return;
     }
     let mut checked = 0;
