@@ -600,28 +600,8 @@ mod tests {
         assert_eq!(set.add_id(7, 1), Err(EventSetError::NoSuchEvent { index: 7, events: 2 }));
         assert_eq!(set.add_event(&attr(0, true), Endian::Little), Err(EventSetError::EventsFull { capacity: 2 }));
         // The ids stay sorted whatever the insertion order.
-        assert_eq!(set.ids().iter().map(IdEntry::id).collect::<heapless_vec::V>(), heapless_vec::V::from(&[4, 5]));
-    }
-
-    /// A tiny fixed vector for comparing id lists without an allocator.
-    mod heapless_vec {
-        #[derive(Debug, PartialEq, Eq, Default)]
-        pub struct V([u64; 8], usize);
-        impl From<&[u64; 2]> for V {
-            fn from(s: &[u64; 2]) -> V {
-                s.iter().copied().collect()
-            }
-        }
-        impl FromIterator<u64> for V {
-            fn from_iter<I: IntoIterator<Item = u64>>(it: I) -> V {
-                let mut v = V::default();
-                for x in it {
-                    v.0[v.1] = x;
-                    v.1 += 1;
-                }
-                v
-            }
-        }
+        let ids = set.ids();
+        assert_eq!((ids.len(), ids[0].id(), ids[1].id()), (2, 4, 5));
     }
 
     #[test]
