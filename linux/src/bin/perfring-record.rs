@@ -29,7 +29,6 @@ use std::time::{Duration, Instant};
 
 use perfring::record::{
     sample_type as st, types, Comm, Endian, Event as Layout, EventSet, IdEntry, Mmap2, Mmap2File, Record, SampleId,
-    Walker,
 };
 use perfring_data::{FileAttr, Writer};
 use perfring_linux::attr::software;
@@ -341,11 +340,8 @@ fn drain<W: Write>(
                         *summary.samples.entry(i).or_default() += 1;
                     }
                 }
-                types::LOST => {
-                    if let Some(l) = Walker::new(r.bytes, Endian::NATIVE).next().and_then(|x| x.ok()) {
-                        summary.lost += Endian::NATIVE.u64_at(l.bytes, 16).unwrap_or(0);
-                    }
-                }
+                // `{header, u64 id, u64 lost, ...}`: the count at offset 16.
+                types::LOST => summary.lost += Endian::NATIVE.u64_at(r.bytes, 16).unwrap_or(0),
                 _ => {}
             }
             if let Err(e) = w.write_raw(r.bytes, &[]) {
