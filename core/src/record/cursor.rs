@@ -12,8 +12,10 @@ use super::{DecodeError, Endian, U64Array};
 /// Reads fields in order from `bytes[pos..end]`, where `bytes` is the whole record (so offsets
 /// in errors are record offsets) and `end` excludes the `sample_id` trailer, if any.
 pub(crate) struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
+    /// `bytes[pos..end]`: what is left to read. (A slice rather than an offset: each read
+    /// checks one length, and the compiler sees that the read is in bounds.)
+    rest: &'a [u8],
+    /// The limit, as a record offset: `pos = end - rest.len()`.
     end: usize,
     pub(crate) endian: Endian,
 }
@@ -22,35 +24,39 @@ impl<'a> Reader<'a> {
     /// A reader over `bytes[start..end]`; `end` is clamped to the input.
     pub(crate) fn new(bytes: &'a [u8], start: usize, end: usize, endian: Endian) -> Reader<'a> {
         let end = end.min(bytes.len());
-        Reader { bytes, pos: start.min(end), end, endian }
+        Reader { rest: bytes.get(start.min(end)..end).unwrap_or_default(), end, endian }
     }
 
     /// The current offset in the record.
     pub(crate) fn offset(&self) -> usize {
-        self.pos
+        self.end - self.rest.len()
     }
 
     /// Bytes left before the limit.
     pub(crate) fn remaining(&self) -> usize {
-        self.end - self.pos
+        self.rest.len()
+    }
+
+    #[cold]
+    fn truncated(&self, n: usize, field: &'static str) -> DecodeError {
+        DecodeError::Truncated { field, offset: self.offset(), need: n, have: self.remaining() }
     }
 
     /// The next `n` bytes, as a fixed-size field.
     pub(crate) fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], DecodeError> {
-        let have = self.remaining();
-        let truncated = DecodeError::Truncated { field, offset: self.pos, need: n, have };
-        if n > have {
-            return Err(truncated);
+        match self.rest.split_at_checked(n) {
+            Some((s, rest)) => {
+                self.rest = rest;
+                Ok(s)
+            }
+            None => Err(self.truncated(n, field)),
         }
-        let s = self.bytes.get(self.pos..self.pos + n).ok_or(truncated)?;
-        self.pos += n;
-        Ok(s)
     }
 
     /// The next `len` bytes, where `len` was read from the input: a length larger than what is
     /// left is [`DecodeError::CountTooLarge`].
     pub(crate) fn take_counted(&mut self, len: u64, field: &'static str) -> Result<&'a [u8], DecodeError> {
-        let too_large = DecodeError::CountTooLarge { field, count: len, offset: self.pos };
+        let too_large = DecodeError::CountTooLarge { field, count: len, offset: self.offset() };
         let n = usize::try_from(len).map_err(|_| too_large)?;
         if n > self.remaining() {
             return Err(too_large);
@@ -60,7 +66,7 @@ impl<'a> Reader<'a> {
 
     /// `count` items of `words` u64 each, where `count` was read from the input.
     pub(crate) fn u64s(&mut self, count: u64, words: usize, field: &'static str) -> Result<U64Array<'a>, DecodeError> {
-        let too_large = DecodeError::CountTooLarge { field, count, offset: self.pos };
+        let too_large = DecodeError::CountTooLarge { field, count, offset: self.offset() };
         let bytes = usize::try_from(count)
             .ok()
             .and_then(|c| c.checked_mul(words))
@@ -73,11 +79,15 @@ impl<'a> Reader<'a> {
         U64Array::from_bytes(s, self.endian).ok_or(too_large)
     }
 
+    #[inline(always)]
     fn array<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N], DecodeError> {
-        let s = self.take(N, field)?;
-        let mut a = [0u8; N];
-        a.copy_from_slice(s);
-        Ok(a)
+        match self.rest.split_first_chunk::<N>() {
+            Some((a, rest)) => {
+                self.rest = rest;
+                Ok(*a)
+            }
+            None => Err(self.truncated(N, field)),
+        }
     }
 
     /// A u64.
@@ -108,7 +118,7 @@ impl<'a> Reader<'a> {
     /// A NUL-terminated string that fills the rest of the area (the kernel pads it with zeros
     /// to 8 bytes; the padding is not checked). Consumes the whole rest.
     pub(crate) fn cstr_rest(&mut self, field: &'static str) -> Result<&'a CStr, DecodeError> {
-        let offset = self.pos;
+        let offset = self.offset();
         let rest = self.take(self.remaining(), field)?;
         CStr::from_bytes_until_nul(rest).map_err(|_| DecodeError::BadString { field, offset })
     }
