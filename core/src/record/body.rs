@@ -38,7 +38,7 @@ pub(crate) fn decode<'a, T: Body<'a>>(bytes: &'a [u8], misc: u16, ctx: &DecodeCo
                 return Err(DecodeError::Truncated { field: "sample_id", offset: 8, need: n, have: body_len });
             }
             let start = len - n;
-            let sid = SampleId::read(&mut Reader::new(bytes, start, len, ctx.endian), st)?;
+            let sid = SampleId::from_trailer(bytes.get(start..).unwrap_or_default(), st, ctx.endian);
             (start, Some(sid))
         }
         None => (len, None),

@@ -41,26 +41,8 @@ pub struct SampleId {
 impl SampleId {
     /// Size in bytes of the trailer for `sample_type` (the kernel's `id_header_size`).
     pub const fn size(sample_type: u64) -> usize {
-        let mut n = 0;
-        if sample_type & sample_type::TID != 0 {
-            n += 8;
-        }
-        if sample_type & sample_type::TIME != 0 {
-            n += 8;
-        }
-        if sample_type & sample_type::ID != 0 {
-            n += 8;
-        }
-        if sample_type & sample_type::STREAM_ID != 0 {
-            n += 8;
-        }
-        if sample_type & sample_type::CPU != 0 {
-            n += 8;
-        }
-        if sample_type & sample_type::IDENTIFIER != 0 {
-            n += 8;
-        }
-        n
+        // One u64 per field of the trailer.
+        (sample_type & sample_type::SAMPLE_ID_BITS).count_ones() as usize * 8
     }
 
     /// Write the trailer for `sample_type` into `out`; returns the bytes written, or `None` if
@@ -150,36 +132,37 @@ impl SampleId {
     }
 
     pub(crate) fn read(r: &mut Reader<'_>, sample_type: u64) -> Result<SampleId, DecodeError> {
-        // One bounds check for the whole trailer, then one load per field.
+        // One bounds check for the whole trailer.
         let bytes = r.take(Self::size(sample_type), "sample_id")?;
-        let e = r.endian;
+        Ok(Self::from_trailer(bytes, sample_type, r.endian))
+    }
+
+    /// The trailer in `bytes`, which holds exactly [`SampleId::size`]`(sample_type)` bytes
+    /// (checked by the caller; a shorter slice leaves the missing fields 0).
+    #[inline]
+    pub(crate) fn from_trailer(bytes: &[u8], sample_type: u64, e: Endian) -> SampleId {
         let mut s = SampleId { fields: sample_type & sample_type::SAMPLE_ID_BITS, ..SampleId::default() };
-        let mut at = 0;
-        let mut next = |bit: u64| -> Option<usize> {
-            let here = at;
-            (sample_type & bit != 0).then(|| {
-                at += 8;
-                here
-            })
-        };
-        if let Some(o) = next(sample_type::TID) {
-            (s.pid, s.tid) = e.u32_pair_at(bytes, o).unwrap_or_default();
+        // The fields in wire order, each the next 8 bytes.
+        let mut words = bytes.chunks_exact(8).map(|w| <[u8; 8]>::try_from(w).unwrap_or_default());
+        let mut next = |bit: u64| if sample_type & bit != 0 { words.next() } else { None };
+        if let Some(w) = next(sample_type::TID) {
+            (s.pid, s.tid) = e.u32_pair_at(&w, 0).unwrap_or_default();
         }
-        if let Some(o) = next(sample_type::TIME) {
-            s.time = e.u64_at(bytes, o).unwrap_or_default();
+        if let Some(w) = next(sample_type::TIME) {
+            s.time = e.u64(w);
         }
-        if let Some(o) = next(sample_type::ID) {
-            s.id = e.u64_at(bytes, o).unwrap_or_default();
+        if let Some(w) = next(sample_type::ID) {
+            s.id = e.u64(w);
         }
-        if let Some(o) = next(sample_type::STREAM_ID) {
-            s.stream_id = e.u64_at(bytes, o).unwrap_or_default();
+        if let Some(w) = next(sample_type::STREAM_ID) {
+            s.stream_id = e.u64(w);
         }
-        if let Some(o) = next(sample_type::CPU) {
-            (s.cpu, s.res) = e.u32_pair_at(bytes, o).unwrap_or_default();
+        if let Some(w) = next(sample_type::CPU) {
+            (s.cpu, s.res) = e.u32_pair_at(&w, 0).unwrap_or_default();
         }
-        if let Some(o) = next(sample_type::IDENTIFIER) {
-            s.identifier = e.u64_at(bytes, o).unwrap_or_default();
+        if let Some(w) = next(sample_type::IDENTIFIER) {
+            s.identifier = e.u64(w);
         }
-        Ok(s)
+        s
     }
 }
