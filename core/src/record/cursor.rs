@@ -120,7 +120,14 @@ impl<'a> Reader<'a> {
     pub(crate) fn cstr_rest(&mut self, field: &'static str) -> Result<&'a CStr, DecodeError> {
         let offset = self.offset();
         let rest = self.take(self.remaining(), field)?;
-        CStr::from_bytes_until_nul(rest).map_err(|_| DecodeError::BadString { field, offset })
+        let Some(nul) = first_nul(rest) else { return Err(DecodeError::BadString { field, offset }) };
+        let with_nul = rest.get(..=nul).unwrap_or_default();
+        debug_assert_eq!(CStr::from_bytes_until_nul(rest).map(|c| c.to_bytes_with_nul().len()), Ok(nul + 1));
+        // SAFETY: `first_nul` returned the index of the first NUL of `rest`, so `with_nul` ends
+        // with a NUL and holds no other (checked against core's scan by
+        // `tests::first_nul_finds_what_core_finds` and, in debug builds, the assertion above).
+        // (Core's `from_bytes_with_nul` would scan the bytes a second time.)
+        Ok(unsafe { CStr::from_bytes_with_nul_unchecked(with_nul) })
     }
 }
 
@@ -213,6 +220,29 @@ impl<'o> Writer<'o> {
     }
 }
 
+/// Index of the first NUL byte of `bytes`, 8 bytes at a time: the strings of records are
+/// 8-aligned in the record and padded with NULs to a multiple of 8, so most of a path is read
+/// in whole words (measured against core's `memchr`: `BENCHMARKS.md`, "Decoding").
+#[inline]
+fn first_nul(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for w in &mut words {
+        // Bytes in memory order: the first byte is the lowest. A byte is 0 exactly where the
+        // subtraction borrows into its high bit with that bit clear; a borrow never reaches
+        // below the first 0 byte, so the lowest flagged byte is the first NUL.
+        let v = u64::from_le_bytes(<[u8; 8]>::try_from(w).unwrap_or([1; 8]));
+        let zero = v.wrapping_sub(ONES) & !v & HIGHS;
+        if zero != 0 {
+            return Some(at + (zero.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    words.remainder().iter().position(|&b| b == 0).map(|i| at + i)
+}
+
 /// Zeros needed after `n` bytes to reach a multiple of 8.
 pub(crate) const fn pad8(n: usize) -> usize {
     (8 - n % 8) % 8
@@ -222,4 +252,32 @@ pub(crate) const fn pad8(n: usize) -> usize {
 pub(crate) fn cstr_size(s: &CStr) -> usize {
     let n = s.to_bytes_with_nul().len();
     n + pad8(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_nul;
+
+    #[test]
+    fn first_nul_finds_what_core_finds() {
+        // Every length up to 40 and every NUL position (or none), with bytes that stress the
+        // word test: 0x01 (the borrow's neighbour), 0x80 and 0xff (high bits set).
+        for len in 0..40 {
+            for fill in [0x01u8, 0x80, 0xff, b'a'] {
+                for nul in (0..len).map(Some).chain([None]) {
+                    for second in (0..len).map(Some).chain([None]) {
+                        let mut b = [fill; 40];
+                        let b = &mut b[..len];
+                        if let Some(i) = second {
+                            b[i] = 0;
+                        }
+                        if let Some(i) = nul {
+                            b[i] = 0;
+                        }
+                        assert_eq!(first_nul(b), b.iter().position(|&x| x == 0), "{b:?}");
+                    }
+                }
+            }
+        }
+    }
 }
