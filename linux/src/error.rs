@@ -124,6 +124,8 @@ pub enum Error {
     },
     /// The mapping does not have the kernel's layout (perfring refused it).
     Layout(perfring::LayoutError),
+    /// Reading a ring failed (its head moved out of bounds: the kernel's ring, corrupted).
+    Read(perfring::ReadError),
     /// `read(2)` returned a block that does not match the event's `read_format`.
     BadRead {
         /// Bytes read.
@@ -165,6 +167,7 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::Layout(e) => write!(f, "the perf mapping has no valid layout: {e}"),
+            Error::Read(e) => write!(f, "reading the ring: {e}"),
             Error::BadRead { len } => write!(f, "read(2) returned {len} bytes, not the event's read_format block"),
             Error::TracefsNotMounted => write!(
                 f,
@@ -183,6 +186,12 @@ impl std::error::Error for Error {}
 impl From<perfring::LayoutError> for Error {
     fn from(e: perfring::LayoutError) -> Error {
         Error::Layout(e)
+    }
+}
+
+impl From<perfring::ReadError> for Error {
+    fn from(e: perfring::ReadError) -> Error {
+        Error::Read(e)
     }
 }
 

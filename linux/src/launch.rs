@@ -13,6 +13,12 @@ pub struct Launch {
     child: sys::HeldChild,
 }
 
+impl std::fmt::Debug for Launch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launch").field("pid", &self.pid()).finish()
+    }
+}
+
 impl Launch {
     /// Fork a child that will run `argv` (`argv[0]` looked up in `PATH`); it waits before
     /// `exec` until [`Launch::start`].
