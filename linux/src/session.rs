@@ -95,11 +95,12 @@ impl SessionBuilder {
         if self.attrs.is_empty() {
             return Err(SessionError::NoEvents);
         }
-        let mut set = EventSet::new(vec![Layout::EMPTY; self.attrs.len()], Vec::new());
+        // Checked before anything is opened; the set itself is made of the attrs the kernel took.
+        let mut check = EventSet::new(vec![Layout::EMPTY; self.attrs.len()], [IdEntry::EMPTY; 0]);
         for a in &self.attrs {
-            set.add_event(a.attr(), Endian::NATIVE).map_err(SessionError::EventSet)?;
+            check.add_event(a.attr(), Endian::NATIVE).map_err(SessionError::EventSet)?;
         }
-        set.consistency().map_err(SessionError::Ambiguous)?;
+        check.consistency().map_err(SessionError::Ambiguous)?;
         let cpus = online_cpus()?;
         let (command, tasks) = match &self.scope {
             Scope::Command(argv) => {
@@ -134,21 +135,30 @@ impl SessionBuilder {
                         event.set_output(Some(&events[owner].event))?;
                     }
                     epoll.add(event.as_fd()).map_err(io_err("epoll_ctl"))?;
-                    set.storage_mut().1.push(IdEntry::EMPTY);
-                    set.add_id(index, event.id()).map_err(SessionError::EventSet)?;
-                    events.push(Opened { event, hung_up: false });
+                    events.push(Opened { event, index, hung_up: false });
                 }
             }
+        }
+        // Each event's attr as the kernel accepted it (its size may be the kernel's), with the
+        // flags the scope set, and every id it was given.
+        let mut set = EventSet::new(vec![Layout::EMPTY; attrs.len()], vec![IdEntry::EMPTY; events.len()]);
+        for (index, attr) in attrs.iter().enumerate() {
+            let first = events.iter().find(|o| o.index == index).map_or(attr.attr(), |o| o.event.attr());
+            set.add_event(first, Endian::NATIVE).map_err(SessionError::EventSet)?;
+        }
+        for o in &events {
+            set.add_id(o.index, o.event.id()).map_err(SessionError::EventSet)?;
         }
         let lost = vec![0; rings.len()];
         Ok(Session { scope: self.scope, command, events, rings, cpus, set, epoll, lost, started: false, status: None })
     }
 }
 
-/// One event of a session: the open event and whether it reported hang-up.
+/// One event of a session: the open event, its index in the builder, whether it hung up.
 #[derive(Debug)]
 struct Opened {
     event: Event,
+    index: usize,
     hung_up: bool,
 }
 
