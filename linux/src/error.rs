@@ -100,7 +100,8 @@ pub enum Error {
         /// The error.
         error: io::Error,
     },
-    /// The ring size is not `2^n` pages (`data_pages`), which the kernel refuses.
+    /// The ring size is not `2^n` pages (`data_pages`), nor 0 (the control page alone), which
+    /// the kernel refuses.
     RingSize {
         /// The data pages asked for.
         data_pages: usize,
@@ -145,7 +146,7 @@ impl fmt::Display for Error {
         match self {
             Error::Io { what, error } => write!(f, "{what}: {error}"),
             Error::RingSize { data_pages } => {
-                write!(f, "a ring needs a power of two of data pages (1, 2, 4, …), not {data_pages}")
+                write!(f, "a ring needs a power of two of data pages (1, 2, 4, …) or 0, not {data_pages}")
             }
             Error::AuxSize { aux_pages } => {
                 write!(f, "an AUX area needs a power of two of pages (1, 2, 4, …), not {aux_pages}")
