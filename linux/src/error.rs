@@ -132,6 +132,16 @@ pub enum Error {
         /// Bytes read.
         len: usize,
     },
+    /// The kernel refused `PERF_EVENT_IOC_MODIFY_ATTRIBUTES`: it changes breakpoints only
+    /// (EOPNOTSUPP or EINVAL for any other event, by kernel version), and only their address,
+    /// length, type and `disabled` (EINVAL when another field, or the type, differs from the
+    /// open attr).
+    ModifyRefused {
+        /// The errno of the ioctl.
+        errno: i32,
+        /// Whether the event is a breakpoint.
+        breakpoint: bool,
+    },
     /// tracefs is not mounted, so a tracepoint cannot be looked up by name.
     TracefsNotMounted,
     /// No tracepoint of that name under tracefs.
@@ -170,6 +180,16 @@ impl fmt::Display for Error {
             Error::Layout(e) => write!(f, "the perf mapping has no valid layout: {e}"),
             Error::Read(e) => write!(f, "reading the ring: {e}"),
             Error::BadRead { len } => write!(f, "read(2) returned {len} bytes, not the event's read_format block"),
+            Error::ModifyRefused { errno, breakpoint: false } => write!(
+                f,
+                "PERF_EVENT_IOC_MODIFY_ATTRIBUTES refused (errno {errno}): the kernel modifies breakpoint events \
+                 only; close this event and open one with the new attr"
+            ),
+            Error::ModifyRefused { errno, breakpoint: true } => write!(
+                f,
+                "PERF_EVENT_IOC_MODIFY_ATTRIBUTES refused (errno {errno}): only bp_addr, bp_len, bp_type and disabled \
+                 may differ from the attr the breakpoint was opened with"
+            ),
             Error::TracefsNotMounted => write!(
                 f,
                 "tracefs is not mounted: mount it (as root: `mount -t tracefs nodev /sys/kernel/tracing`) to open \

@@ -90,7 +90,12 @@ fn a_running_process_is_followed_until_its_threads_exit() {
 
 #[test]
 fn every_cpu_has_its_ring_and_the_session_fd_wakes_epoll() {
-    let attr = EventAttr::software(software::CPU_CLOCK).sample_period(1_000_000).sample_type(st::CPU).wakeup_events(1);
+    // Kernel samples kept: an idle CPU's samples are in the idle task, in the kernel.
+    let attr = EventAttr::software(software::CPU_CLOCK)
+        .sample_period(1_000_000)
+        .sample_type(st::CPU)
+        .wakeup_events(1)
+        .exclude_kernel(false);
     let Some(mut session) = open(Session::all_cpus().event(attr)) else { return };
     // The session's one descriptor in an epoll set of our own.
     // SAFETY: epoll_create1 has no memory preconditions; the fd is closed below.
