@@ -41,6 +41,13 @@ impl Launch {
         self.child.release();
     }
 
+    /// Kill the child (SIGKILL), held or running, and reap it; its status (137 if the signal
+    /// killed it). For a command whose events could not be opened: it never runs.
+    pub fn kill(&mut self) -> Result<i32, Error> {
+        self.child.kill().map_err(io_err("kill of the command"))?;
+        self.wait()
+    }
+
     /// The exit status (128 + signal if killed), if the child has ended; does not block.
     pub fn try_wait(&mut self) -> Result<Option<i32>, Error> {
         self.child.wait(false).map_err(io_err("waitpid"))

@@ -116,42 +116,76 @@ impl SessionBuilder {
             .iter()
             .map(|a| a.inherit(self.scope != Scope::AllCpus).enable_on_exec(command.is_some()))
             .collect();
-        let mut events: Vec<Opened> = Vec::new();
-        let mut rings = Vec::new();
-        let epoll = sys::Epoll::new().map_err(io_err("epoll_create1"))?;
-        for &cpu in &cpus {
-            let owner = events.len();
-            for &task in &tasks {
-                for (index, attr) in attrs.iter().enumerate() {
-                    let target = if task < 0 { Target::Cpu(cpu) } else { Target::TaskOnCpu(task, cpu) };
-                    let event = Event::open(attr, target, None).map_err(|error| SessionError::Open {
-                        event: index,
-                        cpu,
-                        error,
-                    })?;
-                    if events.len() == owner {
-                        rings.push(Ring::map(&event, self.data_pages, true)?);
-                    } else {
-                        event.set_output(Some(&events[owner].event))?;
-                    }
-                    epoll.add(event.as_fd()).map_err(io_err("epoll_ctl"))?;
-                    events.push(Opened { event, index, hung_up: false });
+        let (events, rings, set, epoll) = match open_events(&attrs, &tasks, &cpus, self.data_pages) {
+            Ok(opened) => opened,
+            Err(e) => {
+                // The command never runs unobserved: it dies held before exec.
+                if let Some(mut command) = command {
+                    let _ = command.kill();
                 }
+                return Err(e);
+            }
+        };
+        let lost = vec![0; rings.len()];
+        Ok(Session {
+            scope: self.scope,
+            command,
+            events,
+            rings,
+            cpus,
+            set,
+            epoll,
+            lost,
+            scratch: vec![0; 1 << 16],
+            started: false,
+            status: None,
+        })
+    }
+}
+
+/// What a session is made of: the events (per CPU: the ring owner first), a ring per CPU, the
+/// event set of the attrs the kernel accepted and every id, an epoll set of the events.
+type OpenedParts = (Vec<Opened>, Vec<Ring>, EventSet<Vec<Layout>, Vec<IdEntry>>, sys::Epoll);
+
+/// Open each of `attrs` for each of `tasks` (-1: every task) on each of `cpus`; one ring per
+/// CPU of `data_pages`, the CPU's other events pointed at it.
+fn open_events(
+    attrs: &[EventAttr],
+    tasks: &[i32],
+    cpus: &[u32],
+    data_pages: usize,
+) -> Result<OpenedParts, SessionError> {
+    let mut events: Vec<Opened> = Vec::new();
+    let mut rings = Vec::new();
+    let epoll = sys::Epoll::new().map_err(io_err("epoll_create1"))?;
+    for &cpu in cpus {
+        let owner = events.len();
+        for &task in tasks {
+            for (index, attr) in attrs.iter().enumerate() {
+                let target = if task < 0 { Target::Cpu(cpu) } else { Target::TaskOnCpu(task, cpu) };
+                let event =
+                    Event::open(attr, target, None).map_err(|error| SessionError::Open { event: index, cpu, error })?;
+                if events.len() == owner {
+                    rings.push(Ring::map(&event, data_pages, true)?);
+                } else {
+                    event.set_output(Some(&events[owner].event))?;
+                }
+                epoll.add(event.as_fd()).map_err(io_err("epoll_ctl"))?;
+                events.push(Opened { event, index, hung_up: false });
             }
         }
-        // Each event's attr as the kernel accepted it (its size may be the kernel's), with the
-        // flags the scope set, and every id it was given.
-        let mut set = EventSet::new(vec![Layout::EMPTY; attrs.len()], vec![IdEntry::EMPTY; events.len()]);
-        for (index, attr) in attrs.iter().enumerate() {
-            let first = events.iter().find(|o| o.index == index).map_or(attr.attr(), |o| o.event.attr());
-            set.add_event(first, Endian::NATIVE).map_err(SessionError::EventSet)?;
-        }
-        for o in &events {
-            set.add_id(o.index, o.event.id()).map_err(SessionError::EventSet)?;
-        }
-        let lost = vec![0; rings.len()];
-        Ok(Session { scope: self.scope, command, events, rings, cpus, set, epoll, lost, started: false, status: None })
     }
+    // Each event's attr as the kernel accepted it (its size may be the kernel's), with the
+    // flags the scope set, and every id it was given.
+    let mut set = EventSet::new(vec![Layout::EMPTY; attrs.len()], vec![IdEntry::EMPTY; events.len()]);
+    for (index, attr) in attrs.iter().enumerate() {
+        let first = events.iter().find(|o| o.index == index).map_or(attr.attr(), |o| o.event.attr());
+        set.add_event(first, Endian::NATIVE).map_err(SessionError::EventSet)?;
+    }
+    for o in &events {
+        set.add_id(o.index, o.event.id()).map_err(SessionError::EventSet)?;
+    }
+    Ok((events, rings, set, epoll))
 }
 
 /// One event of a session: the open event, its index in the builder, whether it hung up.
@@ -167,7 +201,8 @@ struct Opened {
 /// [`Session::all_cpus`]; started by [`start`](Session::start) (or [`run`](Session::run)),
 /// read with [`wait`](Session::wait) and [`drain`](Session::drain). [`AsFd`]: one descriptor
 /// readable whenever a ring has a wakeup or an event hung up (an epoll set of them all), for
-/// epoll, tokio's `AsyncFd` or smol.
+/// epoll, tokio's `AsyncFd` or smol. Dropping it closes the events; a command it started runs
+/// on to its end, and the drop waits for it (as [`Launch`] does).
 #[derive(Debug)]
 pub struct Session {
     scope: Scope,
@@ -181,6 +216,8 @@ pub struct Session {
     epoll: sys::Epoll,
     /// Σ of the LOST records drained from each ring.
     lost: Vec<u64>,
+    /// Where a record that wraps around a ring's end is copied whole.
+    scratch: Vec<u8>,
     started: bool,
     status: Option<i32>,
 }
@@ -252,11 +289,10 @@ impl Session {
     /// and free their space; returns how many. LOST records are also added to
     /// [`lost`](Session::lost).
     pub fn drain(&mut self, mut f: impl FnMut(&SessionRecord<'_>)) -> Result<usize, Error> {
-        let mut scratch = vec![0u8; 1 << 16];
         let mut n = 0;
         for (ring_index, ring) in self.rings.iter().enumerate() {
             let (set, lost, cpu) = (&self.set, &mut self.lost[ring_index], self.cpus[ring_index]);
-            n += ring.consumer()?.for_each(&mut scratch, |raw| {
+            n += ring.consumer()?.for_each(&mut self.scratch, |raw| {
                 if raw.header.type_ == types::LOST {
                     // `{header, u64 id, u64 lost, …}`: the count at offset 16.
                     *lost += Endian::NATIVE.u64_at(raw.bytes, 16).unwrap_or(0);

@@ -268,6 +268,16 @@ impl HeldChild {
         self.pid
     }
 
+    /// SIGKILL the child (held or running) unless it has been reaped already.
+    pub(crate) fn kill(&mut self) -> io::Result<()> {
+        if self.status.is_some() {
+            return Ok(());
+        }
+        // SAFETY: kill has no memory preconditions; `pid` is our own child, not yet reaped (so
+        // the pid cannot have been reused).
+        check(unsafe { libc::kill(self.pid, libc::SIGKILL) } as libc::c_long).map(drop)
+    }
+
     /// Let the child exec (closing the gate ends its read).
     pub(crate) fn release(&mut self) {
         self.gate = None;

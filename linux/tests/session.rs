@@ -139,6 +139,15 @@ fn open_refuses_no_events_ambiguous_events_and_a_missing_process() {
     let e = Session::command(["true"]).event(a).event(a).open();
     assert!(matches!(e, Err(SessionError::Ambiguous(_))), "{e:?}");
     assert!(e.unwrap_err().to_string().contains("PERF_SAMPLE_IDENTIFIER"));
+    // A command whose events cannot open never runs: it is killed held before exec.
+    let marker = std::env::temp_dir().join(format!("perfring-session-{}-ran", std::process::id()));
+    let bad = EventAttr::software(software::TASK_CLOCK).sample_type(1 << 40);
+    let e = Session::command(["touch".into(), marker.display().to_string()]).event(bad).open();
+    assert!(
+        matches!(e, Err(SessionError::Open { event: 0, error: perfring_linux::OpenError::InvalidArgument { .. }, .. })),
+        "{e:?}"
+    );
+    assert!(!marker.exists(), "the command ran although its events did not open");
     let e = Session::process(i32::MAX).event(a).open();
     assert!(
         matches!(e, Err(SessionError::Open { error: perfring_linux::OpenError::NoSuchTask { pid: i32::MAX }, .. })),
