@@ -109,7 +109,9 @@ fn a_sessions_one_fd_drives_tokio_asyncfd_to_the_commands_end() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let (wakeups, samples, status) = rt.block_on(async move {
         // The session's descriptor is an epoll set of all its events, on every CPU.
-        let mut fd = AsyncFd::new(session).unwrap();
+        // SAFETY: the session owns its epoll descriptor and keeps it open, with the same
+        // number, for as long as the AsyncFd owns the session.
+        let mut fd = unsafe { AsyncFd::register(session) }.map_err(|e| e.to_string()).unwrap();
         fd.get_mut().start().unwrap();
         let (mut wakeups, mut samples) = (0, 0);
         let deadline = Instant::now() + Duration::from_secs(30);
