@@ -7,9 +7,9 @@
 //! On every CPU (system-wide: root, or `perf_event_paranoid` ≤ 0) it opens three software
 //! events — cpu-clock and task-clock every 100 µs, context-switches at every switch — with
 //! `sample_type` IDENTIFIER|IP|TID|TIME|CPU|PERIOD|CALLCHAIN, maps one ring per CPU and sends
-//! the other two events' records into it (`SET_OUTPUT`), while two threads make load (one
-//! spins, one sleeps and wakes). Each record is attributed to its event by perfring's
-//! `EventSet` and decoded; the summary lists records by event and type, samples by CPU and by
+//! the other two events' records into it (`SET_OUTPUT`) — one `Session::all_cpus()` — while
+//! two threads make load (one spins, one sleeps and wakes). Each record is attributed to its
+//! event by the session's `EventSet` and decoded; the summary lists records by event and type, samples by CPU and by
 //! thread, and what was lost (PERF_RECORD_LOST against the kernel's `PERF_FORMAT_LOST`).
 //!
 //! Exit status 1 if the kernel refuses the events (the message says what to change), 2 if a
@@ -19,11 +19,9 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use perfring::record::{
-    decode, read_format as rf, sample_type as st, Endian, Event as Layout, EventSet, IdEntry, ReadValues, Record,
-};
+use perfring::record::{read_format as rf, sample_type as st, ReadValues, Record};
 use perfring_linux::attr::software;
-use perfring_linux::{online_cpus, Event, EventAttr, Ring, Target};
+use perfring_linux::{EventAttr, Session};
 
 const EVENTS: [(&str, u64, u64); 3] = [
     ("cpu-clock", software::CPU_CLOCK, 100_000),
@@ -32,68 +30,48 @@ const EVENTS: [(&str, u64, u64); 3] = [
 ];
 
 fn main() -> ExitCode {
-    let cpus = online_cpus().unwrap_or_default();
-    let mut events: Vec<(&str, Event)> = Vec::new();
-    let mut rings: Vec<(u32, Ring)> = Vec::new();
-    let mut set = EventSet::new(Vec::new(), Vec::new());
-    for &cpu in &cpus {
-        let mut leader: Option<usize> = None;
-        for (name, config, period) in EVENTS {
-            let attr = EventAttr::software(config)
+    // Every event on every CPU, one ring per CPU shared by the three (SET_OUTPUT).
+    let mut session = Session::all_cpus();
+    for (_, config, period) in EVENTS {
+        session = session.event(
+            EventAttr::software(config)
                 .sample_period(period)
                 .sample_type(st::IDENTIFIER | st::IP | st::TID | st::TIME | st::CPU | st::PERIOD | st::CALLCHAIN)
                 .read_format(rf::TOTAL_TIME_ENABLED | rf::TOTAL_TIME_RUNNING | rf::ID | rf::LOST)
                 .sample_id_all(true)
-                .exclude_kernel(false);
-            let event = match Event::open(&attr, Target::Cpu(cpu), None) {
-                Ok(e) => e,
-                Err(e) => {
-                    eprintln!("{e}");
-                    return ExitCode::from(1);
-                }
-            };
-            let (events_storage, ids) = set.storage_mut();
-            events_storage.push(Layout::EMPTY);
-            ids.push(IdEntry::EMPTY);
-            let index = set.add_event(event.attr(), Endian::NATIVE).expect("room was made");
-            set.add_id(index, event.id()).expect("room was made");
-            match leader {
-                None => {
-                    rings.push((cpu, Ring::map(&event, 16, true).expect("map the CPU's ring")));
-                    leader = Some(events.len());
-                }
-                Some(l) => event.set_output(Some(&events[l].1)).expect("share the CPU's ring"),
-            }
-            events.push((name, event));
-        }
+                .exclude_kernel(false),
+        );
     }
+    let mut session = match session.open() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(1);
+        }
+    };
 
     let end = Instant::now() + Duration::from_secs(1);
     let (mut records, mut samples, mut by_cpu, mut by_tid, mut lost) =
         (BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
     let mut errors = 0;
-    let mut scratch = vec![0u8; 1 << 16];
-    let mut read_all = |errors: &mut usize| {
-        for (cpu, ring) in &rings {
-            let mut consumer = ring.consumer().expect("consumer over the kernel's mapping");
-            let read = consumer.for_each(&mut scratch, |r| {
-                let Ok((index, event)) = set.attribute_event(r.bytes) else { return *errors += 1 };
-                let name = events[index].0;
-                *records.entry((name, r.header.type_)).or_insert(0u64) += 1;
-                match decode(r.bytes, event.context()) {
-                    Ok(Record::Sample(s)) => {
-                        *samples.entry(name).or_insert(0u64) += 1;
-                        *by_cpu.entry(s.cpu.map_or(*cpu, |c| c.cpu)).or_insert(0u64) += 1;
-                        *by_tid.entry(s.tid.map(|t| (t.pid, t.tid))).or_insert(0u64) += 1;
-                    }
-                    Ok(Record::Lost(l)) => *lost.entry(name).or_insert(0u64) += l.lost,
-                    Ok(_) => {}
-                    Err(_) => *errors += 1,
+    let mut read_all = |session: &mut Session, errors: &mut usize| {
+        let read = session.drain(|r| {
+            let Ok(index) = r.event() else { return *errors += 1 };
+            let name = EVENTS[index].0;
+            *records.entry((name, r.header.type_)).or_insert(0u64) += 1;
+            match r.decode() {
+                Some(Ok(Record::Sample(s))) => {
+                    *samples.entry(name).or_insert(0u64) += 1;
+                    *by_cpu.entry(s.cpu.map_or(r.cpu, |c| c.cpu)).or_insert(0u64) += 1;
+                    *by_tid.entry(s.tid.map(|t| (t.pid, t.tid))).or_insert(0u64) += 1;
                 }
-            });
-            if read.is_err() {
-                *errors += 1;
+                Some(Ok(Record::Lost(l))) => *lost.entry(name).or_insert(0u64) += l.lost,
+                Some(Ok(_)) => {}
+                _ => *errors += 1,
             }
+        });
+        if read.is_err() {
+            *errors += 1;
         }
     };
     std::thread::scope(|s| {
@@ -108,20 +86,20 @@ fn main() -> ExitCode {
                 std::thread::sleep(Duration::from_micros(50));
             }
         });
-        events.iter().for_each(|(_, e)| e.enable().expect("enable"));
+        session.start().expect("enable");
         while Instant::now() < end {
             std::thread::sleep(Duration::from_millis(10));
-            read_all(&mut errors);
+            read_all(&mut session, &mut errors);
         }
-        events.iter().for_each(|(_, e)| e.disable().expect("disable"));
-        read_all(&mut errors);
+        session.stop().expect("disable");
+        read_all(&mut session, &mut errors);
     });
 
     let total: u64 = records.values().sum();
     println!(
         "kernel_reader: {total} records from {} rings ({} CPUs × 3 events sharing one ring per CPU)",
-        rings.len(),
-        cpus.len()
+        session.rings().len(),
+        session.cpus().len()
     );
     println!("records by event and type:");
     for ((name, t), n) in &records {
@@ -139,9 +117,10 @@ fn main() -> ExitCode {
     }
     println!("samples and lost, against the kernel's counters (read(2)):");
     let (mut all_reported, mut all_kernel) = (0, 0);
-    for (name, _, _) in EVENTS {
+    let set = session.event_set();
+    for (index, (name, _, _)) in EVENTS.iter().enumerate() {
         let (mut count, mut kernel_lost) = (0, 0);
-        for (_, e) in events.iter().filter(|(n, _)| *n == name) {
+        for e in session.events().filter(|e| set.event_of_id(e.id()) == Some(index)) {
             if let Ok(c) = e.read() {
                 if let ReadValues::Single(v) = c.values() {
                     count += v.value;
@@ -160,6 +139,7 @@ fn main() -> ExitCode {
     // reported, not of the one that lost: compare the sums (the kernel's may be ahead by the
     // losses still pending, reported only by a ring's next write).
     println!("  all events: Σ PERF_RECORD_LOST {all_reported}, kernel lost count {all_kernel}");
+    println!("  by ring (CPUs {:?}): Σ PERF_RECORD_LOST {:?}", session.cpus(), session.lost());
     if errors > 0 {
         eprintln!("{errors} records did not attribute or decode");
         return ExitCode::from(2);

@@ -100,7 +100,8 @@ pub enum Error {
         /// The error.
         error: io::Error,
     },
-    /// The ring size is not `2^n` pages (`data_pages`), which the kernel refuses.
+    /// The ring size is not `2^n` pages (`data_pages`), nor 0 (the control page alone), which
+    /// the kernel refuses.
     RingSize {
         /// The data pages asked for.
         data_pages: usize,
@@ -124,10 +125,22 @@ pub enum Error {
     },
     /// The mapping does not have the kernel's layout (perfring refused it).
     Layout(perfring::LayoutError),
+    /// Reading a ring failed (its head moved out of bounds: the kernel's ring, corrupted).
+    Read(perfring::ReadError),
     /// `read(2)` returned a block that does not match the event's `read_format`.
     BadRead {
         /// Bytes read.
         len: usize,
+    },
+    /// The kernel refused `PERF_EVENT_IOC_MODIFY_ATTRIBUTES`: it changes breakpoints only
+    /// (EOPNOTSUPP or EINVAL for any other event, by kernel version), and only their address,
+    /// length, type and `disabled` (EINVAL when another field, or the type, differs from the
+    /// open attr).
+    ModifyRefused {
+        /// The errno of the ioctl.
+        errno: i32,
+        /// Whether the event is a breakpoint.
+        breakpoint: bool,
     },
     /// tracefs is not mounted, so a tracepoint cannot be looked up by name.
     TracefsNotMounted,
@@ -143,7 +156,7 @@ impl fmt::Display for Error {
         match self {
             Error::Io { what, error } => write!(f, "{what}: {error}"),
             Error::RingSize { data_pages } => {
-                write!(f, "a ring needs a power of two of data pages (1, 2, 4, …), not {data_pages}")
+                write!(f, "a ring needs a power of two of data pages (1, 2, 4, …) or 0, not {data_pages}")
             }
             Error::AuxSize { aux_pages } => {
                 write!(f, "an AUX area needs a power of two of pages (1, 2, 4, …), not {aux_pages}")
@@ -165,7 +178,18 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::Layout(e) => write!(f, "the perf mapping has no valid layout: {e}"),
+            Error::Read(e) => write!(f, "reading the ring: {e}"),
             Error::BadRead { len } => write!(f, "read(2) returned {len} bytes, not the event's read_format block"),
+            Error::ModifyRefused { errno, breakpoint: false } => write!(
+                f,
+                "PERF_EVENT_IOC_MODIFY_ATTRIBUTES refused (errno {errno}): the kernel modifies breakpoint events \
+                 only; close this event and open one with the new attr"
+            ),
+            Error::ModifyRefused { errno, breakpoint: true } => write!(
+                f,
+                "PERF_EVENT_IOC_MODIFY_ATTRIBUTES refused (errno {errno}): only bp_addr, bp_len, bp_type and disabled \
+                 may differ from the attr the breakpoint was opened with"
+            ),
             Error::TracefsNotMounted => write!(
                 f,
                 "tracefs is not mounted: mount it (as root: `mount -t tracefs nodev /sys/kernel/tracing`) to open \
@@ -183,6 +207,12 @@ impl std::error::Error for Error {}
 impl From<perfring::LayoutError> for Error {
     fn from(e: perfring::LayoutError) -> Error {
         Error::Layout(e)
+    }
+}
+
+impl From<perfring::ReadError> for Error {
+    fn from(e: perfring::ReadError) -> Error {
+        Error::Read(e)
     }
 }
 

@@ -6,7 +6,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
 use perfring::record::{read_format as rf, Attr, Endian, ReadValues};
 
-use crate::attr::EventAttr;
+use crate::attr::{event_type, EventAttr};
 use crate::error::{io as io_err, Error, OpenError};
 use crate::sys;
 
@@ -196,12 +196,21 @@ impl Event {
         s.push(0);
         sys::ioctl_ptr(self.fd.as_fd(), IOC_SET_FILTER, &mut s).map_err(io_err("PERF_EVENT_IOC_SET_FILTER"))
     }
-    /// Change the attr of a running breakpoint (`PERF_EVENT_IOC_MODIFY_ATTRIBUTES`).
+    /// Change the attr of a breakpoint (`PERF_EVENT_IOC_MODIFY_ATTRIBUTES`): `attr` must be
+    /// the one the event was opened with but for `bp_addr` (`config1`), `bp_len` (`config2`),
+    /// `bp_type` and `disabled`; a running breakpoint moves without being reopened. `disabled`
+    /// of `attr` applies, and [`EventAttr`] starts with it set: clear it
+    /// (`.disabled(false)`) to keep the breakpoint counting. The kernel supports this for
+    /// breakpoints only: any other event (EOPNOTSUPP, or EINVAL — Linux 6.18 answers EINVAL),
+    /// another type or another field changed (EINVAL) is [`Error::ModifyRefused`].
     pub fn modify_attributes(&self, attr: &EventAttr) -> Result<(), Error> {
         let mut buf = [0u8; Attr::SIZE_VER8 as usize];
-        attr.attr().to_bytes(Endian::NATIVE, &mut buf).map_err(|_| Error::BadRead { len: 0 })?;
-        sys::ioctl_ptr(self.fd.as_fd(), IOC_MODIFY_ATTRIBUTES, &mut buf)
-            .map_err(io_err("PERF_EVENT_IOC_MODIFY_ATTRIBUTES"))
+        let refused = |errno| Error::ModifyRefused { errno, breakpoint: self.attr.type_ == event_type::BREAKPOINT };
+        attr.attr().to_bytes(Endian::NATIVE, &mut buf).map_err(|_| refused(libc::EINVAL))?;
+        sys::ioctl_ptr(self.fd.as_fd(), IOC_MODIFY_ATTRIBUTES, &mut buf).map_err(|error| match error.raw_os_error() {
+            Some(errno @ (libc::EOPNOTSUPP | libc::EINVAL)) => refused(errno),
+            _ => Error::Io { what: "PERF_EVENT_IOC_MODIFY_ATTRIBUTES", error },
+        })
     }
 
     /// The counts (`read(2)`), in the event's `read_format` layout: the value, the times, the

@@ -13,6 +13,12 @@ pub struct Launch {
     child: sys::HeldChild,
 }
 
+impl std::fmt::Debug for Launch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launch").field("pid", &self.pid()).finish()
+    }
+}
+
 impl Launch {
     /// Fork a child that will run `argv` (`argv[0]` looked up in `PATH`); it waits before
     /// `exec` until [`Launch::start`].
@@ -33,6 +39,13 @@ impl Launch {
     /// Let the child `exec` the command.
     pub fn start(&mut self) {
         self.child.release();
+    }
+
+    /// Kill the child (SIGKILL), held or running, and reap it; its status (137 if the signal
+    /// killed it). For a command whose events could not be opened: it never runs.
+    pub fn kill(&mut self) -> Result<i32, Error> {
+        self.child.kill().map_err(io_err("kill of the command"))?;
+        self.wait()
     }
 
     /// The exit status (128 + signal if killed), if the child has ended; does not block.

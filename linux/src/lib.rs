@@ -7,45 +7,40 @@
 //! read by perfring's consumer or backward reader, and readiness through [`AsFd`] and
 //! [`wait()`] — no async runtime baked in.
 //!
-//! Sampling a command — held before `exec` while its events open, started, drained, decoded:
+//! ## Guide: the samples of a command
+//!
+//! A [`Session`] opens the events on every online CPU for a command (held before `exec` until
+//! they are open, followed into its threads and children), shares one ring per CPU among
+//! them, and hands each record over attributed to its event:
 //!
 //! ```
-//! use perfring::record::{sample_type as st, Endian, Event as Layout, EventSet, IdEntry};
-//! use perfring_linux::{attr::software, launch::Launch, online_cpus, Event, EventAttr, Ring, Target};
-//! let mut cmd = Launch::spawn(&["sh".into(), "-c".into(), "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done".into()]).unwrap();
-//! let attr = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).inherit(true)
-//!     .enable_on_exec(true).sample_type(st::IDENTIFIER | st::IP | st::TID);
-//! let mut rings = Vec::new();
-//! let mut set = EventSet::new(vec![Layout::EMPTY; 1], Vec::new());
-//! set.add_event(attr.attr(), Endian::NATIVE).unwrap();
-//! for cpu in online_cpus().unwrap() { // inherit needs per-CPU events to be mapped
-//!     let event = match Event::open(&attr, Target::TaskOnCpu(cmd.pid(), cpu), None) {
-//!         Ok(e) => e,
-//!         Err(e) => return eprintln!("skipped: {e}"), // e.g. perf_event_paranoid too high
-//!     };
-//!     set.storage_mut().1.push(IdEntry::EMPTY);
-//!     set.add_id(0, event.id()).unwrap();
-//!     rings.push((Ring::map(&event, 16, true).unwrap(), event));
-//! }
-//! cmd.start(); // exec: enable_on_exec starts the events
-//! assert_eq!(cmd.wait().unwrap(), 0);
-//! let mut samples = 0;
-//! for (ring, _) in &rings {
-//!     ring.consumer().unwrap().for_each(&mut vec![0u8; 1 << 16], |r| {
-//!         if let (Ok(0), Ok(v)) = (set.attribute(r.bytes), set.events()[0].sample(r.bytes)) {
-//!             assert_eq!(v.pid(), Some(cmd.pid() as u32));
-//!             samples += 1;
-//!         }
-//!     }).unwrap();
-//! }
-//! assert!(samples > 0, "the command's CPU time was sampled");
+//! use perfring::record::sample_type as st;
+//! use perfring_linux::{attr::software, EventAttr, Session};
+//! let every = |n, config| EventAttr::software(config).sample_period(n).sample_type(st::IDENTIFIER | st::TID);
+//! let Ok(mut session) = Session::command(["sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done"])
+//!     .event(every(100_000, software::TASK_CLOCK)) // event 0: every 100 µs of its CPU time
+//!     .event(every(1, software::PAGE_FAULTS)) // event 1: every page fault
+//!     .open().inspect_err(|e| eprintln!("skipped: {e}")) else { return }; // e.g. perf_event_paranoid
+//! let pid = session.pid().unwrap() as u32;
+//! let mut samples = [0; 2]; // by event
+//! let status = session.run(|record| if let (Ok(event), Some(sample)) = (record.event(), record.sample()) {
+//!     assert_eq!(sample.pid(), Some(pid), "only the command is sampled");
+//!     samples[event] += 1;
+//! });
+//! assert_eq!(status.unwrap(), Some(0));
+//! assert!(samples[0] > 0 && samples[1] > 0, "CPU time and page faults sampled: {samples:?}");
 //! ```
+//!
+//! [`Session::process`] follows a running process, [`Session::all_cpus`] every CPU;
+//! [`Session::wait`] and [`Session::drain`] are the steps of [`Session::run`], and the session
+//! is [`AsFd`] for a reactor. Below it, each piece stands alone:
 //!
 //! | module | what |
 //! |---|---|
 //! | [`attr`] | [`EventAttr`]: every `perf_event_attr` field and flag; software, hardware, raw, breakpoint and tracepoint (by name, through tracefs) events |
 //! | [`event`] | [`Event`]: open on a thread, a process, a CPU; groups; the ioctls; [`Counts`] from `read(2)` |
 //! | [`ring`] | [`Ring`]: `1 + 2^n` pages, forward or backward, writable or overwrite; its [`AuxArea`] |
+//! | [`session`] | [`Session`]: events for a command, a process or all CPUs, a ring per CPU, records attributed |
 //! | [`launch`] | a command held before `exec` while its events are opened; SIGINT as "stop" |
 //! | [`mod@wait`] | readiness: [`AsFd`] everywhere, [`wait`](wait::wait) over many, hang-up at task exit |
 //! | [`error`] | [`OpenError`], [`Error`] |
@@ -63,6 +58,7 @@ pub mod error;
 pub mod event;
 pub mod launch;
 pub mod ring;
+pub mod session;
 mod sys;
 pub mod wait;
 
@@ -70,4 +66,5 @@ pub use attr::EventAttr;
 pub use error::{Error, OpenError};
 pub use event::{online_cpus, paranoid, Counts, Event, Target};
 pub use ring::{AuxArea, Ring};
+pub use session::{Scope, Session, SessionBuilder, SessionError, SessionRecord};
 pub use wait::{wait, wait_all, Readiness};

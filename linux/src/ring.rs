@@ -34,9 +34,11 @@ pub struct Ring {
 
 impl Ring {
     /// Map `event`'s ring with `data_pages` pages of data (a power of two) after the control
-    /// page.
+    /// page. 0 maps the control page alone: no records (no consumer), but its self-monitoring
+    /// fields (`time_enabled`, `index`, …), read through [`Ring::mapping`] and
+    /// [`perfring::selfmon`].
     pub fn map(event: &Event, data_pages: usize, writable: bool) -> Result<Ring, Error> {
-        if !data_pages.is_power_of_two() {
+        if data_pages != 0 && !data_pages.is_power_of_two() {
             return Err(Error::RingSize { data_pages });
         }
         let page = sys::page_size();

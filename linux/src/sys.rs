@@ -3,7 +3,7 @@
 //! callers type the errors.
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 
 fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
@@ -173,6 +173,34 @@ pub(crate) fn poll(fds: &[BorrowedFd<'_>], revents: &mut [i16], timeout_ms: i32)
     Ok(n as usize)
 }
 
+/// An epoll instance (level-triggered), for one descriptor that is readable when any of the
+/// descriptors added to it is: what a [`Session`](crate::Session) hands to a reactor.
+#[derive(Debug)]
+pub(crate) struct Epoll(OwnedFd);
+
+impl Epoll {
+    pub(crate) fn new() -> io::Result<Epoll> {
+        // SAFETY: epoll_create1 has no memory preconditions.
+        let fd = check(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) } as libc::c_long)?;
+        // SAFETY: the call returned a new file descriptor that nothing else owns.
+        Ok(Epoll(unsafe { OwnedFd::from_raw_fd(fd as i32) }))
+    }
+
+    /// Watch `fd` for input and hang-up. The kernel drops it from the set when its last
+    /// descriptor closes.
+    pub(crate) fn add(&self, fd: BorrowedFd<'_>) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events: (libc::EPOLLIN | libc::EPOLLHUP) as u32, u64: 0 };
+        // SAFETY: both descriptors are open; `ev` is a valid epoll_event the kernel only reads.
+        check(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd.as_raw_fd(), &mut ev) }
+            as libc::c_long)
+        .map(drop)
+    }
+
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        self.0.as_fd()
+    }
+}
+
 /// The page size.
 pub(crate) fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
@@ -238,6 +266,16 @@ impl HeldChild {
 
     pub(crate) fn pid(&self) -> i32 {
         self.pid
+    }
+
+    /// SIGKILL the child (held or running) unless it has been reaped already.
+    pub(crate) fn kill(&mut self) -> io::Result<()> {
+        if self.status.is_some() {
+            return Ok(());
+        }
+        // SAFETY: kill has no memory preconditions; `pid` is our own child, not yet reaped (so
+        // the pid cannot have been reused).
+        check(unsafe { libc::kill(self.pid, libc::SIGKILL) } as libc::c_long).map(drop)
     }
 
     /// Let the child exec (closing the gate ends its read).

@@ -1,5 +1,6 @@
-//! perfring-linux against the real kernel (root here; software events only, so any Linux with
-//! perf events runs them). A kernel that refuses `perf_event_open` altogether makes each test
+//! perfring-linux against the real kernel (root here; software events, so any Linux with perf
+//! events runs them, and one hardware breakpoint, skipped with a line where the machine gives
+//! perf no debug register). A kernel that refuses `perf_event_open` altogether makes each test
 //! print one "skipped: …" line and pass.
 
 use std::os::fd::AsFd;
@@ -382,5 +383,111 @@ fn the_ioctls_reset_period_refresh_and_filter_do_what_they_say() {
     match event.set_filter("common_pid == 1") {
         Err(perfring_linux::Error::Io { what, .. }) => assert_eq!(what, "PERF_EVENT_IOC_SET_FILTER"),
         other => panic!("a filter on a software event: {other:?}"),
+    }
+}
+
+#[test]
+fn an_event_on_each_online_cpu_fills_that_cpus_ring() {
+    // cpu-clock on every task of each CPU: its hrtimer fires whether the CPU is busy or idle
+    // (idle is kernel code, so kernel samples are kept: CPU-wide events need root here anyway).
+    let attr = EventAttr::software(software::CPU_CLOCK)
+        .sample_period(1_000_000)
+        .sample_type(st::IDENTIFIER | st::TID | st::CPU)
+        .exclude_kernel(false);
+    let cpus = perfring_linux::online_cpus().unwrap();
+    let mut per_cpu = Vec::new();
+    for &cpu in &cpus {
+        let Some(event) = open(&attr, Target::Cpu(cpu), None) else { return };
+        let ring = Ring::map(&event, 16, true).unwrap();
+        per_cpu.push((cpu, event, ring));
+    }
+    per_cpu.iter().for_each(|(_, e, _)| e.enable().unwrap());
+    // Each CPU in turn runs this thread for a while too (where the scheduler lets it).
+    std::thread::sleep(Duration::from_millis(100));
+    spin(Duration::from_millis(20));
+    per_cpu.iter().for_each(|(_, e, _)| e.disable().unwrap());
+    let mut counts = Vec::new();
+    for (cpu, event, ring) in &per_cpu {
+        let set_ctx = perfring::record::DecodeContext::from_attr(event.attr(), Endian::NATIVE);
+        let mut samples = 0;
+        for r in drain(ring) {
+            let Ok(Record::Sample(s)) = decode(&r, &set_ctx) else { continue };
+            assert_eq!(s.cpu.map(|c| c.cpu), Some(*cpu), "a sample of CPU {cpu}'s event names its CPU");
+            assert_eq!(s.identifier, Some(event.id()), "written by that CPU's event");
+            samples += 1;
+        }
+        counts.push((*cpu, samples));
+    }
+    println!("samples by CPU (each from its own ring): {counts:?}");
+    assert_eq!(counts.len(), cpus.len());
+    assert!(counts.iter().all(|&(_, n)| n >= 20), "about 100 per CPU in 120 ms: {counts:?}");
+}
+
+/// Two words far apart, so that a breakpoint on one never sees writes to the other.
+#[repr(C, align(64))]
+struct Watched {
+    a: u64,
+    _pad: [u64; 7],
+    b: u64,
+}
+
+/// Write `x` `times` times through volatile stores (each one a write the breakpoint sees).
+fn poke(x: &mut u64, times: u64) {
+    for i in 0..times {
+        // SAFETY: `x` is a valid, exclusive reference.
+        unsafe { std::ptr::write_volatile(x, i) };
+    }
+}
+
+fn hits(e: &Event) -> u64 {
+    match e.read().unwrap().values() {
+        ReadValues::Single(s) => s.value,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn modify_attributes_moves_a_breakpoint_to_another_address() {
+    use perfring_linux::attr::breakpoint;
+    let mut w = Box::new(Watched { a: 0, _pad: [0; 7], b: 0 });
+    let (a, b) = (&w.a as *const u64 as u64, &w.b as *const u64 as u64);
+    let on = |addr| EventAttr::breakpoint(breakpoint::W, addr, 8);
+    let event = match Event::open(&on(a), Target::ThisThread, None) {
+        Ok(e) => e,
+        Err(e) => {
+            // No debug registers for perf here (a VM without them, or all in use).
+            println!("skipped: a hardware breakpoint cannot be opened here: {e}");
+            return;
+        }
+    };
+    event.enable().unwrap();
+    poke(&mut w.a, 10);
+    poke(&mut w.b, 5);
+    assert_eq!(hits(&event), 10, "the breakpoint on a counts a's writes only");
+
+    // `disabled` of the new attr applies (EventAttr opens disabled): clear it to keep counting.
+    event.modify_attributes(&on(b).disabled(false)).unwrap();
+    poke(&mut w.a, 10);
+    poke(&mut w.b, 7);
+    assert_eq!(hits(&event), 17, "moved to b: b's 7 writes counted, a's no longer");
+
+    // Only the address (len, type) may change: another field is refused, typed.
+    match event.modify_attributes(&on(a).disabled(false).sample_period(3)) {
+        Err(e @ perfring_linux::Error::ModifyRefused { errno: libc::EINVAL, breakpoint: true }) => println!("{e}"),
+        other => panic!("a changed sample_period: {other:?}"),
+    }
+    event.disable().unwrap();
+}
+
+#[test]
+fn modify_attributes_of_a_non_breakpoint_is_a_typed_refusal() {
+    let attr = EventAttr::software(software::TASK_CLOCK);
+    let Some(event) = open(&attr, Target::ThisThread, None) else { return };
+    match event.modify_attributes(&attr) {
+        Err(e @ perfring_linux::Error::ModifyRefused { breakpoint: false, .. }) => {
+            assert!(e.to_string().contains("breakpoint events only"), "{e}");
+            println!("{e}");
+        }
+        other => panic!("the kernel modifies breakpoints only: {other:?}"),
     }
 }

@@ -1,6 +1,6 @@
 //! Readiness without a baked-in runtime: a ring is `AsFd`, which plain epoll and tokio's
-//! `AsyncFd` both take. Each test waits for a wakeup (`wakeup_events`), drains, and checks the
-//! samples arrived. A kernel that refuses `perf_event_open` makes each print "skipped: …".
+//! `AsyncFd` both take, and so is a `Session` (one descriptor for all its events). Each test
+//! waits for a wakeup (`wakeup_events`), drains, and checks the samples arrived. A kernel that refuses `perf_event_open` makes each print "skipped: …".
 
 use std::os::fd::{AsFd, AsRawFd};
 use std::time::{Duration, Instant};
@@ -94,4 +94,45 @@ fn tokio_asyncfd_wakes_on_the_rings_wakeup() {
         total
     });
     assert!(samples >= 8, "AsyncFd reported the ring readable and {samples} samples were drained");
+}
+
+#[test]
+fn a_sessions_one_fd_drives_tokio_asyncfd_to_the_commands_end() {
+    use perfring_linux::Session;
+    use tokio::io::unix::AsyncFd;
+    let attr = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::TID).wakeup_events(4);
+    let work = "i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done";
+    let session = match Session::command(["sh", "-c", work]).event(attr).open() {
+        Ok(s) => s,
+        Err(e) => return println!("skipped: {e}"),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (wakeups, samples, status) = rt.block_on(async move {
+        // The session's descriptor is an epoll set of all its events, on every CPU.
+        // SAFETY: the session owns its epoll descriptor and keeps it open, with the same
+        // number, for as long as the AsyncFd owns the session.
+        let mut fd = unsafe { AsyncFd::register(session) }.map_err(|e| e.to_string()).unwrap();
+        fd.get_mut().start().unwrap();
+        let (mut wakeups, mut samples) = (0, 0);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            // A timeout as well: the end is checked even without a last wakeup.
+            if let Ok(guard) = tokio::time::timeout(Duration::from_millis(100), fd.readable_mut()).await {
+                let mut guard = guard.unwrap();
+                wakeups += 1;
+                samples += guard.get_inner_mut().drain(|r| assert!(r.sample().is_some())).unwrap();
+                guard.clear_ready();
+            }
+            let session = fd.get_mut();
+            if session.wait(Some(Duration::ZERO)).unwrap() || Instant::now() > deadline {
+                samples += session.drain(|_| {}).unwrap();
+                break;
+            }
+        }
+        let mut session = fd.into_inner();
+        (wakeups, samples, session.exit_status().unwrap())
+    });
+    println!("{wakeups} wakeups through AsyncFd, {samples} samples");
+    assert_eq!(status, Some(0), "the command ended within 30 s");
+    assert!(wakeups >= 1 && samples >= 4, "{wakeups} wakeups, {samples} samples");
 }

@@ -1,10 +1,12 @@
 //! perfring's consumers over the real kernel's perf rings (issue 8).
 //!
-//! Each test opens software events on this thread (`pid = 0, cpu = -1`) with
-//! `perf_event_open`, maps `1 + 2^n` pages, and reads the kernel's own control page and data
-//! pages through [`perfring::Mapping::attach`] — no copy of the control page, the path an
-//! embedder uses. Every record is decoded ([`kernel::decode`]: the fields must end exactly at
-//! `header.size`) and the counts are checked against the kernel's counter from `read(2)`.
+//! Each test opens software events on this thread through perfring-linux (`Event::open`), maps
+//! `1 + 2^n` pages (`Ring::map`), and reads the kernel's own control page and data pages with
+//! perfring's consumer and backward reader over that mapping (`perfring::Mapping::attach`
+//! underneath) — no copy of the control page, the path an embedder uses. Every record is
+//! decoded by this crate's own small decoder ([`kernel::decode`]: the fields must end exactly at
+//! `header.size`), an oracle independent of `perfring::record`, and the counts are checked
+//! against the kernel's counter from `read(2)`.
 //!
 //! * forward rings, PROT_READ|PROT_WRITE: nothing is dropped unless LOST says so;
 //! * a slow reader of a 1-page ring: LOST records account for every drop;
@@ -26,7 +28,6 @@ use std::time::Duration;
 
 use kernel::*;
 use perfring::consumer::Scratch;
-use perfring::{BackwardReader, Consumer};
 
 /// Sample period of the clock events, in ns. Not the kernel's minimum (10 µs for hrtimer
 /// events): at 10 µs one thread produces 100,000 samples/s, the default
@@ -109,17 +110,12 @@ fn forward_body() -> Result<(), Skip> {
     ];
     let mut events = Vec::new();
     for (name, config, period) in specs {
-        let event = open(&Attr::software(config, period), 0, -1)?;
+        let event = open(&software(config, period))?;
         let ring = event.map(16, true);
         events.push(Forward { name, event, ring });
     }
-    let maps: Vec<_> = events.iter().map(|e| e.ring.mapping()).collect();
-    let mut consumers: Vec<_> = maps
-        .iter()
-        // SAFETY: the producer is the kernel, which never writes between data_tail and data_head
-        // of a writable (non-overwrite) ring.
-        .map(|m| unsafe { Consumer::trusted(m) }.expect("consumer over the kernel's mapping"))
-        .collect();
+    let mut consumers: Vec<_> =
+        events.iter().map(|e| e.ring.consumer().expect("consumer over the kernel's mapping")).collect();
     let mut tallies = vec![Tally::default(); events.len()];
     let mut scratch = Box::new(Scratch::new());
     let drain_all = |consumers: &mut Vec<_>, tallies: &mut Vec<Tally>, scratch: &mut Scratch| {
@@ -178,15 +174,13 @@ fn forward_rings_read_real_kernel_records_that_add_up_to_the_counters() {
 fn slow_reader_body() -> Result<(), Skip> {
     // Two events, each on a 1-page ring (4088 bytes usable): a context-switch sample with its
     // kernel callchain is ~150 bytes, a task-clock sample ~70, so each ring holds a few dozen.
-    let switches = open(&Attr::software(SW_CONTEXT_SWITCHES, SWITCH_PERIOD), 0, -1)?;
+    let switches = open(&software(SW_CONTEXT_SWITCHES, SWITCH_PERIOD))?;
     // 50 µs: fills the ring between reads; shorter periods lose a large share of the timer's
     // expiries to its latency in this VM (27% at 20 µs), which only loosens the clock check.
-    let clock = open(&Attr::software(SW_TASK_CLOCK, 50_000), 0, -1)?;
+    let clock = open(&software(SW_TASK_CLOCK, 50_000))?;
     let events = [("context-switches", &switches), ("task-clock", &clock)];
     let rings: Vec<_> = events.iter().map(|(_, e)| e.map(1, true)).collect();
-    let maps: Vec<_> = rings.iter().map(|r| r.mapping()).collect();
-    // SAFETY: the kernel never writes between data_tail and data_head of a writable ring.
-    let mut consumers: Vec<_> = maps.iter().map(|m| unsafe { Consumer::trusted(m) }.unwrap()).collect();
+    let mut consumers: Vec<_> = rings.iter().map(|r| r.consumer().unwrap()).collect();
     let mut tallies = vec![Tally::default(); 2];
     let mut scratch = Box::new(Scratch::new());
     let mut drain_all = |tallies: &mut Vec<Tally>| {
@@ -296,24 +290,22 @@ fn backward_body() -> Result<(), Skip> {
     // `stop_group`): separate ioctls can be preempted between them, and that switch would
     // reach only some. For the same reason the backward rings are paused and resumed while the
     // group is stopped, so both stop and restart at the same switch.
-    let attr = Attr::software(SW_CONTEXT_SWITCHES, SWITCH_PERIOD);
-    let forward = open(&attr, 0, -1)?;
+    let attr = software(SW_CONTEXT_SWITCHES, SWITCH_PERIOD);
+    let forward = open(&attr)?;
     let mut backs = Vec::new();
     // 32 pages hold ~850 samples: never wraps between reads (80 sleeps each, ~80-300 switches
     // with the preemptions of a busy machine). 1 page holds ~27: wraps at every read; the
     // reader gets the newest records that survived.
     for (name, pages) in [("backward, 32 pages", 32), ("backward, 1 page", 1)] {
-        let event = open_in(&attr.backward(), 0, -1, Some(&forward))?;
+        let event = open_in(&attr.write_backward(true), Some(&forward))?;
         let ring = event.map(pages, false);
         backs.push(Backward { name, pages, event, ring });
     }
     let fring = forward.map(128, true);
-    let fmap = fring.mapping();
-    // SAFETY: the kernel never writes between data_tail and data_head of a writable ring.
-    let mut fconsumer = unsafe { Consumer::trusted(&fmap) }.unwrap();
-    let bmaps: Vec<_> = backs.iter().map(|b| b.ring.mapping()).collect();
-    // Read-only mappings: the readers must not store data_tail (release_tail = false).
-    let mut readers: Vec<_> = bmaps.iter().map(|m| BackwardReader::new(m, false).unwrap()).collect();
+    let mut fconsumer = fring.consumer().unwrap();
+    // Read-only mappings: the readers never store data_tail (a backward reader of a read-only
+    // ring is made with release_tail = false).
+    let mut readers: Vec<_> = backs.iter().map(|b| b.ring.backward_reader().unwrap()).collect();
     let mut scratch = Box::new(Scratch::new());
     let mut ftally = Tally::default();
     // Per backward ring: each read's records in the order walked (newest first), and whether
@@ -507,14 +499,12 @@ fn paused_body() -> Result<(), Skip> {
     // sleeps again: the next write to that ring is a LOST record followed by the sample. The
     // group is stopped while both rings are drained, so a switch between the two drains cannot
     // land in one drain and not the other.
-    let attr = Attr::software(SW_CONTEXT_SWITCHES, SWITCH_PERIOD);
-    let a = open(&attr, 0, -1)?;
-    let b = open_in(&attr, 0, -1, Some(&a))?;
+    let attr = software(SW_CONTEXT_SWITCHES, SWITCH_PERIOD);
+    let a = open(&attr)?;
+    let b = open_in(&attr, Some(&a))?;
     let events = [&a, &b];
     let rings = events.map(|e| e.map(8, true));
-    let maps = [rings[0].mapping(), rings[1].mapping()];
-    // SAFETY: the kernel never writes between data_tail and data_head of a writable ring.
-    let mut consumers = maps.each_ref().map(|m| unsafe { Consumer::trusted(m) }.unwrap());
+    let mut consumers = rings.each_ref().map(|r| r.consumer().unwrap());
     let mut scratch = Box::new(Scratch::new());
     let mut restamped = 0;
     a.start_group(&[&b]);
@@ -610,7 +600,7 @@ fn perf_record_body() -> Result<(), Skip> {
         return Ok(());
     }
     // perf needs the same permission our own opens need: the same visible skip if refused.
-    drop(open(&Attr::software(SW_CPU_CLOCK, CLOCK_PERIOD), 0, -1)?);
+    drop(open(&software(SW_CPU_CLOCK, CLOCK_PERIOD))?);
     let dir = std::env::temp_dir().join(format!("perfring-kernel-ring-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("perf.data");

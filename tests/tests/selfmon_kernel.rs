@@ -3,20 +3,19 @@
 #![cfg(not(loom))]
 
 // The real-kernel helpers shared with kernel_ring.rs; this test uses a part of them.
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 mod kernel;
 
-use kernel::{run_or_skip, Attr, SW_TASK_CLOCK};
+use kernel::{run_or_skip, software, SW_TASK_CLOCK};
 use perfring::selfmon::{read, NoCounters, DEFAULT_MAX_RETRIES};
 
 #[test]
 fn seqlock_reads_of_the_kernels_control_page_are_monotonic_and_agree_with_read2() {
     run_or_skip(|| {
-        let mut attr = Attr::software(SW_TASK_CLOCK, 0); // counting, not sampling
-        attr.sample_type = 0;
-        let event = kernel::open(&attr, 0, -1)?;
+        let attr = software(SW_TASK_CLOCK, 0).sample_type(0); // counting, not sampling
+        let event = kernel::open(&attr)?;
         let ring = event.map(0, false); // the control page only
-        let map = ring.mapping();
+        let map = ring.mapping().expect("the kernel's control page");
         event.enable();
         let mut last = (0u64, 0u64);
         let mut caps_seen = None;

@@ -23,17 +23,14 @@
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
-use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use perfring::record::{
-    sample_type as st, types, Comm, Endian, Event as Layout, EventSet, IdEntry, Mmap2, Mmap2File, Record, SampleId,
-};
+use perfring::record::{sample_type as st, types, Comm, Endian, Mmap2, Mmap2File, Record, SampleId};
 use perfring_data::{FileAttr, Writer};
 use perfring_linux::attr::software;
-use perfring_linux::launch::{catch_interrupts, interrupted, Launch};
-use perfring_linux::{online_cpus, wait, Event, EventAttr, Ring, Target};
+use perfring_linux::launch::{catch_interrupts, interrupted};
+use perfring_linux::{EventAttr, Scope, Session};
 
 const USAGE: &str =
     "usage: perfring-record [-e EVENT]... [-F FREQ | -c PERIOD] [-a | -p PID] [-g] [-q] -o FILE [-- COMMAND...]";
@@ -129,20 +126,19 @@ type Error = Box<dyn std::error::Error>;
 fn run() -> Result<(), Error> {
     let o = parse()?;
     catch_interrupts()?;
-    let cpus = online_cpus()?;
-    let mut launch = if o.command.is_empty() { None } else { Some(Launch::spawn(&o.command)?) };
-    // Who to follow on each CPU: the command (held before exec), a process's threads, or all.
-    let tasks: Vec<i32> = match (&launch, o.pid) {
-        (Some(l), _) => vec![l.pid()],
-        (None, Some(pid)) => threads_of(pid)?,
-        (None, None) => vec![-1],
-    };
     let mut sample_type = st::IDENTIFIER | st::IP | st::TID | st::TIME | st::CPU | st::PERIOD;
     if o.callchain {
         sample_type |= st::CALLCHAIN;
     }
     let ring_pages = 64;
-    let mut attrs = Vec::new();
+    // Who to follow: the command (held before exec), a process's threads, or every CPU. The
+    // session sets inherit and enable_on_exec as the scope needs them.
+    let scope = match (o.command.is_empty(), o.pid) {
+        (false, _) => Scope::Command(o.command.clone()),
+        (true, Some(pid)) => Scope::Process(pid),
+        (true, None) => Scope::AllCpus,
+    };
+    let mut builder = Session::builder(scope).data_pages(ring_pages);
     for (i, name) in o.events.iter().enumerate() {
         let mut a = match software_config(name) {
             Some(config) => EventAttr::software(config),
@@ -159,137 +155,82 @@ fn run() -> Result<(), Error> {
             .sample_type(sample_type)
             .sample_id_all(true)
             .exclude_callchain_kernel(o.callchain)
-            .wakeup_watermark((ring_pages * 4096 / 4) as u32)
-            .inherit(!o.all_cpus)
-            .enable_on_exec(launch.is_some());
+            .wakeup_watermark((ring_pages * 4096 / 4) as u32);
         if i == 0 {
             // Side band on the first event: who runs what, where it is mapped.
             a = a.comm(true).comm_exec(true).mmap(true).mmap2(true).task(true);
         }
-        attrs.push(a);
+        builder = builder.event(a);
     }
-
     // Open: per CPU, per task, per event; one ring per CPU for all of them.
-    let mut events: Vec<(usize, Event)> = Vec::new();
-    let mut rings: Vec<Ring> = Vec::new();
-    for &cpu in &cpus {
-        let mut ring_owner: Option<usize> = None;
-        for &task in &tasks {
-            for (e, attr) in attrs.iter().enumerate() {
-                let target = if task < 0 { Target::Cpu(cpu) } else { Target::TaskOnCpu(task, cpu) };
-                let event = Event::open(attr, target, None)?;
-                match ring_owner {
-                    None => {
-                        rings.push(Ring::map(&event, ring_pages, true)?);
-                        ring_owner = Some(events.len());
-                    }
-                    Some(owner) => event.set_output(Some(&events[owner].1))?,
-                }
-                events.push((e, event));
-            }
-        }
-    }
-    let file_attrs: Vec<FileAttr> = attrs
-        .iter()
-        .enumerate()
-        .map(|(e, a)| FileAttr {
-            attr: *events.iter().find(|(i, _)| *i == e).map_or(a.attr(), |(_, ev)| ev.attr()),
-            ids: events.iter().filter(|(i, _)| *i == e).map(|(_, ev)| ev.id()).collect(),
+    let mut session = builder.open()?;
+    let set = session.event_set();
+    let file_attrs: Vec<FileAttr> = (0..set.len())
+        .map(|i| FileAttr {
+            attr: *set.events()[i].attr(),
+            ids: set.ids().iter().filter(|e| e.event() == i).map(|e| e.id()).collect(),
         })
         .collect();
-    let mut set = EventSet::new(vec![Layout::EMPTY; attrs.len()], vec![IdEntry::EMPTY; events.len()]);
-    for fa in &file_attrs {
-        let i = set.add_event(&fa.attr, Endian::NATIVE)?;
-        for &id in &fa.ids {
-            set.add_id(i, id)?;
-        }
-    }
 
     if o.output == "-" {
         let w = Writer::pipe(std::io::BufWriter::new(std::io::stdout().lock()), Endian::NATIVE, file_attrs)?;
-        record(w, &o, &mut launch, &events, &rings, &set, &tasks, |w| w.finish_pipe().map(drop))
+        record(w, &o, &mut session, |w| w.finish_pipe().map(drop))
     } else {
         let file = std::io::BufWriter::new(std::fs::File::create(&o.output)?);
         let w = Writer::new(file, Endian::NATIVE, file_attrs)?;
-        record(w, &o, &mut launch, &events, &rings, &set, &tasks, |w| w.finish().map(drop))
+        record(w, &o, &mut session, |w| w.finish().map(drop))
     }
-}
-
-/// The threads of a running process (`/proc/PID/task`).
-fn threads_of(pid: i32) -> Result<Vec<i32>, Error> {
-    let mut tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
-        .map_err(|e| format!("process {pid}: {e}"))?
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
-    tids.sort();
-    Ok(tids)
 }
 
 #[derive(Default)]
 struct Summary {
     by_type: BTreeMap<u32, u64>,
     samples: BTreeMap<usize, u64>,
-    lost: u64,
     bytes: u64,
 }
 
-#[allow(clippy::too_many_arguments)]
 fn record<W: Write>(
     mut w: Writer<W>,
     o: &Options,
-    launch: &mut Option<Launch>,
-    events: &[(usize, Event)],
-    rings: &[Ring],
-    set: &EventSet<Vec<Layout>, Vec<IdEntry>>,
-    tasks: &[i32],
+    session: &mut Session,
     finish: impl FnOnce(Writer<W>) -> Result<(), perfring_data::Error>,
 ) -> Result<(), Error> {
     // What already runs: COMM and MMAP2 from /proc, as perf synthesizes them (id 0 goes to the
     // first event).
-    if launch.is_none() {
-        let pids: Vec<i32> = if tasks == [-1] {
-            std::fs::read_dir("/proc")?.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect()
-        } else {
-            vec![o.pid.unwrap_or(0)]
+    if session.pid().is_none() {
+        let pids: Vec<i32> = match o.pid {
+            Some(pid) => vec![pid],
+            None => std::fs::read_dir("/proc")?.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect(),
         };
         for pid in pids {
             synthesize(&mut w, pid)?;
         }
     }
     let mut summary = Summary::default();
-    match launch.as_mut() {
-        Some(l) => l.start(), // exec: enable_on_exec starts the events
-        None => events.iter().try_for_each(|(_, e)| e.enable())?,
-    }
-    let fds: Vec<_> = rings.iter().map(|r| r.as_fd()).collect();
+    session.start()?; // a command execs: enable_on_exec starts the events
     let progress = !o.quiet && std::io::stderr().is_terminal();
     let start = Instant::now();
     let mut shown = Instant::now();
-    let mut scratch = vec![0u8; 1 << 16];
     loop {
-        let done = interrupted() || launch.as_mut().is_some_and(|l| l.try_wait().ok().flatten().is_some());
-        if done {
+        let ended = session.wait(Some(Duration::from_millis(100)))?;
+        drain(&mut w, session, &mut summary)?;
+        if ended || interrupted() {
             break;
         }
-        wait(&fds, Some(Duration::from_millis(100)))?;
-        drain(&mut w, rings, set, &mut scratch, &mut summary)?;
         if progress && shown.elapsed() > Duration::from_millis(500) {
             shown = Instant::now();
             let samples: u64 = summary.samples.values().sum();
             eprint!(
                 "\r[ perfring-record: {:.1} s, {samples} samples, {} lost ]   ",
                 start.elapsed().as_secs_f64(),
-                summary.lost
+                session.lost_total()
             );
         }
     }
-    events.iter().try_for_each(|(_, e)| e.disable())?;
-    drain(&mut w, rings, set, &mut scratch, &mut summary)?;
+    session.stop()?;
+    drain(&mut w, session, &mut summary)?;
     finish(w)?;
-    let status = match launch.as_mut() {
-        Some(l) => Some(l.wait()?),
-        None => None,
-    };
+    let status = session.exit_status()?;
     if progress {
         eprintln!();
     }
@@ -310,7 +251,7 @@ fn record<W: Write>(
     for (i, name) in o.events.iter().enumerate() {
         writeln!(e, "    {name:<32} {:>9}", summary.samples.get(&i).unwrap_or(&0))?;
     }
-    writeln!(e, "  lost: {} records (PERF_RECORD_LOST)", summary.lost)?;
+    writeln!(e, "  lost: {} records (PERF_RECORD_LOST)", session.lost_total())?;
     if let Some(code) = status.filter(|&c| c != 0) {
         writeln!(e, "  the command exited with status {code}")?;
     }
@@ -318,37 +259,21 @@ fn record<W: Write>(
 }
 
 /// Drain every ring into the file; a FINISHED_ROUND after the pass.
-fn drain<W: Write>(
-    w: &mut Writer<W>,
-    rings: &[Ring],
-    set: &EventSet<Vec<Layout>, Vec<IdEntry>>,
-    scratch: &mut [u8],
-    summary: &mut Summary,
-) -> Result<(), Error> {
+fn drain<W: Write>(w: &mut Writer<W>, session: &mut Session, summary: &mut Summary) -> Result<(), Error> {
     let mut failed = None;
-    for ring in rings {
-        let mut consumer = ring.consumer()?;
-        consumer.for_each(scratch, |r| {
-            if failed.is_some() {
-                return;
-            }
-            *summary.by_type.entry(r.header.type_).or_default() += 1;
-            summary.bytes += r.bytes.len() as u64;
-            match r.header.type_ {
-                types::SAMPLE => {
-                    if let Ok(i) = set.attribute(r.bytes) {
-                        *summary.samples.entry(i).or_default() += 1;
-                    }
-                }
-                // `{header, u64 id, u64 lost, ...}`: the count at offset 16.
-                types::LOST => summary.lost += Endian::NATIVE.u64_at(r.bytes, 16).unwrap_or(0),
-                _ => {}
-            }
-            if let Err(e) = w.write_raw(r.bytes, &[]) {
-                failed = Some(e);
-            }
-        })?;
-    }
+    session.drain(|r| {
+        if failed.is_some() {
+            return;
+        }
+        *summary.by_type.entry(r.header.type_).or_default() += 1;
+        summary.bytes += r.bytes.len() as u64;
+        if let (types::SAMPLE, Ok(i)) = (r.header.type_, r.event()) {
+            *summary.samples.entry(i).or_default() += 1;
+        }
+        if let Err(e) = w.write_raw(r.bytes, &[]) {
+            failed = Some(e);
+        }
+    })?;
     if let Some(e) = failed {
         return Err(e.into());
     }

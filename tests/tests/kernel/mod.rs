@@ -1,183 +1,58 @@
-//! Real-kernel plumbing for `kernel_ring.rs`: `perf_event_attr` written by hand, the
-//! `perf_event_open` syscall, the `mmap` of `1 + 2^n` pages, the ioctls, `read(2)` of the counter,
-//! and a small decoder of the records these tests ask the kernel for.
+//! Real-kernel helpers for `kernel_ring.rs` and `selfmon_kernel.rs`: the events, rings,
+//! ioctls and `read(2)` of the counter through perfring-linux (opened on this thread, refusals
+//! turned into one visible skip line), and a small decoder of the records these tests ask the
+//! kernel for.
 //!
-//! The decoder is local because `perfring::record` has no full record decoder yet; it decodes
-//! exactly the SAMPLE fields IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD and
-//! CALLCHAIN (in the kernel's output order, KERNEL-NOTES §6.2), PERF_RECORD_LOST,
-//! THROTTLE/UNTHROTTLE, and the `sample_id` trailer of every other record, and refuses any byte
-//! it cannot account for: a record decodes only if its fields end exactly at `header.size`.
+//! The decoder is this file's own, independent of `perfring::record`: it is the oracle the
+//! kernel's records are checked against. It decodes exactly the SAMPLE fields IDENTIFIER, IP,
+//! TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD and CALLCHAIN (in the kernel's output order,
+//! KERNEL-NOTES §6.2), PERF_RECORD_LOST, THROTTLE/UNTHROTTLE, and the `sample_id` trailer of
+//! every other record, and refuses any byte it cannot account for: a record decodes only if its
+//! fields end exactly at `header.size`.
 
 use std::collections::BTreeMap;
 use std::io;
-use std::mem::{offset_of, size_of};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use perfring::consumer::Trusted;
-use perfring::record::{sample_type as st, types, Endian, Header, SampleId};
-use perfring::{Consumer, Mapping, RingMemory};
+pub use perfring::record::Attr;
+use perfring::record::{attr_flags, read_format as rf, sample_type as st, types, Endian, Header, ReadValues, SampleId};
+use perfring::{Consumer, RingMemory};
+pub use perfring_linux::attr::software::{
+    CONTEXT_SWITCHES as SW_CONTEXT_SWITCHES, CPU_CLOCK as SW_CPU_CLOCK, TASK_CLOCK as SW_TASK_CLOCK,
+};
+pub use perfring_linux::Ring;
+use perfring_linux::{EventAttr, OpenError, Target};
 
-/// `PERF_TYPE_SOFTWARE`.
-pub const TYPE_SOFTWARE: u32 = 1;
-/// `PERF_COUNT_SW_CPU_CLOCK`: an hrtimer per event; counts ns.
-pub const SW_CPU_CLOCK: u64 = 0;
-/// `PERF_COUNT_SW_TASK_CLOCK`: an hrtimer per event; counts the task's ns.
-pub const SW_TASK_CLOCK: u64 = 1;
-/// `PERF_COUNT_SW_CONTEXT_SWITCHES`: counted when the task is switched out.
-pub const SW_CONTEXT_SWITCHES: u64 = 3;
-
-/// `PERF_ATTR_SIZE_VER7`: the attr up to and including `sig_data`.
-pub const ATTR_SIZE_VER7: u32 = 128;
-
-/// Bits of the flags word at offset 40 (KERNEL-NOTES §6.7).
-pub mod flag {
-    /// `disabled`: open stopped, start with `PERF_EVENT_IOC_ENABLE`.
-    pub const DISABLED: u64 = 1 << 0;
-    /// `exclude_hv`.
-    pub const EXCLUDE_HV: u64 = 1 << 6;
-    /// `sample_id_all`: non-SAMPLE records carry the `sample_id` trailer.
-    pub const SAMPLE_ID_ALL: u64 = 1 << 18;
-    /// `use_clockid`: TIME uses `attr.clockid` instead of `local_clock()`.
-    pub const USE_CLOCKID: u64 = 1 << 25;
-    /// `write_backward`.
-    pub const WRITE_BACKWARD: u64 = 1 << 27;
-}
-
-/// `read_format` bits (KERNEL-NOTES §6.3).
-pub mod read_format {
-    /// `PERF_FORMAT_TOTAL_TIME_ENABLED`
-    pub const TOTAL_TIME_ENABLED: u64 = 1 << 0;
-    /// `PERF_FORMAT_TOTAL_TIME_RUNNING`
-    pub const TOTAL_TIME_RUNNING: u64 = 1 << 1;
-    /// `PERF_FORMAT_ID`
-    pub const ID: u64 = 1 << 2;
-    /// `PERF_FORMAT_LOST` (v6.0+): the event's `lost_samples`.
-    pub const LOST: u64 = 1 << 4;
-    /// What [`super::Event::counts`] parses.
-    pub const ALL: u64 = TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING | ID | LOST;
-}
+/// `read_format` of every event here: the four fields [`Event::counts`] parses.
+pub const READ_FORMAT: u64 = rf::TOTAL_TIME_ENABLED | rf::TOTAL_TIME_RUNNING | rf::ID | rf::LOST;
 
 /// The sample layout the issue asks for.
 pub const SAMPLE_TYPE: u64 = st::IP | st::TID | st::TIME | st::CPU | st::PERIOD | st::CALLCHAIN;
 
-/// `_IO('$', n)`.
-const fn io(nr: u64) -> u64 {
-    (b'$' as u64) << 8 | nr
-}
-/// `_IOW('$', n, u32)`: direction write (1) in bits 30-31, size in bits 16-29.
-const fn iow_u32(nr: u64) -> u64 {
-    1 << 30 | (size_of::<u32>() as u64) << 16 | io(nr)
-}
-/// `PERF_EVENT_IOC_ENABLE`
-pub const IOC_ENABLE: u64 = io(0);
-/// `PERF_EVENT_IOC_DISABLE`
-pub const IOC_DISABLE: u64 = io(1);
-/// `PERF_EVENT_IOC_PAUSE_OUTPUT` = `_IOW('$', 9, __u32)`
-pub const IOC_PAUSE_OUTPUT: u64 = iow_u32(9);
-const _: () = assert!(IOC_ENABLE == 0x2400 && IOC_DISABLE == 0x2401 && IOC_PAUSE_OUTPUT == 0x4004_2409);
-
-/// `struct perf_event_attr` up to `sig_data` (`PERF_ATTR_SIZE_VER7`, 128 bytes), field for
-/// field as the uapi lays it out; the bitfield is the one u64 at offset 40.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Attr {
-    pub type_: u32,
-    pub size: u32,
-    pub config: u64,
-    /// `sample_period` (or `sample_freq` with the `freq` flag; not used here).
-    pub sample_period: u64,
-    pub sample_type: u64,
-    pub read_format: u64,
-    /// The bitfield word: see [`flag`].
-    pub flags: u64,
-    /// `wakeup_events` / `wakeup_watermark`.
-    pub wakeup_events: u32,
-    pub bp_type: u32,
-    pub config1: u64,
-    pub config2: u64,
-    pub branch_sample_type: u64,
-    pub sample_regs_user: u64,
-    pub sample_stack_user: u32,
-    pub clockid: i32,
-    pub sample_regs_intr: u64,
-    pub aux_watermark: u32,
-    pub sample_max_stack: u16,
-    pub reserved_2: u16,
-    pub aux_sample_size: u32,
-    pub aux_action: u32,
-    pub sig_data: u64,
+/// A sampling software event with a fixed period: the issue's sample layout, `sample_id_all`
+/// (so LOST records carry a trailer to decode), TIME on `CLOCK_MONOTONIC` (comparable with
+/// `clock_gettime`), kernel samples included, opened disabled (`exclude_hv` and the 128-byte
+/// attr are `EventAttr`'s defaults), and the four `read_format` fields.
+pub fn software(config: u64, period: u64) -> EventAttr {
+    EventAttr::software(config)
+        .sample_period(period)
+        .sample_type(SAMPLE_TYPE)
+        .read_format(READ_FORMAT)
+        .sample_id_all(true)
+        .clockid(libc::CLOCK_MONOTONIC)
+        .exclude_kernel(false)
 }
 
-// The offsets of KERNEL-NOTES §6.7, checked at compile time.
-const _: () = {
-    assert!(size_of::<Attr>() == ATTR_SIZE_VER7 as usize);
-    assert!(offset_of!(Attr, config) == 8);
-    assert!(offset_of!(Attr, sample_period) == 16);
-    assert!(offset_of!(Attr, sample_type) == 24);
-    assert!(offset_of!(Attr, read_format) == 32);
-    assert!(offset_of!(Attr, flags) == 40);
-    assert!(offset_of!(Attr, wakeup_events) == 48);
-    assert!(offset_of!(Attr, bp_type) == 52);
-    assert!(offset_of!(Attr, config1) == 56);
-    assert!(offset_of!(Attr, config2) == 64);
-    assert!(offset_of!(Attr, branch_sample_type) == 72);
-    assert!(offset_of!(Attr, sample_regs_user) == 80);
-    assert!(offset_of!(Attr, sample_stack_user) == 88);
-    assert!(offset_of!(Attr, clockid) == 92);
-    assert!(offset_of!(Attr, sample_regs_intr) == 96);
-    assert!(offset_of!(Attr, aux_watermark) == 104);
-    assert!(offset_of!(Attr, sample_max_stack) == 108);
-    assert!(offset_of!(Attr, aux_sample_size) == 112);
-    assert!(offset_of!(Attr, aux_action) == 116);
-    assert!(offset_of!(Attr, sig_data) == 120);
-};
-
-impl Attr {
-    /// A sampling software event with a fixed period: the issue's sample layout, `sample_id_all`
-    /// (so LOST records carry a trailer to decode), TIME on `CLOCK_MONOTONIC` (comparable with
-    /// `clock_gettime`), opened disabled, and the four `read_format` fields.
-    pub fn software(config: u64, period: u64) -> Attr {
-        Attr {
-            type_: TYPE_SOFTWARE,
-            size: ATTR_SIZE_VER7,
-            config,
-            sample_period: period,
-            sample_type: SAMPLE_TYPE,
-            read_format: read_format::ALL,
-            flags: flag::DISABLED | flag::SAMPLE_ID_ALL | flag::USE_CLOCKID | flag::EXCLUDE_HV,
-            clockid: libc::CLOCK_MONOTONIC,
-            ..Attr::default()
-        }
-    }
-
-    /// The same event writing backward.
-    pub fn backward(mut self) -> Attr {
-        self.flags |= flag::WRITE_BACKWARD;
-        self
-    }
-
-    /// How records of this event are laid out.
-    pub fn layout(&self) -> Layout {
-        Layout { sample_type: self.sample_type, sample_id_all: self.flags & flag::SAMPLE_ID_ALL != 0 }
-    }
+/// How the records of an event are laid out, for this file's decoder.
+pub trait LayoutOf {
+    /// The parts of the attr the decoder needs.
+    fn layout(&self) -> Layout;
 }
 
-/// `perf_event_open` said no. `refused()` tells a permission/availability refusal (a visible
-/// skip) from a bug of ours (an invalid attr: the test fails).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OpenError {
-    /// The errno.
-    pub errno: i32,
-}
-
-impl OpenError {
-    /// The environment refuses perf events: not privileged enough for `perf_event_paranoid`
-    /// (EACCES, EPERM), the syscall filtered (ENOSYS, EPERM under seccomp), or software events
-    /// not provided (ENOENT, ENODEV, EOPNOTSUPP, as in some sandboxes).
-    pub fn refused(self) -> bool {
-        [libc::EACCES, libc::EPERM, libc::ENOSYS, libc::ENOENT, libc::ENODEV, libc::EOPNOTSUPP].contains(&self.errno)
+impl LayoutOf for Attr {
+    fn layout(&self) -> Layout {
+        Layout { sample_type: self.sample_type, sample_id_all: self.has(attr_flags::SAMPLE_ID_ALL) }
     }
 }
 
@@ -197,67 +72,51 @@ pub fn run_or_skip(body: impl FnOnce() -> Result<(), Skip>) {
     }
 }
 
-/// An open perf event. Closed on drop.
+/// The errno of a refusal by the environment: not privileged enough for
+/// `perf_event_paranoid` (EACCES, EPERM), the syscall filtered (ENOSYS, EPERM under seccomp),
+/// or software events not provided (ENOENT, ENODEV, EOPNOTSUPP, as in some sandboxes). `None`
+/// for anything else: a bug of ours (an invalid attr).
+fn refusal(e: &OpenError) -> Option<i32> {
+    match e {
+        OpenError::PermissionDenied { errno, .. } | OpenError::NotSupported { errno } => Some(*errno),
+        OpenError::Io(e) if e.raw_os_error() == Some(libc::ENOSYS) => Some(libc::ENOSYS),
+        _ => None,
+    }
+}
+
+/// An open perf event on this thread, any CPU. Closed on drop.
 #[derive(Debug)]
 pub struct Event {
-    fd: OwnedFd,
-    /// The attr it was opened with.
+    inner: perfring_linux::Event,
+    /// The attr the kernel accepted.
     pub attr: Attr,
-    /// Its kernel id (`PERF_FORMAT_ID`; also `id` of the LOST records it writes).
+    /// Its kernel id (`PERF_EVENT_IOC_ID`; also `id` of the LOST records it writes).
     pub id: u64,
 }
 
-/// Open `attr` for `pid`/`cpu` (`0, -1`: this thread, any CPU). A refusal is a [`Skip`];
-/// any other error panics (it is a bug in the attr).
-pub fn open(attr: &Attr, pid: i32, cpu: i32) -> Result<Event, Skip> {
-    open_in(attr, pid, cpu, None)
+/// Open `attr` on this thread. A refusal is a [`Skip`]; any other error panics (it is a bug
+/// in the attr).
+pub fn open(attr: &EventAttr) -> Result<Event, Skip> {
+    open_in(attr, None)
 }
 
-/// [`open`], as a member of `leader`'s group (same `pid`/`cpu` as the leader).
-pub fn open_in(attr: &Attr, pid: i32, cpu: i32, leader: Option<&Event>) -> Result<Event, Skip> {
-    Event::open(attr, pid, cpu, leader).map_err(|e| {
-        assert!(e.refused(), "perf_event_open failed with errno {} (invalid attr?): {attr:?}", e.errno);
-        Skip(e.errno)
-    })
+/// [`open`], as a member of `leader`'s group.
+pub fn open_in(attr: &EventAttr, leader: Option<&Event>) -> Result<Event, Skip> {
+    match perfring_linux::Event::open(attr, Target::ThisThread, leader.map(|l| &l.inner)) {
+        Ok(inner) => Ok(Event { attr: *inner.attr(), id: inner.id(), inner }),
+        Err(e) => Err(Skip(refusal(&e).unwrap_or_else(|| panic!("perf_event_open: {e} (invalid attr?): {attr:?}")))),
+    }
 }
 
 impl Event {
-    /// `perf_event_open(attr, pid, cpu, group_fd or -1, PERF_FLAG_FD_CLOEXEC)`.
-    pub fn open(attr: &Attr, pid: i32, cpu: i32, group: Option<&Event>) -> Result<Event, OpenError> {
-        const PERF_FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
-        let group_fd = group.map_or(-1, |g| g.fd.as_raw_fd());
-        // The kernel may write `size` back (on E2BIG), so it gets a copy it may write.
-        let mut copy = *attr;
-        // SAFETY: `copy` is a valid, writable 128-byte perf_event_attr whose `size` says 128; the
-        // kernel reads it and at most writes its `size` field; the other arguments are integers.
-        let ret = unsafe {
-            libc::syscall(libc::SYS_perf_event_open, &mut copy as *mut Attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC)
-        };
-        if ret < 0 {
-            return Err(OpenError { errno: io::Error::last_os_error().raw_os_error().unwrap_or(0) });
-        }
-        // SAFETY: the syscall returned a new file descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(ret as i32) };
-        let mut event = Event { fd, attr: *attr, id: 0 };
-        event.id = event.counts().id;
-        Ok(event)
-    }
-
-    fn ioctl(&self, request: u64, arg: libc::c_ulong) {
-        // SAFETY: `request` is one of the perf ioctls taking an integer argument (ENABLE,
-        // DISABLE, RESET take 0 or a flag, PAUSE_OUTPUT a u32 by value), on a perf event fd we own.
-        let ret = unsafe { libc::ioctl(self.fd.as_raw_fd(), request as _, arg) };
-        assert!(ret == 0, "ioctl {request:#x}: {}", io::Error::last_os_error());
-    }
-
     /// `PERF_EVENT_IOC_ENABLE`.
     pub fn enable(&self) {
-        self.ioctl(IOC_ENABLE, 0)
+        self.inner.enable().expect("PERF_EVENT_IOC_ENABLE")
     }
 
     /// `PERF_EVENT_IOC_DISABLE`.
     pub fn disable(&self) {
-        self.ioctl(IOC_DISABLE, 0)
+        self.inner.disable().expect("PERF_EVENT_IOC_DISABLE")
     }
 
     /// Start this leader's group at one instant: the `members` first — while their leader is
@@ -286,31 +145,29 @@ impl Event {
     /// `PERF_EVENT_IOC_PAUSE_OUTPUT`: `true` pauses the ring (writes are dropped and counted as
     /// lost), `false` resumes.
     pub fn pause_output(&self, paused: bool) {
-        self.ioctl(IOC_PAUSE_OUTPUT, paused as libc::c_ulong)
+        self.inner.pause_output(paused).expect("PERF_EVENT_IOC_PAUSE_OUTPUT")
     }
 
-    /// `read(2)` of the counter with `read_format` = [`read_format::ALL`].
+    /// `read(2)` of the counter with `read_format` = [`READ_FORMAT`].
     pub fn counts(&self) -> Counts {
-        assert_eq!(self.attr.read_format, read_format::ALL, "counts() parses the four-field read_format");
-        let mut words = [0u64; 5];
-        // SAFETY: `words` is 40 writable bytes, exactly the read_format block of a non-group
-        // event with TOTAL_TIME_ENABLED|TOTAL_TIME_RUNNING|ID|LOST (value + four u64).
-        let n = unsafe { libc::read(self.fd.as_raw_fd(), words.as_mut_ptr().cast(), size_of::<[u64; 5]>()) };
-        assert_eq!(n, 40, "read(2) of the counter: {}", io::Error::last_os_error());
-        Counts { value: words[0], time_enabled: words[1], time_running: words[2], id: words[3], lost: words[4] }
+        assert_eq!(self.attr.read_format, READ_FORMAT, "counts() parses the four-field read_format");
+        match self.inner.read().expect("read(2) of the counter").values() {
+            ReadValues::Single(c) => Counts {
+                value: c.value,
+                time_enabled: c.time_enabled.expect("TOTAL_TIME_ENABLED"),
+                time_running: c.time_running.expect("TOTAL_TIME_RUNNING"),
+                id: c.id.expect("ID"),
+                lost: c.lost.expect("LOST"),
+            },
+            other => panic!("not a single read: {other:?}"),
+        }
     }
 
-    /// `mmap` the control page and `data_pages` (a power of two) data pages, `MAP_SHARED`;
-    /// `writable` picks PROT_READ|PROT_WRITE (the kernel respects `data_tail`) or PROT_READ
-    /// (overwrite mode; KERNEL-NOTES §1.1).
+    /// Map the control page and `data_pages` (a power of two, or 0 for the control page alone)
+    /// data pages; `writable`: the kernel respects `data_tail`, or not (overwrite mode;
+    /// KERNEL-NOTES §1.1).
     pub fn map(&self, data_pages: usize, writable: bool) -> Ring {
-        let page = page_size();
-        let len = (1 + data_pages) * page;
-        let prot = if writable { libc::PROT_READ | libc::PROT_WRITE } else { libc::PROT_READ };
-        // SAFETY: a fresh shared mapping of our perf fd at offset 0; no existing memory is touched.
-        let ptr = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, libc::MAP_SHARED, self.fd.as_raw_fd(), 0) };
-        assert!(ptr != libc::MAP_FAILED, "mmap of {} pages: {}", 1 + data_pages, io::Error::last_os_error());
-        Ring { ptr: NonNull::new(ptr.cast()).expect("mmap returned a non-null address"), len }
+        Ring::map(&self.inner, data_pages, writable).unwrap_or_else(|e| panic!("mmap of {} pages: {e}", 1 + data_pages))
     }
 }
 
@@ -327,40 +184,6 @@ pub struct Counts {
     pub id: u64,
     /// `event->lost_samples`: records this event could not write (ring full or paused).
     pub lost: u64,
-}
-
-/// The kernel's mapping of an event: control page + data pages. Unmapped on drop.
-#[derive(Debug)]
-pub struct Ring {
-    ptr: NonNull<u8>,
-    len: usize,
-}
-
-impl Ring {
-    /// perfring's view of the kernel's own mapping: no copy, the control page is the kernel's.
-    /// Over a read-only ring, use only readers that never store `data_tail` (`BackwardReader`
-    /// with `release_tail = false`).
-    pub fn mapping(&self) -> Mapping<'_> {
-        // SAFETY: ptr .. ptr + len is our live MAP_SHARED mapping of the event, which only `Drop`
-        // unmaps, and `Drop` cannot run while the returned `Mapping<'_>` borrows `self`. The
-        // only other party is the kernel, which follows the perf protocol. The control page is
-        // writable only if `Event::map` was asked for it; over read-only rings callers never store.
-        unsafe { Mapping::attach(self.ptr.as_ptr(), self.len) }.expect("the kernel's layout is valid")
-    }
-}
-
-impl Drop for Ring {
-    fn drop(&mut self) {
-        // SAFETY: exactly the mapping `Event::map` created; no `Mapping` borrows it any more.
-        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
-    }
-}
-
-/// The system page size.
-pub fn page_size() -> usize {
-    // SAFETY: sysconf has no memory-safety preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(n).expect("page size")
 }
 
 /// This thread's id.
@@ -385,10 +208,7 @@ pub fn cpus() -> u32 {
     u32::try_from(n).expect("cpu count")
 }
 
-/// `/proc/sys/kernel/perf_event_paranoid`, if readable.
-pub fn paranoid() -> Option<i32> {
-    std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").ok()?.trim().parse().ok()
-}
+pub use perfring_linux::paranoid;
 
 /// Keep a CPU busy in user space for `d`.
 pub fn spin(d: Duration) {
@@ -708,7 +528,7 @@ pub fn drop_effective_capabilities() -> io::Result<()> {
 /// perf.data through `perfring_data` (the container: header, attrs, data section), each kernel
 /// record decoded with this module's own [`decode`].
 pub mod perf_data {
-    use super::{decode, flag, Layout, Record, Sample};
+    use super::{decode, Layout, LayoutOf, Record, Sample};
 
     /// What the data section held.
     #[derive(Debug, Default)]
@@ -728,8 +548,7 @@ pub mod perf_data {
         let mut r = perfring_data::Reader::from_bytes(b).map_err(|e| e.to_string())?;
         let mut out = Contents::default();
         for a in r.attrs() {
-            let layout =
-                Layout { sample_type: a.attr.sample_type, sample_id_all: a.attr.flags & flag::SAMPLE_ID_ALL != 0 };
+            let layout = a.attr.layout();
             if out.layout.is_some_and(|l| l != layout) {
                 return Err("attrs with different layouts (needs the id → attr mapping)".into());
             }
