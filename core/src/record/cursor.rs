@@ -53,6 +53,36 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The next `N` bytes as a block of fixed fields, with one length check: `fields` names them
+    /// in order with their sizes (adding up to `N`), so that a short record is refused with the
+    /// field that does not fit, at its offset, as reading them one by one would.
+    #[inline(always)]
+    pub(crate) fn fixed<const N: usize>(&mut self, fields: &[(&'static str, usize)]) -> Result<Fixed<'a, N>, DecodeError> {
+        debug_assert_eq!(fields.iter().map(|f| f.1).sum::<usize>(), N, "{fields:?}");
+        match self.rest.split_first_chunk::<N>() {
+            Some((block, rest)) => {
+                self.rest = rest;
+                Ok(Fixed { block, endian: self.endian })
+            }
+            None => Err(self.truncated_in(fields)),
+        }
+    }
+
+    /// The error of [`fixed`](Self::fixed): the first field that runs past the limit.
+    #[cold]
+    fn truncated_in(&self, fields: &[(&'static str, usize)]) -> DecodeError {
+        let have = self.remaining();
+        let mut at = 0;
+        for &(field, size) in fields {
+            if at + size > have {
+                return DecodeError::Truncated { field, offset: self.offset() + at, need: size, have: have - at };
+            }
+            at += size;
+        }
+        // (Unreachable when the sizes add up to N, as `fixed` asserts in debug builds.)
+        self.truncated(at, fields.last().map_or("fields", |f| f.0))
+    }
+
     /// The next `len` bytes, where `len` was read from the input: a length larger than what is
     /// left is [`DecodeError::CountTooLarge`].
     pub(crate) fn take_counted(&mut self, len: u64, field: &'static str) -> Result<&'a [u8], DecodeError> {
@@ -128,6 +158,30 @@ impl<'a> Reader<'a> {
         // `tests::first_nul_finds_what_core_finds` and, in debug builds, the assertion above).
         // (Core's `from_bytes_with_nul` would scan the bytes a second time.)
         Ok(unsafe { CStr::from_bytes_with_nul_unchecked(with_nul) })
+    }
+}
+
+/// `N` bytes of fixed fields, checked once by [`Reader::fixed`]; each read is a load at a
+/// constant offset (the compiler drops the bounds checks).
+pub(crate) struct Fixed<'a, const N: usize> {
+    block: &'a [u8; N],
+    endian: Endian,
+}
+
+impl<const N: usize> Fixed<'_, N> {
+    #[inline(always)]
+    fn array<const M: usize>(&self, at: usize) -> [u8; M] {
+        self.block.get(at..).and_then(|b| b.first_chunk::<M>()).copied().unwrap_or([0; M])
+    }
+    /// The u32 at `at`.
+    #[inline(always)]
+    pub(crate) fn u32(&self, at: usize) -> u32 {
+        self.endian.u32(self.array(at))
+    }
+    /// The u64 at `at`.
+    #[inline(always)]
+    pub(crate) fn u64(&self, at: usize) -> u64 {
+        self.endian.u64(self.array(at))
     }
 }
 

@@ -36,13 +36,14 @@ impl<'a> Body<'a> for Mmap<'a> {
         sample_id: Option<SampleId>,
         _: &DecodeContext,
     ) -> Result<Self, DecodeError> {
+        let f = r.fixed::<32>(&MMAP_FIELDS)?;
         Ok(Mmap {
             misc,
-            pid: r.u32("mmap.pid")?,
-            tid: r.u32("mmap.tid")?,
-            addr: r.u64("mmap.addr")?,
-            len: r.u64("mmap.len")?,
-            pgoff: r.u64("mmap.pgoff")?,
+            pid: f.u32(0),
+            tid: f.u32(4),
+            addr: f.u64(8),
+            len: f.u64(16),
+            pgoff: f.u64(24),
             filename: r.cstr_rest("mmap.filename")?,
             sample_id,
         })
@@ -60,6 +61,15 @@ impl<'a> Body<'a> for Mmap<'a> {
     }
     common_fields!();
 }
+
+// The fixed fields in wire order with their sizes, for `Reader::fixed`'s errors.
+const MMAP_FIELDS: [(&str, usize); 5] =
+    [("mmap.pid", 4), ("mmap.tid", 4), ("mmap.addr", 8), ("mmap.len", 8), ("mmap.pgoff", 8)];
+const MMAP2_FIELDS: [(&str, usize); 5] =
+    [("mmap2.pid", 4), ("mmap2.tid", 4), ("mmap2.addr", 8), ("mmap2.len", 8), ("mmap2.pgoff", 8)];
+const MMAP2_DEVICE_FIELDS: [(&str, usize); 4] =
+    [("mmap2.maj", 4), ("mmap2.min", 4), ("mmap2.ino", 8), ("mmap2.ino_generation", 8)];
+const MMAP2_PROT_FIELDS: [(&str, usize); 2] = [("mmap2.prot", 4), ("mmap2.flags", 4)];
 
 /// The 24-byte union of MMAP2, chosen by `misc & PERF_RECORD_MISC_MMAP_BUILD_ID`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -121,11 +131,8 @@ impl<'a> Body<'a> for Mmap2<'a> {
         sample_id: Option<SampleId>,
         _: &DecodeContext,
     ) -> Result<Self, DecodeError> {
-        let pid = r.u32("mmap2.pid")?;
-        let tid = r.u32("mmap2.tid")?;
-        let addr = r.u64("mmap2.addr")?;
-        let len = r.u64("mmap2.len")?;
-        let pgoff = r.u64("mmap2.pgoff")?;
+        let f = r.fixed::<32>(&MMAP2_FIELDS)?;
+        let (pid, tid, addr, len, pgoff) = (f.u32(0), f.u32(4), f.u64(8), f.u64(16), f.u64(24));
         let file = if misc & misc::MMAP_BUILD_ID != 0 {
             let offset = r.offset();
             let size = r.u8("mmap2.build_id_size")?;
@@ -138,13 +145,10 @@ impl<'a> Body<'a> for Mmap2<'a> {
             })?;
             Mmap2File::BuildId(id)
         } else {
-            Mmap2File::Device {
-                maj: r.u32("mmap2.maj")?,
-                min: r.u32("mmap2.min")?,
-                ino: r.u64("mmap2.ino")?,
-                ino_generation: r.u64("mmap2.ino_generation")?,
-            }
+            let f = r.fixed::<24>(&MMAP2_DEVICE_FIELDS)?;
+            Mmap2File::Device { maj: f.u32(0), min: f.u32(4), ino: f.u64(8), ino_generation: f.u64(16) }
         };
+        let f = r.fixed::<8>(&MMAP2_PROT_FIELDS)?;
         Ok(Mmap2 {
             misc,
             pid,
@@ -153,8 +157,8 @@ impl<'a> Body<'a> for Mmap2<'a> {
             len,
             pgoff,
             file,
-            prot: r.u32("mmap2.prot")?,
-            flags: r.u32("mmap2.flags")?,
+            prot: f.u32(0),
+            flags: f.u32(4),
             filename: r.cstr_rest("mmap2.filename")?,
             sample_id,
         })

@@ -37,7 +37,8 @@ impl<'a> Body<'a> for Comm<'a> {
         sample_id: Option<SampleId>,
         _: &DecodeContext,
     ) -> Result<Self, DecodeError> {
-        Ok(Comm { misc, pid: r.u32("comm.pid")?, tid: r.u32("comm.tid")?, comm: r.cstr_rest("comm.comm")?, sample_id })
+        let f = r.fixed::<8>(&[("comm.pid", 4), ("comm.tid", 4)])?;
+        Ok(Comm { misc, pid: f.u32(0), tid: f.u32(4), comm: r.cstr_rest("comm.comm")?, sample_id })
     }
     fn body_size(&self, _: &DecodeContext) -> Result<usize, EncodeError> {
         Ok(8 + cstr_size(self.comm))
@@ -79,15 +80,8 @@ impl<'a> Body<'a> for Task {
         sample_id: Option<SampleId>,
         _: &DecodeContext,
     ) -> Result<Self, DecodeError> {
-        Ok(Task {
-            misc,
-            pid: r.u32("task.pid")?,
-            ppid: r.u32("task.ppid")?,
-            tid: r.u32("task.tid")?,
-            ptid: r.u32("task.ptid")?,
-            time: r.u64("task.time")?,
-            sample_id,
-        })
+        let f = r.fixed::<24>(&[("task.pid", 4), ("task.ppid", 4), ("task.tid", 4), ("task.ptid", 4), ("task.time", 8)])?;
+        Ok(Task { misc, pid: f.u32(0), ppid: f.u32(4), tid: f.u32(8), ptid: f.u32(12), time: f.u64(16), sample_id })
     }
     fn body_size(&self, _: &DecodeContext) -> Result<usize, EncodeError> {
         Ok(24)

@@ -507,3 +507,49 @@ fn unknown_types_come_back_raw() {
     assert_eq!(r.encode(&c, &mut out), Ok(18));
     assert_eq!(&out[..18], rec);
 }
+
+/// Fixed fields read as one block (`Reader::fixed`) are refused, when the record is cut inside
+/// them, with the field that does not fit, its offset, and the bytes it needs and has — as
+/// reading them one by one did. Every cut at 4-byte steps of MMAP, MMAP2, COMM, FORK and EXIT.
+#[test]
+fn a_cut_inside_fixed_fields_names_the_field() {
+    let le = Endian::Little;
+    let mmap = [("mmap.pid", 4), ("mmap.tid", 4), ("mmap.addr", 8), ("mmap.len", 8), ("mmap.pgoff", 8)];
+    let mmap2 = [
+        ("mmap2.pid", 4),
+        ("mmap2.tid", 4),
+        ("mmap2.addr", 8),
+        ("mmap2.len", 8),
+        ("mmap2.pgoff", 8),
+        ("mmap2.maj", 4),
+        ("mmap2.min", 4),
+        ("mmap2.ino", 8),
+        ("mmap2.ino_generation", 8),
+        ("mmap2.prot", 4),
+        ("mmap2.flags", 4),
+    ];
+    let comm = [("comm.pid", 4), ("comm.tid", 4)];
+    let task = [("task.pid", 4), ("task.ppid", 4), ("task.tid", 4), ("task.ptid", 4), ("task.time", 8)];
+    let cases: [(u32, &[(&str, usize)]); 5] =
+        [(types::MMAP, &mmap), (types::MMAP2, &mmap2), (types::COMM, &comm), (types::FORK, &task), (types::EXIT, &task)];
+    for (type_, fields) in cases {
+        let total: usize = fields.iter().map(|f| f.1).sum();
+        for body in (0..total).step_by(4) {
+            let mut b = Bytes::new(le);
+            for _ in 0..body / 4 {
+                b.u32(7);
+            }
+            let rec = b.finish(type_, 0);
+            // The field the cut falls in, found by walking the sizes.
+            let (mut at, mut want) = (0, None);
+            for &(field, size) in fields {
+                if at + size > body {
+                    want = Some(DecodeError::Truncated { field, offset: 8 + at, need: size, have: body - at });
+                    break;
+                }
+                at += size;
+            }
+            assert_eq!(decode(rec, &ctx(le, 0)).err(), want, "type {type_}, {body} body bytes");
+        }
+    }
+}
