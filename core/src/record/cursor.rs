@@ -57,7 +57,10 @@ impl<'a> Reader<'a> {
     /// in order with their sizes (adding up to `N`), so that a short record is refused with the
     /// field that does not fit, at its offset, as reading them one by one would.
     #[inline(always)]
-    pub(crate) fn fixed<const N: usize>(&mut self, fields: &[(&'static str, usize)]) -> Result<Fixed<'a, N>, DecodeError> {
+    pub(crate) fn fixed<const N: usize>(
+        &mut self,
+        fields: &[(&'static str, usize)],
+    ) -> Result<Fixed<'a, N>, DecodeError> {
         debug_assert_eq!(fields.iter().map(|f| f.1).sum::<usize>(), N, "{fields:?}");
         match self.rest.split_first_chunk::<N>() {
             Some((block, rest)) => {

@@ -80,7 +80,8 @@ impl<'a> Body<'a> for Task {
         sample_id: Option<SampleId>,
         _: &DecodeContext,
     ) -> Result<Self, DecodeError> {
-        let f = r.fixed::<24>(&[("task.pid", 4), ("task.ppid", 4), ("task.tid", 4), ("task.ptid", 4), ("task.time", 8)])?;
+        let f =
+            r.fixed::<24>(&[("task.pid", 4), ("task.ppid", 4), ("task.tid", 4), ("task.ptid", 4), ("task.time", 8)])?;
         Ok(Task { misc, pid: f.u32(0), ppid: f.u32(4), tid: f.u32(8), ptid: f.u32(12), time: f.u64(16), sample_id })
     }
     fn body_size(&self, _: &DecodeContext) -> Result<usize, EncodeError> {

@@ -530,8 +530,13 @@ fn a_cut_inside_fixed_fields_names_the_field() {
     ];
     let comm = [("comm.pid", 4), ("comm.tid", 4)];
     let task = [("task.pid", 4), ("task.ppid", 4), ("task.tid", 4), ("task.ptid", 4), ("task.time", 8)];
-    let cases: [(u32, &[(&str, usize)]); 5] =
-        [(types::MMAP, &mmap), (types::MMAP2, &mmap2), (types::COMM, &comm), (types::FORK, &task), (types::EXIT, &task)];
+    let cases: [(u32, &[(&str, usize)]); 5] = [
+        (types::MMAP, &mmap),
+        (types::MMAP2, &mmap2),
+        (types::COMM, &comm),
+        (types::FORK, &task),
+        (types::EXIT, &task),
+    ];
     for (type_, fields) in cases {
         let total: usize = fields.iter().map(|f| f.1).sum();
         for body in (0..total).step_by(4) {
