@@ -106,7 +106,9 @@ impl core::error::Error for WalkError {}
 /// first [`WalkError`], which it yields once.
 #[derive(Debug, Clone)]
 pub struct Walker<'a> {
-    bytes: &'a [u8],
+    /// The records not walked yet (a slice, not an offset: each step checks its length only).
+    rest: &'a [u8],
+    /// Offset of `rest` in the walked buffer.
     pos: usize,
     endian: Endian,
     perf_data: bool,
@@ -115,13 +117,13 @@ pub struct Walker<'a> {
 impl<'a> Walker<'a> {
     /// Walk ring records (as the kernel writes them: sizes multiples of 8).
     pub fn new(bytes: &'a [u8], endian: Endian) -> Walker<'a> {
-        Walker { bytes, pos: 0, endian, perf_data: false }
+        Walker { rest: bytes, pos: 0, endian, perf_data: false }
     }
 
     /// Walk a perf.data data section or pipe payload: also perf's own record types, the AUX
     /// data after each AUXTRACE record, and sizes that are not multiples of 8 (perf reads them).
     pub fn perf_data(bytes: &'a [u8], endian: Endian) -> Walker<'a> {
-        Walker { bytes, pos: 0, endian, perf_data: true }
+        Walker { rest: bytes, pos: 0, endian, perf_data: true }
     }
 
     /// Offset of the next record: after the walk, the bytes consumed.
@@ -131,8 +133,7 @@ impl<'a> Walker<'a> {
 
     #[inline]
     fn step(&mut self) -> Option<Result<WalkedRecord<'a>, WalkError>> {
-        let offset = self.pos;
-        let rest = self.bytes.get(offset..).unwrap_or_default();
+        let (offset, rest) = (self.pos, self.rest);
         if rest.is_empty() {
             return None;
         }
@@ -147,24 +148,21 @@ impl<'a> Walker<'a> {
         if !self.perf_data && size % 8 != 0 {
             return Some(Err(WalkError::Misaligned { offset, size: header.size }));
         }
-        let Some(bytes) = rest.get(..size) else {
+        let Some((bytes, mut after)) = rest.split_at_checked(size) else {
             return Some(Err(WalkError::Truncated { offset, need: size as u64, have: rest.len() }));
         };
         let mut aux_data: &'a [u8] = &[];
-        let mut next = size;
         if self.perf_data && header.type_ == types::AUXTRACE {
             // `struct perf_record_auxtrace`: header, then u64 size of the data that follows.
             let len = self.endian.u64_at(bytes, 8).unwrap_or(0);
             let need = (size as u64).saturating_add(len);
-            match usize::try_from(len).ok().and_then(|l| rest.get(size..size.checked_add(l)?)) {
-                Some(data) => {
-                    aux_data = data;
-                    next += data.len();
-                }
+            match usize::try_from(len).ok().and_then(|l| after.split_at_checked(l)) {
+                Some((data, next)) => (aux_data, after) = (data, next),
                 None => return Some(Err(WalkError::Truncated { offset, need, have: rest.len() })),
             }
         }
-        self.pos = offset + next;
+        self.pos = offset + (rest.len() - after.len());
+        self.rest = after;
         Some(Ok(WalkedRecord { header, bytes, offset, aux_data }))
     }
 }
@@ -177,7 +175,7 @@ impl<'a> Iterator for Walker<'a> {
         let item = self.step();
         if let Some(Err(_)) = item {
             // Nothing after a bad record can be found: end the walk (its offset stays).
-            self.bytes = self.bytes.get(..self.pos).unwrap_or_default();
+            self.rest = &[];
         }
         item
     }
