@@ -30,6 +30,7 @@ pub struct Mmap<'a> {
 
 impl<'a> Body<'a> for Mmap<'a> {
     const NAME: &'static str = "PERF_RECORD_MMAP";
+    #[inline]
     fn decode(
         r: &mut Reader<'a>,
         misc: u16,
@@ -125,6 +126,7 @@ pub const BUILD_ID_MAX: usize = 20;
 
 impl<'a> Body<'a> for Mmap2<'a> {
     const NAME: &'static str = "PERF_RECORD_MMAP2";
+    #[inline]
     fn decode(
         r: &mut Reader<'a>,
         misc: u16,

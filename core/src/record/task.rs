@@ -31,6 +31,7 @@ impl Comm<'_> {
 
 impl<'a> Body<'a> for Comm<'a> {
     const NAME: &'static str = "PERF_RECORD_COMM";
+    #[inline]
     fn decode(
         r: &mut Reader<'a>,
         misc: u16,
@@ -74,6 +75,7 @@ pub struct Task {
 
 impl<'a> Body<'a> for Task {
     const NAME: &'static str = "PERF_RECORD_FORK/EXIT";
+    #[inline]
     fn decode(
         r: &mut Reader<'a>,
         misc: u16,
