@@ -411,6 +411,7 @@ impl<'a> SampleView<'a> {
         self.callchain_walk().map(Some)
     }
 
+    #[inline]
     fn callchain_walk(&self) -> Result<U64Array<'a>, DecodeError> {
         let mut r = self.after_read()?;
         let nr = r.u64("sample.callchain.nr")?;
@@ -426,6 +427,7 @@ impl<'a> SampleView<'a> {
         self.raw_walk().map(Some)
     }
 
+    #[inline]
     fn raw_walk(&self) -> Result<&'a [u8], DecodeError> {
         let t = self.layout.ctx.sample_type;
         let mut r = self.after_read()?;
