@@ -5,8 +5,10 @@
 //! part of a sample is (`tools/perf/util/evsel.c`). This is the same idea carried to every
 //! field: a SAMPLE's fields up to the first one whose size depends on the record (a READ group,
 //! CALLCHAIN, RAW, …) sit at offsets that depend only on `sample_type` and `read_format`, so
-//! they are computed here once and each access is one bounds-checked load. The `sample_id`
-//! trailer of other records sits at fixed distances from the record's end, computed likewise.
+//! they are computed here once, and each access is a test of the field's `sample_type` bit and
+//! one load (unchecked: the view checked once that the record holds the fixed prefix). The
+//! `sample_id` trailer of other records sits at fixed distances from the record's end, computed
+//! likewise.
 //!
 //! ```text
 //! SAMPLE:  header | IDENTIFIER IP TID TIME ADDR ID STREAM_ID CPU PERIOD [READ w/o GROUP] | CALLCHAIN RAW ... AUX
