@@ -2,6 +2,7 @@
 
 use crate::fences::LOCAL;
 use crate::memory::RingMemory;
+extern crate std;
 use crate::page::{offsets, Capabilities};
 use crate::selfmon::*;
 
@@ -113,4 +114,175 @@ fn a_lock_that_never_settles_is_a_typed_error_not_a_spin() {
     let ring = crate::ModelRing::<8>::new().unwrap();
     ring.page_word(offsets::LOCK).store(1, LOCAL); // odd forever: a writer that died mid-update
     assert_eq!(read(&ring, &mut NoCounters, 50), Err(SelfmonError::Unstable { retries: 50 }));
+}
+
+#[test]
+fn selfmon_error_says_how_many_reads_it_tried() {
+    use std::string::ToString;
+    assert_eq!(SelfmonError::Unstable { retries: 7 }.to_string(), "control page never stable over 7 reads");
+}
+
+#[test]
+fn no_counters_adds_nothing_to_the_count_or_the_times() {
+    let ring = crate::ModelRing::<8>::new().unwrap();
+    write(
+        &ring,
+        &Update {
+            index: 1,
+            offset: 1000,
+            time_enabled: 500,
+            time_running: 250,
+            capabilities: Capabilities(Capabilities::USER_RDPMC | Capabilities::USER_TIME),
+            pmc_width: 48,
+            time_mult: 1,
+            ..Update::default()
+        },
+    );
+    let r = read(&ring, &mut NoCounters, 3).unwrap();
+    // A counter value and a cycle count of 0: the count is the offset, the times the page's.
+    assert_eq!(r.count, 1000);
+    assert_eq!((r.enabled, r.running), (500, 250));
+}
+
+#[test]
+fn a_lock_stuck_at_any_odd_value_is_unstable_and_an_unwritten_page_reads() {
+    let ring = crate::ModelRing::<8>::new().unwrap();
+    let lock = ring.page_word(offsets::LOCK);
+    let r = read(&ring, &mut NoCounters, 0).unwrap();
+    assert_eq!((r.snapshot.lock, r.retries), (0, 0), "lock 0: never written, stable");
+    for odd in [3u32, 5, 0xFFFF_FFFF] {
+        lock.store(odd, LOCAL);
+        assert_eq!(read(&ring, &mut NoCounters, 4), Err(SelfmonError::Unstable { retries: 4 }), "lock {odd}");
+    }
+    lock.store(6, LOCAL);
+    assert_eq!(read(&ring, &mut NoCounters, 0).unwrap().snapshot.lock, 6);
+}
+
+/// Counts the hardware reads; `rdpmc` faults without `cap_user_rdpmc`, and the cycle counter is
+/// read only when the page asks for a time conversion.
+#[derive(Default)]
+struct Calls {
+    pmc: u32,
+    cycles: u32,
+}
+
+impl CounterSource for Calls {
+    fn read_pmc(&mut self, _index: u32) -> u64 {
+        self.pmc += 1;
+        5
+    }
+    fn read_cycles(&mut self) -> u64 {
+        self.cycles += 1;
+        100
+    }
+}
+
+#[test]
+fn the_reader_touches_the_hardware_only_when_the_page_allows_it() {
+    let ring = crate::ModelRing::<8>::new().unwrap();
+    let read_with = |caps: u64, index: u32, enabled: u64, running: u64| {
+        write(
+            &ring,
+            &Update {
+                index,
+                offset: 1000,
+                time_enabled: enabled,
+                time_running: running,
+                capabilities: Capabilities(caps),
+                pmc_width: 48,
+                time_mult: 1,
+                time_offset: 7,
+                ..Update::default()
+            },
+        );
+        let mut calls = Calls::default();
+        let r = read(&ring, &mut calls, 0).unwrap();
+        (calls.pmc, calls.cycles, r.count, r.enabled, r.running)
+    };
+    let (rdpmc, time) = (Capabilities::USER_RDPMC, Capabilities::USER_TIME);
+    // Both allowed and needed: one read each; delta = 7 + 100 * 1 >> 0.
+    assert_eq!(read_with(rdpmc | time, 2, 500, 250), (1, 1, 1005, 607, 357));
+    // No cap_user_rdpmc, or index 0 (no counter to read): no rdpmc, the count is the offset.
+    assert_eq!(read_with(time, 2, 500, 250), (0, 1, 1000, 607, 357));
+    assert_eq!(read_with(rdpmc | time, 0, 500, 250), (0, 1, 1000, 607, 250));
+    // No cap_user_time, or enabled == running (nothing to advance): no cycle read, and the
+    // times are the page's own (time_offset is not added).
+    assert_eq!(read_with(rdpmc, 2, 500, 250), (1, 0, 1005, 500, 250));
+    assert_eq!(read_with(rdpmc | time, 2, 500, 500), (1, 0, 1005, 500, 500));
+}
+
+/// A page that looks at the lock when the writer stores its first field (`index`), and runs a
+/// reader there: what a reader on another CPU would see in the middle of an update.
+struct MidWrite<'a> {
+    ring: &'a crate::ModelRing<8>,
+    seen: core::cell::Cell<Option<(u32, Result<Reading, SelfmonError>)>>,
+}
+
+// SAFETY: forwards every call to `ring`, which upholds the contract.
+unsafe impl RingMemory for MidWrite<'_> {
+    fn size(&self, area: crate::memory::Area) -> usize {
+        self.ring.size(area)
+    }
+    fn position(&self, p: crate::memory::Position) -> &crate::loom::AtomicUsize {
+        self.ring.position(p)
+    }
+    fn page_word(&self, offset: usize) -> &crate::loom::AtomicU32 {
+        if offset == offsets::INDEX {
+            let lock = self.ring.page_word(offsets::LOCK).load(LOCAL);
+            self.seen.set(Some((lock, read(self.ring, &mut NoCounters, 2))));
+        }
+        self.ring.page_word(offset)
+    }
+    fn paused(&self) -> &crate::loom::AtomicBool {
+        self.ring.paused()
+    }
+    fn write_gen(&self) -> &crate::loom::AtomicUsize {
+        self.ring.write_gen()
+    }
+    unsafe fn write(&self, area: crate::memory::Area, offset: usize, src: &[u8]) {
+        // SAFETY: the caller upholds `write`'s contract.
+        unsafe { self.ring.write(area, offset, src) }
+    }
+    unsafe fn read(&self, area: crate::memory::Area, offset: usize, dst: &mut [u8]) {
+        // SAFETY: the caller upholds `read`'s contract.
+        unsafe { self.ring.read(area, offset, dst) }
+    }
+    fn load_words(&self, area: crate::memory::Area, offset: usize, dst: &mut [u8]) -> bool {
+        self.ring.load_words(area, offset, dst)
+    }
+    unsafe fn view(&self, area: crate::memory::Area, offset: usize, len: usize) -> Option<&[u8]> {
+        // SAFETY: the caller upholds `view`'s contract.
+        unsafe { self.ring.view(area, offset, len) }
+    }
+}
+
+#[test]
+fn each_write_holds_the_lock_odd_while_it_stores_and_leaves_it_two_higher() {
+    let ring = crate::ModelRing::<8>::new().unwrap();
+    let mid = MidWrite { ring: &ring, seen: core::cell::Cell::new(None) };
+    let lock = || ring.page_word(offsets::LOCK).load(LOCAL);
+    for (i, before) in [0u32, 2, 4].into_iter().enumerate() {
+        assert_eq!(lock(), before);
+        write(&mid, &Update { time_enabled: i as u64, ..Update::default() });
+        let (during, reader) = mid.seen.take().unwrap();
+        assert_eq!(during, before + 1, "odd while the fields change");
+        assert_eq!(reader, Err(SelfmonError::Unstable { retries: 2 }), "a reader mid-update retries");
+        assert_eq!(lock(), before + 2, "even again, and changed: a reader that started before retries");
+    }
+    // A writer that died mid-update left the lock odd: the next update is still odd while it
+    // stores, and even after.
+    ring.page_word(offsets::LOCK).store(7, LOCAL);
+    write(&mid, &Update::default());
+    assert_eq!(mid.seen.take().unwrap().0, 9);
+    assert_eq!(lock(), 10);
+}
+
+#[test]
+fn written_capabilities_always_carry_bit0_is_deprecated() {
+    let ring = crate::ModelRing::<8>::new().unwrap();
+    for caps in [0, Capabilities::USER_TIME, Capabilities::USER_TIME | Capabilities::BIT0_IS_DEPRECATED] {
+        write(&ring, &Update { capabilities: Capabilities(caps), ..Update::default() });
+        let got = read(&ring, &mut NoCounters, 0).unwrap().snapshot.capabilities.0;
+        assert_eq!(got, caps | Capabilities::BIT0_IS_DEPRECATED, "written {caps:#x}");
+    }
 }
