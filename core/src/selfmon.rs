@@ -122,20 +122,16 @@ pub struct Reading {
 }
 
 fn load_u64<M: RingMemory>(mem: &M, off: usize) -> u64 {
-    let a = u64::from(mem.page_word(off).load(LOCAL));
-    let b = u64::from(mem.page_word(off + 4).load(LOCAL));
-    if cfg!(target_endian = "little") {
-        a | b << 32
-    } else {
-        b | a << 32
-    }
+    // The field's 8 bytes in memory order, as `split_u16s`: one path for either byte order.
+    let a = mem.page_word(off).load(LOCAL).to_ne_bytes();
+    let b = mem.page_word(off + 4).load(LOCAL).to_ne_bytes();
+    u64::from_ne_bytes([a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]])
 }
 
 fn store_u64<M: RingMemory>(mem: &M, off: usize, v: u64) {
-    let (a, b) =
-        if cfg!(target_endian = "little") { (v as u32, (v >> 32) as u32) } else { ((v >> 32) as u32, v as u32) };
-    mem.page_word(off).store(a, LOCAL);
-    mem.page_word(off + 4).store(b, LOCAL);
+    let b = v.to_ne_bytes();
+    mem.page_word(off).store(u32::from_ne_bytes([b[0], b[1], b[2], b[3]]), LOCAL);
+    mem.page_word(off + 4).store(u32::from_ne_bytes([b[4], b[5], b[6], b[7]]), LOCAL);
 }
 
 /// The two u16 fields at offset 48 (`pmc_width`, `time_shift`) from their 32-bit word.
@@ -215,16 +211,17 @@ pub fn read<M: RingMemory, C: CounterSource>(
         let s = read_fields(mem, seq);
         let cycles =
             if s.capabilities.user_time() && s.time_enabled != s.time_running { source.read_cycles() } else { 0 };
-        let pmc = if s.capabilities.user_rdpmc() && s.index != 0 { source.read_pmc(s.index - 1) } else { 0 };
+        let pmc = if s.capabilities.user_rdpmc() && s.index != 0 {
+            sign_extend(source.read_pmc(s.index - 1), s.pmc_width)
+        } else {
+            0
+        };
         // (S4): the field loads before the second lock load; pairs with the writer's (S1).
         fence(S4_SEQ_READ_END);
         if mem.page_word(offsets::LOCK).load(LOCAL) != seq {
             continue;
         }
-        let mut count = s.offset as u64;
-        if s.capabilities.user_rdpmc() && s.index != 0 {
-            count = count.wrapping_add(sign_extend(pmc, s.pmc_width) as u64);
-        }
+        let count = (s.offset as u64).wrapping_add(pmc as u64);
         let (mut enabled, mut running) = (s.time_enabled, s.time_running);
         if s.capabilities.user_time() && enabled != running {
             let cyc = if s.capabilities.user_time_short() {
