@@ -7,7 +7,8 @@ use std::vec::Vec;
 
 use crate::aux::{flags, AuxConsumer, AuxError, AuxProducer, AuxRecord, AuxtraceRecord};
 use crate::consumer::Scratch;
-use crate::memory::{Area, ModelRing};
+use crate::fences::{B_HEAD_STORE, LOCAL};
+use crate::memory::{Area, ModelRing, Position};
 use crate::producer::{Config, Writer};
 use crate::record::{types, Endian, Header};
 use crate::split;
@@ -214,17 +215,17 @@ fn a_hostile_aux_tail_leaves_no_space_and_no_overflow() {
     let mem = *data.memory();
     // SAFETY: the only AUX producer of this ring.
     let mut aux = unsafe { AuxProducer::new(mem, false, 0) }.unwrap();
-    let tail = mem.position(crate::memory::Position::AuxTail);
+    let tail = mem.position(Position::AuxTail);
     // A tail exactly one area behind the head: "used" is the whole area.
-    tail.store(0usize.wrapping_sub(64), crate::fences::LOCAL);
+    tail.store(0usize.wrapping_sub(64), LOCAL);
     assert_eq!(aux.output_begin().unwrap_err(), AuxError::NoSpace);
     // A tail ahead of the head: "used" wraps to nearly 2^64.
-    tail.store(8, crate::fences::LOCAL);
+    tail.store(8, LOCAL);
     assert_eq!(aux.output_begin().unwrap_err(), AuxError::NoSpace);
     // One byte less than the area used: no space either (CIRC_SPACE keeps one byte free).
-    tail.store(0usize.wrapping_sub(63), crate::fences::LOCAL);
+    tail.store(0usize.wrapping_sub(63), LOCAL);
     assert_eq!(aux.output_begin().unwrap_err(), AuxError::NoSpace);
-    tail.store(0usize.wrapping_sub(62), crate::fences::LOCAL);
+    tail.store(0usize.wrapping_sub(62), LOCAL);
     assert_eq!(aux.output_begin().unwrap().available(), 1);
 }
 
@@ -270,11 +271,11 @@ fn a_hostile_aux_head_reads_at_most_one_area() {
     let mut ring = Ring::new().unwrap();
     let (data, _c) = split(&mut ring, Config::default()).unwrap();
     let mem = *data.memory();
-    mem.position(crate::memory::Position::AuxHead).store(1000, crate::fences::LOCAL);
+    mem.position(Position::AuxHead).store(1000, LOCAL);
     let mut reader = AuxConsumer::new(mem).unwrap();
     let mut out = [0u8; 256];
     assert_eq!(reader.read(&mut out), (0, 64), "the whole area, once: not 1000 bytes");
-    assert_eq!(mem.position(crate::memory::Position::AuxTail).load(crate::fences::LOCAL), 64);
+    assert_eq!(mem.position(Position::AuxTail).load(LOCAL), 64);
 }
 
 /// Snapshots and reads at every alignment against the plain list of bytes written: starts and
@@ -346,7 +347,7 @@ unsafe impl crate::RingMemory for OverwrittenDuringCopy<'_> {
     fn size(&self, area: Area) -> usize {
         self.ring.size(area)
     }
-    fn position(&self, p: crate::memory::Position) -> &crate::loom::AtomicUsize {
+    fn position(&self, p: Position) -> &crate::loom::AtomicUsize {
         self.ring.position(p)
     }
     fn page_word(&self, offset: usize) -> &crate::loom::AtomicU32 {
@@ -367,12 +368,12 @@ unsafe impl crate::RingMemory for OverwrittenDuringCopy<'_> {
         unsafe { self.ring.read(area, offset, dst) }
     }
     fn load_words(&self, area: Area, offset: usize, dst: &mut [u8]) -> bool {
-        let head = self.ring.position(crate::memory::Position::AuxHead);
+        let head = self.ring.position(Position::AuxHead);
         for _ in 0..self.bytes.take() {
-            let at = head.load(crate::fences::LOCAL);
+            let at = head.load(LOCAL);
             // SAFETY: (at & 63) + 1 <= 64, the AUX area's size; nothing else runs.
             unsafe { self.ring.write(Area::Aux, at & 63, &[0xee]) };
-            head.store(at + 1, crate::fences::B_HEAD_STORE);
+            head.store(at + 1, B_HEAD_STORE);
         }
         self.ring.load_words(area, offset, dst)
     }
