@@ -69,7 +69,11 @@ done
 # The score. Caught, unviable and timeout accumulate over the passes (one snapshot each); missed
 # is what the last pass left.
 all() { cat "$OUT"/pass*/"$1" 2>/dev/null | sort -u; }
-last=$(ls -td "$OUT"/pass* | head -1)
+last=$(ls -td "$OUT"/pass* 2>/dev/null | head -1)
+if [ -z "$last" ]; then
+  echo "no pass has run into $OUT: nothing to score (MUTANTS_PASSES=1 runs the first)"
+  exit 1
+fi
 all unviable.txt >"$OUT/unviable.all"
 # (previously_caught.txt, written by --iterate, lists the unviable mutants too.)
 cat "$OUT"/pass*/caught.txt "$OUT"/pass*/previously_caught.txt 2>/dev/null | sort -u | grep -vxF -f "$OUT/unviable.all" >"$OUT/caught.all"

@@ -2,14 +2,17 @@
 
 extern crate std;
 
+use core::cell::Cell;
 use std::vec::Vec;
 
 use crate::aux::{flags, AuxConsumer, AuxError, AuxProducer, AuxRecord, AuxtraceRecord};
 use crate::consumer::Scratch;
-use crate::memory::ModelRing;
+use crate::fences::{B_HEAD_STORE, LOCAL};
+use crate::memory::{Area, ModelRing, Position};
 use crate::producer::{Config, Writer};
 use crate::record::{types, Endian, Header};
 use crate::split;
+use crate::RingMemory;
 
 type Ring = ModelRing<64, 8>; // 512-byte data ring, 64-byte AUX area
 
@@ -145,4 +148,258 @@ fn auxtrace_record_is_48_bytes_and_excludes_its_data() {
     assert_eq!(u64::from_ne_bytes(b[16..24].try_into().unwrap()), 128);
     assert_eq!(u32::from_ne_bytes(b[32..36].try_into().unwrap()), 2);
     assert_eq!(u32::from_ne_bytes(b[40..44].try_into().unwrap()), 2);
+}
+
+#[test]
+fn aux_errors_say_what_was_refused() {
+    use std::string::ToString;
+    assert_eq!(AuxError::NoSpace.to_string(), "no space in the AUX area");
+    assert_eq!(AuxError::OverwriteFlag.to_string(), "OVERWRITE is set by the core, not by drivers");
+    assert_eq!(AuxError::TooLarge { requested: 9, available: 8 }.to_string(), "9 AUX bytes requested, 8 available");
+    let lost = AuxError::RecordLost(crate::producer::ReserveError::NoSpace);
+    assert!(lost.to_string().starts_with("PERF_RECORD_AUX not written: "), "{lost}");
+}
+
+#[test]
+fn aux_record_carries_the_writers_sample_id_trailer() {
+    use crate::record::{sample_type, SampleId};
+    let mut ring = Ring::new().unwrap();
+    let (data, mut c) = split(&mut ring, Config::default()).unwrap();
+    // SAFETY: the only AUX producer of this ring.
+    let mut aux = unsafe { AuxProducer::new(*data.memory(), false, 0) }.unwrap();
+    let st = sample_type::TID | sample_type::TIME | sample_type::IDENTIFIER;
+    let sid = SampleId { pid: 10, tid: 11, time: 12345, identifier: 42, ..SampleId::default() };
+    let w = Writer { id: 42, sample_id: Some((st, sid)) };
+    let mut h = aux.output_begin().unwrap();
+    aux.write(&mut h, &[5; 16]).unwrap();
+    let (rec, _) = aux.output_end(h, 16, &data, &w).unwrap();
+    assert_eq!(rec, Some(AuxRecord { aux_offset: 0, aux_size: 16, flags: 0 }));
+    let mut expect = [0u8; 56];
+    assert_eq!(rec.unwrap().encode(Some((st, sid)), Endian::NATIVE, &mut expect), Some(56));
+    let mut got = Vec::new();
+    c.for_each(&mut Scratch::new(), |r| got.push(r.bytes.to_vec())).unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(Header::parse(&got[0], Endian::NATIVE).unwrap().size, 32 + 24, "body + trailer");
+    assert_eq!(&got[0][..], &expect[..]);
+    assert_eq!(&got[0][32..36], &10u32.to_ne_bytes(), "the trailer follows the 32-byte body");
+    assert_eq!(&got[0][48..56], &42u64.to_ne_bytes());
+}
+
+#[test]
+fn non_overwrite_output_end_publishes_at_most_the_bytes_written() {
+    let mut ring = Ring::new().unwrap();
+    let (data, mut c) = split(&mut ring, Config::default()).unwrap();
+    // SAFETY: the only AUX producer of this ring.
+    let mut aux = unsafe { AuxProducer::new(*data.memory(), false, 0) }.unwrap();
+    let mut h = aux.output_begin().unwrap();
+    aux.write(&mut h, &[1; 8]).unwrap();
+    assert_eq!(
+        aux.output_end(h, 9, &data, &Writer::ANONYMOUS),
+        Err(AuxError::TooLarge { requested: 9, available: 8 }),
+        "publishing bytes the hardware never wrote"
+    );
+    assert_eq!(aux.head(), 0, "nothing was published");
+    assert!(aux_records(&mut c).is_empty());
+    // Fewer than written is allowed: the driver keeps only what it vouches for.
+    let mut h = aux.output_begin().unwrap();
+    aux.write(&mut h, &[1; 16]).unwrap();
+    let (rec, _) = aux.output_end(h, 8, &data, &Writer::ANONYMOUS).unwrap();
+    assert_eq!(rec, Some(AuxRecord { aux_offset: 0, aux_size: 8, flags: 0 }));
+    assert_eq!(aux.head(), 8);
+}
+
+#[test]
+fn a_hostile_aux_tail_leaves_no_space_and_no_overflow() {
+    let mut ring = Ring::new().unwrap();
+    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    let mem = *data.memory();
+    // SAFETY: the only AUX producer of this ring.
+    let mut aux = unsafe { AuxProducer::new(mem, false, 0) }.unwrap();
+    let tail = mem.position(Position::AuxTail);
+    // A tail exactly one area behind the head: "used" is the whole area.
+    tail.store(0usize.wrapping_sub(64), LOCAL);
+    assert_eq!(aux.output_begin().unwrap_err(), AuxError::NoSpace);
+    // A tail ahead of the head: "used" wraps to nearly 2^64.
+    tail.store(8, LOCAL);
+    assert_eq!(aux.output_begin().unwrap_err(), AuxError::NoSpace);
+    // One byte less than the area used: no space either (CIRC_SPACE keeps one byte free).
+    tail.store(0usize.wrapping_sub(63), LOCAL);
+    assert_eq!(aux.output_begin().unwrap_err(), AuxError::NoSpace);
+    tail.store(0usize.wrapping_sub(62), LOCAL);
+    assert_eq!(aux.output_begin().unwrap().available(), 1);
+}
+
+#[test]
+fn the_watermark_wakes_the_consumer_once_per_boundary_crossed() {
+    let mut ring = Ring::new().unwrap();
+    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    let mem = *data.memory();
+    // SAFETY: the only AUX producer of this ring.
+    let mut aux = unsafe { AuxProducer::new(mem, false, 16) }.unwrap();
+    let mut reader = AuxConsumer::new(mem).unwrap();
+    let mut wakes = Vec::new();
+    for _ in 0..10 {
+        let mut h = aux.output_begin().unwrap();
+        aux.write(&mut h, &[9; 10]).unwrap();
+        wakes.push(aux.output_end(h, 10, &data, &Writer::ANONYMOUS).unwrap().1);
+        reader.read(&mut [0u8; 64]);
+    }
+    // Heads 10, 20, …, 100 against boundaries every 16 bytes: a wakeup when the head is a
+    // watermark past the last boundary crossed (16 at 20, 32 at 40, 48 at 50, 64 at 70, 80 at
+    // 80, 96 at 100), as the kernel's `rb->aux_wakeup` rounding down to the watermark.
+    assert_eq!(wakes, [false, true, false, true, true, false, true, true, false, true]);
+    assert_eq!(aux.head(), 100);
+}
+
+#[test]
+fn overwrite_mode_head_is_the_end_of_the_last_stretch() {
+    let mut ring = Ring::new().unwrap();
+    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    // SAFETY: the only AUX producer of this ring.
+    let mut aux = unsafe { AuxProducer::new(*data.memory(), true, 0) }.unwrap();
+    assert_eq!(aux.head(), 0);
+    for n in [3usize, 70, 1] {
+        let mut h = aux.output_begin().unwrap();
+        aux.write(&mut h, &std::vec![4; n]).unwrap();
+        aux.output_end(h, n, &data, &Writer::ANONYMOUS).unwrap();
+    }
+    assert_eq!(aux.head(), 74);
+}
+
+#[test]
+fn a_hostile_aux_head_reads_at_most_one_area() {
+    let mut ring = Ring::new().unwrap();
+    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    let mem = *data.memory();
+    mem.position(Position::AuxHead).store(1000, LOCAL);
+    let mut reader = AuxConsumer::new(mem).unwrap();
+    let mut out = [0u8; 256];
+    assert_eq!(reader.read(&mut out), (0, 64), "the whole area, once: not 1000 bytes");
+    assert_eq!(mem.position(Position::AuxTail).load(LOCAL), 64);
+}
+
+/// Snapshots and reads at every alignment against the plain list of bytes written: starts and
+/// ends that are not multiples of 8, stretches that wrap the area, exactly one area of new data.
+#[test]
+fn snapshots_and_reads_at_unaligned_positions_return_exactly_the_bytes_written() {
+    let sizes = [13usize, 29, 3, 64, 71, 1, 0, 8, 57, 130, 63, 65, 7];
+    let mut ring = Ring::new().unwrap();
+    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    let mem = *data.memory();
+    // SAFETY: the only AUX producer of this ring.
+    let mut aux = unsafe { AuxProducer::new(mem, true, 0) }.unwrap();
+    let mut snap = AuxConsumer::new(mem).unwrap();
+    let mut all: Vec<u8> = Vec::new();
+    let mut last = 0;
+    for n in sizes {
+        let bytes: Vec<u8> = (0..n).map(|i| (all.len() + i) as u8 ^ 0xa5).collect();
+        let mut h = aux.output_begin().unwrap();
+        aux.write(&mut h, &bytes).unwrap();
+        aux.output_end(h, n, &data, &Writer::ANONYMOUS).unwrap();
+        all.extend_from_slice(&bytes);
+        let mut out = [0u8; 64];
+        let s = snap.snapshot(&mut out);
+        let new = all.len() - last;
+        let len = new.min(64);
+        assert_eq!((s.start, s.len, s.overwritten), (all.len() - len, len, new > 64), "after {n} bytes");
+        assert_eq!(&out[..len], &all[all.len() - len..], "after {n} bytes");
+        last = all.len();
+    }
+
+    // The same stretches through a writable AUX area, read into a 5-byte buffer.
+    let mut ring = Ring::new().unwrap();
+    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    let mem = *data.memory();
+    // SAFETY: the only AUX producer of this ring.
+    let mut aux = unsafe { AuxProducer::new(mem, false, 0) }.unwrap();
+    let mut reader = AuxConsumer::new(mem).unwrap();
+    let (mut sent, mut got) = (Vec::new(), Vec::new());
+    for n in sizes {
+        let n = n.min(63);
+        let bytes: Vec<u8> = (0..n).map(|i| (sent.len() + i) as u8 ^ 0x3c).collect();
+        let mut h = aux.output_begin().unwrap();
+        aux.write(&mut h, &bytes).unwrap();
+        aux.output_end(h, n, &data, &Writer::ANONYMOUS).unwrap();
+        sent.extend_from_slice(&bytes);
+        loop {
+            let mut out = [0u8; 5];
+            let (start, len) = reader.read(&mut out);
+            assert_eq!(start, got.len());
+            got.extend_from_slice(&out[..len]);
+            if len == 0 {
+                break;
+            }
+        }
+        assert_eq!(got, sent);
+    }
+}
+
+/// A ring whose AUX area the "hardware" overwrites in the middle of a snapshot's copy: on the
+/// consumer's first atomic load of AUX bytes, `bytes` more are written after the head.
+struct OverwrittenDuringCopy<'a> {
+    ring: &'a Ring,
+    bytes: Cell<usize>,
+}
+
+// SAFETY: forwards every call to `ring`, which upholds the contract; the extra write in
+// `load_words` stays inside the AUX area (`off + 1 <= size`) and is single-threaded.
+unsafe impl crate::RingMemory for OverwrittenDuringCopy<'_> {
+    fn size(&self, area: Area) -> usize {
+        self.ring.size(area)
+    }
+    fn position(&self, p: Position) -> &crate::loom::AtomicUsize {
+        self.ring.position(p)
+    }
+    fn page_word(&self, offset: usize) -> &crate::loom::AtomicU32 {
+        self.ring.page_word(offset)
+    }
+    fn paused(&self) -> &crate::loom::AtomicBool {
+        self.ring.paused()
+    }
+    fn write_gen(&self) -> &crate::loom::AtomicUsize {
+        self.ring.write_gen()
+    }
+    unsafe fn write(&self, area: Area, offset: usize, src: &[u8]) {
+        // SAFETY: the caller upholds `write`'s contract.
+        unsafe { self.ring.write(area, offset, src) }
+    }
+    unsafe fn read(&self, area: Area, offset: usize, dst: &mut [u8]) {
+        // SAFETY: the caller upholds `read`'s contract.
+        unsafe { self.ring.read(area, offset, dst) }
+    }
+    fn load_words(&self, area: Area, offset: usize, dst: &mut [u8]) -> bool {
+        let head = self.ring.position(Position::AuxHead);
+        for _ in 0..self.bytes.take() {
+            let at = head.load(LOCAL);
+            // SAFETY: (at & 63) + 1 <= 64, the AUX area's size; nothing else runs.
+            unsafe { self.ring.write(Area::Aux, at & 63, &[0xee]) };
+            head.store(at + 1, B_HEAD_STORE);
+        }
+        self.ring.load_words(area, offset, dst)
+    }
+    unsafe fn view(&self, area: Area, offset: usize, len: usize) -> Option<&[u8]> {
+        // SAFETY: the caller upholds `view`'s contract.
+        unsafe { self.ring.view(area, offset, len) }
+    }
+}
+
+#[test]
+fn a_snapshot_overwritten_during_its_copy_returns_only_the_bytes_still_there() {
+    let mut ring = Ring::new().unwrap();
+    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    let ring = *data.memory();
+    // SAFETY: the only AUX producer of this ring.
+    let mut aux = unsafe { AuxProducer::new(ring, true, 0) }.unwrap();
+    let all: Vec<u8> = (0..64).collect();
+    let mut h = aux.output_begin().unwrap();
+    aux.write(&mut h, &all).unwrap();
+    aux.output_end(h, 64, &data, &Writer::ANONYMOUS).unwrap();
+    let racing = OverwrittenDuringCopy { ring, bytes: Cell::new(20) };
+    let mut snap = AuxConsumer::new(&racing).unwrap();
+    let mut out = [0u8; 64];
+    let s = snap.snapshot(&mut out);
+    // Bytes 64..84 landed on offsets 0..20 during the copy: the 44 bytes after them are all
+    // that is still what was written there.
+    assert_eq!((s.start, s.len, s.overwritten), (20, 44, true));
+    assert_eq!(&out[..44], &all[20..64]);
 }

@@ -71,6 +71,9 @@ mod backward_tests;
 mod aux_tests;
 
 #[cfg(all(test, not(loom)))]
+mod selfmon_tests;
+
+#[cfg(all(test, not(loom)))]
 mod memory_tests;
 
 pub use backward::{BackwardError, BackwardReader};
