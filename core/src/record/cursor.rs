@@ -319,8 +319,11 @@ mod tests {
     fn first_nul_finds_what_core_finds() {
         // Every length up to 40 and every NUL position (or none), with bytes that stress the
         // word test: 0x01 (the borrow's neighbour), 0x80 and 0xff (high bits set).
-        for len in 0..40 {
-            for fill in [0x01u8, 0x80, 0xff, b'a'] {
+        // (Under Miri, two words and a remainder, two fills: the whole set takes minutes there.)
+        let (lens, fills): (usize, &[u8]) =
+            if cfg!(miri) { (18, &[0x01, 0xff]) } else { (40, &[0x01, 0x80, 0xff, b'a']) };
+        for len in 0..lens {
+            for &fill in fills {
                 for nul in (0..len).map(Some).chain([None]) {
                     for second in (0..len).map(Some).chain([None]) {
                         let mut b = [fill; 40];
