@@ -6,6 +6,7 @@
 
 use perfring::record::{Attr, Endian};
 
+use crate::cursor::{Cur, Site};
 use crate::Error;
 
 /// `HEADER_TRACING_DATA`
@@ -182,61 +183,17 @@ pub struct GroupDesc {
     pub members: u32,
 }
 
-struct Cur<'a> {
-    b: &'a [u8],
-    at: usize,
-    endian: Endian,
-    feature: u32,
-}
-
-impl<'a> Cur<'a> {
-    fn err(&self, field: &'static str) -> Error {
-        Error::BadFeature { feature: self.feature, offset: self.at as u64, field }
-    }
-    fn bytes(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], Error> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len()).ok_or_else(|| self.err(field))?;
-        let s = &self.b[self.at..end];
-        self.at = end;
-        Ok(s)
-    }
-    fn u32(&mut self, field: &'static str) -> Result<u32, Error> {
-        Ok(self.endian.u32(self.bytes(4, field)?.try_into().expect("4 bytes")))
-    }
-    fn u64(&mut self, field: &'static str) -> Result<u64, Error> {
-        Ok(self.endian.u64(self.bytes(8, field)?.try_into().expect("8 bytes")))
-    }
-    fn string(&mut self, field: &'static str) -> Result<String, Error> {
-        let len = self.u32(field)? as usize;
-        let b = self.bytes(len, field)?;
-        let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-        Ok(String::from_utf8_lossy(&b[..end]).into_owned())
-    }
-    /// A count of entries of at least `min` bytes each, bounded by the bytes left.
-    fn count(&mut self, min: usize, field: &'static str) -> Result<usize, Error> {
-        let at = self.at;
-        let n = self.u32(field)? as usize;
-        if n > (self.b.len() - self.at) / min.max(1) {
-            return Err(Error::BadFeature { feature: self.feature, offset: at as u64, field });
-        }
-        Ok(n)
-    }
-    fn strings(&mut self, field: &'static str) -> Result<Vec<String>, Error> {
-        let n = self.count(4, field)?;
-        (0..n).map(|_| self.string(field)).collect()
-    }
-}
-
 impl Feature {
     /// Decode feature `bit`'s payload.
     pub fn parse(bit: u32, payload: &[u8], endian: Endian) -> Result<Feature, Error> {
-        let mut c = Cur { b: payload, at: 0, endian, feature: bit };
+        let mut c = Cur::new(payload, 0, endian, Site::Feature(bit));
         Ok(match bit {
             HOSTNAME | OSRELEASE | VERSION | ARCH | CPUDESC | CPUID => Feature::String(c.string("string")?),
             NRCPUS => Feature::NrCpus { available: c.u32("nr_cpus_avail")?, online: c.u32("nr_cpus_online")? },
             TOTAL_MEM => Feature::TotalMem(c.u64("total_mem")?),
             CMDLINE => Feature::Cmdline(c.strings("cmdline")?),
             EVENT_DESC => {
-                let n = c.count(4, "nre")?;
+                let n = c.count_u32(4, "nre")?;
                 let sz = c.u32("sz")? as usize;
                 if !(Attr::SIZE_VER0 as usize..=4096).contains(&sz) {
                     return Err(c.err("sz"));
@@ -261,7 +218,7 @@ impl Feature {
                 Feature::CpuTopology { cores, threads, rest: payload[c.at..].to_vec() }
             }
             NUMA_TOPOLOGY => {
-                let n = c.count(24, "nr_nodes")?;
+                let n = c.count_u32(24, "nr_nodes")?;
                 let mut v = Vec::with_capacity(n);
                 for _ in 0..n {
                     v.push(NumaNode {
@@ -298,7 +255,7 @@ impl Feature {
                 Feature::BuildIds(v)
             }
             PMU_MAPPINGS => {
-                let n = c.count(8, "pmu_num")?;
+                let n = c.count_u32(8, "pmu_num")?;
                 let mut v = Vec::with_capacity(n);
                 for _ in 0..n {
                     v.push((c.u32("type")?, c.string("name")?));
@@ -306,7 +263,7 @@ impl Feature {
                 Feature::PmuMappings(v)
             }
             GROUP_DESC => {
-                let n = c.count(12, "nr_groups")?;
+                let n = c.count_u32(12, "nr_groups")?;
                 let mut v = Vec::with_capacity(n);
                 for _ in 0..n {
                     v.push(GroupDesc {

@@ -17,6 +17,7 @@
 //! ```
 
 mod attribution;
+mod cursor;
 mod decompress;
 mod directory;
 mod error;

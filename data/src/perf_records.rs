@@ -3,6 +3,7 @@
 
 use perfring::record::{types, Attr, Endian};
 
+use crate::cursor::{Cur, Site};
 use crate::Error;
 
 /// `PERF_RECORD_THREAD_MAP`.
@@ -194,50 +195,6 @@ pub enum PerfRecord<'a> {
     },
 }
 
-struct Cur<'a> {
-    b: &'a [u8],
-    at: usize,
-    endian: Endian,
-    err: (u32, u64),
-}
-
-impl<'a> Cur<'a> {
-    fn bytes(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], Error> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len());
-        let end = end.ok_or(Error::BadPerfRecord { type_: self.err.0, offset: self.err.1, field })?;
-        let s = &self.b[self.at..end];
-        self.at = end;
-        Ok(s)
-    }
-    fn u64(&mut self, field: &'static str) -> Result<u64, Error> {
-        let s = self.bytes(8, field)?;
-        Ok(self.endian.u64(s.try_into().expect("8 bytes")))
-    }
-    fn u32(&mut self, field: &'static str) -> Result<u32, Error> {
-        let s = self.bytes(4, field)?;
-        Ok(self.endian.u32(s.try_into().expect("4 bytes")))
-    }
-    fn u16(&mut self, field: &'static str) -> Result<u16, Error> {
-        let s = self.bytes(2, field)?;
-        Ok(self.endian.u16(s.try_into().expect("2 bytes")))
-    }
-    fn rest(&mut self) -> &'a [u8] {
-        let s = &self.b[self.at.min(self.b.len())..];
-        self.at = self.b.len();
-        s
-    }
-    /// A count of `each`-byte entries, bounded by the bytes left.
-    fn count(&mut self, each: usize, field: &'static str) -> Result<usize, Error> {
-        let n = self.u64(field)?;
-        let left = (self.b.len() - self.at) / each;
-        usize::try_from(n).ok().filter(|&n| n <= left).ok_or(Error::BadPerfRecord {
-            type_: self.err.0,
-            offset: self.err.1,
-            field,
-        })
-    }
-}
-
 impl<'a> PerfRecord<'a> {
     /// Decode the record `bytes` (header included; `trailing` is the data after an AUXTRACE
     /// or TRACING_DATA record) at file offset `offset`. `Ok(None)` for kernel types (< 64).
@@ -249,7 +206,7 @@ impl<'a> PerfRecord<'a> {
         if t < types::HEADER_ATTR {
             return Ok(None);
         }
-        let mut c = Cur { b: bytes, at: 8, endian, err: (t, offset) };
+        let mut c = Cur::new(bytes, 8, endian, Site::Record { type_: t, offset });
         let r = match t {
             types::HEADER_ATTR => {
                 let attr = Attr::from_bytes(&bytes[8..], endian).map_err(|_| Error::BadPerfRecord {
@@ -272,7 +229,7 @@ impl<'a> PerfRecord<'a> {
             types::HEADER_BUILD_ID => PerfRecord::BuildId { body: c.rest() },
             types::FINISHED_ROUND => PerfRecord::FinishedRound,
             types::ID_INDEX => {
-                let n = c.count(32, "id_index.nr")?;
+                let n = c.count_u64(32, "id_index.nr")?;
                 let mut v = Vec::with_capacity(n);
                 for _ in 0..n {
                     v.push(IdIndexEntry {
@@ -300,7 +257,7 @@ impl<'a> PerfRecord<'a> {
             },
             types::AUXTRACE_ERROR => PerfRecord::AuxtraceError { body: c.rest() },
             THREAD_MAP => {
-                let n = c.count(24, "thread_map.nr")?;
+                let n = c.count_u64(24, "thread_map.nr")?;
                 let mut v = Vec::with_capacity(n);
                 for _ in 0..n {
                     let pid = c.u64("pid")?;
@@ -312,7 +269,7 @@ impl<'a> PerfRecord<'a> {
             }
             CPU_MAP => PerfRecord::CpuMap(cpu_map(&mut c)?),
             STAT_CONFIG => {
-                let n = c.count(16, "stat_config.nr")?;
+                let n = c.count_u64(16, "stat_config.nr")?;
                 let mut v = Vec::with_capacity(n);
                 for _ in 0..n {
                     v.push((c.u64("tag")?, c.u64("val")?));
