@@ -79,7 +79,9 @@ impl SampleId {
     /// Read a trailer laid out by `sample_type` from the start of `bytes` (which must hold at
     /// least [`SampleId::size`] bytes); absent fields are 0.
     pub fn decode(bytes: &[u8], sample_type: u64, endian: Endian) -> Result<SampleId, DecodeError> {
-        Self::read(&mut Reader::new(bytes, 0, bytes.len(), endian), sample_type)
+        // One bounds check for the whole trailer.
+        let mut r = Reader::new(bytes, 0, bytes.len(), endian);
+        Ok(Self::from_trailer(r.take(Self::size(sample_type), "sample_id")?, sample_type, endian))
     }
 
     /// Keep only the fields `sample_type` puts in a trailer, the others set to 0: what a trailer
@@ -129,12 +131,6 @@ impl SampleId {
     /// `cpu`, if the trailer holds CPU.
     pub fn cpu(&self) -> Option<u32> {
         self.has(sample_type::CPU).then_some(self.cpu)
-    }
-
-    pub(crate) fn read(r: &mut Reader<'_>, sample_type: u64) -> Result<SampleId, DecodeError> {
-        // One bounds check for the whole trailer.
-        let bytes = r.take(Self::size(sample_type), "sample_id")?;
-        Ok(Self::from_trailer(bytes, sample_type, r.endian))
     }
 
     /// The trailer in `bytes`, which holds exactly [`SampleId::size`]`(sample_type)` bytes
