@@ -45,6 +45,11 @@ struct Run {
 }
 
 impl Run {
+    /// The same fold of a SAMPLE's fields for both libraries.
+    fn sample(&mut self, ip: Option<u64>, tid: Option<u32>, time: Option<u64>, period: Option<u64>) {
+        self.samples += 1;
+        self.checksum ^= ip.unwrap_or(0) ^ u64::from(tid.unwrap_or(0)) ^ time.unwrap_or(0) ^ period.unwrap_or(0);
+    }
     fn ns_per_record(&self) -> f64 {
         self.cpu_ns as f64 / self.records.max(1) as f64
     }
@@ -82,11 +87,7 @@ fn perfring_run(tid: i32, decode: bool) -> Run {
                 run.lost_records += u64::from(r.header.type_ == 2);
                 if decode {
                     if let Ok(s) = set.events()[0].sample(r.bytes) {
-                        run.samples += 1;
-                        run.checksum ^= s.ip().unwrap_or(0)
-                            ^ u64::from(s.tid().unwrap_or(0))
-                            ^ s.time().unwrap_or(0)
-                            ^ s.period().unwrap_or(0);
+                        run.sample(s.ip(), s.tid(), s.time(), s.period());
                     }
                 } else {
                     run.checksum ^= r.bytes.len() as u64;
@@ -117,11 +118,7 @@ fn perf_event2_run(tid: i32, decode: bool) -> Run {
             run.lost_records += u64::from(rec.ty() == 2);
             if decode {
                 if let Ok(Record::Sample(s)) = rec.parse_record() {
-                    run.samples += 1;
-                    run.checksum ^= s.ip().unwrap_or(0)
-                        ^ u64::from(s.tid().unwrap_or(0))
-                        ^ s.time().unwrap_or(0)
-                        ^ s.period().unwrap_or(0);
+                    run.sample(s.ip(), s.tid(), s.time(), s.period());
                 }
             } else {
                 run.checksum ^= rec.len() as u64;
