@@ -124,55 +124,71 @@ impl Decoder for Perfring {
         Perfring { set }
     }
     #[inline(never)]
-    fn run<F: FnMut(&Fields)>(&self, file: &File, mut sample: F) -> (usize, usize) {
-        let (mut n, mut errors) = (0, 0);
-        let mut rec = Record::Unknown { header: Header { type_: 0, misc: 0, size: 0 }, body: &[] };
-        for r in Walker::perf_data(&file.bytes[file.data.clone()], file.endian) {
-            let Ok(r) = r else {
+    fn run<F: FnMut(&Fields)>(&self, file: &File, sample: F) -> (usize, usize) {
+        // The walk in a constant byte order, one copy per order: each field read is then one
+        // load (the views read in the walk's order), as linux-perf-event-reader's parser is
+        // generic over its byte order.
+        match file.endian {
+            Endian::Little => perfring_walk(&self.set, file, Endian::Little, sample),
+            Endian::Big => perfring_walk(&self.set, file, Endian::Big, sample),
+        }
+    }
+}
+
+#[inline(always)]
+fn perfring_walk<F: FnMut(&Fields)>(
+    set: &EventSet<Vec<Event>, Vec<IdEntry>>,
+    file: &File,
+    endian: Endian,
+    mut sample: F,
+) -> (usize, usize) {
+    let (mut n, mut errors) = (0, 0);
+    let mut rec = Record::Unknown { header: Header { type_: 0, misc: 0, size: 0 }, body: &[] };
+    for r in Walker::perf_data(&file.bytes[file.data.clone()], endian) {
+        let Ok(r) = r else {
+            errors += 1;
+            break;
+        };
+        n += 1;
+        if r.header.type_ >= types::HEADER_ATTR {
+            continue;
+        }
+        let Ok((_, event)) = set.attribute_walked_event(&r) else {
+            errors += 1;
+            continue;
+        };
+        if r.header.type_ == types::SAMPLE {
+            let Ok(v) = event.sample_walked(&r) else {
                 errors += 1;
-                break;
-            };
-            n += 1;
-            if r.header.type_ >= types::HEADER_ATTR {
-                continue;
-            }
-            let Ok((_, event)) = self.set.attribute_walked_event(&r) else {
-                errors += 1;
                 continue;
             };
-            if r.header.type_ == types::SAMPLE {
-                let Ok(v) = event.sample_walked(&r) else {
-                    errors += 1;
-                    continue;
-                };
-                let pt = v.pid_tid();
-                let f = Fields {
-                    pid: pt.map(|p| p.pid),
-                    tid: pt.map(|p| p.tid),
-                    time: v.time(),
-                    ip: v.ip(),
-                    period: v.period(),
-                    addr: v.addr(),
-                    // perf's `sample->id`: IDENTIFIER if the event writes it, else ID.
-                    id: v.identifier().or_else(|| v.id()),
-                    stream_id: v.stream_id(),
-                    cpu: v.cpu().map(|c| c.cpu),
-                    callchain: v.callchain().ok().flatten().map(|c| c.len()),
-                    raw: v.raw().ok().flatten().map(<[u8]>::len),
-                };
-                sample(&f);
-            } else {
-                // Into a caller-owned value: no half-KiB `Record` moved per record.
-                match decode_into(r.header, r.bytes, event.context(), &mut rec) {
-                    Ok(()) => {
-                        black_box(&rec);
-                    }
-                    Err(_) => errors += 1,
+            let pt = v.pid_tid();
+            let f = Fields {
+                pid: pt.map(|p| p.pid),
+                tid: pt.map(|p| p.tid),
+                time: v.time(),
+                ip: v.ip(),
+                period: v.period(),
+                addr: v.addr(),
+                // perf's `sample->id`: IDENTIFIER if the event writes it, else ID.
+                id: v.identifier().or_else(|| v.id()),
+                stream_id: v.stream_id(),
+                cpu: v.cpu().map(|c| c.cpu),
+                callchain: v.callchain().ok().flatten().map(|c| c.len()),
+                raw: v.raw().ok().flatten().map(<[u8]>::len),
+            };
+            sample(&f);
+        } else {
+            // Into a caller-owned value: no half-KiB `Record` moved per record.
+            match decode_into(r.header, r.bytes, event.context(), &mut rec) {
+                Ok(()) => {
+                    black_box(&rec);
                 }
+                Err(_) => errors += 1,
             }
         }
-        (n, errors)
     }
+    (n, errors)
 }
 
 // ---------------------------------------------------------------------------------------------

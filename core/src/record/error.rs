@@ -66,6 +66,14 @@ pub enum DecodeError {
         /// Where the field starts.
         offset: usize,
     },
+    /// A walked record (read in the [`Walker`](super::Walker)'s byte order) was given to a
+    /// layout of the other byte order: walk with the byte order of the events' data.
+    ByteOrderMismatch {
+        /// The byte order the layout reads.
+        layout: super::Endian,
+        /// The byte order the record was walked in.
+        record: super::Endian,
+    },
 }
 
 impl fmt::Display for DecodeError {
@@ -89,6 +97,11 @@ impl fmt::Display for DecodeError {
             DecodeError::InvalidValue { field, value, offset } => {
                 write!(f, "{field} at offset {offset} has the impossible value {value}")
             }
+            DecodeError::ByteOrderMismatch { layout, record } => write!(
+                f,
+                "the record was walked as {record:?}-endian but the event's layout reads {layout:?}-endian: \
+                 walk with the byte order of the events' data"
+            ),
         }
     }
 }

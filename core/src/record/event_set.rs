@@ -445,20 +445,22 @@ where
         let (Some(type_), true) = (self.endian.u32_at(record, 0), record.len() >= Header::SIZE) else {
             return Err(AttributeError::Truncated { len: record.len() });
         };
-        self.attribute_typed(type_, record)
+        self.attribute_typed(type_, record, self.endian)
     }
 
     /// [`attribute`](Self::attribute) for a record a [`Walker`](super::Walker) handed out: its
-    /// header is not read again.
+    /// header is not read again, and the id is read in the byte order the walk read the header
+    /// in (the event's view then refuses a record of the other order than its own:
+    /// [`DecodeError::ByteOrderMismatch`](super::DecodeError::ByteOrderMismatch)).
     #[inline(always)]
     pub fn attribute_walked(&self, record: &WalkedRecord<'_>) -> Result<usize, AttributeError> {
-        self.attribute_typed(record.header.type_, record.bytes)
+        self.attribute_typed(record.header.type_, record.bytes, record.endian)
     }
 
     // Always inlined: the caller's type test and the `Result` then fold into its own code (the
     // out-of-line call measured 82 instructions per record against 28 inlined, callgrind).
     #[inline(always)]
-    fn attribute_typed(&self, type_: u32, record: &[u8]) -> Result<usize, AttributeError> {
+    fn attribute_typed(&self, type_: u32, record: &[u8], endian: Endian) -> Result<usize, AttributeError> {
         match self.n_events {
             0 => return Err(AttributeError::NoEvents),
             1 => return Ok(0),
@@ -479,7 +481,7 @@ where
                 _ => NO_ID,
             }
         };
-        let Some(id) = self.endian.u64_at(record, at) else { return Err(self.id_error(type_, len)) };
+        let Some(id) = endian.u64_at(record, at) else { return Err(self.id_error(type_, len)) };
         if id == 0 {
             return Ok(0);
         }

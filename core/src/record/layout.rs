@@ -220,21 +220,27 @@ impl SampleLayout {
                 have: bytes.len(),
             });
         }
-        Ok(SampleView { bytes, layout: self })
+        Ok(SampleView { bytes, layout: self, endian: self.ctx.endian })
     }
 
     /// [`sample`](Self::sample) for a record a [`Walker`](super::Walker) handed out: the
-    /// header it parsed is used, not read again.
+    /// header it parsed is used, not read again, and the fields are read in the walk's byte
+    /// order (a record walked in the other order than this layout's is
+    /// [`DecodeError::ByteOrderMismatch`]). A walk in a constant byte order (a ring's records
+    /// are native) makes every field read one load.
     #[inline]
     pub fn sample_walked<'a>(&'a self, record: &super::WalkedRecord<'a>) -> Result<SampleView<'a>, DecodeError> {
         if record.header.type_ != types::SAMPLE {
             return Err(not_a_sample(record.header.type_));
         }
+        if record.endian != self.ctx.endian {
+            return Err(DecodeError::ByteOrderMismatch { layout: self.ctx.endian, record: record.endian });
+        }
         // A walked record is `header.size` bytes, so it is no longer than a u16 allows.
         if record.bytes.len() < self.fixed_end as usize {
             return Err(self.too_short(record.bytes.len()));
         }
-        Ok(SampleView { bytes: record.bytes, layout: self })
+        Ok(SampleView { bytes: record.bytes, layout: self, endian: record.endian })
     }
 
     #[cold]
@@ -299,11 +305,11 @@ impl SampleView<'_> {
     }
     #[inline(always)]
     fn u64(&self, bit: u64, off: u16) -> Option<u64> {
-        self.fixed(bit, off).map(|b| self.layout.ctx.endian.u64(b))
+        self.fixed(bit, off).map(|b| self.endian.u64(b))
     }
     #[inline(always)]
     fn pair(&self, bit: u64, off: u16) -> Option<(u32, u32)> {
-        self.fixed(bit, off).and_then(|b| self.layout.ctx.endian.u32_pair_at(&b, 0))
+        self.fixed(bit, off).and_then(|b| self.endian.u32_pair_at(&b, 0))
     }
 }
 
@@ -315,6 +321,9 @@ impl SampleView<'_> {
 pub struct SampleView<'a> {
     bytes: &'a [u8],
     layout: &'a SampleLayout,
+    /// The layout's byte order, held by value: when it is a constant where the view is made
+    /// (a walk in `Endian::NATIVE`), the compiler drops the select from every field read.
+    endian: Endian,
 }
 
 impl<'a> SampleView<'a> {
@@ -325,7 +334,7 @@ impl<'a> SampleView<'a> {
     /// `header.misc`.
     #[inline]
     pub fn misc(&self) -> u16 {
-        self.layout.ctx.endian.u16([self.bytes[4], self.bytes[5]])
+        self.endian.u16([self.bytes[4], self.bytes[5]])
     }
     /// IDENTIFIER.
     #[inline]
@@ -490,7 +499,11 @@ impl<'a> RecordView<'a> {
     }
     /// The SAMPLE view, if this is a SAMPLE whose fixed fields fit.
     pub fn as_sample(&self) -> Option<SampleView<'a>> {
-        (self.kind == Kind::Sample).then_some(SampleView { bytes: self.bytes, layout: self.layout })
+        (self.kind == Kind::Sample).then_some(SampleView {
+            bytes: self.bytes,
+            layout: self.layout,
+            endian: self.layout.ctx.endian,
+        })
     }
     /// TIME.
     pub fn time(&self) -> Option<u64> {
@@ -567,6 +580,29 @@ mod tests {
                     assert!(layout.sample(&rec[..size - 8]).is_err(), "a short record is refused");
                 }
             }
+        }
+    }
+    /// A record walked in one byte order is read in it: the view of a layout of the same order
+    /// reads the fields, a layout of the other order refuses it with both orders named.
+    #[test]
+    fn a_walked_record_is_read_in_the_walks_byte_order_or_refused() {
+        for (walk, other) in [(Endian::Little, Endian::Big), (Endian::Big, Endian::Little)] {
+            let mut rec = [0u8; 24];
+            rec[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: 24 }.to_bytes(walk));
+            rec[8..16].copy_from_slice(&walk.put_u64(0x1234));
+            rec[16..].copy_from_slice(&walk.pair_u32(7, 8));
+            let r = super::super::Walker::new(&rec, walk).next().unwrap().unwrap();
+            assert_eq!(r.endian, walk);
+            let ctx = |endian| DecodeContext { sample_type: st::IP | st::TID, ..DecodeContext::new(endian) };
+            let same = SampleLayout::new(&ctx(walk));
+            let v = same.sample_walked(&r).unwrap();
+            assert_eq!((v.ip(), v.pid(), v.tid()), (Some(0x1234), Some(7), Some(8)));
+            let crossed = SampleLayout::new(&ctx(other));
+            let e = crossed.sample_walked(&r).unwrap_err();
+            assert_eq!(e, DecodeError::ByteOrderMismatch { layout: other, record: walk });
+            extern crate std;
+            use std::string::ToString;
+            assert!(e.to_string().contains("walk with the byte order"), "{e}");
         }
     }
 }
