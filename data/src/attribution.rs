@@ -3,9 +3,7 @@
 //! [`EventSet`] (the one piece of code that attributes records everywhere: rings, perf.data,
 //! the simulator) over growable `Vec` storage.
 
-use perfring::record::{
-    types, Attr, AttributeError, DecodeContext, Endian, Event, EventSet, EventSetError, IdEntry, Inconsistency,
-};
+use perfring::record::{types, Attr, AttributeError, DecodeContext, Endian, Event, EventSet, IdEntry, Inconsistency};
 
 /// The events of a file and the ids perf registered for them.
 #[derive(Debug, Clone)]
@@ -25,7 +23,7 @@ impl Events {
             match self.set.add_event(attr, self.endian) {
                 Ok(i) => return i,
                 Err(_) => {
-                    let events = self.set.storage_mut().0;
+                    let events = self.set.event_storage_mut();
                     events.resize(events.len() * 2 + 4, Event::EMPTY);
                 }
             }
@@ -36,17 +34,14 @@ impl Events {
     /// the last event listing it). Id 0 is not registered: perf gives id 0 to the first event
     /// whatever the ids say.
     pub(crate) fn add_id(&mut self, event: usize, id: u64) -> Option<usize> {
-        // Each pass either adds or doubles the storage (bounded by the ids of the input).
-        loop {
-            match self.set.add_id(event, id) {
-                Ok(previous) => return previous,
-                Err(EventSetError::IdsFull { .. }) => {
-                    let ids = self.set.storage_mut().1;
-                    ids.resize(ids.len() * 2 + 16, IdEntry::EMPTY);
-                }
-                Err(_) => return None,
-            }
+        // The table kept at most half full, so that an id is found at its first slot: grown
+        // (moved into storage twice as large) before an add would pass half.
+        let capacity = self.set.id_capacity();
+        if 2 * (self.set.id_count() + 1) > capacity {
+            // Twice as large holds every id: the move cannot fail.
+            let _ = self.set.replace_id_storage(vec![IdEntry::EMPTY; 2 * capacity + 16]);
         }
+        self.set.add_id(event, id).ok().flatten()
     }
 
     pub(crate) fn context(&self, event: usize) -> Option<&DecodeContext> {

@@ -177,7 +177,8 @@ fn open_events(
     }
     // Each event's attr as the kernel accepted it (its size may be the kernel's), with the
     // flags the scope set, and every id it was given.
-    let mut set = EventSet::new(vec![Layout::EMPTY; attrs.len()], vec![IdEntry::EMPTY; events.len()]);
+    // Twice the ids: the set's hash table then finds an id at its first slot.
+    let mut set = EventSet::new(vec![Layout::EMPTY; attrs.len()], vec![IdEntry::EMPTY; 2 * events.len()]);
     for (index, attr) in attrs.iter().enumerate() {
         let first = events.iter().find(|o| o.index == index).map_or(attr.attr(), |o| o.event.attr());
         set.add_event(first, Endian::NATIVE).map_err(SessionError::EventSet)?;

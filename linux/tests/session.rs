@@ -35,7 +35,7 @@ fn a_commands_records_are_attributed_to_their_event_on_their_cpu() {
         return;
     };
     assert_eq!(session.rings().len(), session.cpus().len(), "one ring per CPU");
-    assert_eq!(session.event_set().ids().len(), 2 * session.cpus().len(), "an id per event per CPU");
+    assert_eq!(session.event_set().id_count(), 2 * session.cpus().len(), "an id per event per CPU");
     let pid = session.pid().unwrap() as u32;
     let mut samples = [0u64; 2];
     let mut exits = 0;

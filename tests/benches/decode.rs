@@ -113,8 +113,8 @@ struct Perfring {
 impl Decoder for Perfring {
     const NAME: &'static str = "perfring";
     fn prepare(file: &File) -> Self {
-        let n_ids = file.attrs.iter().map(|a| a.1.len()).sum();
-        let mut set = EventSet::new(vec![Event::EMPTY; file.attrs.len()], vec![IdEntry::EMPTY; n_ids]);
+        let n_ids: usize = file.attrs.iter().map(|a| a.1.len()).sum();
+        let mut set = EventSet::new(vec![Event::EMPTY; file.attrs.len()], vec![IdEntry::EMPTY; 2 * n_ids]);
         for (attr, ids) in &file.attrs {
             let i = set.add_event(&Attr::from_bytes(attr, file.endian).unwrap(), file.endian).unwrap();
             for &id in ids {

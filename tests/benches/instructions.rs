@@ -109,7 +109,7 @@ fn rtrb_run(n: usize, consume: bool) {
 fn decode_run(n: usize, walk: bool) {
     const SIZE: usize = 48;
     let attr = Attr { sample_type: st::IDENTIFIER | st::IP | st::TID | st::TIME | st::PERIOD, ..Attr::ZERO };
-    let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+    let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 8]);
     for ids in [[11, 12], [21, 22]] {
         let e = set.add_event(&attr, Endian::NATIVE).unwrap();
         for id in ids {

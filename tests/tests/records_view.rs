@@ -63,8 +63,8 @@ fn fixtures() -> Vec<PathBuf> {
 
 /// The event set of a file: its attrs and their ids, in `Vec` storage.
 fn event_set(file: &PerfData) -> EventSet<Vec<Event>, Vec<IdEntry>> {
-    let n_ids = file.attrs.iter().map(|a| a.ids.len()).sum();
-    let mut set = EventSet::new(vec![Event::EMPTY; file.attrs.len()], vec![IdEntry::EMPTY; n_ids]);
+    let n_ids: usize = file.attrs.iter().map(|a| a.ids.len()).sum();
+    let mut set = EventSet::new(vec![Event::EMPTY; file.attrs.len()], vec![IdEntry::EMPTY; 2 * n_ids]);
     for a in &file.attrs {
         let index = set.add_event(&a.attr, file.endian).unwrap();
         for &id in &a.ids {

@@ -18,7 +18,10 @@
 //!
 //! Storage is the caller's: any `AsRef<[T]> + AsMut<[T]>`, e.g. arrays in a `static` on a
 //! firmware target or pre-sized `Vec`s in a std program (grow them through
-//! [`EventSet::storage_mut`]). The capacity is the storage's length.
+//! [`EventSet::event_storage_mut`] and [`EventSet::replace_id_storage`]). The capacity is the
+//! storage's length. The ids are a hash table over their storage, as perf's are
+//! (`evlist->heads`): an attribution looks at one slot when the table has room, however many
+//! ids there are; give it about twice the ids you add.
 //!
 //! ```
 //! use perfring::record::{sample_type as st, Attr, Endian, Event, EventSet, IdEntry};
@@ -127,7 +130,8 @@ pub enum EventSetError {
         /// Its length.
         capacity: usize,
     },
-    /// The id storage is full: give the set larger storage.
+    /// The id storage is full: give the set larger storage
+    /// ([`EventSet::replace_id_storage`]).
     IdsFull {
         /// Its length.
         capacity: usize,
@@ -284,12 +288,13 @@ impl core::error::Error for Inconsistency {}
 pub struct EventSet<E, I> {
     events: E,
     n_events: usize,
-    /// Sorted by id, unique ids, `n_ids` used.
+    /// An open-addressed table: an id sits at its `home` slot or after it (linear probing,
+    /// wrapping), empty slots hold id 0 (never registered). `n_ids` used.
     ids: I,
     n_ids: usize,
     /// From the first event, kept here so that attribution reads no layout: where a SAMPLE's
-    /// id starts (bytes from the record's start; `NO_ID` if the event writes no id) …
-    sample_id_at: usize,
+    /// id ends (bytes from the record's start; `NO_ID` if the event writes no id) …
+    sample_id_end: usize,
     /// … perf's `is_pos` (0 if the event writes no id) …
     is_pos: usize,
     /// … its `sample_id_all` and byte order.
@@ -297,22 +302,85 @@ pub struct EventSet<E, I> {
     endian: Endian,
 }
 
-/// `sample_id_at` of an event that writes no id: beyond any record.
+/// `sample_id_end` of an event that writes no id: beyond any record.
 const NO_ID: usize = usize::MAX / 2;
+
+/// The slots of an id table that are used: all of them up to 2^32 (the range `home` maps onto).
+#[inline(always)]
+fn table_len(table: &[IdEntry]) -> usize {
+    table.len().min(u32::MAX as usize)
+}
+
+/// The first slot to look at for `id` in a table of `len` ≤ 2^32 slots: the id mixed by a
+/// multiplicative hash (kernel ids count up, so neighbours must land apart), its high 32 bits
+/// scaled onto `0..len` by a multiply and a shift (no division).
+#[inline(always)]
+fn home(id: u64, len: usize) -> usize {
+    let mixed = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+    ((mixed * len as u64) >> 32) as usize
+}
+
+/// `EventSet::lookup` past a first slot `at` that held another id: the slots after it, in
+/// turn (wrapping), until `id` (its event), an empty slot (`None`, or event 0 for id 0) or
+/// every slot looked at (`None`, or event 0 for id 0: a full table has no empty slot).
+#[inline(always)]
+fn probe(table: &[IdEntry], id: u64, mut at: usize) -> Option<usize> {
+    let len = table_len(table);
+    for _ in 1..len {
+        at += 1;
+        if at == len {
+            at = 0;
+        }
+        let e = table.get(at)?;
+        if e.id == id {
+            return Some(e.event());
+        }
+        if e.id == 0 {
+            return None;
+        }
+    }
+    (id == 0).then_some(0)
+}
+
+/// Put `entry` in `table`: at the slot of its id if it is there (its previous event
+/// returned), else at the first empty slot from its home; `IdsFull` when there is none.
+fn insert(table: &mut [IdEntry], entry: IdEntry) -> Result<Option<usize>, EventSetError> {
+    let capacity = table.len();
+    let len = table_len(table);
+    let mut at = home(entry.id, len);
+    for _ in 0..len {
+        let Some(slot) = table.get_mut(at) else { break };
+        if slot.id == entry.id {
+            return Ok(Some(core::mem::replace(&mut slot.event, entry.event) as usize));
+        }
+        if slot.id == 0 {
+            *slot = entry;
+            return Ok(None);
+        }
+        at += 1;
+        if at == len {
+            at = 0;
+        }
+    }
+    Err(EventSetError::IdsFull { capacity })
+}
 
 impl<E, I> EventSet<E, I>
 where
     E: AsRef<[Event]> + AsMut<[Event]>,
     I: AsRef<[IdEntry]> + AsMut<[IdEntry]>,
 {
-    /// An empty set over `events` and `ids` storage; their lengths are the capacities.
-    pub fn new(events: E, ids: I) -> Self {
+    /// An empty set over `events` and `ids` storage; their lengths are the capacities. The ids
+    /// are kept in a hash table over `ids` (its entries are cleared here): give it about twice
+    /// the ids you will add, and an attribution finds its id at the first slot it looks at.
+    pub fn new(events: E, mut ids: I) -> Self {
+        ids.as_mut().fill(IdEntry::EMPTY);
         EventSet {
             events,
             n_events: 0,
             ids,
             n_ids: 0,
-            sample_id_at: NO_ID,
+            sample_id_end: NO_ID,
             is_pos: 0,
             sample_id_all: false,
             endian: Endian::NATIVE,
@@ -328,7 +396,7 @@ where
         *slot = Event::new(attr, endian);
         if n == 0 {
             let layout = slot.layout;
-            self.sample_id_at = layout.id_pos().map_or(NO_ID, |p| 8 + 8 * p);
+            self.sample_id_end = layout.id_pos().map_or(NO_ID, |p| 16 + 8 * p);
             self.is_pos = layout.is_pos().unwrap_or(0);
             self.sample_id_all = layout.context().sample_id_all;
             self.endian = endian;
@@ -347,26 +415,11 @@ where
         if id == 0 {
             return Err(EventSetError::ZeroId);
         }
-        let n = self.n_ids;
-        let slots = self.ids.as_mut();
-        let capacity = slots.len();
-        let used = slots.get_mut(..n).ok_or(EventSetError::IdsFull { capacity })?;
-        match used.binary_search_by_key(&id, |e| e.id) {
-            Ok(i) => {
-                let previous = used[i].event();
-                used[i].event = event as u32;
-                Ok(Some(previous))
-            }
-            Err(i) => {
-                if n >= capacity {
-                    return Err(EventSetError::IdsFull { capacity });
-                }
-                slots.copy_within(i..n, i + 1);
-                slots[i] = IdEntry { id, event: event as u32 };
-                self.n_ids = n + 1;
-                Ok(None)
-            }
+        let previous = insert(self.ids.as_mut(), IdEntry { id, event: event as u32 })?;
+        if previous.is_none() {
+            self.n_ids += 1;
         }
+        Ok(previous)
     }
 
     /// The events, in the order they were added.
@@ -389,27 +442,74 @@ where
         self.n_events == 0
     }
 
-    /// The registered ids, sorted by id.
-    pub fn ids(&self) -> &[IdEntry] {
-        self.ids.as_ref().get(..self.n_ids).unwrap_or_default()
+    /// The registered ids, in the order of the table (not sorted).
+    pub fn ids(&self) -> impl Iterator<Item = &IdEntry> + '_ {
+        self.ids.as_ref().iter().filter(|e| e.id != 0)
     }
 
-    /// The event registered for `id`.
+    /// Number of registered ids.
+    pub fn id_count(&self) -> usize {
+        self.n_ids
+    }
+
+    /// Slots of the id table: the id storage's length (at most 2^32 used).
+    pub fn id_capacity(&self) -> usize {
+        self.ids.as_ref().len()
+    }
+
+    /// The event registered for `id` (`None` for id 0, which is never registered).
     #[inline(always)]
     pub fn event_of_id(&self, id: u64) -> Option<usize> {
-        let ids = self.ids();
-        // A few ids (events × CPUs of a small capture): a scan beats the search's branches
-        // (measured: `make bench-instructions`, 2 events × 2 ids).
-        if ids.len() <= 8 {
-            return ids.iter().find(|e| e.id == id).map(IdEntry::event);
+        if id == 0 {
+            return None;
         }
-        ids.binary_search_by_key(&id, |e| e.id).ok().map(|i| ids[i].event())
+        self.lookup(id)
     }
 
-    /// The storage, to grow it (e.g. `Vec::resize` when an add reported it full). Shrinking
-    /// it below what is used makes the entries past its end unreachable; nothing panics.
-    pub fn storage_mut(&mut self) -> (&mut E, &mut I) {
-        (&mut self.events, &mut self.ids)
+    /// The event of `id`, and the first event for id 0 (perf's rule for synthesized records):
+    /// an empty slot is `{id 0, event 0}`, so the probe for id 0 ends at the first empty slot
+    /// with event 0, and no separate test of id 0 is needed on the hot path.
+    ///
+    /// A hash probe rather than a scan or a binary search: one slot looked at for an id at
+    /// home, whatever the number of ids (measured: BENCHMARKS.md "Decoding").
+    #[inline(always)]
+    fn lookup(&self, id: u64) -> Option<usize> {
+        let table = self.ids.as_ref();
+        let len = table_len(table);
+        let at = home(id, len);
+        // No slot at all (empty storage): id 0 still goes to the first event.
+        let Some(e) = table.get(at) else { return (id == 0).then_some(0) };
+        if e.id == id {
+            return Some(e.event());
+        }
+        if e.id == 0 {
+            return None;
+        }
+        probe(table, id, at)
+    }
+
+    /// The event storage, to grow it (e.g. `Vec::resize` when
+    /// [`add_event`](Self::add_event) reported it full). Shrinking it below what is used makes
+    /// the events past its end unreachable; nothing panics.
+    pub fn event_storage_mut(&mut self) -> &mut E {
+        &mut self.events
+    }
+
+    /// Move the ids into `storage` (e.g. a larger `Vec` when [`add_id`](Self::add_id) reported
+    /// the table full) and return the storage they were in. `storage` shorter than the ids
+    /// registered is refused with [`EventSetError::IdsFull`], and the set is left as it was.
+    pub fn replace_id_storage(&mut self, mut storage: I) -> Result<I, EventSetError> {
+        let capacity = table_len(storage.as_ref());
+        if capacity < self.n_ids {
+            return Err(EventSetError::IdsFull { capacity });
+        }
+        let table = storage.as_mut();
+        table.fill(IdEntry::EMPTY);
+        for e in self.ids.as_ref().iter().filter(|e| e.id != 0) {
+            // Fits: the new table has a slot for every id.
+            insert(table, *e)?;
+        }
+        Ok(core::mem::replace(&mut self.ids, storage))
     }
 
     /// Whether every record of these events can be attributed reliably: `Err` names the first
@@ -461,14 +561,14 @@ where
     // out-of-line call measured 82 instructions per record against 28 inlined, callgrind).
     #[inline(always)]
     fn attribute_typed(&self, type_: u32, record: &[u8], endian: Endian) -> Result<usize, AttributeError> {
-        match self.n_events {
-            0 => return Err(AttributeError::NoEvents),
-            1 => return Ok(0),
-            _ => {}
+        if self.n_events < 2 {
+            return if self.n_events == 0 { Err(AttributeError::NoEvents) } else { Ok(0) };
         }
         let len = record.len();
-        let at = if type_ == types::SAMPLE {
-            self.sample_id_at
+        // Where the id ends: an end rather than a start, so that reading it is one check that
+        // the record reaches it (the id's 8 bytes are then its last 8).
+        let end = if type_ == types::SAMPLE {
+            self.sample_id_end
         } else if type_ == 0 || type_ >= types::HEADER_ATTR {
             return Err(AttributeError::NotAnEventRecord { type_ });
         } else if !self.sample_id_all {
@@ -477,15 +577,16 @@ where
             // `is_pos` words back from the end of the body, which is whole words long.
             let body_end = Header::SIZE + (len.saturating_sub(Header::SIZE) & !7);
             match body_end.checked_sub(8 * self.is_pos) {
-                Some(at) if self.is_pos != 0 && at >= Header::SIZE => at,
+                Some(at) if self.is_pos != 0 && at >= Header::SIZE => at + 8,
                 _ => NO_ID,
             }
         };
-        let Some(id) = endian.u64_at(record, at) else { return Err(self.id_error(type_, len)) };
-        if id == 0 {
-            return Ok(0);
-        }
-        self.event_of_id(id).ok_or(AttributeError::UnknownId { id })
+        let Some(id) = record.get(..end).and_then(<[u8]>::last_chunk::<8>) else {
+            return Err(self.id_error(type_, len));
+        };
+        let id = endian.u64(*id);
+        // Id 0 goes to the first event (`lookup` gives it without a test of its own).
+        self.lookup(id).ok_or(AttributeError::UnknownId { id })
     }
 
     /// Why the id could not be read (the cold path of attribution).
@@ -493,10 +594,10 @@ where
     fn id_error(&self, type_: u32, len: usize) -> AttributeError {
         let words = len.saturating_sub(Header::SIZE) / 8;
         let pos = if type_ == types::SAMPLE {
-            if self.sample_id_at == NO_ID {
+            if self.sample_id_end == NO_ID {
                 return AttributeError::NoIdPosition;
             }
-            (self.sample_id_at - Header::SIZE) / 8
+            (self.sample_id_end - Header::SIZE) / 8 - 1
         } else {
             if self.is_pos == 0 {
                 return AttributeError::NoIdPosition;
@@ -510,15 +611,17 @@ where
     #[inline(always)]
     pub fn attribute_event(&self, record: &[u8]) -> Result<(usize, &Event), AttributeError> {
         let index = self.attribute(record)?;
-        // `attribute` returns indices of `events()` only.
-        self.events().get(index).map(|e| (index, e)).ok_or(AttributeError::NoEvents)
+        // `attribute` returns indices below `n_events` only (as above).
+        self.events.as_ref().get(index).map(|e| (index, e)).ok_or(AttributeError::NoEvents)
     }
 
     /// [`attribute_walked`](Self::attribute_walked), with the event.
     #[inline(always)]
     pub fn attribute_walked_event(&self, record: &WalkedRecord<'_>) -> Result<(usize, &Event), AttributeError> {
         let index = self.attribute_walked(record)?;
-        self.events().get(index).map(|e| (index, e)).ok_or(AttributeError::NoEvents)
+        // `attribute_walked` returns indices below `n_events` only, so one check against the
+        // storage's length (not the slice of the used events, then the index) suffices.
+        self.events.as_ref().get(index).map(|e| (index, e)).ok_or(AttributeError::NoEvents)
     }
 }
 
@@ -595,15 +698,82 @@ mod tests {
         assert_eq!(set.add_id(a, 5), Ok(None));
         assert_eq!(set.add_id(b, 5), Ok(Some(a)));
         assert_eq!(set.event_of_id(5), Some(b));
-        assert_eq!(set.ids().len(), 1);
+        assert_eq!(set.id_count(), 1);
         assert_eq!(set.add_id(a, 4), Ok(None));
         assert_eq!(set.add_id(a, 6), Err(EventSetError::IdsFull { capacity: 2 }));
         assert_eq!(set.add_id(a, 0), Err(EventSetError::ZeroId));
         assert_eq!(set.add_id(7, 1), Err(EventSetError::NoSuchEvent { index: 7, events: 2 }));
         assert_eq!(set.add_event(&attr(0, true), Endian::Little), Err(EventSetError::EventsFull { capacity: 2 }));
-        // The ids stay sorted whatever the insertion order.
-        let ids = set.ids();
-        assert_eq!((ids.len(), ids[0].id(), ids[1].id()), (2, 4, 5));
+        let mut ids: [(u64, usize); 2] = [(0, 0); 2];
+        for (slot, e) in ids.iter_mut().zip(set.ids()) {
+            *slot = (e.id(), e.event());
+        }
+        ids.sort();
+        assert_eq!((set.id_count(), ids), (2, [(4, a), (5, b)]));
+    }
+
+    /// The id table over caller storage: every id found and unknown ones not, from a table
+    /// twice as large as its ids down to a full one (where an unknown id still ends its probe
+    /// after every slot); ids at the same home wrap past the end of the table; storage handed
+    /// in dirty is cleared; a move to other storage keeps every id or, too small, changes nothing.
+    #[test]
+    fn the_id_table_finds_every_id_at_any_load_and_moves_whole() {
+        extern crate std;
+        use std::vec;
+        for (ids, slots) in [(1000u64, 2000usize), (1000, 1001), (1000, 1000), (1, 1)] {
+            let mut set = EventSet::new([Event::EMPTY; 2], vec![IdEntry { id: 77, event: 1 }; slots]);
+            assert_eq!(set.event_of_id(77), None, "dirty storage is cleared");
+            set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
+            set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
+            // Kernel ids count up; every third one skipped, as other events' would be.
+            let id = |k: u64| 3 * k + 1;
+            for k in 0..ids {
+                assert_eq!(set.add_id((k % 2) as usize, id(k)), Ok(None));
+            }
+            assert_eq!(set.id_count(), ids as usize);
+            for k in 0..ids {
+                assert_eq!(set.event_of_id(id(k)), Some((k % 2) as usize), "id {}", id(k));
+                assert_eq!(set.event_of_id(id(k) + 1), None);
+            }
+            assert_eq!(set.event_of_id(0), None);
+            // Id 0 (synthesized records) goes to the first event, also when no slot is empty.
+            let (zero, n) = sample(&[0]);
+            assert_eq!(set.attribute(&zero[..n]), Ok(0));
+            if ids as usize == slots {
+                assert_eq!(set.add_id(0, 2), Err(EventSetError::IdsFull { capacity: slots }));
+                assert_eq!(set.add_id(1, id(0)), Ok(Some(0)), "a registered id still moves when full");
+                assert_eq!(set.add_id(0, id(0)), Ok(Some(1)));
+            }
+            let small = set.replace_id_storage(vec![IdEntry::EMPTY; ids as usize - 1]);
+            assert_eq!(small.err(), Some(EventSetError::IdsFull { capacity: ids as usize - 1 }));
+            assert_eq!(set.event_of_id(id(ids - 1)), Some(((ids - 1) % 2) as usize), "unchanged");
+            let old = set.replace_id_storage(vec![IdEntry::EMPTY; 4 * slots]).unwrap();
+            assert_eq!((old.len(), set.id_capacity(), set.id_count()), (slots, 4 * slots, ids as usize));
+            for k in 0..ids {
+                assert_eq!(set.event_of_id(id(k)), Some((k % 2) as usize));
+            }
+        }
+        // No id storage at all: id 0 still goes to the first event, any other id is unknown.
+        let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 0]);
+        set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
+        set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
+        let (zero, n) = sample(&[0]);
+        assert_eq!(set.attribute(&zero[..n]), Ok(0));
+        let (five, n) = sample(&[5]);
+        assert_eq!(set.attribute(&five[..n]), Err(AttributeError::UnknownId { id: 5 }));
+        // Three ids whose home is the last slot of a 4-slot table: the 2nd and 3rd wrap to 0, 1.
+        let last: std::vec::Vec<u64> = (1..).filter(|&id| home(id, 4) == 3).take(3).collect();
+        let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+        set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
+        set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
+        for (k, &id) in last.iter().enumerate() {
+            set.add_id(k % 2, id).unwrap();
+        }
+        let table: std::vec::Vec<u64> = set.ids.iter().map(IdEntry::id).collect();
+        assert_eq!(table, [last[1], last[2], 0, last[0]]);
+        for (k, &id) in last.iter().enumerate() {
+            assert_eq!(set.event_of_id(id), Some(k % 2));
+        }
     }
 
     #[test]

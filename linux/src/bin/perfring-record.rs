@@ -168,7 +168,11 @@ fn run() -> Result<(), Error> {
     let file_attrs: Vec<FileAttr> = (0..set.len())
         .map(|i| FileAttr {
             attr: *set.events()[i].attr(),
-            ids: set.ids().iter().filter(|e| e.event() == i).map(|e| e.id()).collect(),
+            ids: {
+                let mut ids: Vec<u64> = set.ids().filter(|e| e.event() == i).map(|e| e.id()).collect();
+                ids.sort_unstable();
+                ids
+            },
         })
         .collect();
 
