@@ -47,8 +47,15 @@ public-api: public-api-json
 
 ## `cargo package` of every published crate in one call (a crate depending on an unpublished
 ## sibling only packages that way), then `cargo +MSRV check` of their lib and bin targets.
+## Cargo extracts each packaged crate from target/package/tmp-registry into
+## $CARGO_HOME/registry/src/-<hash of that path>/ and reuses an extraction that is there, and
+## the artifacts built from it (a registry crate is taken to never change): a clone at a path
+## packaged before verified against the old sources. Those extractions of our crates are
+## removed first (only the local registries' `-*` folders, never crates.io's), and the
+## verification builds in a target folder of its own, emptied first.
 package:
-	$(CARGO) package -q --allow-dirty $(foreach c,$(CRATES),-p $(c))
+	rm -rf target/package target/package-verify $${CARGO_HOME:-$$HOME/.cargo}/registry/src/-*/perfring-[0-9]* $${CARGO_HOME:-$$HOME/.cargo}/registry/src/-*/perfring-data-[0-9]* $${CARGO_HOME:-$$HOME/.cargo}/registry/src/-*/perfring-linux-[0-9]*
+	CARGO_TARGET_DIR=target/package-verify $(CARGO) package -q --allow-dirty $(foreach c,$(CRATES),-p $(c))
 	@echo "make package: $(CRATES) package and verify"
 
 MSRV := $(shell sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
