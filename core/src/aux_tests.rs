@@ -9,12 +9,29 @@ use crate::aux::{flags, AuxConsumer, AuxError, AuxProducer, AuxRecord, AuxtraceR
 use crate::consumer::Scratch;
 use crate::fences::{B_HEAD_STORE, LOCAL};
 use crate::memory::{Area, ModelRing, Position};
-use crate::producer::{Config, Writer};
+use crate::producer::{Config, Producer, Writer};
 use crate::record::{types, Endian, Header};
 use crate::split;
 use crate::RingMemory;
 
 type Ring = ModelRing<64, 8>; // 512-byte data ring, 64-byte AUX area
+
+/// The ends of a data ring over `ring` and the producer of its AUX area (`overwrite` and
+/// `watermark` as [`AuxProducer::new`] takes them).
+fn aux_ring(ring: &mut Ring, overwrite: bool, watermark: usize) -> (crate::split::Ends<'_, Ring>, AuxProducer<&Ring>) {
+    let (data, records) = split(ring, Config::default()).unwrap();
+    // SAFETY: the only AUX producer of this ring: `split` borrowed the ring exclusively, and
+    // the ends returned beside it are its only other users.
+    let aux = unsafe { AuxProducer::new(*data.memory(), overwrite, watermark) }.unwrap();
+    ((data, records), aux)
+}
+
+/// One AUX transaction of all of `bytes` by the anonymous writer: what `output_end` returned.
+fn publish(aux: &mut AuxProducer<&Ring>, data: &Producer<&Ring>, bytes: &[u8]) -> (Option<AuxRecord>, bool) {
+    let mut h = aux.output_begin().unwrap();
+    aux.write(&mut h, bytes).unwrap();
+    aux.output_end(h, bytes.len(), data, &Writer::ANONYMOUS).unwrap()
+}
 
 fn aux_records<M: crate::RingMemory>(c: &mut crate::Consumer<M>) -> Vec<AuxRecord> {
     let mut scratch = Scratch::new();
@@ -31,18 +48,14 @@ fn aux_records<M: crate::RingMemory>(c: &mut crate::Consumer<M>) -> Vec<AuxRecor
 #[test]
 fn non_overwrite_aux_round_trip_emits_aux_records_with_chunk_start_offsets() {
     let mut ring = Ring::new().unwrap();
-    let (data, mut records) = split(&mut ring, Config::default()).unwrap();
+    let ((data, mut records), mut aux) = aux_ring(&mut ring, false, 0);
     let mem = *data.memory();
-    // SAFETY: the only AUX producer of this ring.
-    let mut aux = unsafe { AuxProducer::new(mem, false, 0) }.unwrap();
     let mut reader = AuxConsumer::new(mem).unwrap();
     let mut got = Vec::new();
     let mut sent = Vec::new();
     for round in 0..10u8 {
         let bytes: Vec<u8> = (0..20).map(|i| round * 20 + i).collect();
-        let mut h = aux.output_begin().unwrap();
-        aux.write(&mut h, &bytes).unwrap();
-        let (rec, _) = aux.output_end(h, 20, &data, &Writer::ANONYMOUS).unwrap();
+        let (rec, _) = publish(&mut aux, &data, &bytes);
         assert_eq!(rec, Some(AuxRecord { aux_offset: 20 * u64::from(round), aux_size: 20, flags: 0 }));
         sent.extend_from_slice(&bytes);
         let mut out = [0u8; 64];
@@ -58,10 +71,8 @@ fn non_overwrite_aux_round_trip_emits_aux_records_with_chunk_start_offsets() {
 #[test]
 fn non_overwrite_aux_without_space_fails_until_the_consumer_frees() {
     let mut ring = Ring::new().unwrap();
-    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    let ((data, _c), mut aux) = aux_ring(&mut ring, false, 0);
     let mem = *data.memory();
-    // SAFETY: the only AUX producer of this ring.
-    let mut aux = unsafe { AuxProducer::new(mem, false, 0) }.unwrap();
     let mut h = aux.output_begin().unwrap();
     assert_eq!(h.available(), 63, "CIRC_SPACE keeps one byte free");
     aux.write(&mut h, &[1; 63]).unwrap();
@@ -77,9 +88,7 @@ fn non_overwrite_aux_without_space_fails_until_the_consumer_frees() {
 #[test]
 fn drivers_may_not_set_overwrite_and_truncated_wakes() {
     let mut ring = Ring::new().unwrap();
-    let (data, mut c) = split(&mut ring, Config::default()).unwrap();
-    // SAFETY: the only AUX producer of this ring.
-    let mut aux = unsafe { AuxProducer::new(*data.memory(), false, 1 << 20) }.unwrap();
+    let ((data, mut c), mut aux) = aux_ring(&mut ring, false, 1 << 20);
     let mut h = aux.output_begin().unwrap();
     assert_eq!(h.flag(flags::OVERWRITE), Err(AuxError::OverwriteFlag));
     h.flag(flags::TRUNCATED | flags::PARTIAL).unwrap();
@@ -93,9 +102,7 @@ fn drivers_may_not_set_overwrite_and_truncated_wakes() {
 #[test]
 fn overwrite_mode_sets_overwrite_reports_the_end_offset_and_suppresses_empty_records() {
     let mut ring = Ring::new().unwrap();
-    let (data, mut c) = split(&mut ring, Config::default()).unwrap();
-    // SAFETY: the only AUX producer of this ring.
-    let mut aux = unsafe { AuxProducer::new(*data.memory(), true, 0) }.unwrap();
+    let ((data, mut c), mut aux) = aux_ring(&mut ring, true, 0);
     let mut h = aux.output_begin().unwrap();
     aux.write(&mut h, &[3; 100]).unwrap(); // wraps the 64-byte area
     let (rec, wake) = aux.output_end(h, 100, &data, &Writer::ANONYMOUS).unwrap();
@@ -110,17 +117,13 @@ fn overwrite_mode_sets_overwrite_reports_the_end_offset_and_suppresses_empty_rec
 #[test]
 fn snapshot_returns_the_newest_bytes_oldest_first_and_says_when_data_was_overwritten() {
     let mut ring = Ring::new().unwrap();
-    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    let ((data, _c), mut aux) = aux_ring(&mut ring, true, 0);
     let mem = *data.memory();
-    // SAFETY: the only AUX producer of this ring.
-    let mut aux = unsafe { AuxProducer::new(mem, true, 0) }.unwrap();
     let mut snap = AuxConsumer::new(mem).unwrap();
     let mut all: Vec<u8> = Vec::new();
     let write = |aux: &mut AuxProducer<_>, n: usize, all: &mut Vec<u8>| {
         let bytes: Vec<u8> = (0..n).map(|i| (all.len() + i) as u8).collect();
-        let mut h = aux.output_begin().unwrap();
-        aux.write(&mut h, &bytes).unwrap();
-        aux.output_end(h, n, &data, &Writer::ANONYMOUS).unwrap();
+        publish(aux, &data, &bytes);
         all.extend_from_slice(&bytes);
     };
     write(&mut aux, 40, &mut all);
@@ -164,9 +167,7 @@ fn aux_errors_say_what_was_refused() {
 fn aux_record_carries_the_writers_sample_id_trailer() {
     use crate::record::{sample_type, SampleId};
     let mut ring = Ring::new().unwrap();
-    let (data, mut c) = split(&mut ring, Config::default()).unwrap();
-    // SAFETY: the only AUX producer of this ring.
-    let mut aux = unsafe { AuxProducer::new(*data.memory(), false, 0) }.unwrap();
+    let ((data, mut c), mut aux) = aux_ring(&mut ring, false, 0);
     let st = sample_type::TID | sample_type::TIME | sample_type::IDENTIFIER;
     let sid = SampleId { pid: 10, tid: 11, time: 12345, identifier: 42, ..SampleId::default() };
     let w = Writer { id: 42, sample_id: Some((st, sid)) };
@@ -188,9 +189,7 @@ fn aux_record_carries_the_writers_sample_id_trailer() {
 #[test]
 fn non_overwrite_output_end_publishes_at_most_the_bytes_written() {
     let mut ring = Ring::new().unwrap();
-    let (data, mut c) = split(&mut ring, Config::default()).unwrap();
-    // SAFETY: the only AUX producer of this ring.
-    let mut aux = unsafe { AuxProducer::new(*data.memory(), false, 0) }.unwrap();
+    let ((data, mut c), mut aux) = aux_ring(&mut ring, false, 0);
     let mut h = aux.output_begin().unwrap();
     aux.write(&mut h, &[1; 8]).unwrap();
     assert_eq!(
@@ -211,10 +210,8 @@ fn non_overwrite_output_end_publishes_at_most_the_bytes_written() {
 #[test]
 fn a_hostile_aux_tail_leaves_no_space_and_no_overflow() {
     let mut ring = Ring::new().unwrap();
-    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    let ((data, _c), mut aux) = aux_ring(&mut ring, false, 0);
     let mem = *data.memory();
-    // SAFETY: the only AUX producer of this ring.
-    let mut aux = unsafe { AuxProducer::new(mem, false, 0) }.unwrap();
     let tail = mem.position(Position::AuxTail);
     // A tail exactly one area behind the head: "used" is the whole area.
     tail.store(0usize.wrapping_sub(64), LOCAL);
@@ -232,16 +229,12 @@ fn a_hostile_aux_tail_leaves_no_space_and_no_overflow() {
 #[test]
 fn the_watermark_wakes_the_consumer_once_per_boundary_crossed() {
     let mut ring = Ring::new().unwrap();
-    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    let ((data, _c), mut aux) = aux_ring(&mut ring, false, 16);
     let mem = *data.memory();
-    // SAFETY: the only AUX producer of this ring.
-    let mut aux = unsafe { AuxProducer::new(mem, false, 16) }.unwrap();
     let mut reader = AuxConsumer::new(mem).unwrap();
     let mut wakes = Vec::new();
     for _ in 0..10 {
-        let mut h = aux.output_begin().unwrap();
-        aux.write(&mut h, &[9; 10]).unwrap();
-        wakes.push(aux.output_end(h, 10, &data, &Writer::ANONYMOUS).unwrap().1);
+        wakes.push(publish(&mut aux, &data, &[9; 10]).1);
         reader.read(&mut [0u8; 64]);
     }
     // Heads 10, 20, …, 100 against boundaries every 16 bytes: a wakeup when the head is a
@@ -254,14 +247,10 @@ fn the_watermark_wakes_the_consumer_once_per_boundary_crossed() {
 #[test]
 fn overwrite_mode_head_is_the_end_of_the_last_stretch() {
     let mut ring = Ring::new().unwrap();
-    let (data, _c) = split(&mut ring, Config::default()).unwrap();
-    // SAFETY: the only AUX producer of this ring.
-    let mut aux = unsafe { AuxProducer::new(*data.memory(), true, 0) }.unwrap();
+    let ((data, _c), mut aux) = aux_ring(&mut ring, true, 0);
     assert_eq!(aux.head(), 0);
     for n in [3usize, 70, 1] {
-        let mut h = aux.output_begin().unwrap();
-        aux.write(&mut h, &std::vec![4; n]).unwrap();
-        aux.output_end(h, n, &data, &Writer::ANONYMOUS).unwrap();
+        publish(&mut aux, &data, &std::vec![4; n]);
     }
     assert_eq!(aux.head(), 74);
 }
@@ -284,18 +273,14 @@ fn a_hostile_aux_head_reads_at_most_one_area() {
 fn snapshots_and_reads_at_unaligned_positions_return_exactly_the_bytes_written() {
     let sizes = [13usize, 29, 3, 64, 71, 1, 0, 8, 57, 130, 63, 65, 7];
     let mut ring = Ring::new().unwrap();
-    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    let ((data, _c), mut aux) = aux_ring(&mut ring, true, 0);
     let mem = *data.memory();
-    // SAFETY: the only AUX producer of this ring.
-    let mut aux = unsafe { AuxProducer::new(mem, true, 0) }.unwrap();
     let mut snap = AuxConsumer::new(mem).unwrap();
     let mut all: Vec<u8> = Vec::new();
     let mut last = 0;
     for n in sizes {
         let bytes: Vec<u8> = (0..n).map(|i| (all.len() + i) as u8 ^ 0xa5).collect();
-        let mut h = aux.output_begin().unwrap();
-        aux.write(&mut h, &bytes).unwrap();
-        aux.output_end(h, n, &data, &Writer::ANONYMOUS).unwrap();
+        publish(&mut aux, &data, &bytes);
         all.extend_from_slice(&bytes);
         let mut out = [0u8; 64];
         let s = snap.snapshot(&mut out);
@@ -308,18 +293,14 @@ fn snapshots_and_reads_at_unaligned_positions_return_exactly_the_bytes_written()
 
     // The same stretches through a writable AUX area, read into a 5-byte buffer.
     let mut ring = Ring::new().unwrap();
-    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    let ((data, _c), mut aux) = aux_ring(&mut ring, false, 0);
     let mem = *data.memory();
-    // SAFETY: the only AUX producer of this ring.
-    let mut aux = unsafe { AuxProducer::new(mem, false, 0) }.unwrap();
     let mut reader = AuxConsumer::new(mem).unwrap();
     let (mut sent, mut got) = (Vec::new(), Vec::new());
     for n in sizes {
         let n = n.min(63);
         let bytes: Vec<u8> = (0..n).map(|i| (sent.len() + i) as u8 ^ 0x3c).collect();
-        let mut h = aux.output_begin().unwrap();
-        aux.write(&mut h, &bytes).unwrap();
-        aux.output_end(h, n, &data, &Writer::ANONYMOUS).unwrap();
+        publish(&mut aux, &data, &bytes);
         sent.extend_from_slice(&bytes);
         loop {
             let mut out = [0u8; 5];
@@ -386,14 +367,10 @@ unsafe impl crate::RingMemory for OverwrittenDuringCopy<'_> {
 #[test]
 fn a_snapshot_overwritten_during_its_copy_returns_only_the_bytes_still_there() {
     let mut ring = Ring::new().unwrap();
-    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    let ((data, _c), mut aux) = aux_ring(&mut ring, true, 0);
     let ring = *data.memory();
-    // SAFETY: the only AUX producer of this ring.
-    let mut aux = unsafe { AuxProducer::new(ring, true, 0) }.unwrap();
     let all: Vec<u8> = (0..64).collect();
-    let mut h = aux.output_begin().unwrap();
-    aux.write(&mut h, &all).unwrap();
-    aux.output_end(h, 64, &data, &Writer::ANONYMOUS).unwrap();
+    publish(&mut aux, &data, &all);
     let racing = OverwrittenDuringCopy { ring, bytes: Cell::new(20) };
     let mut snap = AuxConsumer::new(&racing).unwrap();
     let mut out = [0u8; 64];
