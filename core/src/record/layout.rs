@@ -203,22 +203,13 @@ impl SampleLayout {
             return Err(DecodeError::Truncated { field: "header", offset: 0, need: 8, have: bytes.len() });
         };
         if type_ != types::SAMPLE {
-            return Err(DecodeError::InvalidValue {
-                field: "header.type (not a SAMPLE)",
-                value: type_ as u64,
-                offset: 0,
-            });
+            return Err(not_a_sample(type_));
         }
         if bytes.len() > u16::MAX as usize {
             return Err(DecodeError::SizeMismatch { header_size: u16::MAX as usize, len: bytes.len() });
         }
         if bytes.len() < self.fixed_end as usize {
-            return Err(DecodeError::Truncated {
-                field: "sample (fixed fields)",
-                offset: 0,
-                need: self.fixed_end as usize,
-                have: bytes.len(),
-            });
+            return Err(self.too_short(bytes.len()));
         }
         Ok(SampleView { bytes, layout: self, endian: self.ctx.endian })
     }
