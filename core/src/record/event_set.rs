@@ -323,6 +323,10 @@ fn home(id: u64, len: usize) -> usize {
 /// `EventSet::lookup` past a first slot `at` that held another id: the slots after it, in
 /// turn (wrapping), until `id` (its event), an empty slot (`None`, or event 0 for id 0) or
 /// every slot looked at (`None`, or event 0 for id 0: a full table has no empty slot).
+///
+/// (`insert` walks the same slots with its own loop. One probe serving both — "the slot of
+/// `id` or the first empty one" — was measured: the same instructions, but the demo's
+/// records/s against linux-perf-event-reader 6.0–6.2× → 5.3–5.4×, `make bench-decode`.)
 #[inline(always)]
 fn probe(table: &[IdEntry], id: u64, mut at: usize) -> Option<usize> {
     let len = table_len(table);
@@ -505,7 +509,7 @@ where
         }
         let table = storage.as_mut();
         table.fill(IdEntry::EMPTY);
-        for e in self.ids.as_ref().iter().filter(|e| e.id != 0) {
+        for e in self.ids() {
             // Fits: the new table has a slot for every id.
             insert(table, *e)?;
         }
