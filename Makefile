@@ -151,6 +151,8 @@ bench-instructions:
 	r1=$$(count rtrb-producer 100000); r2=$$(count rtrb-producer 200000); \
 	s1=$$(count rtrb-consumer 100000); s2=$$(count rtrb-consumer 200000); \
 	d1=$$(count decode 100000); d2=$$(count decode 200000); \
+	u1=$$(count decode-fused 100000); u2=$$(count decode-fused 200000); \
+	f1=$$(count decode-fixed 100000); f2=$$(count decode-fixed 200000); \
 	e1=$$(count decode-setup 100000); e2=$$(count decode-setup 200000); \
 	rprod=$$(( (r2 - r1) / 100000 )); rcons=$$(( ((s2 - s1) - (r2 - r1)) / 100000 )); \
 	prod=$$(( (p2 - p1) / 100000 )); prod32=$$(( (q2 - q1) / 100000 )); cons=$$(( ((c2 - c1) - (p2 - p1)) / 100000 )); \
@@ -159,7 +161,10 @@ bench-instructions:
 	echo "consumer (batch read, per 40-byte record):                            $$cons instructions per record"; \
 	echo "reference, rtrb producer (write_chunk(32) + 32-byte copy + commit):    $$rprod instructions per record"; \
 	echo "reference, rtrb consumer (read_chunk(32) + commit, per record):        $$rcons instructions per record"; \
-	echo "decoder: walk + event lookup (2 events) + ip, pid, tid, time, period:  $$(( ((d2 - d1) - (e2 - e1)) / 100000 )) instructions per SAMPLE (IDENTIFIER|IP|TID|TIME|PERIOD)"
+	echo "decoder: walk + event lookup (2 events) + the event index, ip, pid, tid, time, period, per SAMPLE (IDENTIFIER|IP|TID|TIME|PERIOD):"; \
+	echo "  run-time layout, attribute_walked_event + Event::sample_walked:     $$(( ((d2 - d1) - (e2 - e1)) / 100000 )) instructions per SAMPLE"; \
+	echo "  run-time layout, one step (EventSet::sample_walked):                $$(( ((u2 - u1) - (e2 - e1)) / 100000 )) instructions per SAMPLE"; \
+	echo "  compile-time layout (EventSet::fixed, FixedEvents::sample):         $$(( ((f2 - f1) - (e2 - e1)) / 100000 )) instructions per SAMPLE"
 
 ## The reader's CPU time per record drained and decoded from a real kernel ring (issue 20):
 ## perfring-linux beside perf-event2's Sampler, same event, same run (needs perf events: root or

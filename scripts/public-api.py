@@ -24,6 +24,10 @@ def main(path):
         p = paths.get(str(id_))
         return "::".join(p["path"]) if p else index.get(str(id_), {}).get("name", "?")
 
+    def const_arg(c):
+        """A const generic argument: its expression (`SAMPLE_TYPE`, `{ A | B }`) as written."""
+        return c.get("expr", "") if isinstance(c, dict) else str(c or "")
+
     def ty(t):
         if t is None:
             return "()"
@@ -35,7 +39,7 @@ def main(path):
             s = v.get("path") or v.get("name") or name_of(v.get("id"))
             s = s.split("::")[-1]
             if args and "angle_bracketed" in args:
-                a = [ty(x.get("type")) if "type" in x else (x.get("lifetime") or str(x.get("const", "")))
+                a = [ty(x.get("type")) if "type" in x else (x.get("lifetime") or const_arg(x.get("const")))
                      for x in args["angle_bracketed"]["args"]]
                 a += [f"{c['name']}={ty(c['binding'].get('equality', {}).get('type'))}"
                       for c in args["angle_bracketed"].get("constraints", []) if "binding" in c]

@@ -15,7 +15,10 @@
 //! views never panic, and when `decode` succeeds every field a view offers equals the decoded
 //! one; an `EventSet` of two events with that layout attributes the record without panicking
 //! (to one of its events, or with a typed error); `Walker` walks the record bytes (as ring and as
-//! perf.data records) to an end without panicking or looping, never past the input; a decoded record re-encodes (unless padding makes it outgrow
+//! perf.data records) to an end without panicking or looping, never past the input; the
+//! compile-time layouts of `EventSet::fixed` (four `sample_type`s, two events) attribute each
+//! walked record as `attribute_walked` does and read the fields the run-time view reads, or
+//! give a typed error; a decoded record re-encodes (unless padding makes it outgrow
 //! `header.size`'s limit), and after that one normalisation (string areas, RAW/stack/AUX and
 //! TEXT_POKE padding), encoding is a fixed point: decode(encode(r)) encodes to the same bytes.
 //! The fixed-point check is skipped for samples whose branch stack is empty under
@@ -25,8 +28,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use perfring::record::{
-    attr_flags, branch_sample_type, decode, Attr, DecodeContext, EncodeError, Endian, Event, EventSet, IdEntry, Record,
-    SampleLayout, Walker,
+    attr_flags, branch_sample_type, decode, sample_type as st, Attr, DecodeContext, EncodeError, Endian, Event,
+    EventSet, IdEntry, Record, SampleError, SampleLayout, Walker,
 };
 
 const HEAD: usize = 41;
@@ -80,7 +83,10 @@ fn fast_path(bytes: &[u8], ctx: &DecodeContext, full: Option<&Record<'_>>) {
         assert_eq!(fields, (rec.time(), rec.id(), rec.stream_id(), rec.cpu(), rec.pid(), rec.tid()), "{rec:?}");
         if let Record::Sample(s) = rec {
             let v = sample.expect("a decoded SAMPLE has a view");
-            assert_eq!((v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr()), (s.identifier, s.ip, s.tid, s.time, s.addr));
+            assert_eq!(
+                (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr()),
+                (s.identifier, s.ip, s.tid, s.time, s.addr)
+            );
             assert_eq!((v.id(), v.stream_id(), v.cpu(), v.period()), (s.id, s.stream_id, s.cpu, s.period));
             assert_eq!(v.read(), Ok(s.read));
             assert_eq!(v.callchain(), Ok(s.callchain));
@@ -115,6 +121,39 @@ fn fast_path(bytes: &[u8], ctx: &DecodeContext, full: Option<&Record<'_>>) {
     }
 }
 
+/// `bytes` walked and read through `EventSet::fixed::<ST>` (two events, ids 1–4): a record it
+/// accepts goes to the event `attribute_walked` names and reads the run-time view's fields.
+fn fixed_path<const ST: u64>(bytes: &[u8], endian: Endian) {
+    let attr = Attr { sample_type: ST, ..Attr::ZERO };
+    let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+    for ids in [[1, 2], [3, 4]] {
+        let e = set.add_event(&attr, endian).unwrap();
+        for id in ids {
+            set.add_id(e, id).unwrap();
+        }
+    }
+    let fixed = set.fixed::<ST>().unwrap();
+    for r in Walker::perf_data(bytes, endian) {
+        let Ok(r) = r else { break };
+        match fixed.sample(&r) {
+            Ok((index, f)) => {
+                assert_eq!(set.attribute_walked(&r), Ok(index));
+                let v = set.event(index).unwrap().sample_walked(&r).unwrap();
+                assert_eq!(
+                    (f.identifier(), f.ip(), f.pid_tid(), f.time(), f.addr()),
+                    (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr())
+                );
+                assert_eq!(
+                    (f.id(), f.stream_id(), f.cpu(), f.period(), f.misc()),
+                    (v.id(), v.stream_id(), v.cpu(), v.period(), v.misc())
+                );
+            }
+            Err(SampleError::Attribute(e)) => assert_eq!(set.attribute_walked(&r), Err(e)),
+            Err(SampleError::Decode(_)) => {}
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let _ = Attr::from_bytes(data, Endian::Little);
     let _ = Attr::from_bytes(data, Endian::Big);
@@ -122,6 +161,12 @@ fuzz_target!(|data: &[u8]| {
     let ctx = context(head);
     let decoded = decode(bytes, &ctx);
     fast_path(bytes, &ctx, decoded.as_ref().ok());
+    const PREFIX: u64 =
+        st::IDENTIFIER | st::IP | st::TID | st::TIME | st::ADDR | st::ID | st::STREAM_ID | st::CPU | st::PERIOD;
+    fixed_path::<{ st::IDENTIFIER | st::IP | st::TID | st::TIME | st::PERIOD }>(bytes, ctx.endian);
+    fixed_path::<{ st::IP | st::TID | st::TIME | st::ID | st::CPU }>(bytes, ctx.endian);
+    fixed_path::<{ PREFIX }>(bytes, ctx.endian);
+    fixed_path::<{ st::IDENTIFIER | st::CALLCHAIN }>(bytes, ctx.endian);
     let Ok(first) = decoded else { return };
     let Some(b2) = encode(&first, &ctx) else { return };
     let second = decode(&b2, &ctx).unwrap_or_else(|e| panic!("re-encoded record fails to decode: {e}\n{first:?}"));

@@ -11,8 +11,11 @@
 //!
 //! `instructions decode N` (issue 18): N SAMPLE records of two events (IDENTIFIER|IP|TID|TIME|
 //! PERIOD, 48 bytes, ids alternating over four), built in a buffer, then walked with `Walker`,
-//! attributed with `EventSet`, and ip, pid, tid, time and period read through the event's
-//! `SampleView` into a fold. `decode-setup N` only builds the buffer: the Makefile subtracts it.
+//! attributed with `EventSet` (storage in `Vec`s), and the event's index, ip, pid, tid, time and period read through the event's
+//! `SampleView` into a fold. `decode-fused N` does the same in one step
+//! (`EventSet::sample_walked`), `decode-fixed N` with the layout named at compile time
+//! (`EventSet::fixed`, `FixedEvents::sample`). `decode-setup N` only builds the buffer: the
+//! Makefile subtracts it.
 //!
 //! `instructions rtrb-producer N` / `rtrb-consumer N`: the same counts for rtrb, the fastest
 //! peer of `make bench`, as a reference: N × (`write_chunk(32)` + 32-byte copy + `commit_all`),
@@ -35,8 +38,10 @@ fn main() {
         "consumer" => run::<40>(n, true),
         "rtrb-producer" => rtrb_run(n, false),
         "rtrb-consumer" => rtrb_run(n, true),
-        "decode-setup" => decode_run(n, false),
-        "decode" => decode_run(n, true),
+        "decode-setup" => decode_run(n, Decode::Setup),
+        "decode" => decode_run(n, Decode::Layout),
+        "decode-fixed" => decode_run(n, Decode::Fixed),
+        "decode-fused" => decode_run(n, Decode::Fused),
         _ => run::<40>(n, false),
     }
 }
@@ -105,11 +110,27 @@ fn rtrb_run(n: usize, consume: bool) {
     }
 }
 
-/// N two-event samples, then (if `walk`) the walk + attribution + five fields of each.
-fn decode_run(n: usize, walk: bool) {
+/// What `decode_run` does after building its records.
+#[derive(PartialEq)]
+enum Decode {
+    /// Nothing (the Makefile subtracts this run).
+    Setup,
+    /// Attribution, then the event's run-time `SampleView`.
+    Layout,
+    /// `EventSet::sample_walked`'s one step: attribution and the run-time view.
+    Fused,
+    /// `EventSet::fixed`'s one step: attribution and a `FixedSample` of the compile-time layout.
+    Fixed,
+}
+
+/// N two-event samples, then the walk + attribution + five fields of each (`how`).
+fn decode_run(n: usize, how: Decode) {
     const SIZE: usize = 48;
-    let attr = Attr { sample_type: st::IDENTIFIER | st::IP | st::TID | st::TIME | st::PERIOD, ..Attr::ZERO };
-    let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 8]);
+    const ST: u64 = st::IDENTIFIER | st::IP | st::TID | st::TIME | st::PERIOD;
+    let attr = Attr { sample_type: ST, ..Attr::ZERO };
+    // Storage whose sizes the compiler does not know, as a tool's (with arrays the id table's
+    // length folds into the hash: 3 fewer instructions for the compile-time layout).
+    let mut set = EventSet::new(black_box(vec![Event::EMPTY; 2]), black_box(vec![IdEntry::EMPTY; 8]));
     for ids in [[11, 12], [21, 22]] {
         let e = set.add_event(&attr, Endian::NATIVE).unwrap();
         for id in ids {
@@ -126,20 +147,50 @@ fn decode_run(n: usize, walk: bool) {
         }
     }
     let buf = black_box(buf);
-    if !walk {
-        return;
-    }
     let mut acc = 0u64;
-    for r in Walker::perf_data(&buf, Endian::NATIVE) {
-        let Ok(r) = r else { std::process::abort() };
-        let Ok((_, event)) = set.attribute_walked_event(&r) else { std::process::abort() };
-        let Ok(v) = event.sample_walked(&r) else { std::process::abort() };
-        acc = acc
-            .wrapping_add(v.ip().unwrap_or(0))
-            .wrapping_add(u64::from(v.pid().unwrap_or(0)))
-            .wrapping_add(u64::from(v.tid().unwrap_or(0)))
-            .wrapping_add(v.time().unwrap_or(0))
-            .wrapping_add(v.period().unwrap_or(0));
+    match how {
+        Decode::Setup => return,
+        Decode::Layout => {
+            for r in Walker::perf_data(&buf, Endian::NATIVE) {
+                let Ok(r) = r else { std::process::abort() };
+                let Ok((index, event)) = set.attribute_walked_event(&r) else { std::process::abort() };
+                let Ok(v) = event.sample_walked(&r) else { std::process::abort() };
+                acc = acc
+                    .wrapping_add(index as u64)
+                    .wrapping_add(v.ip().unwrap_or(0))
+                    .wrapping_add(u64::from(v.pid().unwrap_or(0)))
+                    .wrapping_add(u64::from(v.tid().unwrap_or(0)))
+                    .wrapping_add(v.time().unwrap_or(0))
+                    .wrapping_add(v.period().unwrap_or(0));
+            }
+        }
+        Decode::Fused => {
+            for r in Walker::perf_data(&buf, Endian::NATIVE) {
+                let Ok(r) = r else { std::process::abort() };
+                let Ok((index, v)) = set.sample_walked(&r) else { std::process::abort() };
+                acc = acc
+                    .wrapping_add(index as u64)
+                    .wrapping_add(v.ip().unwrap_or(0))
+                    .wrapping_add(u64::from(v.pid().unwrap_or(0)))
+                    .wrapping_add(u64::from(v.tid().unwrap_or(0)))
+                    .wrapping_add(v.time().unwrap_or(0))
+                    .wrapping_add(v.period().unwrap_or(0));
+            }
+        }
+        Decode::Fixed => {
+            let Ok(fixed) = set.fixed::<ST>() else { std::process::abort() };
+            for r in Walker::perf_data(&buf, Endian::NATIVE) {
+                let Ok(r) = r else { std::process::abort() };
+                let Ok((index, v)) = fixed.sample(&r) else { std::process::abort() };
+                acc = acc
+                    .wrapping_add(index as u64)
+                    .wrapping_add(v.ip().unwrap_or(0))
+                    .wrapping_add(u64::from(v.pid().unwrap_or(0)))
+                    .wrapping_add(u64::from(v.tid().unwrap_or(0)))
+                    .wrapping_add(v.time().unwrap_or(0))
+                    .wrapping_add(v.period().unwrap_or(0));
+            }
+        }
     }
     black_box(acc);
 }

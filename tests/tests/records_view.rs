@@ -7,6 +7,9 @@
 //! 2. `multi_event_captures_attribute_every_sample_to_the_event_perf_script_names`: in the
 //!    captures with two events (a group with READ, two tracepoints), the event each sample is
 //!    attributed to is the one `perf script` names for it.
+//! 3. `fixed_layouts_agree_with_the_run_time_layouts_on_every_sample_of_every_fixture`: each
+//!    fixture read again through `EventSet::fixed` with its `sample_type` named at compile time:
+//!    every sample goes to the same event and reads the same fixed fields.
 //!
 //! perf runs at test time for (2); without it the test prints "skipped: perf not found".
 #![cfg(not(loom))]
@@ -260,4 +263,70 @@ fn multi_event_captures_attribute_every_sample_to_the_event_perf_script_names() 
         checked += 1;
     }
     assert!(checked >= 2, "fewer than two multi-event fixtures");
+}
+
+/// Every SAMPLE of `file` through `EventSet::fixed::<ST>`: the same event as `attribute_walked`
+/// and the same fixed fields as the event's run-time view. Returns the samples checked.
+fn fixed_agrees<const ST: u64>(file: &PerfData, set: &EventSet<Vec<Event>, Vec<IdEntry>>) -> usize {
+    let fixed = set.fixed::<ST>().unwrap();
+    let mut n = 0;
+    for r in Walker::perf_data(data_section(file), file.endian) {
+        let r = r.unwrap();
+        if r.header.type_ != types::SAMPLE {
+            continue;
+        }
+        let (index, f) = fixed.sample(&r).unwrap_or_else(|e| panic!("record at {}: {e}", r.offset));
+        assert_eq!(set.attribute_walked(&r), Ok(index), "record at {}", r.offset);
+        let v = set.event(index).unwrap().sample_walked(&r).unwrap();
+        let what = format!("sample at {}", r.offset);
+        assert_eq!(
+            (f.misc(), f.identifier(), f.ip(), f.pid_tid()),
+            (v.misc(), v.identifier(), v.ip(), v.pid_tid()),
+            "{what}"
+        );
+        assert_eq!((f.time(), f.addr(), f.id(), f.stream_id()), (v.time(), v.addr(), v.id(), v.stream_id()), "{what}");
+        assert_eq!((f.cpu(), f.period(), f.bytes()), (v.cpu(), v.period(), v.bytes()), "{what}");
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn fixed_layouts_agree_with_the_run_time_layouts_on_every_sample_of_every_fixture() {
+    use perfring::record::sample_type as st;
+    // The fixtures' sample_types (`perf evlist -v`), each named at compile time.
+    const BASE: u64 = st::IP | st::TID | st::TIME;
+    const SWITCH: u64 = BASE | st::ID | st::CPU;
+    const DWARF: u64 = BASE | st::ADDR | st::CALLCHAIN | st::REGS_USER | st::STACK_USER | st::REGS_INTR | st::DATA_SRC;
+    const GROUP: u64 = BASE | st::READ | st::IDENTIFIER;
+    const MANY: u64 = BASE
+        | st::ADDR
+        | st::CALLCHAIN
+        | st::CPU
+        | st::DATA_SRC
+        | st::PHYS_ADDR
+        | st::CGROUP
+        | st::DATA_PAGE_SIZE
+        | st::CODE_PAGE_SIZE
+        | st::WEIGHT_STRUCT;
+    const RAW: u64 = BASE | st::ID | st::CPU | st::PERIOD | st::RAW;
+    let mut checked = 0;
+    for path in fixtures() {
+        let file = PerfData::open(&path).unwrap();
+        let set = event_set(&file);
+        let sample_type = set.event(0).unwrap().context().sample_type;
+        let n = match sample_type {
+            BASE => fixed_agrees::<BASE>(&file, &set),
+            SWITCH => fixed_agrees::<SWITCH>(&file, &set),
+            DWARF => fixed_agrees::<DWARF>(&file, &set),
+            GROUP => fixed_agrees::<GROUP>(&file, &set),
+            MANY => fixed_agrees::<MANY>(&file, &set),
+            RAW => fixed_agrees::<RAW>(&file, &set),
+            other => panic!("{}: sample_type {other:#x}: name it here", path.display()),
+        };
+        assert!(n > 0, "{}: no samples", path.display());
+        println!("{}: {n} samples, fixed and run-time layouts agree", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 6);
 }

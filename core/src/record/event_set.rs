@@ -23,6 +23,10 @@
 //! (`evlist->heads`): an attribution looks at one slot when the table has room, however many
 //! ids there are; give it about twice the ids you add.
 //!
+//! A SAMPLE's event and its view come in one step from [`EventSet::sample_walked`]; when the
+//! events' `sample_type` is known at compile time, [`EventSet::fixed`] reads their fixed fields
+//! at constant offsets ([`FixedSample`](super::FixedSample)).
+//!
 //! ```
 //! use perfring::record::{sample_type as st, Attr, Endian, Event, EventSet, IdEntry};
 //! let attr = Attr { sample_type: st::IDENTIFIER | st::IP, size: Attr::SIZE_VER0, ..Attr::default() };
@@ -346,6 +350,22 @@ fn probe(table: &[IdEntry], id: u64, mut at: usize) -> Option<usize> {
     (id == 0).then_some(0)
 }
 
+/// `EventSet::lookup` over `table`: the event of `id`, and the first event for id 0.
+#[inline(always)]
+pub(super) fn lookup(table: &[IdEntry], id: u64) -> Option<usize> {
+    let len = table_len(table);
+    let at = home(id, len);
+    // No slot at all (empty storage): id 0 still goes to the first event.
+    let Some(e) = table.get(at) else { return (id == 0).then_some(0) };
+    if e.id == id {
+        return Some(e.event());
+    }
+    if e.id == 0 {
+        return None;
+    }
+    probe(table, id, at)
+}
+
 /// Put `entry` in `table`: at the slot of its id if it is there (its previous event
 /// returned), else at the first empty slot from its home; `IdsFull` when there is none.
 fn insert(table: &mut [IdEntry], entry: IdEntry) -> Result<Option<usize>, EventSetError> {
@@ -478,18 +498,13 @@ where
     /// home, whatever the number of ids (measured: BENCHMARKS.md "Decoding").
     #[inline(always)]
     fn lookup(&self, id: u64) -> Option<usize> {
-        let table = self.ids.as_ref();
-        let len = table_len(table);
-        let at = home(id, len);
-        // No slot at all (empty storage): id 0 still goes to the first event.
-        let Some(e) = table.get(at) else { return (id == 0).then_some(0) };
-        if e.id == id {
-            return Some(e.event());
-        }
-        if e.id == 0 {
-            return None;
-        }
-        probe(table, id, at)
+        lookup(self.ids.as_ref(), id)
+    }
+
+    /// The used events and the id table, for a [`FixedEvents`](super::FixedEvents) that reads
+    /// them without the storage types.
+    pub(super) fn parts(&self) -> (&[Event], &[IdEntry]) {
+        (self.events(), self.ids.as_ref())
     }
 
     /// The event storage, to grow it (e.g. `Vec::resize` when
@@ -611,6 +626,25 @@ where
         AttributeError::IdOutsideRecord { type_, pos, words }
     }
 
+    /// The index of the event that wrote the SAMPLE `record` and the view of it through that
+    /// event's layout, in one step: [`attribute_walked`](Self::attribute_walked) then
+    /// [`SampleLayout::sample_walked`](super::SampleLayout::sample_walked), with the record's
+    /// type tested once.
+    #[inline(always)]
+    pub fn sample_walked<'a>(
+        &'a self,
+        record: &WalkedRecord<'a>,
+    ) -> Result<(usize, SampleView<'a>), super::SampleError> {
+        let type_ = record.header.type_;
+        if type_ != types::SAMPLE {
+            return Err(super::layout::not_a_sample(type_).into());
+        }
+        let index = self.attribute_typed(types::SAMPLE, record.bytes, record.endian)?;
+        // `attribute_typed` returns indices below `n_events` only.
+        let event = self.events.as_ref().get(index).ok_or(AttributeError::NoEvents)?;
+        Ok((index, event.layout.sample_walked(record)?))
+    }
+
     /// [`attribute`](Self::attribute), with the event.
     #[inline(always)]
     pub fn attribute_event(&self, record: &[u8]) -> Result<(usize, &Event), AttributeError> {
@@ -692,6 +726,53 @@ mod tests {
         let round = [68, 0, 0, 0, 0, 0, 8, 0];
         assert_eq!(set.attribute(&round), Err(AttributeError::NotAnEventRecord { type_: 68 }));
         assert_eq!(set.attribute(&round[..4]), Err(AttributeError::Truncated { len: 4 }));
+    }
+
+    /// `sample_walked` attributes and views in one step, with `attribute_walked`'s event and
+    /// the event's own view; each way it can fail is a typed error of the step that failed.
+    #[test]
+    fn sample_walked_is_attribution_then_the_events_view_in_one_step() {
+        use super::super::{DecodeError, SampleError, Walker};
+        let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+        let a = set.add_event(&attr(T, true), Endian::Little).unwrap();
+        let b = set.add_event(&attr(T, true), Endian::Little).unwrap();
+        set.add_id(a, 11).unwrap();
+        set.add_id(b, 22).unwrap();
+        fn walk(bytes: &[u8], endian: Endian) -> WalkedRecord<'_> {
+            Walker::perf_data(bytes, endian).next().unwrap().unwrap()
+        }
+        for (id, want) in [(22, Ok(b)), (11, Ok(a)), (0, Ok(a)), (99, Err(AttributeError::UnknownId { id: 99 }))] {
+            let (s, n) = sample(&[0x400000, 7, 1000, id, 3, 1]);
+            let r = walk(&s[..n], Endian::Little);
+            assert_eq!(set.attribute_walked(&r), want);
+            match set.sample_walked(&r) {
+                Ok((index, v)) => {
+                    assert_eq!(Ok(index), want);
+                    assert_eq!((v.ip(), v.id(), v.period()), (Some(0x400000), Some(id), Some(1)));
+                }
+                Err(e) => assert_eq!(Err(e), want.map_err(SampleError::Attribute)),
+            }
+        }
+        // Too short for the id (at word 3): attribution fails; long enough for the id but not
+        // for CPU and PERIOD after it: the view does.
+        let (s, n) = sample(&[0x400000, 7]);
+        let e = set.sample_walked(&walk(&s[..n], Endian::Little)).map(|_| ()).unwrap_err();
+        assert_eq!(e, SampleError::Attribute(AttributeError::IdOutsideRecord { type_: 9, pos: 3, words: 2 }));
+        let (s, n) = sample(&[0x400000, 7, 1000, 22]);
+        let e = set.sample_walked(&walk(&s[..n], Endian::Little)).map(|_| ()).unwrap_err();
+        assert!(matches!(e, SampleError::Decode(DecodeError::Truncated { need: 56, have: 40, .. })), "{e:?}");
+        // Another record type; a record walked in the other byte order (id 0 reads the same
+        // both ways, so it reaches the event's view, which names the two orders).
+        let (c, n) = comm(&[7, 1000, 22, 3]);
+        let e = set.sample_walked(&walk(&c[..n], Endian::Little)).map(|_| ()).unwrap_err();
+        assert!(matches!(e, SampleError::Decode(DecodeError::InvalidValue { value: 3, .. })), "{e:?}");
+        let (s, n) = sample(&[0x400000, 7, 1000, 0, 3, 1]);
+        let crossed = WalkedRecord { endian: Endian::Big, ..walk(&s[..n], Endian::Little) };
+        let e = set.sample_walked(&crossed).map(|_| ()).unwrap_err();
+        assert_eq!(
+            e,
+            SampleError::Decode(DecodeError::ByteOrderMismatch { layout: Endian::Little, record: Endian::Big })
+        );
     }
 
     #[test]

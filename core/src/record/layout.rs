@@ -156,6 +156,29 @@ impl SampleLayout {
         self.fixed_end as usize
     }
 
+    /// The offset (header included) of the fixed SAMPLE field `bit`, one of IDENTIFIER, IP,
+    /// TID, TIME, ADDR, ID, STREAM_ID, CPU and PERIOD; `None` when the event lacks it (or `bit`
+    /// is another field).
+    pub(super) const fn fixed_offset(&self, bit: u64) -> Option<usize> {
+        let off = match bit {
+            st::IDENTIFIER => self.identifier,
+            st::IP => self.ip,
+            st::TID => self.tid,
+            st::TIME => self.time,
+            st::ADDR => self.addr,
+            st::ID => self.id,
+            st::STREAM_ID => self.stream_id,
+            st::CPU => self.cpu,
+            st::PERIOD => self.period,
+            _ => ABSENT,
+        };
+        if off == ABSENT {
+            None
+        } else {
+            Some(off as usize)
+        }
+    }
+
     /// Size of the `sample_id` trailer of non-SAMPLE records (0 without `sample_id_all`).
     pub const fn trailer_size(&self) -> usize {
         self.trailer as usize
@@ -261,7 +284,7 @@ impl SampleLayout {
 }
 
 #[cold]
-fn not_a_sample(type_: u32) -> DecodeError {
+pub(super) fn not_a_sample(type_: u32) -> DecodeError {
     DecodeError::InvalidValue { field: "header.type (not a SAMPLE)", value: type_ as u64, offset: 0 }
 }
 

@@ -14,6 +14,21 @@
 //!   with the context are an [`EncodeError`].
 //! * Unknown types (perf.data's ≥ 64 included) decode to [`Record::Unknown`], raw.
 //!
+//! # Reading records at ring speed
+//!
+//! For a stream of records (a consumer batch, a perf.data data section), from the most general
+//! to the fastest (instructions per two-event IDENTIFIER|IP|TID|TIME|PERIOD SAMPLE, walk and
+//! event lookup included, `make bench-instructions`; BENCHMARKS.md "Decoding"):
+//!
+//! * [`Walker`] hands out each record with its parsed header, bounds checked once;
+//! * [`EventSet::sample_walked`] finds the SAMPLE's event by its id and views it through the
+//!   event's run-time [`SampleLayout`]: a [`SampleView`] (75); [`EventSet::attribute_walked`]
+//!   and [`RecordView`] do the same for any record;
+//! * [`EventSet::fixed`] checks once that every event has the `sample_type` named at compile
+//!   time, then [`FixedEvents::sample`] finds the event and gives a [`FixedSample`] whose fields
+//!   sit at constant offsets (53);
+//! * [`decode`] stays the complete reference, and the views are tested against it.
+//!
 //! Sources: KERNEL-NOTES §6 (`core.c:perf_output_sample`, the uapi comments, each emitter),
 //! checked against `perf report -D` by `tests/tests/records_golden.rs`.
 //!
@@ -113,6 +128,7 @@ mod encode;
 mod endian;
 mod error;
 mod event_set;
+mod fixed;
 mod header;
 mod layout;
 mod lost;
@@ -148,6 +164,7 @@ pub use decode::{decode, decode_into, decode_parsed, type_name, MiscFlags, Recor
 pub use endian::Endian;
 pub use error::{DecodeError, EncodeError};
 pub use event_set::{AttributeError, Event, EventSet, EventSetError, IdEntry, Inconsistency};
+pub use fixed::{FixedEvents, FixedLayoutError, FixedSample, SampleError};
 pub use header::{misc, types, CpuMode, Header};
 pub use layout::{RecordView, SampleLayout, SampleView};
 pub use lost::{Lost, LostRecord, LostSamples, LOST_BODY_SIZE};

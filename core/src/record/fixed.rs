@@ -1,0 +1,515 @@
+//! A SAMPLE layout known when the consumer is compiled: [`FixedEvents`] attributes a SAMPLE and
+//! hands out a [`FixedSample`] whose fields sit at constant offsets, in one step.
+//!
+//! A tool that opens its own events, or a host reading a firmware's ring, knows their
+//! `sample_type` when it is written. Naming it as a const parameter lets the compiler fold
+//! every field's `sample_type` test and offset to a constant: reading a field is one load, and
+//! a view is one length check against a constant. [`EventSet::fixed`] checks once that every
+//! event of the set has exactly that `sample_type` (and one byte order), so a record is never
+//! read with offsets its event did not write.
+//!
+//! The constant part is the fixed prefix, IDENTIFIER through PERIOD; READ, CALLCHAIN, RAW and
+//! the fields after them are read through the event's run-time layout
+//! (`set.event(index)` then [`Event::sample`](super::Event::sample) on
+//! [`FixedSample::bytes`]).
+//!
+//! ```
+//! use perfring::record::{sample_type as st, types, Attr, Endian, Event, EventSet, IdEntry, Walker};
+//! const ST: u64 = st::IDENTIFIER | st::IP | st::TID | st::TIME;
+//! let attr = Attr { sample_type: ST, size: Attr::SIZE_VER0, ..Attr::default() };
+//! let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 8]);
+//! let cycles = set.add_event(&attr, Endian::NATIVE).unwrap();
+//! let faults = set.add_event(&attr, Endian::NATIVE).unwrap();
+//! set.add_id(cycles, 100).unwrap();
+//! set.add_id(faults, 200).unwrap();
+//! // A SAMPLE of `faults`: header {type 9, size 40}, IDENTIFIER, IP, {pid, tid}, TIME.
+//! let mut ring = Vec::new();
+//! ring.extend_from_slice(&[9, 0, 0, 0, 0, 0, 40, 0]);
+//! for word in [200u64, 0x1234, (7 << 32) | 8, 5_000] {
+//!     ring.extend_from_slice(&word.to_ne_bytes());
+//! }
+//! let fixed = set.fixed::<ST>().unwrap();
+//! for record in Walker::new(&ring, Endian::NATIVE) {
+//!     let record = record.unwrap();
+//!     if record.header.type_ != types::SAMPLE {
+//!         continue;
+//!     }
+//!     let (event, sample) = fixed.sample(&record).unwrap();
+//!     assert_eq!(event, faults);
+//!     assert_eq!((sample.ip(), sample.pid(), sample.tid()), (Some(0x1234), Some(8), Some(7)));
+//!     assert_eq!((sample.time(), sample.period()), (Some(5_000), None));
+//! }
+//! ```
+
+use core::fmt;
+
+use super::event_set::{lookup, AttributeError, Event, EventSet, IdEntry};
+use super::header::types;
+use super::sample_type as st;
+use super::{DecodeContext, DecodeError, Endian, PidTid, SampleCpu, SampleLayout, WalkedRecord};
+
+/// The fixed-prefix fields (all 8 bytes), in any order.
+const PREFIX: u64 =
+    st::IDENTIFIER | st::IP | st::TID | st::TIME | st::ADDR | st::ID | st::STREAM_ID | st::CPU | st::PERIOD;
+
+/// The layout of `SAMPLE_TYPE`, as [`SampleLayout::new`] computes it for any event.
+struct Offsets<const SAMPLE_TYPE: u64>;
+
+impl<const SAMPLE_TYPE: u64> Offsets<SAMPLE_TYPE> {
+    const LAYOUT: SampleLayout =
+        SampleLayout::new(&DecodeContext { sample_type: SAMPLE_TYPE, ..DecodeContext::new(Endian::NATIVE) });
+    /// Bytes of a SAMPLE up to the end of PERIOD's place: header and the fixed-prefix fields.
+    const END: usize = 8 + 8 * (SAMPLE_TYPE & PREFIX).count_ones() as usize;
+    /// Where the event id ends: IDENTIFIER's, else ID's (perf's `id_pos`); 0 without either.
+    const ID_END: usize = match Self::LAYOUT.id_pos() {
+        Some(pos) => 16 + 8 * pos,
+        None => 0,
+    };
+
+    // Each field's offset, `None` when `SAMPLE_TYPE` lacks it: constants.
+    const IDENTIFIER: Option<usize> = Self::LAYOUT.fixed_offset(st::IDENTIFIER);
+    const IP: Option<usize> = Self::LAYOUT.fixed_offset(st::IP);
+    const TID: Option<usize> = Self::LAYOUT.fixed_offset(st::TID);
+    const TIME: Option<usize> = Self::LAYOUT.fixed_offset(st::TIME);
+    const ADDR: Option<usize> = Self::LAYOUT.fixed_offset(st::ADDR);
+    const ID: Option<usize> = Self::LAYOUT.fixed_offset(st::ID);
+    const STREAM_ID: Option<usize> = Self::LAYOUT.fixed_offset(st::STREAM_ID);
+    const CPU: Option<usize> = Self::LAYOUT.fixed_offset(st::CPU);
+    const PERIOD: Option<usize> = Self::LAYOUT.fixed_offset(st::PERIOD);
+}
+
+/// Why [`EventSet::fixed`] refused a set: its records cannot all be read with one
+/// compile-time layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FixedLayoutError {
+    /// The set has no events: add them first.
+    NoEvents,
+    /// An event's `sample_type` is not the one named: name that one, or read this set
+    /// through the run-time layouts ([`EventSet::attribute_walked_event`]).
+    SampleTypeDiffers {
+        /// The event.
+        event: usize,
+        /// Its `sample_type`.
+        sample_type: u64,
+        /// The `sample_type` named.
+        fixed: u64,
+    },
+    /// An event's records are in another byte order than the first event's.
+    ByteOrderDiffers {
+        /// The event.
+        event: usize,
+    },
+    /// Several events, but `sample_type` has neither IDENTIFIER nor ID, so nothing in a
+    /// SAMPLE tells them apart: record with `PERF_SAMPLE_IDENTIFIER`.
+    NoIdPosition,
+}
+
+impl fmt::Display for FixedLayoutError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            FixedLayoutError::NoEvents => write!(f, "the event set is empty: add the events first"),
+            FixedLayoutError::SampleTypeDiffers { event, sample_type, fixed } => write!(
+                f,
+                "event {event} has sample_type {sample_type:#x}, not the fixed {fixed:#x}: \
+                 read it through its run-time layout"
+            ),
+            FixedLayoutError::ByteOrderDiffers { event } => {
+                write!(f, "event {event}'s records are in another byte order than the first event's")
+            }
+            FixedLayoutError::NoIdPosition => write!(
+                f,
+                "several events, but the fixed sample_type lacks IDENTIFIER and ID: \
+                 record with PERF_SAMPLE_IDENTIFIER"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for FixedLayoutError {}
+
+/// Why a SAMPLE could not be attributed and viewed in one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SampleError {
+    /// The record is not a SAMPLE of this layout: another type, another byte order, or too
+    /// short for its fixed fields.
+    Decode(DecodeError),
+    /// Its event could not be found (an id the set does not know).
+    Attribute(AttributeError),
+}
+
+impl From<DecodeError> for SampleError {
+    fn from(e: DecodeError) -> Self {
+        SampleError::Decode(e)
+    }
+}
+
+impl From<AttributeError> for SampleError {
+    fn from(e: AttributeError) -> Self {
+        SampleError::Attribute(e)
+    }
+}
+
+impl fmt::Display for SampleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SampleError::Decode(e) => e.fmt(f),
+            SampleError::Attribute(e) => e.fmt(f),
+        }
+    }
+}
+
+impl core::error::Error for SampleError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            SampleError::Decode(e) => Some(e),
+            SampleError::Attribute(e) => Some(e),
+        }
+    }
+}
+
+/// The events of an [`EventSet`] whose `sample_type` is `SAMPLE_TYPE`, checked once by
+/// [`EventSet::fixed`] (module docs). Borrows the set: no event or id changes while it lives.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedEvents<'s, const SAMPLE_TYPE: u64> {
+    events: &'s [Event],
+    ids: &'s [IdEntry],
+    endian: Endian,
+}
+
+impl<E, I> EventSet<E, I>
+where
+    E: AsRef<[Event]> + AsMut<[Event]>,
+    I: AsRef<[IdEntry]> + AsMut<[IdEntry]>,
+{
+    /// The set's events read with the compile-time layout of `SAMPLE_TYPE` (module docs):
+    /// refused unless every event has exactly that `sample_type` and the first event's byte
+    /// order, and, with several events, `SAMPLE_TYPE` carries an id.
+    pub fn fixed<const SAMPLE_TYPE: u64>(&self) -> Result<FixedEvents<'_, SAMPLE_TYPE>, FixedLayoutError> {
+        let (events, ids) = self.parts();
+        let first = events.first().ok_or(FixedLayoutError::NoEvents)?;
+        let endian = first.context().endian;
+        for (event, e) in events.iter().enumerate() {
+            let sample_type = e.context().sample_type;
+            if sample_type != SAMPLE_TYPE {
+                return Err(FixedLayoutError::SampleTypeDiffers { event, sample_type, fixed: SAMPLE_TYPE });
+            }
+            if e.context().endian != endian {
+                return Err(FixedLayoutError::ByteOrderDiffers { event });
+            }
+        }
+        if events.len() > 1 && Offsets::<SAMPLE_TYPE>::ID_END == 0 {
+            return Err(FixedLayoutError::NoIdPosition);
+        }
+        Ok(FixedEvents { events, ids, endian })
+    }
+}
+
+impl<'s, const SAMPLE_TYPE: u64> FixedEvents<'s, SAMPLE_TYPE> {
+    /// The events, in the order they were added to the set.
+    pub fn events(&self) -> &'s [Event] {
+        self.events
+    }
+
+    /// Event `index` (for the fields past the fixed prefix, through its run-time layout).
+    pub fn event(&self, index: usize) -> Option<&'s Event> {
+        self.events.get(index)
+    }
+
+    /// The byte order of the events' records.
+    pub fn endian(&self) -> Endian {
+        self.endian
+    }
+
+    /// The index of the event that wrote the SAMPLE `record`, and a view of its fixed fields:
+    /// checks the type, the byte order and that the fixed prefix fits, once; then finds the
+    /// event by its id with [`EventSet::attribute`]'s rules (a set of one event takes every
+    /// SAMPLE; id 0 goes to the first event; any other unknown id is
+    /// [`AttributeError::UnknownId`]).
+    ///
+    /// Test `record.header.type_` first when the walk holds other records too: the compiler
+    /// folds this method's own test into yours.
+    #[inline(always)]
+    pub fn sample<'a>(&self, record: &WalkedRecord<'a>) -> Result<(usize, FixedSample<'a, SAMPLE_TYPE>), SampleError> {
+        if record.header.type_ != types::SAMPLE {
+            return Err(not_a_sample(record.header.type_));
+        }
+        if record.endian != self.endian {
+            return Err(DecodeError::ByteOrderMismatch { layout: self.endian, record: record.endian }.into());
+        }
+        let sample = FixedSample::new(record.bytes, record.endian)?;
+        if self.events.len() < 2 {
+            return Ok((0, sample));
+        }
+        // With several events `fixed` made sure the id has a place (ID_END ≥ 16), and `new`
+        // that the record reaches it: this read is one load.
+        let at = Offsets::<SAMPLE_TYPE>::ID_END.wrapping_sub(8);
+        let id = record.endian.u64_at(record.bytes, at).unwrap_or(0);
+        match lookup(self.ids, id) {
+            Some(index) => Ok((index, sample)),
+            None => Err(AttributeError::UnknownId { id }.into()),
+        }
+    }
+}
+
+#[cold]
+fn not_a_sample(type_: u32) -> SampleError {
+    DecodeError::InvalidValue { field: "header.type (not a SAMPLE)", value: type_ as u64, offset: 0 }.into()
+}
+
+#[cold]
+fn too_short(need: usize, have: usize) -> DecodeError {
+    DecodeError::Truncated { field: "sample (fixed fields)", offset: 0, need, have }
+}
+
+/// A SAMPLE whose fixed fields (IDENTIFIER through PERIOD) sit where `SAMPLE_TYPE` puts them:
+/// each accessor is one load at a constant offset, `None` exactly when `SAMPLE_TYPE` lacks the
+/// field. Made by [`FixedEvents::sample`].
+#[derive(Debug, Clone, Copy)]
+pub struct FixedSample<'a, const SAMPLE_TYPE: u64> {
+    /// At least `Offsets::<SAMPLE_TYPE>::END` bytes (checked in `new`).
+    bytes: &'a [u8],
+    endian: Endian,
+}
+
+impl<'a, const SAMPLE_TYPE: u64> FixedSample<'a, SAMPLE_TYPE> {
+    /// `bytes` (a whole SAMPLE record) if its fixed fields fit.
+    #[inline(always)]
+    fn new(bytes: &'a [u8], endian: Endian) -> Result<Self, DecodeError> {
+        let need = Offsets::<SAMPLE_TYPE>::END;
+        if bytes.len() < need {
+            return Err(too_short(need, bytes.len()));
+        }
+        Ok(FixedSample { bytes, endian })
+    }
+
+    /// The 8 bytes at `at`, a field's constant offset: `None` when `SAMPLE_TYPE` lacks it.
+    /// (The bounds check compares constants with the length `new` checked, so it folds away:
+    /// measured, not assumed, BENCHMARKS.md "Decoding".)
+    #[inline(always)]
+    fn word(&self, at: Option<usize>) -> Option<[u8; 8]> {
+        let at = at?;
+        self.bytes.get(at..at + 8)?.first_chunk::<8>().copied()
+    }
+
+    /// The record bytes, header included.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+    /// `header.misc`.
+    #[inline]
+    pub fn misc(&self) -> u16 {
+        self.bytes.first_chunk::<8>().map_or(0, |h| self.endian.u16([h[4], h[5]]))
+    }
+    /// IDENTIFIER.
+    #[inline]
+    pub fn identifier(&self) -> Option<u64> {
+        self.word(Offsets::<SAMPLE_TYPE>::IDENTIFIER).map(|b| self.endian.u64(b))
+    }
+    /// IP.
+    #[inline]
+    pub fn ip(&self) -> Option<u64> {
+        self.word(Offsets::<SAMPLE_TYPE>::IP).map(|b| self.endian.u64(b))
+    }
+    /// TID: `{pid, tid}`.
+    #[inline]
+    pub fn pid_tid(&self) -> Option<PidTid> {
+        let (pid, tid) = self.endian.u32_pair_at(&self.word(Offsets::<SAMPLE_TYPE>::TID)?, 0)?;
+        Some(PidTid { pid, tid })
+    }
+    /// TID's pid.
+    #[inline]
+    pub fn pid(&self) -> Option<u32> {
+        self.pid_tid().map(|p| p.pid)
+    }
+    /// TID's tid.
+    #[inline]
+    pub fn tid(&self) -> Option<u32> {
+        self.pid_tid().map(|p| p.tid)
+    }
+    /// TIME.
+    #[inline]
+    pub fn time(&self) -> Option<u64> {
+        self.word(Offsets::<SAMPLE_TYPE>::TIME).map(|b| self.endian.u64(b))
+    }
+    /// ADDR.
+    #[inline]
+    pub fn addr(&self) -> Option<u64> {
+        self.word(Offsets::<SAMPLE_TYPE>::ADDR).map(|b| self.endian.u64(b))
+    }
+    /// ID.
+    #[inline]
+    pub fn id(&self) -> Option<u64> {
+        self.word(Offsets::<SAMPLE_TYPE>::ID).map(|b| self.endian.u64(b))
+    }
+    /// STREAM_ID.
+    #[inline]
+    pub fn stream_id(&self) -> Option<u64> {
+        self.word(Offsets::<SAMPLE_TYPE>::STREAM_ID).map(|b| self.endian.u64(b))
+    }
+    /// CPU: `{cpu, res}`.
+    #[inline]
+    pub fn cpu(&self) -> Option<SampleCpu> {
+        let (cpu, res) = self.endian.u32_pair_at(&self.word(Offsets::<SAMPLE_TYPE>::CPU)?, 0)?;
+        Some(SampleCpu { cpu, res })
+    }
+    /// PERIOD.
+    #[inline]
+    pub fn period(&self) -> Option<u64> {
+        self.word(Offsets::<SAMPLE_TYPE>::PERIOD).map(|b| self.endian.u64(b))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{read_format as rf, Attr, Walker};
+
+    fn attr(sample_type: u64) -> Attr {
+        Attr { sample_type, size: Attr::SIZE_VER0, ..Attr::ZERO }
+    }
+
+    /// A SAMPLE of `words` body words after the header, in `endian` order.
+    fn record(words: &[u64], endian: Endian) -> ([u8; 256], usize) {
+        let mut b = [0u8; 256];
+        let size = 8 + 8 * words.len();
+        b[..4].copy_from_slice(&endian.put_u32(types::SAMPLE));
+        b[4..6].copy_from_slice(&endian.put_u16(0x4002));
+        b[6..8].copy_from_slice(&endian.put_u16(size as u16));
+        for (i, w) in words.iter().enumerate() {
+            b[8 + 8 * i..16 + 8 * i].copy_from_slice(&endian.put_u64(*w));
+        }
+        (b, size)
+    }
+
+    /// Every accessor of a `FixedSample<ST>` reads what the run-time `SampleView` of an event
+    /// with `sample_type` ST reads, in both byte orders, for records of distinct words with and
+    /// without words past the fixed prefix.
+    fn agrees<const ST: u64>() {
+        for endian in [Endian::Little, Endian::Big] {
+            for extra in [0, 3] {
+                let n = (ST & PREFIX).count_ones() as usize + extra;
+                let words: [u64; 16] = core::array::from_fn(|i| 0x0101_0101_0101_0101 * (i as u64 + 1) + ST);
+                let (bytes, size) = record(&words[..n], endian);
+                let bytes = &bytes[..size];
+                let mut set = EventSet::new([Event::EMPTY; 1], [IdEntry::EMPTY; 0]);
+                set.add_event(&attr(ST), endian).unwrap();
+                let fixed = set.fixed::<ST>().unwrap();
+                let walked = Walker::perf_data(bytes, endian).next().unwrap().unwrap();
+                let (index, f) = fixed.sample(&walked).unwrap();
+                assert_eq!((index, f.bytes(), f.misc()), (0, bytes, 0x4002));
+                // One byte short of the fixed prefix: a typed error, not a read past the record.
+                if extra == 0 && n > 0 {
+                    let short = &bytes[..size - 1];
+                    let walked = WalkedRecord { bytes: short, ..walked };
+                    assert_eq!(
+                        fixed.sample(&walked).map(|_| ()),
+                        Err(SampleError::Decode(DecodeError::Truncated {
+                            field: "sample (fixed fields)",
+                            offset: 0,
+                            need: size,
+                            have: size - 1
+                        }))
+                    );
+                }
+                // The run-time prefix also holds READ (without GROUP): give it its word.
+                if ST & st::READ != 0 && extra == 0 {
+                    continue;
+                }
+                let v = fixed.event(index).unwrap().sample(bytes).unwrap();
+                assert_eq!((f.identifier(), f.ip(), f.pid_tid()), (v.identifier(), v.ip(), v.pid_tid()), "{ST:#x}");
+                assert_eq!((f.pid(), f.tid(), f.time(), f.addr()), (v.pid(), v.tid(), v.time(), v.addr()));
+                assert_eq!((f.id(), f.stream_id(), f.cpu(), f.period()), (v.id(), v.stream_id(), v.cpu(), v.period()));
+                // Each field present in ST is read, from one of the record's words.
+                let read = [f.identifier(), f.ip(), f.time(), f.addr(), f.id(), f.stream_id(), f.period()];
+                let bits = [st::IDENTIFIER, st::IP, st::TIME, st::ADDR, st::ID, st::STREAM_ID, st::PERIOD];
+                for (value, bit) in read.iter().zip(bits) {
+                    assert_eq!(value.is_some(), ST & bit != 0, "{ST:#x} {bit:#x}");
+                    assert!(value.map_or(true, |v| words[..n].contains(&v)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_fixed_sample_reads_what_the_run_time_view_reads() {
+        agrees::<0>();
+        agrees::<{ st::IP | st::TID | st::TIME | st::PERIOD }>();
+        agrees::<{ st::IDENTIFIER | st::IP | st::TID | st::TIME | st::PERIOD }>();
+        agrees::<{ PREFIX }>();
+        agrees::<{ PREFIX & !st::IDENTIFIER }>();
+        agrees::<{ st::TIME | st::ID | st::CPU | st::STREAM_ID }>();
+        agrees::<{ st::IDENTIFIER | st::ADDR | st::CPU | st::CALLCHAIN | st::RAW }>();
+        agrees::<{ st::IP | st::TID | st::READ | st::CALLCHAIN | st::BRANCH_STACK }>();
+    }
+
+    const ST: u64 = st::IP | st::TID | st::TIME | st::ID | st::CPU | st::PERIOD;
+
+    #[test]
+    fn fixed_refuses_a_set_it_cannot_read_with_one_layout() {
+        let empty = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+        assert_eq!(empty.fixed::<ST>().map(|_| ()), Err(FixedLayoutError::NoEvents));
+        let mut set = EventSet::new([Event::EMPTY; 3], [IdEntry::EMPTY; 4]);
+        set.add_event(&attr(ST), Endian::Little).unwrap();
+        assert!(set.fixed::<ST>().is_ok());
+        assert_eq!(
+            set.fixed::<{ ST | st::IDENTIFIER }>().map(|_| ()),
+            Err(FixedLayoutError::SampleTypeDiffers { event: 0, sample_type: ST, fixed: ST | st::IDENTIFIER })
+        );
+        // The same sample_type with another read_format is the same prefix: accepted.
+        set.add_event(&Attr { read_format: rf::ID, ..attr(ST) }, Endian::Little).unwrap();
+        assert!(set.fixed::<ST>().is_ok());
+        set.add_event(&attr(ST), Endian::Big).unwrap();
+        assert_eq!(set.fixed::<ST>().map(|_| ()), Err(FixedLayoutError::ByteOrderDiffers { event: 2 }));
+        // Several events and no id in the SAMPLE: nothing tells them apart.
+        const NO_ID: u64 = st::IP | st::TIME;
+        let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+        set.add_event(&attr(NO_ID), Endian::Little).unwrap();
+        assert!(set.fixed::<NO_ID>().is_ok(), "one event needs no id");
+        set.add_event(&attr(NO_ID), Endian::Little).unwrap();
+        assert_eq!(set.fixed::<NO_ID>().map(|_| ()), Err(FixedLayoutError::NoIdPosition));
+    }
+
+    /// Attribution by `FixedEvents::sample` is `attribute_walked`'s, with the id at `id_pos` 3
+    /// (ID after IP, TID, TIME), in both byte orders; unknown ids, other record types and a
+    /// walk in the other byte order are typed errors.
+    #[test]
+    fn a_fixed_sample_goes_to_the_event_of_its_id_as_attribute_walked_says() {
+        for endian in [Endian::Little, Endian::Big] {
+            let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 8]);
+            let a = set.add_event(&attr(ST), endian).unwrap();
+            let b = set.add_event(&attr(ST), endian).unwrap();
+            for (event, id) in [(a, 11), (b, 22), (a, 12), (b, 23)] {
+                set.add_id(event, id).unwrap();
+            }
+            let fixed = set.fixed::<ST>().unwrap();
+            for (id, want) in [(11, Ok(a)), (23, Ok(b)), (0, Ok(a)), (99, Err(AttributeError::UnknownId { id: 99 }))] {
+                let (bytes, size) = record(&[0x400000, (7 << 32) | 8, 1000, id, 3, 1], endian);
+                let walked = Walker::new(&bytes[..size], endian).next().unwrap().unwrap();
+                assert_eq!(set.attribute_walked(&walked), want);
+                let got = fixed.sample(&walked);
+                assert_eq!(got.map(|(index, _)| index), want.map_err(SampleError::Attribute));
+                if let Ok((index, s)) = got {
+                    let v = set.event(index).unwrap().sample_walked(&walked).unwrap();
+                    assert_eq!((s.id(), s.cpu(), s.period()), (Some(id), v.cpu(), Some(1)));
+                }
+                let other = match endian {
+                    Endian::Little => Endian::Big,
+                    Endian::Big => Endian::Little,
+                };
+                let wrong = WalkedRecord { endian: other, ..walked };
+                assert_eq!(
+                    fixed.sample(&wrong).map(|_| ()),
+                    Err(SampleError::Decode(DecodeError::ByteOrderMismatch { layout: endian, record: other }))
+                );
+            }
+            let mut round = [0u8; 8];
+            round[..4].copy_from_slice(&endian.put_u32(types::FINISHED_ROUND));
+            round[6..].copy_from_slice(&endian.put_u16(8));
+            let walked = Walker::perf_data(&round, endian).next().unwrap().unwrap();
+            let err = fixed.sample(&walked).map(|_| ()).unwrap_err();
+            assert!(matches!(err, SampleError::Decode(DecodeError::InvalidValue { value: 68, .. })), "{err:?}");
+        }
+    }
+}
