@@ -471,6 +471,30 @@ mod tests {
         assert_eq!(set.fixed::<NO_ID>().map(|_| ()), Err(FixedLayoutError::NoIdPosition));
     }
 
+    /// The errors say what to do, and `SampleError` is its cause's message with the cause as
+    /// its source.
+    #[test]
+    fn the_errors_name_the_event_and_what_to_do() {
+        extern crate std;
+        use core::error::Error as _;
+        use std::string::ToString;
+        let differs = FixedLayoutError::SampleTypeDiffers { event: 2, sample_type: 0x7, fixed: 0x107 };
+        assert_eq!(
+            differs.to_string(),
+            "event 2 has sample_type 0x7, not the fixed 0x107: read it through its run-time layout"
+        );
+        assert!(FixedLayoutError::NoEvents.to_string().contains("add the events first"));
+        assert!(FixedLayoutError::ByteOrderDiffers { event: 1 }.to_string().contains("event 1's records"));
+        assert!(FixedLayoutError::NoIdPosition.to_string().contains("PERF_SAMPLE_IDENTIFIER"));
+        let unknown = AttributeError::UnknownId { id: 99 };
+        let e = SampleError::from(unknown);
+        assert_eq!(e.to_string(), unknown.to_string());
+        assert_eq!(e.source().map(|s| s.to_string()), Some(unknown.to_string()));
+        let short = too_short(48, 40);
+        let e = SampleError::from(short);
+        assert_eq!((e.to_string(), e.source().map(|s| s.to_string())), (short.to_string(), Some(short.to_string())));
+    }
+
     /// Attribution by `FixedEvents::sample` is `attribute_walked`'s, with the id at `id_pos` 3
     /// (ID after IP, TID, TIME), in both byte orders; unknown ids, other record types and a
     /// walk in the other byte order are typed errors.
