@@ -38,8 +38,8 @@ use std::time::Duration;
 
 use perfring::consumer::RawRecord;
 use perfring::record::{
-    types, AttributeError, DecodeError, Endian, Event as Layout, EventSet, EventSetError, Header, IdEntry,
-    Inconsistency, Record, RecordView, SampleView,
+    types, AttributeError, DecodeError, Endian, Event as Layout, EventSet, EventSetError, FixedSample, Header, IdEntry,
+    Inconsistency, Record, RecordView, SampleError, SampleView,
 };
 
 use crate::error::{io as io_err, Error, OpenError};
@@ -405,6 +405,16 @@ impl<'a> SessionRecord<'a> {
     pub fn sample(&self) -> Option<SampleView<'a>> {
         let (_, layout) = self.event.ok()?;
         (self.header.type_ == types::SAMPLE).then(|| layout.sample(self.bytes).ok()).flatten()
+    }
+
+    /// The SAMPLE's fixed fields (IDENTIFIER through PERIOD) at the constant offsets of
+    /// `SAMPLE_TYPE`, the `sample_type` its event was opened with
+    /// ([`Event::fixed_sample`](perfring::record::Event::fixed_sample)): each field one load.
+    /// A typed error if this is not a SAMPLE of a known event with that `sample_type`.
+    #[inline]
+    pub fn fixed<const SAMPLE_TYPE: u64>(&self) -> Result<FixedSample<'a, SAMPLE_TYPE>, SampleError> {
+        let (_, layout) = self.event.map_err(SampleError::Attribute)?;
+        layout.fixed_sample(self.bytes)
     }
 
     /// A lazy view of any record of a known event.

@@ -7,7 +7,7 @@ use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use perfring::record::{sample_type as st, types};
+use perfring::record::{sample_type as st, types, SampleError};
 use perfring_linux::attr::software;
 use perfring_linux::{EventAttr, Session, SessionBuilder, SessionError};
 
@@ -43,6 +43,15 @@ fn a_commands_records_are_attributed_to_their_event_on_their_cpu() {
         .run(|r| {
             let event = r.event().unwrap_or_else(|e| panic!("unattributed {:?}: {e}", r.header));
             if let Some(s) = r.sample() {
+                // The compile-time layout of the sample_type the events were opened with reads
+                // the same fields; another sample_type is refused.
+                const IDS: u64 = st::IDENTIFIER | st::TID | st::CPU | st::PERIOD;
+                let f = r.fixed::<IDS>().unwrap();
+                assert_eq!(
+                    (f.identifier(), f.pid_tid(), f.cpu(), f.period()),
+                    (s.identifier(), s.pid_tid(), s.cpu(), s.period())
+                );
+                assert!(matches!(r.fixed::<{ IDS | st::IP }>(), Err(SampleError::SampleTypeDiffers { .. })));
                 assert_eq!(s.pid(), Some(pid));
                 assert_eq!(s.cpu().map(|c| c.cpu), Some(r.cpu), "a ring holds its own CPU's samples");
                 // The periods tell the two events apart: a wrong attribution shows here.

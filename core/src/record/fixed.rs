@@ -8,6 +8,10 @@
 //! event of the set has exactly that `sample_type` (and one byte order), so a record is never
 //! read with offsets its event did not write.
 //!
+//! A record already attributed (a `perfring-linux` session's, whose events the tool opened)
+//! gets the same view from its event: [`Event::fixed_sample`] checks that event's
+//! `sample_type` against the one named, per record.
+//!
 //! The constant part is the fixed prefix, IDENTIFIER through PERIOD; READ, CALLCHAIN, RAW and
 //! the fields after them are read through the event's run-time layout
 //! (`set.event(index)` then [`Event::sample`](super::Event::sample) on
@@ -137,6 +141,14 @@ pub enum SampleError {
     Decode(DecodeError),
     /// Its event could not be found (an id the set does not know).
     Attribute(AttributeError),
+    /// The event's `sample_type` is not the one named ([`Event::fixed_sample`]): name that
+    /// one, or read the record through the event's run-time layout ([`Event::sample`]).
+    SampleTypeDiffers {
+        /// The event's `sample_type`.
+        sample_type: u64,
+        /// The `sample_type` named.
+        fixed: u64,
+    },
 }
 
 impl From<DecodeError> for SampleError {
@@ -156,6 +168,11 @@ impl fmt::Display for SampleError {
         match self {
             SampleError::Decode(e) => e.fmt(f),
             SampleError::Attribute(e) => e.fmt(f),
+            SampleError::SampleTypeDiffers { sample_type, fixed } => write!(
+                f,
+                "the event's sample_type is {sample_type:#x}, not the fixed {fixed:#x}: \
+                 read it through its run-time layout"
+            ),
         }
     }
 }
@@ -165,6 +182,7 @@ impl core::error::Error for SampleError {
         match self {
             SampleError::Decode(e) => Some(e),
             SampleError::Attribute(e) => Some(e),
+            SampleError::SampleTypeDiffers { .. } => None,
         }
     }
 }
@@ -249,6 +267,31 @@ impl<'s, const SAMPLE_TYPE: u64> FixedEvents<'s, SAMPLE_TYPE> {
         match lookup(self.ids, id) {
             Some(index) => Ok((index, sample)),
             None => Err(AttributeError::UnknownId { id }.into()),
+        }
+    }
+}
+
+impl Event {
+    /// Its SAMPLE record `bytes` (header included) through the compile-time layout of
+    /// `SAMPLE_TYPE`, for a record already attributed to this event (e.g. a
+    /// `perfring-linux` session's): refused unless the event's `sample_type` is exactly
+    /// `SAMPLE_TYPE` ([`SampleError::SampleTypeDiffers`]); then the record's type and the fixed
+    /// prefix's length are checked once, and each field is one load at a constant offset.
+    /// For a stream of records of several events, [`EventSet::fixed`] checks the events once
+    /// instead of per record.
+    #[inline]
+    pub fn fixed_sample<'a, const SAMPLE_TYPE: u64>(
+        &self,
+        bytes: &'a [u8],
+    ) -> Result<FixedSample<'a, SAMPLE_TYPE>, SampleError> {
+        let ctx = self.context();
+        if ctx.sample_type != SAMPLE_TYPE {
+            return Err(SampleError::SampleTypeDiffers { sample_type: ctx.sample_type, fixed: SAMPLE_TYPE });
+        }
+        match ctx.endian.u32_at(bytes, 0) {
+            Some(types::SAMPLE) => Ok(FixedSample::new(bytes, ctx.endian)?),
+            Some(type_) => Err(not_a_sample(type_)),
+            None => Err(DecodeError::Truncated { field: "header", offset: 0, need: 8, have: bytes.len() }.into()),
         }
     }
 }
@@ -471,6 +514,33 @@ mod tests {
         assert_eq!(set.fixed::<NO_ID>().map(|_| ()), Err(FixedLayoutError::NoIdPosition));
     }
 
+    /// `Event::fixed_sample` reads what the set's one step reads, for the event's own
+    /// `sample_type` only; other types and short records are typed errors.
+    #[test]
+    fn an_attributed_event_gives_its_fixed_sample_for_its_own_sample_type_only() {
+        for endian in [Endian::Little, Endian::Big] {
+            let event = Event::new(&attr(ST), endian);
+            let (bytes, size) = record(&[0x400000, (7 << 32) | 8, 1000, 22, 3, 1], endian);
+            let bytes = &bytes[..size];
+            let f = event.fixed_sample::<ST>(bytes).unwrap();
+            let v = event.sample(bytes).unwrap();
+            assert_eq!((f.ip(), f.pid_tid(), f.time(), f.id()), (v.ip(), v.pid_tid(), v.time(), v.id()));
+            assert_eq!((f.cpu(), f.period(), f.identifier(), f.addr()), (v.cpu(), v.period(), None, None));
+            assert_eq!(
+                event.fixed_sample::<{ ST | st::ADDR }>(bytes).map(|_| ()),
+                Err(SampleError::SampleTypeDiffers { sample_type: ST, fixed: ST | st::ADDR })
+            );
+            let e = event.fixed_sample::<ST>(&bytes[..size - 8]).map(|_| ()).unwrap_err();
+            assert!(matches!(e, SampleError::Decode(DecodeError::Truncated { need: 56, have: 48, .. })), "{e:?}");
+            let e = event.fixed_sample::<ST>(&bytes[..3]).map(|_| ()).unwrap_err();
+            assert!(matches!(e, SampleError::Decode(DecodeError::Truncated { field: "header", .. })), "{e:?}");
+            let mut comm = [0u8; 8];
+            comm[..4].copy_from_slice(&endian.put_u32(types::COMM));
+            let e = event.fixed_sample::<ST>(&comm).map(|_| ()).unwrap_err();
+            assert!(matches!(e, SampleError::Decode(DecodeError::InvalidValue { value: 3, .. })), "{e:?}");
+        }
+    }
+
     /// The errors say what to do, and `SampleError` is its cause's message with the cause as
     /// its source.
     #[test]
@@ -486,6 +556,11 @@ mod tests {
         assert!(FixedLayoutError::NoEvents.to_string().contains("add the events first"));
         assert!(FixedLayoutError::ByteOrderDiffers { event: 1 }.to_string().contains("event 1's records"));
         assert!(FixedLayoutError::NoIdPosition.to_string().contains("PERF_SAMPLE_IDENTIFIER"));
+        let e = SampleError::SampleTypeDiffers { sample_type: 0x7, fixed: 0x107 };
+        assert_eq!(
+            (e.to_string().as_str(), e.source().is_none()),
+            ("the event's sample_type is 0x7, not the fixed 0x107: read it through its run-time layout", true)
+        );
         let unknown = AttributeError::UnknownId { id: 99 };
         let e = SampleError::from(unknown);
         assert_eq!(e.to_string(), unknown.to_string());
