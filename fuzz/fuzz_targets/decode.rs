@@ -17,8 +17,9 @@
 //! (to one of its events, or with a typed error); `Walker` walks the record bytes (as ring and as
 //! perf.data records) to an end without panicking or looping, never past the input; the
 //! compile-time layouts of `EventSet::fixed` (four `sample_type`s, two events) attribute each
-//! walked record as `attribute_walked` does and read the fields the run-time view reads, or
-//! give a typed error; a decoded record re-encodes (unless padding makes it outgrow
+//! walked record as `attribute_walked` does and read the fields the run-time view reads (and
+//! `Event::fixed_sample` the same), or give a typed error; `Event::fixed_sample` on any record
+//! never panics; a decoded record re-encodes (unless padding makes it outgrow
 //! `header.size`'s limit), and after that one normalisation (string areas, RAW/stack/AUX and
 //! TEXT_POKE padding), encoding is a fixed point: decode(encode(r)) encodes to the same bytes.
 //! The fixed-point check is skipped for samples whose branch stack is empty under
@@ -138,6 +139,11 @@ fn fixed_path<const ST: u64>(bytes: &[u8], endian: Endian) {
         match fixed.sample(&r) {
             Ok((index, f)) => {
                 assert_eq!(set.attribute_walked(&r), Ok(index));
+                let e = set.event(index).unwrap().fixed_sample::<ST>(r.bytes).unwrap();
+                assert_eq!(
+                    (e.identifier(), e.ip(), e.pid_tid(), e.time(), e.period()),
+                    (f.identifier(), f.ip(), f.pid_tid(), f.time(), f.period())
+                );
                 let v = set.event(index).unwrap().sample_walked(&r).unwrap();
                 assert_eq!(
                     (f.identifier(), f.ip(), f.pid_tid(), f.time(), f.addr()),
@@ -150,7 +156,9 @@ fn fixed_path<const ST: u64>(bytes: &[u8], endian: Endian) {
             }
             Err(SampleError::Attribute(e)) => assert_eq!(set.attribute_walked(&r), Err(e)),
             Err(SampleError::Decode(_)) => {}
+            Err(e) => panic!("FixedEvents::sample: {e:?}"),
         }
+        let _ = set.event(0).unwrap().fixed_sample::<ST>(r.bytes);
     }
 }
 

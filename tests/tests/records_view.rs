@@ -9,7 +9,8 @@
 //!    attributed to is the one `perf script` names for it.
 //! 3. `fixed_layouts_agree_with_the_run_time_layouts_on_every_sample_of_every_fixture`: each
 //!    fixture read again through `EventSet::fixed` with its `sample_type` named at compile time:
-//!    every sample goes to the same event and reads the same fixed fields.
+//!    every sample goes to the same event and reads the same fixed fields, also through
+//!    `Event::fixed_sample`.
 //!
 //! perf runs at test time for (2); without it the test prints "skipped: perf not found".
 #![cfg(not(loom))]
@@ -286,6 +287,10 @@ fn fixed_agrees<const ST: u64>(file: &PerfData, set: &EventSet<Vec<Event>, Vec<I
         );
         assert_eq!((f.time(), f.addr(), f.id(), f.stream_id()), (v.time(), v.addr(), v.id(), v.stream_id()), "{what}");
         assert_eq!((f.cpu(), f.period(), f.bytes()), (v.cpu(), v.period(), v.bytes()), "{what}");
+        // The same view from the attributed event, as a perfring-linux session gets it.
+        let e = set.event(index).unwrap().fixed_sample::<ST>(r.bytes).unwrap();
+        assert_eq!((e.identifier(), e.ip(), e.pid_tid(), e.time()), (f.identifier(), f.ip(), f.pid_tid(), f.time()));
+        assert_eq!((e.addr(), e.id(), e.cpu(), e.period()), (f.addr(), f.id(), f.cpu(), f.period()), "{what}");
         n += 1;
     }
     n
