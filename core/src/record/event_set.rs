@@ -639,26 +639,27 @@ where
         if type_ != types::SAMPLE {
             return Err(super::layout::not_a_sample(type_).into());
         }
-        let index = self.attribute_typed(types::SAMPLE, record.bytes, record.endian)?;
-        // `attribute_typed` returns indices below `n_events` only.
-        let event = self.events.as_ref().get(index).ok_or(AttributeError::NoEvents)?;
+        let (index, event) = self.with_event(self.attribute_typed(types::SAMPLE, record.bytes, record.endian)?)?;
         Ok((index, event.layout.sample_walked(record)?))
     }
 
     /// [`attribute`](Self::attribute), with the event.
     #[inline(always)]
     pub fn attribute_event(&self, record: &[u8]) -> Result<(usize, &Event), AttributeError> {
-        let index = self.attribute(record)?;
-        // `attribute` returns indices below `n_events` only (as above).
-        self.events.as_ref().get(index).map(|e| (index, e)).ok_or(AttributeError::NoEvents)
+        self.with_event(self.attribute(record)?)
     }
 
     /// [`attribute_walked`](Self::attribute_walked), with the event.
     #[inline(always)]
     pub fn attribute_walked_event(&self, record: &WalkedRecord<'_>) -> Result<(usize, &Event), AttributeError> {
-        let index = self.attribute_walked(record)?;
-        // `attribute_walked` returns indices below `n_events` only, so one check against the
-        // storage's length (not the slice of the used events, then the index) suffices.
+        self.with_event(self.attribute_walked(record)?)
+    }
+
+    /// An attributed `index` with its event. Attribution returns indices below `n_events`
+    /// only, so one check against the storage's length (not the slice of the used events, then
+    /// the index) suffices.
+    #[inline(always)]
+    fn with_event(&self, index: usize) -> Result<(usize, &Event), AttributeError> {
         self.events.as_ref().get(index).map(|e| (index, e)).ok_or(AttributeError::NoEvents)
     }
 }

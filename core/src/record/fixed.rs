@@ -48,7 +48,7 @@
 use core::fmt;
 
 use super::event_set::{lookup, AttributeError, Event, EventSet, IdEntry};
-use super::header::types;
+use super::layout::{check_sample, check_walked_sample, too_short};
 use super::sample_type as st;
 use super::{DecodeContext, DecodeError, Endian, PidTid, SampleCpu, SampleLayout, WalkedRecord};
 
@@ -250,12 +250,7 @@ impl<'s, const SAMPLE_TYPE: u64> FixedEvents<'s, SAMPLE_TYPE> {
     /// folds this method's own test into yours.
     #[inline(always)]
     pub fn sample<'a>(&self, record: &WalkedRecord<'a>) -> Result<(usize, FixedSample<'a, SAMPLE_TYPE>), SampleError> {
-        if record.header.type_ != types::SAMPLE {
-            return Err(not_a_sample(record.header.type_));
-        }
-        if record.endian != self.endian {
-            return Err(DecodeError::ByteOrderMismatch { layout: self.endian, record: record.endian }.into());
-        }
+        check_walked_sample(record, self.endian)?;
         let sample = FixedSample::new(record.bytes, record.endian)?;
         if self.events.len() < 2 {
             return Ok((0, sample));
@@ -288,22 +283,9 @@ impl Event {
         if ctx.sample_type != SAMPLE_TYPE {
             return Err(SampleError::SampleTypeDiffers { sample_type: ctx.sample_type, fixed: SAMPLE_TYPE });
         }
-        match ctx.endian.u32_at(bytes, 0) {
-            Some(types::SAMPLE) => Ok(FixedSample::new(bytes, ctx.endian)?),
-            Some(type_) => Err(not_a_sample(type_)),
-            None => Err(DecodeError::Truncated { field: "header", offset: 0, need: 8, have: bytes.len() }.into()),
-        }
+        check_sample(bytes, ctx.endian)?;
+        Ok(FixedSample::new(bytes, ctx.endian)?)
     }
-}
-
-#[cold]
-fn not_a_sample(type_: u32) -> SampleError {
-    DecodeError::InvalidValue { field: "header.type (not a SAMPLE)", value: type_ as u64, offset: 0 }.into()
-}
-
-#[cold]
-fn too_short(need: usize, have: usize) -> DecodeError {
-    DecodeError::Truncated { field: "sample (fixed fields)", offset: 0, need, have }
 }
 
 /// A SAMPLE whose fixed fields (IDENTIFIER through PERIOD) sit where `SAMPLE_TYPE` puts them:
@@ -335,6 +317,16 @@ impl<'a, const SAMPLE_TYPE: u64> FixedSample<'a, SAMPLE_TYPE> {
         let at = at?;
         self.bytes.get(at..at + 8)?.first_chunk::<8>().copied()
     }
+    /// The u64 field at `at`.
+    #[inline(always)]
+    fn u64(&self, at: Option<usize>) -> Option<u64> {
+        self.word(at).map(|b| self.endian.u64(b))
+    }
+    /// The two u32s of the field at `at` (TID, CPU).
+    #[inline(always)]
+    fn pair(&self, at: Option<usize>) -> Option<(u32, u32)> {
+        self.endian.u32_pair_at(&self.word(at)?, 0)
+    }
 
     /// The record bytes, header included.
     pub fn bytes(&self) -> &'a [u8] {
@@ -348,17 +340,17 @@ impl<'a, const SAMPLE_TYPE: u64> FixedSample<'a, SAMPLE_TYPE> {
     /// IDENTIFIER.
     #[inline]
     pub fn identifier(&self) -> Option<u64> {
-        self.word(Offsets::<SAMPLE_TYPE>::IDENTIFIER).map(|b| self.endian.u64(b))
+        self.u64(Offsets::<SAMPLE_TYPE>::IDENTIFIER)
     }
     /// IP.
     #[inline]
     pub fn ip(&self) -> Option<u64> {
-        self.word(Offsets::<SAMPLE_TYPE>::IP).map(|b| self.endian.u64(b))
+        self.u64(Offsets::<SAMPLE_TYPE>::IP)
     }
     /// TID: `{pid, tid}`.
     #[inline]
     pub fn pid_tid(&self) -> Option<PidTid> {
-        let (pid, tid) = self.endian.u32_pair_at(&self.word(Offsets::<SAMPLE_TYPE>::TID)?, 0)?;
+        let (pid, tid) = self.pair(Offsets::<SAMPLE_TYPE>::TID)?;
         Some(PidTid { pid, tid })
     }
     /// TID's pid.
@@ -374,40 +366,40 @@ impl<'a, const SAMPLE_TYPE: u64> FixedSample<'a, SAMPLE_TYPE> {
     /// TIME.
     #[inline]
     pub fn time(&self) -> Option<u64> {
-        self.word(Offsets::<SAMPLE_TYPE>::TIME).map(|b| self.endian.u64(b))
+        self.u64(Offsets::<SAMPLE_TYPE>::TIME)
     }
     /// ADDR.
     #[inline]
     pub fn addr(&self) -> Option<u64> {
-        self.word(Offsets::<SAMPLE_TYPE>::ADDR).map(|b| self.endian.u64(b))
+        self.u64(Offsets::<SAMPLE_TYPE>::ADDR)
     }
     /// ID.
     #[inline]
     pub fn id(&self) -> Option<u64> {
-        self.word(Offsets::<SAMPLE_TYPE>::ID).map(|b| self.endian.u64(b))
+        self.u64(Offsets::<SAMPLE_TYPE>::ID)
     }
     /// STREAM_ID.
     #[inline]
     pub fn stream_id(&self) -> Option<u64> {
-        self.word(Offsets::<SAMPLE_TYPE>::STREAM_ID).map(|b| self.endian.u64(b))
+        self.u64(Offsets::<SAMPLE_TYPE>::STREAM_ID)
     }
     /// CPU: `{cpu, res}`.
     #[inline]
     pub fn cpu(&self) -> Option<SampleCpu> {
-        let (cpu, res) = self.endian.u32_pair_at(&self.word(Offsets::<SAMPLE_TYPE>::CPU)?, 0)?;
+        let (cpu, res) = self.pair(Offsets::<SAMPLE_TYPE>::CPU)?;
         Some(SampleCpu { cpu, res })
     }
     /// PERIOD.
     #[inline]
     pub fn period(&self) -> Option<u64> {
-        self.word(Offsets::<SAMPLE_TYPE>::PERIOD).map(|b| self.endian.u64(b))
+        self.u64(Offsets::<SAMPLE_TYPE>::PERIOD)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{read_format as rf, Attr, Walker};
+    use crate::record::{read_format as rf, types, Attr, Walker};
 
     fn attr(sample_type: u64) -> Attr {
         Attr { sample_type, size: Attr::SIZE_VER0, ..Attr::ZERO }
