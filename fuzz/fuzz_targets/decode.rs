@@ -69,6 +69,18 @@ fn encode(rec: &Record<'_>, ctx: &DecodeContext) -> Option<Vec<u8>> {
     }
 }
 
+/// A set of two events of `attr`, with ids 1, 2 (event 0) and 3, 4 (event 1).
+fn two_events(attr: &Attr, endian: Endian) -> EventSet<[Event; 2], [IdEntry; 4]> {
+    let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+    for ids in [[1, 2], [3, 4]] {
+        let e = set.add_event(attr, endian).unwrap();
+        for id in ids {
+            set.add_id(e, id).unwrap();
+        }
+    }
+    set
+}
+
 /// The fast path against the complete decode (when it succeeded), and the event set and walker
 /// on the same bytes.
 fn fast_path(bytes: &[u8], ctx: &DecodeContext, full: Option<&Record<'_>>) {
@@ -101,13 +113,7 @@ fn fast_path(bytes: &[u8], ctx: &DecodeContext, full: Option<&Record<'_>>) {
         flags: if ctx.sample_id_all { attr_flags::SAMPLE_ID_ALL } else { 0 },
         ..Attr::ZERO
     };
-    let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
-    for ids in [[1, 2], [3, 4]] {
-        let e = set.add_event(&attr, ctx.endian).unwrap();
-        for id in ids {
-            set.add_id(e, id).unwrap();
-        }
-    }
+    let set = two_events(&attr, ctx.endian);
     if let Ok(i) = set.attribute(bytes) {
         assert!(i < 2);
     }
@@ -125,14 +131,7 @@ fn fast_path(bytes: &[u8], ctx: &DecodeContext, full: Option<&Record<'_>>) {
 /// `bytes` walked and read through `EventSet::fixed::<ST>` (two events, ids 1–4): a record it
 /// accepts goes to the event `attribute_walked` names and reads the run-time view's fields.
 fn fixed_path<const ST: u64>(bytes: &[u8], endian: Endian) {
-    let attr = Attr { sample_type: ST, ..Attr::ZERO };
-    let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
-    for ids in [[1, 2], [3, 4]] {
-        let e = set.add_event(&attr, endian).unwrap();
-        for id in ids {
-            set.add_id(e, id).unwrap();
-        }
-    }
+    let set = two_events(&Attr { sample_type: ST, ..Attr::ZERO }, endian);
     let fixed = set.fixed::<ST>().unwrap();
     for r in Walker::perf_data(bytes, endian) {
         let Ok(r) = r else { break };
