@@ -3,7 +3,9 @@
 //! [`EventSet`] (the one piece of code that attributes records everywhere: rings, perf.data,
 //! the simulator) over growable `Vec` storage.
 
-use perfring::record::{types, Attr, AttributeError, DecodeContext, Endian, Event, EventSet, IdEntry, Inconsistency};
+use perfring::record::{
+    types, Attr, AttributeError, DecodeContext, Endian, Event, EventSet, EventSetError, IdEntry, Inconsistency,
+};
 
 /// The events of a file and the ids perf registered for them.
 #[derive(Debug, Clone)]
@@ -17,31 +19,34 @@ impl Events {
         Events { endian, set: EventSet::new(Vec::new(), Vec::new()) }
     }
 
-    /// Add an event; returns its index.
-    pub(crate) fn add_event(&mut self, attr: &Attr) -> usize {
-        loop {
-            match self.set.add_event(attr, self.endian) {
-                Ok(i) => return i,
-                Err(_) => {
-                    let events = self.set.event_storage_mut();
-                    events.resize(events.len() * 2 + 4, Event::EMPTY);
-                }
+    /// Add an event; returns its index. The only error that asks for more room,
+    /// `EventsFull`, grows the storage (to one more event than it holds, at least: the retry
+    /// fits, so this runs at most twice); any other error is returned, never retried.
+    pub(crate) fn add_event(&mut self, attr: &Attr) -> Result<usize, EventSetError> {
+        match self.set.add_event(attr, self.endian) {
+            Err(EventSetError::EventsFull { .. }) => {
+                let events = self.set.event_storage_mut();
+                events.resize(events.len() * 2 + 4, Event::EMPTY);
+                self.set.add_event(attr, self.endian)
             }
+            other => other,
         }
     }
 
     /// Register `id` for `event`; returns the event that had it before (perf gives the id to
-    /// the last event listing it). Id 0 is not registered: perf gives id 0 to the first event
-    /// whatever the ids say.
-    pub(crate) fn add_id(&mut self, event: usize, id: u64) -> Option<usize> {
+    /// the last event listing it). Id 0 is not registered (`Ok(None)`): perf gives id 0 to the
+    /// first event whatever the ids say. Any other refusal is returned.
+    pub(crate) fn add_id(&mut self, event: usize, id: u64) -> Result<Option<usize>, EventSetError> {
         // The table kept at most half full, so that an id is found at its first slot: grown
         // (moved into storage twice as large) before an add would pass half.
         let capacity = self.set.id_capacity();
         if 2 * (self.set.id_count() + 1) > capacity {
-            // Twice as large holds every id: the move cannot fail.
-            let _ = self.set.replace_id_storage(vec![IdEntry::EMPTY; 2 * capacity + 16]);
+            self.set.replace_id_storage(vec![IdEntry::EMPTY; 2 * capacity + 16])?;
         }
-        self.set.add_id(event, id).ok().flatten()
+        match self.set.add_id(event, id) {
+            Err(EventSetError::ZeroId) => Ok(None),
+            other => other,
+        }
     }
 
     pub(crate) fn context(&self, event: usize) -> Option<&DecodeContext> {
@@ -77,5 +82,39 @@ impl Events {
             return None;
         }
         e.record(record).time()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attr() -> Attr {
+        Attr { sample_type: perfring::record::sample_type::IDENTIFIER, ..Attr::default() }
+    }
+
+    #[test]
+    fn storage_grows_only_when_full_and_every_event_and_id_lands() {
+        let mut events = Events::new(Endian::NATIVE);
+        for i in 0..100u64 {
+            let event = events.add_event(&attr()).unwrap();
+            assert_eq!(event, i as usize);
+            assert_eq!(events.add_id(event, 1000 + i), Ok(None));
+        }
+        assert_eq!(events.set.id_count(), 100);
+        assert!(events.set.ids().all(|e| e.id() == 1000 + e.event() as u64), "every id on its own event");
+        // A duplicated id moves to the later event, which the caller warns about.
+        assert_eq!(events.add_id(99, 1000), Ok(Some(0)));
+    }
+
+    #[test]
+    fn id_zero_is_skipped_as_perf_does_and_other_refusals_are_returned() {
+        let mut events = Events::new(Endian::NATIVE);
+        let event = events.add_event(&attr()).unwrap();
+        assert_eq!(events.add_id(event, 0), Ok(None), "perf gives id 0 to the first event");
+        assert_eq!(events.set.id_count(), 0);
+        // A refusal that more room cannot cure is the caller's to see, not dropped (the old
+        // code turned every add_id error into `None`, and retried every add_event error).
+        assert_eq!(events.add_id(7, 42), Err(EventSetError::NoSuchEvent { index: 7, events: 1 }));
     }
 }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use perfring::record::{DecodeError, EncodeError};
+use perfring::record::{DecodeError, EncodeError, EventSetError};
 
 /// Why a perf.data file could not be read or written. Each variant names the field and the
 /// file offset involved and, where it helps, what to do.
@@ -166,6 +166,9 @@ pub enum Error {
     },
     /// An event index the writer does not have.
     NoSuchEvent(usize),
+    /// The file's events or ids could not be registered for attribution (a refusal other than
+    /// "more room needed", which is handled by growing the storage).
+    EventSet(EventSetError),
 }
 
 impl fmt::Display for Error {
@@ -241,6 +244,7 @@ impl fmt::Display for Error {
                 write!(f, "event {event}'s attr.size differs from event 0's; a file has one attr_size")
             }
             Error::NoSuchEvent(i) => write!(f, "no event {i} in this writer"),
+            Error::EventSet(e) => write!(f, "registering the file's events: {e}"),
         }
     }
 }
@@ -249,6 +253,7 @@ impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Error::Io { error, .. } | Error::Decompress { error, .. } => Some(error),
+            Error::EventSet(e) => Some(e),
             _ => None,
         }
     }

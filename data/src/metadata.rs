@@ -136,7 +136,7 @@ pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -
         let ids: Vec<u64> = raw.chunks_exact(8).map(|c| u64_of(c, 0, endian)).collect();
         attrs.push(FileAttr { attr, ids });
     }
-    register(&mut events, &attrs, &mut warnings);
+    register(&mut events, &attrs, &mut warnings)?;
     let attr_at = |event: usize| header.attrs.offset + event as u64 * attr_size;
     match events.consistency() {
         Some(Inconsistency::SampleIdAllDiffers { event }) => {
@@ -178,22 +178,21 @@ pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -
 }
 
 /// Register every event and id (later events win a duplicated id, with a warning).
-pub(crate) fn register(events: &mut Events, attrs: &[FileAttr], warnings: &mut Vec<Warning>) {
-    for a in attrs {
-        add_event(events, a, warnings);
-    }
+pub(crate) fn register(events: &mut Events, attrs: &[FileAttr], warnings: &mut Vec<Warning>) -> Result<(), Error> {
+    attrs.iter().try_for_each(|a| add_event(events, a, warnings))
 }
 
 /// Register one event and its ids.
-pub(crate) fn add_event(events: &mut Events, a: &FileAttr, warnings: &mut Vec<Warning>) {
-    let event = events.add_event(&a.attr);
+pub(crate) fn add_event(events: &mut Events, a: &FileAttr, warnings: &mut Vec<Warning>) -> Result<(), Error> {
+    let event = events.add_event(&a.attr).map_err(Error::EventSet)?;
     for &id in &a.ids {
-        if let Some(previous) = events.add_id(event, id) {
+        if let Some(previous) = events.add_id(event, id).map_err(Error::EventSet)? {
             if previous != event {
                 warnings.push(Warning::DuplicateId { id, previous, event });
             }
         }
     }
+    Ok(())
 }
 
 /// The metadata of a pipe-mode stream before its first record.

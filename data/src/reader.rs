@@ -614,7 +614,7 @@ impl<S: Source> Reader<S> {
             body.get(size..).ok_or(Error::BadPerfRecord { type_: types::HEADER_ATTR, offset, field: "attr.size" })?;
         let ids = ids_bytes.chunks_exact(8).map(|c| u64_of(c, 0, endian)).collect();
         let fa = FileAttr { attr, ids };
-        add_event(&mut self.meta.events, &fa, &mut self.meta.warnings);
+        add_event(&mut self.meta.events, &fa, &mut self.meta.warnings)?;
         self.meta.attrs.push(fa);
         if !self.warned_inconsistent {
             if let Some(i) = self.meta.events.consistency() {
