@@ -58,31 +58,8 @@ pub fn paranoid() -> Option<i32> {
     std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").ok()?.trim().parse().ok()
 }
 
-// ioctl numbers: _IO('$', n), _IOW('$', n, T), _IOR('$', n, T) (asm-generic encoding).
-const fn io_nr(nr: u64) -> u64 {
-    (b'$' as u64) << 8 | nr
-}
-const fn iow(nr: u64, size: u64) -> u64 {
-    1 << 30 | size << 16 | io_nr(nr)
-}
-const fn ior(nr: u64, size: u64) -> u64 {
-    2 << 30 | size << 16 | io_nr(nr)
-}
-const IOC_ENABLE: u64 = io_nr(0);
-const IOC_DISABLE: u64 = io_nr(1);
-const IOC_REFRESH: u64 = io_nr(2);
-const IOC_RESET: u64 = io_nr(3);
-const IOC_PERIOD: u64 = iow(4, 8);
-const IOC_SET_OUTPUT: u64 = io_nr(5);
-const IOC_SET_FILTER: u64 = iow(6, 8);
-const IOC_ID: u64 = ior(7, 8);
-const IOC_PAUSE_OUTPUT: u64 = iow(9, 4);
-const IOC_MODIFY_ATTRIBUTES: u64 = iow(11, 8);
-/// `PERF_IOC_FLAG_GROUP`: apply to the whole group.
-const IOC_FLAG_GROUP: libc::c_ulong = 1;
 /// `PERF_FLAG_FD_CLOEXEC`.
 const FLAG_FD_CLOEXEC: u64 = 1 << 3;
-const _: () = assert!(IOC_ENABLE == 0x2400 && IOC_PAUSE_OUTPUT == 0x4004_2409 && IOC_ID == 0x8008_2407);
 
 /// An open perf event. Closing it (drop) stops it; a [`Ring`](crate::Ring) mapped from it
 /// keeps its own reference to the event, so neither outlives the other's needs.
@@ -140,61 +117,56 @@ impl Event {
     }
 
     fn read_id(&self) -> Result<u64, Error> {
-        let mut b = [0u8; 8];
-        sys::ioctl_ptr(self.fd.as_fd(), IOC_ID, &mut b).map_err(io_err("PERF_EVENT_IOC_ID"))?;
-        Ok(u64::from_ne_bytes(b))
-    }
-
-    fn ioctl(&self, request: u64, arg: libc::c_ulong, what: &'static str) -> Result<(), Error> {
-        sys::ioctl_int(self.fd.as_fd(), request, arg).map_err(io_err(what))
+        sys::ioc_id(self.fd.as_fd()).map_err(io_err("PERF_EVENT_IOC_ID"))
     }
 
     /// Start counting and sampling (`PERF_EVENT_IOC_ENABLE`).
     pub fn enable(&self) -> Result<(), Error> {
-        self.ioctl(IOC_ENABLE, 0, "PERF_EVENT_IOC_ENABLE")
+        sys::ioc_enable(self.fd.as_fd(), false).map_err(io_err("PERF_EVENT_IOC_ENABLE"))
     }
     /// Stop (`PERF_EVENT_IOC_DISABLE`).
     pub fn disable(&self) -> Result<(), Error> {
-        self.ioctl(IOC_DISABLE, 0, "PERF_EVENT_IOC_DISABLE")
+        sys::ioc_disable(self.fd.as_fd(), false).map_err(io_err("PERF_EVENT_IOC_DISABLE"))
     }
     /// Enable the whole group this event leads, at one instant.
     pub fn enable_group(&self) -> Result<(), Error> {
-        self.ioctl(IOC_ENABLE, IOC_FLAG_GROUP, "PERF_EVENT_IOC_ENABLE (group)")
+        sys::ioc_enable(self.fd.as_fd(), true).map_err(io_err("PERF_EVENT_IOC_ENABLE (group)"))
     }
     /// Disable the whole group this event leads.
     pub fn disable_group(&self) -> Result<(), Error> {
-        self.ioctl(IOC_DISABLE, IOC_FLAG_GROUP, "PERF_EVENT_IOC_DISABLE (group)")
+        sys::ioc_disable(self.fd.as_fd(), true).map_err(io_err("PERF_EVENT_IOC_DISABLE (group)"))
     }
     /// Zero the count (`PERF_EVENT_IOC_RESET`).
     pub fn reset(&self) -> Result<(), Error> {
-        self.ioctl(IOC_RESET, 0, "PERF_EVENT_IOC_RESET")
+        sys::ioc_reset(self.fd.as_fd()).map_err(io_err("PERF_EVENT_IOC_RESET"))
     }
     /// Allow `n` more overflows, then disable (`PERF_EVENT_IOC_REFRESH`).
     pub fn refresh(&self, n: u32) -> Result<(), Error> {
-        self.ioctl(IOC_REFRESH, libc::c_ulong::from(n), "PERF_EVENT_IOC_REFRESH")
+        sys::ioc_refresh(self.fd.as_fd(), n).map_err(io_err("PERF_EVENT_IOC_REFRESH"))
     }
     /// Change the sample period (or frequency) (`PERF_EVENT_IOC_PERIOD`).
     pub fn set_period(&self, period: u64) -> Result<(), Error> {
-        let mut b = period.to_ne_bytes();
-        sys::ioctl_ptr(self.fd.as_fd(), IOC_PERIOD, &mut b).map_err(io_err("PERF_EVENT_IOC_PERIOD"))
+        sys::ioc_period(self.fd.as_fd(), period).map_err(io_err("PERF_EVENT_IOC_PERIOD"))
     }
     /// Send this event's records to `ring_owner`'s ring (`PERF_EVENT_IOC_SET_OUTPUT`); both on
     /// the same CPU (or task), with the same clock and direction. `None` stops redirecting.
     pub fn set_output(&self, ring_owner: Option<&Event>) -> Result<(), Error> {
-        let fd = ring_owner.map_or(-1, |e| e.fd.as_raw_fd());
-        self.ioctl(IOC_SET_OUTPUT, fd as libc::c_ulong, "PERF_EVENT_IOC_SET_OUTPUT")
+        sys::ioc_set_output(self.fd.as_fd(), ring_owner.map(|e| e.fd.as_fd()))
+            .map_err(io_err("PERF_EVENT_IOC_SET_OUTPUT"))
     }
     /// Pause (`true`) or resume the ring's output (`PERF_EVENT_IOC_PAUSE_OUTPUT`); while paused
     /// every record is dropped and counted (reported by a LOST record after resuming).
     pub fn pause_output(&self, paused: bool) -> Result<(), Error> {
-        self.ioctl(IOC_PAUSE_OUTPUT, libc::c_ulong::from(paused), "PERF_EVENT_IOC_PAUSE_OUTPUT")
+        sys::ioc_pause_output(self.fd.as_fd(), paused).map_err(io_err("PERF_EVENT_IOC_PAUSE_OUTPUT"))
     }
-    /// A tracepoint filter (`PERF_EVENT_IOC_SET_FILTER`), e.g. `"prev_pid == 1"`.
+    /// A tracepoint filter (`PERF_EVENT_IOC_SET_FILTER`), e.g. `"prev_pid == 1"`. A filter
+    /// with a NUL byte inside is refused (EINVAL) before the kernel sees it.
     pub fn set_filter(&self, filter: &str) -> Result<(), Error> {
-        let mut s = Vec::with_capacity(filter.len() + 1);
-        s.extend_from_slice(filter.as_bytes());
-        s.push(0);
-        sys::ioctl_ptr(self.fd.as_fd(), IOC_SET_FILTER, &mut s).map_err(io_err("PERF_EVENT_IOC_SET_FILTER"))
+        let filter = std::ffi::CString::new(filter).map_err(|_| Error::Io {
+            what: "PERF_EVENT_IOC_SET_FILTER",
+            error: std::io::Error::from_raw_os_error(libc::EINVAL),
+        })?;
+        sys::ioc_set_filter(self.fd.as_fd(), &filter).map_err(io_err("PERF_EVENT_IOC_SET_FILTER"))
     }
     /// Change the attr of a breakpoint (`PERF_EVENT_IOC_MODIFY_ATTRIBUTES`): `attr` must be
     /// the one the event was opened with but for `bp_addr` (`config1`), `bp_len` (`config2`),
@@ -207,7 +179,7 @@ impl Event {
         let mut buf = [0u8; Attr::SIZE_VER8 as usize];
         let refused = |errno| Error::ModifyRefused { errno, breakpoint: self.attr.type_ == event_type::BREAKPOINT };
         attr.attr().to_bytes(Endian::NATIVE, &mut buf).map_err(|_| refused(libc::EINVAL))?;
-        sys::ioctl_ptr(self.fd.as_fd(), IOC_MODIFY_ATTRIBUTES, &mut buf).map_err(|error| match error.raw_os_error() {
+        sys::ioc_modify_attributes(self.fd.as_fd(), &buf).map_err(|error| match error.raw_os_error() {
             Some(errno @ (libc::EOPNOTSUPP | libc::EINVAL)) => refused(errno),
             _ => Error::Io { what: "PERF_EVENT_IOC_MODIFY_ATTRIBUTES", error },
         })

@@ -39,20 +39,110 @@ pub(crate) fn perf_event_open(
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
-/// An ioctl taking an integer argument (or none).
-pub(crate) fn ioctl_int(fd: BorrowedFd<'_>, request: u64, arg: libc::c_ulong) -> io::Result<()> {
-    // SAFETY: `request` is one of the perf ioctls whose argument is an integer, not a pointer
-    // (ENABLE, DISABLE, RESET, REFRESH, SET_OUTPUT, PAUSE_OUTPUT); the fd is open.
-    check(unsafe { libc::ioctl(fd.as_raw_fd(), request as _, arg) } as libc::c_long).map(drop)
+// The perf ioctls: _IO('$', n), _IOW('$', n, T), _IOR('$', n, T) (asm-generic encoding,
+// include/uapi/linux/perf_event.h). Each request has one function below whose argument type is
+// the one the kernel reads or writes for it, so no caller can pair a request with the wrong
+// argument: that pairing is what makes each `ioctl` call sound.
+const fn io_nr(nr: u64) -> u64 {
+    (b'$' as u64) << 8 | nr
+}
+const fn iow(nr: u64, size: u64) -> u64 {
+    1 << 30 | size << 16 | io_nr(nr)
+}
+const fn ior(nr: u64, size: u64) -> u64 {
+    2 << 30 | size << 16 | io_nr(nr)
+}
+const IOC_ENABLE: u64 = io_nr(0);
+const IOC_DISABLE: u64 = io_nr(1);
+const IOC_REFRESH: u64 = io_nr(2);
+const IOC_RESET: u64 = io_nr(3);
+const IOC_PERIOD: u64 = iow(4, 8);
+const IOC_SET_OUTPUT: u64 = io_nr(5);
+const IOC_SET_FILTER: u64 = iow(6, 8);
+const IOC_ID: u64 = ior(7, 8);
+const IOC_PAUSE_OUTPUT: u64 = iow(9, 4);
+const IOC_MODIFY_ATTRIBUTES: u64 = iow(11, 8);
+/// `PERF_IOC_FLAG_GROUP`: apply to the whole group.
+const IOC_FLAG_GROUP: libc::c_ulong = 1;
+const _: () = assert!(IOC_ENABLE == 0x2400 && IOC_PAUSE_OUTPUT == 0x4004_2409 && IOC_ID == 0x8008_2407);
+
+/// An ioctl whose argument is an integer (or unused), for the requests that take one.
+fn ioctl_value(fd: BorrowedFd<'_>, request: IntRequest, arg: libc::c_ulong) -> io::Result<()> {
+    // SAFETY: every `IntRequest` names a perf ioctl whose argument the kernel uses as an
+    // integer, never as a pointer; the fd is open for the call (borrowed).
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), request.0 as _, arg) } as libc::c_long).map(drop)
 }
 
-/// An ioctl whose argument points to `arg` (PERIOD: a u64 read; ID: a u64 written;
-/// SET_FILTER: a C string read; MODIFY_ATTRIBUTES: an attr read).
-pub(crate) fn ioctl_ptr(fd: BorrowedFd<'_>, request: u64, arg: &mut [u8]) -> io::Result<()> {
-    // SAFETY: `arg` is a live, writable buffer of the size the request reads or writes (the
-    // callers pass 8 bytes for PERIOD and ID, a NUL-terminated string for SET_FILTER, the
-    // attr's bytes for MODIFY_ATTRIBUTES).
-    check(unsafe { libc::ioctl(fd.as_raw_fd(), request as _, arg.as_mut_ptr()) } as libc::c_long).map(drop)
+/// The perf ioctl requests whose argument is an integer: only this module makes one.
+#[derive(Clone, Copy)]
+struct IntRequest(u64);
+
+/// `PERF_EVENT_IOC_ENABLE`, of the event or (`group`) of the group it leads.
+pub(crate) fn ioc_enable(fd: BorrowedFd<'_>, group: bool) -> io::Result<()> {
+    ioctl_value(fd, IntRequest(IOC_ENABLE), if group { IOC_FLAG_GROUP } else { 0 })
+}
+
+/// `PERF_EVENT_IOC_DISABLE`, of the event or (`group`) of the group it leads.
+pub(crate) fn ioc_disable(fd: BorrowedFd<'_>, group: bool) -> io::Result<()> {
+    ioctl_value(fd, IntRequest(IOC_DISABLE), if group { IOC_FLAG_GROUP } else { 0 })
+}
+
+/// `PERF_EVENT_IOC_RESET`.
+pub(crate) fn ioc_reset(fd: BorrowedFd<'_>) -> io::Result<()> {
+    ioctl_value(fd, IntRequest(IOC_RESET), 0)
+}
+
+/// `PERF_EVENT_IOC_REFRESH`: `n` more overflows, then disable.
+pub(crate) fn ioc_refresh(fd: BorrowedFd<'_>, n: u32) -> io::Result<()> {
+    ioctl_value(fd, IntRequest(IOC_REFRESH), libc::c_ulong::from(n))
+}
+
+/// `PERF_EVENT_IOC_SET_OUTPUT`: the records of `fd`'s event go to `target`'s ring (`None`:
+/// stop redirecting; the kernel takes -1).
+pub(crate) fn ioc_set_output(fd: BorrowedFd<'_>, target: Option<BorrowedFd<'_>>) -> io::Result<()> {
+    let target = target.map_or(-1, |t| t.as_raw_fd());
+    ioctl_value(fd, IntRequest(IOC_SET_OUTPUT), target as libc::c_ulong)
+}
+
+/// `PERF_EVENT_IOC_PAUSE_OUTPUT`: 1 pauses the ring, 0 resumes.
+pub(crate) fn ioc_pause_output(fd: BorrowedFd<'_>, paused: bool) -> io::Result<()> {
+    ioctl_value(fd, IntRequest(IOC_PAUSE_OUTPUT), libc::c_ulong::from(paused))
+}
+
+/// `PERF_EVENT_IOC_PERIOD`: the kernel reads a u64 through the pointer.
+pub(crate) fn ioc_period(fd: BorrowedFd<'_>, period: u64) -> io::Result<()> {
+    // SAFETY: the request reads one u64 through its pointer argument, which points at a live
+    // u64 for the whole call.
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), IOC_PERIOD as _, &period as *const u64) } as libc::c_long).map(drop)
+}
+
+/// `PERF_EVENT_IOC_ID`: the kernel writes the event's id, a u64, through the pointer.
+pub(crate) fn ioc_id(fd: BorrowedFd<'_>) -> io::Result<u64> {
+    let mut id = 0u64;
+    // SAFETY: the request writes one u64 through its pointer argument, which points at a live,
+    // writable u64 for the whole call.
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), IOC_ID as _, &mut id as *mut u64) } as libc::c_long)?;
+    Ok(id)
+}
+
+/// `PERF_EVENT_IOC_SET_FILTER`: the kernel reads a NUL-terminated string (up to a page).
+pub(crate) fn ioc_set_filter(fd: BorrowedFd<'_>, filter: &std::ffi::CStr) -> io::Result<()> {
+    // SAFETY: the request reads a C string through its pointer argument; `filter` is
+    // NUL-terminated and live for the whole call, so the kernel's read stops inside it.
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), IOC_SET_FILTER as _, filter.as_ptr()) } as libc::c_long).map(drop)
+}
+
+/// `PERF_EVENT_IOC_MODIFY_ATTRIBUTES`: the kernel reads a `perf_event_attr` of the size its
+/// `size` field (bytes 4..8) gives. A buffer shorter than that size (or than the 64 bytes of
+/// the first attr version) is refused with EINVAL before the call, as the kernel would read past it.
+pub(crate) fn ioc_modify_attributes(fd: BorrowedFd<'_>, attr: &[u8]) -> io::Result<()> {
+    let size = attr.get(4..8).map_or(usize::MAX, |b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    if attr.len() < size.max(64) {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: the request reads `size` bytes (at least 64) of an attr through its pointer
+    // argument, and `attr` holds that many (checked above) for the whole call; it only reads.
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), IOC_MODIFY_ATTRIBUTES as _, attr.as_ptr()) } as libc::c_long).map(drop)
 }
 
 /// `read(2)` into `buf`; returns the bytes read.
@@ -338,4 +428,39 @@ pub(crate) fn catch_sigint() -> io::Result<()> {
 /// Whether SIGINT or SIGTERM arrived since [`catch_sigint`].
 pub(crate) fn sigint_seen() -> bool {
     SIGINT_SEEN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The attr-reading request never lets the kernel read past the buffer it is given: a
+    /// buffer shorter than its own `size` field, or than the first attr version, is refused
+    /// before the call (any fd will do: the refusal comes first).
+    #[test]
+    fn modify_attributes_refuses_a_buffer_shorter_than_the_attr_it_claims() {
+        let null = std::fs::File::open("/dev/null").unwrap();
+        let mut attr = [0u8; 64];
+        attr[4..8].copy_from_slice(&128u32.to_ne_bytes()); // claims 128 bytes, holds 64
+        for short in [&attr[..], &attr[..8], &attr[..3], &[][..]] {
+            let e = ioc_modify_attributes(null.as_fd(), short).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc::EINVAL), "{} bytes", short.len());
+        }
+        // A well-formed buffer reaches the kernel: /dev/null answers ENOTTY.
+        attr[4..8].copy_from_slice(&64u32.to_ne_bytes());
+        assert_eq!(ioc_modify_attributes(null.as_fd(), &attr).unwrap_err().raw_os_error(), Some(libc::ENOTTY));
+    }
+
+    /// The request codes are the uapi's (`_IOW('$', 9, __u32)` and so on).
+    #[test]
+    fn request_codes_are_the_uapi_ones() {
+        assert_eq!(
+            [IOC_ENABLE, IOC_DISABLE, IOC_REFRESH, IOC_RESET, IOC_PERIOD, IOC_SET_OUTPUT],
+            [0x2400, 0x2401, 0x2402, 0x2403, 0x4008_2404, 0x2405]
+        );
+        assert_eq!(
+            [IOC_SET_FILTER, IOC_ID, IOC_PAUSE_OUTPUT, IOC_MODIFY_ATTRIBUTES],
+            [0x4008_2406, 0x8008_2407, 0x4004_2409, 0x4008_240b]
+        );
+    }
 }
