@@ -23,11 +23,24 @@
 //!   the copy but has not published yet, its bytes are invisible to the head check, so the copy
 //!   is refused ([`BackwardError::WriterActive`]; pause and retry).
 //!
-//! A record is returned only when both checks pass, so a torn record is never returned. Records
-//! that fail are not returned; the error says why.
+//! A record is returned only when both checks pass. Records that fail are not returned; the
+//! error says why. What that guarantees depends on the producer:
+//!
+//! * **A perfring [`Producer`](crate::Producer) writing through the same memory value** (the
+//!   `&Mapping` or `&ModelRing` both ends share, as [`crate::split`] gives them): its write
+//!   generation lives in that value, so no torn record is ever returned, paused or not.
+//! * **Any other producer** — the kernel, another process, a producer over another `Mapping` of
+//!   the same bytes — keeps no write generation this reader can see (over such memory it stays
+//!   0). The head check still refuses every record overwritten by a write published during the
+//!   copy; a writer that had reserved its space but not yet published can tear the oldest
+//!   record read. Pause the producer first (the kernel: `PERF_EVENT_IOC_PAUSE_OUTPUT`) and the
+//!   window shrinks to writers already past the pause check, which the kernel lets finish.
+//!
+//! Memory safety holds for every producer: every byte is copied with atomic word loads and every
+//! size is validated before use.
 
 use crate::consumer::RawRecord;
-use crate::fences::{fence, C_HEAD_LOAD, D_TAIL_STORE, LOCAL, S3_SEQ_READ_BEGIN, S4_SEQ_READ_END};
+use crate::fences::{fence, C_HEAD_LOAD, D_TAIL_STORE, S3_SEQ_READ_BEGIN, S4_SEQ_READ_END};
 use crate::memory::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
 use crate::record::{Endian, Header};
 
@@ -109,14 +122,14 @@ pub struct ReadSummary {
 /// let mut reader = BackwardReader::new(&map, false).unwrap();
 /// let mut seen = [0u16; 3];
 /// let mut i = 0;
-/// reader.pause(); // PAUSE_OUTPUT around the read, as perf does
+/// producer.pause_output(true); // PAUSE_OUTPUT around the read, as perf does
 /// let summary = reader
 ///     .read(&mut [0u8; 64], |r| {
 ///         seen[i] = r.header.misc;
 ///         i += 1;
 ///     })
 ///     .unwrap();
-/// reader.resume();
+/// producer.pause_output(false);
 /// assert_eq!(seen, [3, 2, 1], "newest first");
 /// assert_eq!((summary.records, summary.wrapped), (3, false));
 /// ```
@@ -148,16 +161,6 @@ impl<M: RingMemory> BackwardReader<M> {
     /// The memory this reader reads.
     pub fn memory(&self) -> &M {
         &self.mem
-    }
-
-    /// Pause the producer (see [`crate::Consumer::pause`]).
-    pub fn pause(&self) {
-        self.mem.paused().store(true, LOCAL);
-    }
-
-    /// Resume the producer.
-    pub fn resume(&self) {
-        self.mem.paused().store(false, LOCAL);
     }
 
     /// Deliver every intact record written since the previous read, newest first, each copied

@@ -92,14 +92,14 @@ fn pause_drops_and_counts_in_backward_mode_and_lost_is_met_just_before_the_next_
     // resume prepends PERF_RECORD_LOST at the lower address of its reservation, so reading
     // newest-first meets LOST first, then that record.
     let mut ring = ModelRing::<32>::new().unwrap();
-    let (p, c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
+    let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
     p.output(&record(1, 16), &Writer::ANONYMOUS).unwrap();
-    c.pause();
+    p.pause_output(true);
     for _ in 0..3 {
         assert_eq!(p.output(&record(2, 16), &Writer::ANONYMOUS), Err(ReserveError::Paused));
     }
     assert_eq!(p.lost_pending(), 3);
-    c.resume();
+    p.pause_output(false);
     p.output(&record(3, 16), &Writer::ANONYMOUS).unwrap();
     let mut reader = BackwardReader::new(p.memory(), false).unwrap();
     let (got, res) = read_all(&mut reader);
@@ -386,10 +386,10 @@ fn after_writing_its_lost_record_a_backward_producer_keeps_writing_backward() {
     // write of a backward or overwrite producer past the forward read-write fast path.
     for cfg in [OVERWRITE_BACKWARD, Config { backward: true, ..Config::default() }] {
         let mut ring = ModelRing::<32>::new().unwrap();
-        let (p, c) = split(&mut ring, cfg).unwrap();
-        c.pause();
+        let (p, _c) = split(&mut ring, cfg).unwrap();
+        p.pause_output(true);
         assert_eq!(p.output(&record(1, 16), &Writer::ANONYMOUS), Err(ReserveError::Paused));
-        c.resume();
+        p.pause_output(false);
         p.output(&record(2, 16), &Writer::ANONYMOUS).unwrap(); // LOST (24 bytes) + 16
         assert_eq!(p.head(), 0usize.wrapping_sub(40), "{cfg:?}");
         p.output(&record(3, 16), &Writer::ANONYMOUS).unwrap();
@@ -457,13 +457,15 @@ fn backward_read_reassembles_a_record_across_the_end_and_counts_what_it_delivere
 }
 
 #[test]
-fn backward_reader_pause_drops_the_producers_records_until_resume() {
+fn a_pause_set_through_the_shared_memory_value_drops_the_producers_records_until_resume() {
+    // The reader's side of an in-process ring pauses through the memory value it shares with
+    // the producer (what Producer::pause_output sets): the flag the producer reads.
     let mut ring = ModelRing::<8>::new().unwrap();
     let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
     let reader = BackwardReader::new(p.memory(), false).unwrap();
-    reader.pause();
+    reader.memory().paused().store(true, crate::fences::LOCAL);
     assert_eq!(p.output(&record(1, 8), &Writer::ANONYMOUS), Err(ReserveError::Paused));
-    reader.resume();
+    reader.memory().paused().store(false, crate::fences::LOCAL);
     assert_eq!(p.output(&record(2, 8), &Writer::ANONYMOUS), Ok(false));
     assert_eq!(p.lost_pending(), 0, "the LOST record went out with it");
 }

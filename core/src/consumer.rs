@@ -294,18 +294,6 @@ impl<M: RingMemory, T: Trust> Consumer<M, T> {
         self.tail
     }
 
-    /// Pause the producer (`PERF_EVENT_IOC_PAUSE_OUTPUT` 1): while paused, every record it
-    /// tries to write is dropped and counted as lost. Not a synchronous barrier: a writer that
-    /// already passed the check completes.
-    pub fn pause(&self) {
-        self.mem.paused().store(true, LOCAL);
-    }
-
-    /// Resume the producer (`PERF_EVENT_IOC_PAUSE_OUTPUT` 0).
-    pub fn resume(&self) {
-        self.mem.paused().store(false, LOCAL);
-    }
-
     /// The memory this consumer reads.
     pub fn memory(&self) -> &M {
         &self.mem

@@ -132,9 +132,11 @@ pub const MUTANT: Option<&str> = if cfg!(perfring_weaken = "A") {
 };
 
 /// A fence with ordering `order`, skipped when a mutant weakened it to `Relaxed` (a relaxed fence
-/// is not allowed by the language).
+/// is not allowed by the language). Public for memory implementations outside this crate that
+/// can only load relaxed (read-only memory: a relaxed load followed by the acquire fence of
+/// (C) is the acquire load the protocol asks for).
 #[inline(always)]
-pub(crate) fn fence(order: Ordering) {
+pub fn fence(order: Ordering) {
     if !matches!(order, Ordering::Relaxed) {
         crate::loom::fence(order);
     }

@@ -520,6 +520,22 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         self.lost.load(LOCAL) / LOST_ONE
     }
 
+    /// Pause (`true`) or resume this producer's output: the kernel's `rb->paused`, which
+    /// `PERF_EVENT_IOC_PAUSE_OUTPUT` sets. While paused, every record the producer is asked to
+    /// write is dropped and counted, and one PERF_RECORD_LOST reports them with the first write
+    /// after the resume (forward and backward alike). Not a barrier: a writer already past the
+    /// check finishes its record.
+    ///
+    /// The flag is ring state outside the ABI page (the kernel keeps it in `struct
+    /// perf_buffer`), so it lives in the memory value ([`RingMemory::paused`]): code holding the
+    /// same value — the `&Mapping` or `&ModelRing` that both ends of [`crate::split`] share —
+    /// may set it there from another thread. A consumer in another process, or over another
+    /// `Mapping` of the same bytes, has no such flag in common with this producer: it needs a
+    /// channel of its own to ask for a pause (the kernel's is the ioctl).
+    pub fn pause_output(&self, paused: bool) {
+        self.mem.paused().store(paused, LOCAL);
+    }
+
     /// 1 if the producer writes backward or overwrites (the fast path is compiled for forward
     /// read-write only), else 0: the bit the `lost` word always carries.
     fn other_mode(&self) -> usize {

@@ -407,11 +407,11 @@ fn mapping_attach_reads_and_validates_data_offset_and_size() {
 fn paused_ring_drops_and_counts_then_reports_lost_after_resume() {
     let mut ring = ModelRing::<16>::new().unwrap();
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
-    c.pause();
+    p.pause_output(true);
     assert_eq!(p.output(&record(1, 8), &Writer::ANONYMOUS), Err(ReserveError::Paused));
     assert_eq!(p.output(&record(1, 8), &Writer::ANONYMOUS), Err(ReserveError::Paused));
     assert_eq!(p.nest(), 0);
-    c.resume();
+    p.pause_output(false);
     p.output(&record(2, 8), &Writer::ANONYMOUS).unwrap();
     let got = drain(&mut c);
     assert_eq!(got[0].0.type_, types::LOST);

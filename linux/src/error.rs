@@ -111,6 +111,19 @@ pub enum Error {
         /// The AUX pages asked for.
         aux_pages: usize,
     },
+    /// A reader was asked of a ring of another kind (see [`crate::Ring`]: each kind has its
+    /// reader).
+    RingKind {
+        /// The reader asked for.
+        reader: &'static str,
+        /// The kind of ring that reader reads.
+        needs: crate::RingKind,
+        /// This ring's kind.
+        ring: crate::RingKind,
+    },
+    /// [`crate::Ring::mapping`] of a read-only (overwrite) ring: perfring's `Mapping` may store
+    /// into the control page, which is read-only there. Use [`crate::Ring::read_only`].
+    ReadOnlyRing,
     /// An AUX area was asked of a read-only (overwrite) ring: its layout (`aux_offset`,
     /// `aux_size`) is written into the control page, which must be mapped writable.
     AuxNeedsWritableRing,
@@ -161,6 +174,22 @@ impl fmt::Display for Error {
             Error::AuxSize { aux_pages } => {
                 write!(f, "an AUX area needs a power of two of pages (1, 2, 4, …), not {aux_pages}")
             }
+            Error::RingKind { reader, needs, ring } => {
+                let instead = match (ring.backward, ring.writable) {
+                    (false, true) => "read it with Ring::consumer",
+                    (true, true) => "read it with Ring::backward_reader",
+                    (true, false) => "read it with Ring::overwrite_reader, under Ring::pause_output",
+                    (false, false) => {
+                        "no reader reads a forward overwrite ring: map it writable, or open the event with \
+                         write_backward for a flight recorder"
+                    }
+                };
+                write!(f, "{reader} reads a {needs} ring; this ring is {ring}: {instead}")
+            }
+            Error::ReadOnlyRing => f.write_str(
+                "Ring::mapping needs a writable ring (a Mapping may store into the control page, which is \
+                 read-only here): use Ring::read_only, or Ring::map(event, pages, true)",
+            ),
             Error::AuxNeedsWritableRing => write!(
                 f,
                 "an AUX area needs a writable ring (Ring::map(event, pages, true)): its offset and size are \

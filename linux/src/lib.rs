@@ -39,7 +39,8 @@
 //! |---|---|
 //! | [`attr`] | [`EventAttr`]: every `perf_event_attr` field and flag; software, hardware, raw, breakpoint and tracepoint (by name, through tracefs) events |
 //! | [`event`] | [`Event`]: open on a thread, a process, a CPU; groups; the ioctls; [`Counts`] from `read(2)` |
-//! | [`ring`] | [`Ring`]: `1 + 2^n` pages, forward or backward, writable or overwrite; its [`AuxArea`] |
+//! | [`ring`] | [`Ring`]: `1 + 2^n` pages, forward or backward, writable or overwrite, each kind with its reader; its [`AuxArea`] |
+//! | [`read_only`] | [`ReadOnlyMapping`]: a read-only (overwrite) ring read with loads alone |
 //! | [`session`] | [`Session`]: events for a command, a process or all CPUs, a ring per CPU, records attributed |
 //! | [`launch`] | a command held before `exec` while its events are opened; SIGINT as "stop" |
 //! | [`mod@wait`] | readiness: [`AsFd`] everywhere, [`wait`](wait::wait) over many, hang-up at task exit |
@@ -57,6 +58,7 @@ pub mod attr;
 pub mod error;
 pub mod event;
 pub mod launch;
+pub mod read_only;
 pub mod ring;
 pub mod session;
 mod sys;
@@ -65,6 +67,7 @@ pub mod wait;
 pub use attr::EventAttr;
 pub use error::{Error, OpenError};
 pub use event::{online_cpus, paranoid, Counts, Event, Target};
-pub use ring::{AuxArea, Ring};
+pub use read_only::ReadOnlyMapping;
+pub use ring::{AuxArea, Ring, RingKind};
 pub use session::{Scope, Session, SessionBuilder, SessionError, SessionRecord};
 pub use wait::{wait, wait_all, Readiness};

@@ -1,6 +1,6 @@
 //! [`Ring`]: the kernel's mapping of an event's ring (`1 + 2^n` pages), read through
-//! perfring's [`Consumer`] (forward) or [`BackwardReader`] (backward); its [`AuxArea`], read
-//! through perfring's [`AuxConsumer`].
+//! perfring's [`Consumer`] (forward) or [`BackwardReader`] (backward, over a writable mapping or
+//! a [`ReadOnlyMapping`]); its [`AuxArea`], read through perfring's [`AuxConsumer`].
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
@@ -12,18 +12,32 @@ use perfring::{BackwardReader, Consumer, Mapping};
 
 use crate::error::{io as io_err, Error};
 use crate::event::Event;
+use crate::read_only::ReadOnlyMapping;
 use crate::sys;
 
 /// An event's ring, mapped. Four kinds, as the kernel accepts them: forward or backward (the
 /// event's `write_backward`), writable or read-only. A **writable** mapping tells the kernel to
 /// respect `data_tail`: unread records are never overwritten and a full ring drops (and counts)
 /// new ones. A **read-only** one is an overwrite ring (a flight recorder): the kernel never
-/// reads `data_tail` and overwrites the oldest records; read it backward, under
-/// [`Event::pause_output`].
+/// reads `data_tail` and overwrites the oldest records.
+///
+/// Each kind has its reader, and asking a ring for another kind's reader is a typed
+/// [`Error::RingKind`], never a crash:
+///
+/// | ring | reader |
+/// |---|---|
+/// | forward, writable | [`Ring::consumer`]: records in order, zero-copy, `data_tail` stored after each batch |
+/// | backward, writable | [`Ring::backward_reader`]: newest first, `data_tail` stored after each read |
+/// | backward, read-only | [`Ring::overwrite_reader`]: newest first, under [`Ring::pause_output`], as perf reads `--overwrite` rings |
+/// | forward, read-only | none: the kernel overwrites the oldest records with no mark of where one starts (perf never maps this kind) |
+///
+/// [`Ring::mapping`] (perfring's [`Mapping`], which stores into the control page) is for
+/// writable rings; [`Ring::read_only`] reads any ring with loads alone (self-monitoring of a
+/// control page mapped read-only, for one).
 ///
 /// The ring holds its own duplicate of the event's descriptor, so it can be waited on
-/// ([`AsFd`]) and outlives nothing it needs; the views it hands out borrow it, so none
-/// outlives the mapping.
+/// ([`AsFd`]) and paused, and outlives nothing it needs; the views it hands out borrow it, so
+/// none outlives the mapping.
 #[derive(Debug)]
 pub struct Ring {
     mmap: sys::Mmap,
@@ -32,11 +46,28 @@ pub struct Ring {
     backward: bool,
 }
 
+/// A ring's kind: its direction and whether the kernel respects `data_tail` (see [`Ring`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RingKind {
+    /// Written backward (`attr.write_backward`).
+    pub backward: bool,
+    /// Mapped writable: the kernel respects `data_tail` (not an overwrite ring).
+    pub writable: bool,
+}
+
+impl std::fmt::Display for RingKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let direction = if self.backward { "backward" } else { "forward" };
+        let access = if self.writable { "writable" } else { "read-only (overwrite)" };
+        write!(f, "{direction}, {access}")
+    }
+}
+
 impl Ring {
     /// Map `event`'s ring with `data_pages` pages of data (a power of two) after the control
-    /// page. 0 maps the control page alone: no records (no consumer), but its self-monitoring
-    /// fields (`time_enabled`, `index`, …), read through [`Ring::mapping`] and
-    /// [`perfring::selfmon`].
+    /// page. 0 maps the control page alone: no records (no reader), but its self-monitoring
+    /// fields (`time_enabled`, `index`, …), read through [`Ring::read_only`] (or
+    /// [`Ring::mapping`], writable) and [`perfring::selfmon`].
     pub fn map(event: &Event, data_pages: usize, writable: bool) -> Result<Ring, Error> {
         if data_pages != 0 && !data_pages.is_power_of_two() {
             return Err(Error::RingSize { data_pages });
@@ -46,13 +77,26 @@ impl Ring {
         let mmap = sys::Mmap::map(event.as_fd(), len, 0, writable).map_err(io_err("mmap of the ring"))?;
         let fd = event.as_fd().try_clone_to_owned().map_err(io_err("dup of the event fd"))?;
         let ring = Ring { mmap, fd, writable, backward: event.attr().has(attr_flags::WRITE_BACKWARD) };
-        ring.mapping()?;
+        if writable {
+            ring.mapping()?;
+        }
         Ok(ring)
     }
 
-    /// perfring's view of the mapping (control page and data area).
+    /// perfring's view of a writable mapping (control page and data area). A read-only ring is
+    /// [`Error::ReadOnlyRing`]: a [`Mapping`] may store into the control page (`data_tail`, the
+    /// self-monitoring fields), which faults on a read-only page; read it with
+    /// [`Ring::read_only`].
     pub fn mapping(&self) -> Result<Mapping<'_>, Error> {
+        if !self.writable {
+            return Err(Error::ReadOnlyRing);
+        }
         Ok(self.mmap.attach()?)
+    }
+
+    /// A view of the ring that only loads (see [`ReadOnlyMapping`]), for a ring of any kind.
+    pub fn read_only(&self) -> ReadOnlyMapping<'_> {
+        ReadOnlyMapping::new(&self.mmap, sys::page_size())
     }
 
     /// Bytes of the data area.
@@ -70,20 +114,61 @@ impl Ring {
         self.backward
     }
 
-    /// A consumer of a forward ring: it starts at the `data_tail` the page holds and, for a
-    /// writable mapping, stores the tail after each batch (so the kernel can reuse the space).
-    /// Records are zero-copy views into the kernel's mapping when contiguous.
+    /// The ring's kind (see [`Ring`]).
+    pub fn kind(&self) -> RingKind {
+        RingKind { backward: self.backward, writable: self.writable }
+    }
+
+    fn expect_kind(&self, backward: bool, writable: bool, reader: &'static str) -> Result<(), Error> {
+        if self.kind() == (RingKind { backward, writable }) {
+            Ok(())
+        } else {
+            Err(Error::RingKind { reader, needs: RingKind { backward, writable }, ring: self.kind() })
+        }
+    }
+
+    /// The consumer of a forward, writable ring: it starts at the `data_tail` the page holds
+    /// and stores the tail after each batch (so the kernel can reuse the space). Records are
+    /// zero-copy views into the kernel's mapping when contiguous. Another kind of ring is
+    /// [`Error::RingKind`]: a backward ring's records do not follow one another forward, and
+    /// an overwrite ring's page is read-only and its bytes are overwritten while read.
     pub fn consumer(&self) -> Result<Consumer<Mapping<'_>, Trusted>, Error> {
-        // SAFETY: the producer of this ring is the kernel, which follows the protocol: it never
-        // writes between data_tail and data_head (writable mapping), and zero-copy views are
-        // only handed out for the duration of a batch.
+        self.expect_kind(false, true, "Ring::consumer")?;
+        // SAFETY: the producer of this ring is the kernel, which follows the protocol over a
+        // writable mapping (checked above): it never writes between data_tail and data_head,
+        // and zero-copy views are only handed out for the duration of a batch.
         Ok(unsafe { Consumer::trusted(self.mapping()?) }?)
     }
 
-    /// A newest-first reader of a backward ring. For an overwrite (read-only) ring, pause the
-    /// event's output around each read, as perf does.
+    /// A newest-first reader of a backward, writable ring: after each read it stores
+    /// `data_tail`, so the kernel reuses the space (and drops, counted, when the ring is full).
+    /// Another kind of ring is [`Error::RingKind`] (a backward overwrite ring:
+    /// [`Ring::overwrite_reader`]).
     pub fn backward_reader(&self) -> Result<BackwardReader<Mapping<'_>>, Error> {
-        Ok(BackwardReader::new(self.mapping()?, self.writable)?)
+        self.expect_kind(true, true, "Ring::backward_reader")?;
+        Ok(BackwardReader::new(self.mapping()?, true)?)
+    }
+
+    /// A newest-first reader of a backward overwrite (read-only) ring, perf's `--overwrite`
+    /// flight recorder. Pause the output around each read ([`Ring::pause_output`]), as perf
+    /// does. What holds then: every record returned lies within `data_size` bytes of the head
+    /// read after its copy, so none was overwritten by a write the kernel published meanwhile;
+    /// a kernel writer that had already reserved its space when the pause came may still be
+    /// filling it (the pause is not a synchronous barrier, and the kernel keeps no write
+    /// generation to tell), and such a record can be returned torn. Without the pause, records
+    /// overwritten during the read are refused ([`perfring::BackwardError::Overrun`]). Another
+    /// kind of ring is [`Error::RingKind`].
+    pub fn overwrite_reader(&self) -> Result<BackwardReader<ReadOnlyMapping<'_>>, Error> {
+        self.expect_kind(true, false, "Ring::overwrite_reader")?;
+        Ok(BackwardReader::new(self.read_only(), false)?)
+    }
+
+    /// Pause (`true`) or resume the kernel's output into this ring
+    /// (`PERF_EVENT_IOC_PAUSE_OUTPUT` on the ring's event): while paused every record is
+    /// dropped and counted, and reported by a LOST record when output resumes. Writers already
+    /// past the check finish their record.
+    pub fn pause_output(&self, paused: bool) -> Result<(), Error> {
+        sys::ioc_pause_output(self.fd.as_fd(), paused).map_err(io_err("PERF_EVENT_IOC_PAUSE_OUTPUT"))
     }
 
     /// The address of the mapping (for diagnostics).

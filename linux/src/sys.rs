@@ -215,6 +215,34 @@ impl Mmap {
         )
     }
 
+    /// A relaxed atomic load of the `usize` at byte `offset` of the mapping (`None` if it is
+    /// not inside the mapping or not aligned). Defined on a read-only mapping too: Rust
+    /// guarantees relaxed atomic loads up to the pointer's width on read-only memory (the
+    /// "Atomic accesses to read-only memory" section of `core::sync::atomic`), and this is the
+    /// only operation the reference made here is used for.
+    pub(crate) fn load_relaxed_usize(&self, offset: usize) -> Option<usize> {
+        const W: usize = std::mem::size_of::<usize>();
+        if offset % W != 0 || offset.checked_add(W)? > self.len {
+            return None;
+        }
+        // SAFETY: inside the live mapping (checked above), aligned (the mapping is page aligned
+        // and `offset` a multiple of the width); only a relaxed load of at most the pointer
+        // width is made through the reference, which is defined on read-only memory, and the
+        // kernel's concurrent stores are atomic.
+        let word = unsafe { &*self.ptr.as_ptr().add(offset).cast::<std::sync::atomic::AtomicUsize>() };
+        Some(word.load(perfring::fences::LOCAL))
+    }
+
+    /// As [`Mmap::load_relaxed_usize`], for the `u32` at byte `offset`.
+    pub(crate) fn load_relaxed_u32(&self, offset: usize) -> Option<u32> {
+        if offset % 4 != 0 || offset.checked_add(4)? > self.len {
+            return None;
+        }
+        // SAFETY: as in `load_relaxed_usize`, for a 4-byte aligned word inside the mapping.
+        let word = unsafe { &*self.ptr.as_ptr().add(offset).cast::<std::sync::atomic::AtomicU32>() };
+        Some(word.load(perfring::fences::LOCAL))
+    }
+
     /// perfring's view of a ring's mapping with `self` (a second mapping of the fd at
     /// `aux_offset`) attached as its AUX area.
     pub(crate) fn attach_as_aux<'a>(

@@ -136,7 +136,7 @@ fn a_backward_overwrite_ring_reads_newest_first_under_pause() {
     // backward ring decrements), so the ring has surely wrapped.
     let written = || {
         use perfring::memory::{Position, RingMemory};
-        let map = ring.mapping().unwrap();
+        let map = ring.read_only();
         0usize.wrapping_sub(map.position(Position::DataHead).load(perfring::fences::C_HEAD_LOAD))
     };
     for _ in 0..100 {
@@ -145,8 +145,8 @@ fn a_backward_overwrite_ring_reads_newest_first_under_pause() {
         }
         spin(Duration::from_millis(10));
     }
-    event.pause_output(true).unwrap();
-    let mut reader = ring.backward_reader().unwrap();
+    ring.pause_output(true).unwrap();
+    let mut reader = ring.overwrite_reader().unwrap();
     let ctx = perfring::record::DecodeContext::from_attr(event.attr(), Endian::NATIVE);
     let mut times = Vec::new();
     let summary = reader
@@ -156,12 +156,90 @@ fn a_backward_overwrite_ring_reads_newest_first_under_pause() {
             }
         })
         .unwrap();
-    event.pause_output(false).unwrap();
+    ring.pause_output(false).unwrap();
     event.disable().unwrap();
     assert!(written() > 3 * ring.data_size(), "the kernel wrote {} bytes", written());
     assert!(summary.wrapped, "the ring wrapped: {summary:?}, {} samples read", times.len());
     assert!(times.len() > 20, "{} records", times.len());
     assert!(times.windows(2).all(|w| w[0] >= w[1]), "newest first: {times:?}");
+}
+
+/// Each of the four kinds of ring gives its own reader and refuses the others with a typed
+/// error; a read-only ring gives no `Mapping` (whose stores would fault on its page), and what
+/// it gives instead takes a store without crashing and without reaching the kernel's page.
+/// (Before: `Ring::map(&ev, 1, false)` then `ring.consumer()?.for_each(..)` was a SIGSEGV, the
+/// batch storing `data_tail` into the read-only page.)
+#[test]
+fn every_kind_of_ring_gives_its_reader_and_refuses_the_others_with_a_typed_error() {
+    use perfring::memory::{Position, RingMemory};
+    use perfring_linux::{Error, RingKind};
+    let base = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::IP | st::TID);
+    for (backward, writable) in [(false, true), (true, true), (true, false), (false, false)] {
+        let Some(event) = open(&base.write_backward(backward), Target::ThisThread, None) else { return };
+        let ring = Ring::map(&event, 1, writable).unwrap();
+        let kind = RingKind { backward, writable };
+        assert_eq!(ring.kind(), kind);
+        event.enable().unwrap();
+        spin(Duration::from_millis(5));
+        event.disable().unwrap();
+        let refused = |r: Result<(), Error>, reader: &str| match r {
+            Err(Error::RingKind { reader: r, ring, .. }) => assert_eq!((r, ring), (reader, kind)),
+            other => panic!("{reader} of a {kind} ring: {other:?}"),
+        };
+        let scratch = &mut vec![0u8; 1 << 16];
+        let mut records = 0;
+        match ring.consumer() {
+            Ok(mut c) => records += c.for_each(scratch, |_| {}).unwrap(),
+            Err(e) => refused(Err(e), "Ring::consumer"),
+        }
+        match ring.backward_reader() {
+            Ok(mut r) => records += r.read(scratch, |_| {}).unwrap().records,
+            Err(e) => refused(Err(e), "Ring::backward_reader"),
+        }
+        match ring.overwrite_reader() {
+            Ok(mut r) => {
+                ring.pause_output(true).unwrap();
+                records += r.read(scratch, |_| {}).unwrap().records;
+                ring.pause_output(false).unwrap();
+            }
+            Err(e) => refused(Err(e), "Ring::overwrite_reader"),
+        }
+        // One reader for each kind but the forward overwrite ring, and it read the samples.
+        assert_eq!(records > 0, (backward, writable) != (false, false), "{kind}: {records} records");
+        if !writable {
+            assert!(matches!(ring.mapping(), Err(Error::ReadOnlyRing)), "{kind}");
+            // A store through the read-only view lands in its own word, not the kernel's page.
+            let view = ring.read_only();
+            let tail = view.position(Position::DataTail).load(perfring::fences::LOCAL);
+            view.position(Position::DataTail).store(tail + 4096, perfring::fences::LOCAL);
+            assert_eq!(view.position(Position::DataTail).load(perfring::fences::LOCAL), tail, "{kind}");
+        }
+    }
+}
+
+/// `Ring::pause_output` acts on the kernel's ring (the ioctl): what the kernel wanted to write
+/// while paused is dropped, counted, and reported by one LOST record after the resume. (Before,
+/// the consumer's `pause` set a flag inside the Rust struct that no kernel reads.)
+#[test]
+fn pausing_a_kernel_ring_drops_and_reports_what_was_written_meanwhile() {
+    let attr = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::TID);
+    let Some(event) = open(&attr, Target::ThisThread, None) else { return };
+    let ring = Ring::map(&event, 8, true).unwrap();
+    event.enable().unwrap();
+    ring.pause_output(true).unwrap();
+    spin(Duration::from_millis(20)); // up to 200 periods of 100 µs (a busy VM's hrtimer folds some)
+    ring.pause_output(false).unwrap();
+    spin(Duration::from_millis(2));
+    event.disable().unwrap();
+    let records = drain(&ring);
+    let lost: u64 = records
+        .iter()
+        .filter(|r| u32::from_ne_bytes(r[0..4].try_into().unwrap()) == types::LOST)
+        .map(|r| u64::from_ne_bytes(r[16..24].try_into().unwrap()))
+        .sum();
+    assert!(lost > 0, "the paused window's samples are reported lost");
+    let samples = records.iter().filter(|r| u32::from_ne_bytes(r[0..4].try_into().unwrap()) == types::SAMPLE).count();
+    assert!(samples < 60, "only the samples after the resume were written: {samples} (lost {lost})");
 }
 
 #[test]

@@ -623,11 +623,13 @@ fn read<M: RingMemory>(state: &RefCell<State>, reader: &mut Reader<M>, b: usize,
             }
         }
         Reader::Backward(r) => {
-            r.pause();
+            // PAUSE_OUTPUT: the flag the buffer's producer reads lives in the memory value it
+            // shares with this reader (what `Producer::pause_output` sets).
+            r.memory().paused().store(true, perfring::fences::LOCAL);
             state.borrow_mut().stats[b].backward_reads += 1;
             let mut records = Vec::new();
             let res = r.read(scratch, |rec| records.push(rec.bytes.to_vec()));
-            r.resume();
+            r.memory().paused().store(false, perfring::fences::LOCAL);
             match res {
                 Ok(_) | Err(BackwardError::WriterActive) | Err(BackwardError::Overrun { .. }) => {}
                 Err(e) => state.borrow_mut().violation(format!("buffer {b}: backward read: {e}")),

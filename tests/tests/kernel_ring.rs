@@ -303,9 +303,8 @@ fn backward_body() -> Result<(), Skip> {
     }
     let fring = forward.map(128, true);
     let mut fconsumer = fring.consumer().unwrap();
-    // Read-only mappings: the readers never store data_tail (a backward reader of a read-only
-    // ring is made with release_tail = false).
-    let mut readers: Vec<_> = backs.iter().map(|b| b.ring.backward_reader().unwrap()).collect();
+    // Read-only mappings: their readers load and never store (Ring::overwrite_reader).
+    let mut readers: Vec<_> = backs.iter().map(|b| b.ring.overwrite_reader().unwrap()).collect();
     let mut scratch = Box::new(Scratch::new());
     let mut ftally = Tally::default();
     // Per backward ring: each read's records in the order walked (newest first), and whether

@@ -9,6 +9,7 @@
 
 use loom::thread;
 use perfring::backward::{BackwardError, BackwardReader};
+use perfring::memory::RingMemory;
 use perfring::producer::{Config, Writer};
 use perfring::{split, ModelRing};
 use perfring_tests::{check_record, record, Seen};
@@ -34,7 +35,8 @@ fn backward_pause_read_resume_never_returns_a_torn_record() {
         let mut scratch = vec![0u8; 65536];
         let mut all = Seen::default();
         for _round in 0..1 {
-            reader.pause();
+            // PAUSE_OUTPUT through the memory value the producer writes through.
+            mem.paused().store(true, perfring::fences::LOCAL);
             for _attempt in 0..2 {
                 let mut seen = Seen::default();
                 let res = reader.read(&mut scratch, |r| check_record(r.bytes, &mut seen));
@@ -48,7 +50,7 @@ fn backward_pause_read_resume_never_returns_a_torn_record() {
                     Err(e) => panic!("a protocol-following ring reported corruption: {e}"),
                 }
             }
-            reader.resume();
+            mem.paused().store(false, perfring::fences::LOCAL);
             thread::yield_now();
         }
         let (dropped, producer) = writer.join().unwrap();

@@ -115,9 +115,12 @@ pub unsafe trait RingMemory {
     /// `debug_assert`), never touching memory outside it.
     fn page_word(&self, offset: usize) -> &AtomicU32;
 
-    /// The kernel's `rb->paused` (`PERF_EVENT_IOC_PAUSE_OUTPUT`): set by the consumer side, read
-    /// by the producer. It is ring state but not part of the ABI page, so it lives beside the
-    /// mapping. (Over the kernel's own mapping, pause with the ioctl instead.)
+    /// The kernel's `rb->paused` (`PERF_EVENT_IOC_PAUSE_OUTPUT`), read by a perfring
+    /// [`Producer`](crate::Producer) writing through this memory value and set by
+    /// [`Producer::pause_output`](crate::Producer::pause_output) (or by whoever else holds the
+    /// same value). It is ring state but not part of the ABI page, so it lives beside the
+    /// mapping: a producer in another process, or over another value of the same bytes, never
+    /// sees it, and neither does the kernel (pause a kernel ring with the ioctl).
     fn paused(&self) -> &AtomicBool;
 
     /// The producer's write generation: odd while an overwrite-mode producer has a writer open,
