@@ -17,10 +17,10 @@
 //! use perfring::record::sample_type as st;
 //! use perfring_linux::{attr::software, EventAttr, Session};
 //! let every = |n, config| EventAttr::software(config).sample_period(n).sample_type(st::IDENTIFIER | st::TID);
-//! let Ok(mut session) = Session::command(["sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done"])
+//! let mut session = Session::command(["sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done"])
 //!     .event(every(100_000, software::TASK_CLOCK)) // event 0: every 100 µs of its CPU time
 //!     .event(every(1, software::PAGE_FAULTS)) // event 1: every page fault
-//!     .open().inspect_err(|e| eprintln!("skipped: {e}")) else { return }; // e.g. perf_event_paranoid
+//!     .open()?; // a refusal (perf_event_paranoid, say) is a typed error saying what to change
 //! let pid = session.pid().unwrap() as u32;
 //! let mut samples = [0; 2]; // by event
 //! let status = session.run(|record| if let (Ok(event), Some(sample)) = (record.event(), record.sample()) {
@@ -29,6 +29,7 @@
 //! });
 //! assert_eq!(status.unwrap(), Some(0));
 //! assert!(samples[0] > 0 && samples[1] > 0, "CPU time and page faults sampled: {samples:?}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! [`Session::process`] follows a running process, [`Session::all_cpus`] every CPU;

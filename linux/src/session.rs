@@ -10,15 +10,12 @@
 //! use perfring::record::sample_type as st;
 //! use perfring_linux::{attr::software, EventAttr, Session};
 //! let attr = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::IP | st::CPU);
-//! let Ok(mut session) = Session::command(["sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done"])
+//! // A refusal (perf_event_paranoid, say) is a typed error that says what to change.
+//! let mut session = Session::command(["sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done"])
 //!     .event(attr)
 //!     .data_pages(4)
-//!     .open()
-//!     .inspect_err(|e| eprintln!("skipped: {e}"))
-//! else {
-//!     return;
-//! };
-//! session.start().unwrap(); // the command execs; enable_on_exec starts its events
+//!     .open()?;
+//! session.start()?; // the command execs; enable_on_exec starts its events
 //! let mut records = 0;
 //! let mut on_cpu = |r: &perfring_linux::SessionRecord<'_>| {
 //!     // Each ring is one CPU's: its samples were taken there.
@@ -31,6 +28,7 @@
 //! session.drain(&mut on_cpu).unwrap(); // what came after the last wakeup
 //! assert_eq!(session.exit_status().unwrap(), Some(0));
 //! assert!(records > 0, "{} lost", session.lost_total());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};

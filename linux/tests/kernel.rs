@@ -1,7 +1,7 @@
 //! perfring-linux against the real kernel (root here; software events, so any Linux with perf
 //! events runs them, and one hardware breakpoint, skipped with a line where the machine gives
 //! perf no debug register). A kernel that refuses `perf_event_open` altogether makes each test
-//! print one "skipped: …" line and pass.
+//! skip (`perfring_test_support::skip`: counted by `make test`, a failure in CI).
 
 use std::os::fd::AsFd;
 use std::process::Command;
@@ -15,15 +15,9 @@ use perfring_linux::{wait, Event, EventAttr, OpenError, Readiness, Ring, Target}
 
 mod common;
 
-/// Open or print why not (a kernel without perf events, a seccomp filter).
+/// Open, or skip saying why not (a kernel without perf events, a seccomp filter).
 fn open(attr: &EventAttr, target: Target, group: Option<&Event>) -> Option<Event> {
-    match Event::open(attr, target, group) {
-        Ok(e) => Some(e),
-        Err(e) => {
-            println!("skipped: {e}");
-            None
-        }
-    }
+    Event::open(attr, target, group).inspect_err(|e| perfring_test_support::skip(e)).ok()
 }
 
 /// This thread's CPU time.
@@ -340,13 +334,13 @@ fn refused_open_child() {
 fn a_refused_open_says_what_to_change() {
     let paranoid = perfring_linux::paranoid();
     if paranoid.is_none_or(|p| p < 1) {
-        println!("skipped: perf_event_paranoid is {paranoid:?}: an unprivileged CPU-wide open is allowed here");
-        return;
+        return perfring_test_support::skip(format!(
+            "perf_event_paranoid is {paranoid:?}: an unprivileged CPU-wide open is allowed here"
+        ));
     }
     // SAFETY: getuid has no preconditions.
     if unsafe { libc::getuid() } != 0 {
-        println!("skipped: not root, cannot drop to uid 65534 in a child");
-        return;
+        return perfring_test_support::skip("not root, cannot drop to uid 65534 in a child");
     }
     let out = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "refused_open_child", "--nocapture", "--test-threads=1"])
@@ -401,11 +395,20 @@ fn counts_and_side_band_records_of_a_child_process() {
 #[test]
 fn tracepoints_open_by_name_or_say_how_to_mount_tracefs() {
     assert!(matches!(EventAttr::tracepoint("no-colon"), Err(perfring_linux::Error::NoSuchTracepoint { .. })));
-    match EventAttr::tracepoint("sched:sched_switch") {
-        Err(e @ perfring_linux::Error::TracefsNotMounted) => {
-            assert!(e.to_string().contains("mount -t tracefs"), "{e}");
-            println!("skipped: tracefs is not mounted here (the crate never mounts it): {e}");
+    // Not mounted: the typed error names the mount command. Then (as root) the test set-up
+    // mounts it, as `perf record -e sched:...` would, and the tracepoint opens by name.
+    if perfring_test_support::tracefs().is_none() {
+        match EventAttr::tracepoint("sched:sched_switch") {
+            Err(e @ perfring_linux::Error::TracefsNotMounted) => {
+                assert!(e.to_string().contains("mount -t tracefs"), "{e}")
+            }
+            other => panic!("tracefs is not mounted, yet: {other:?}"),
         }
+        if let Err(why) = perfring_test_support::mount_tracefs() {
+            return perfring_test_support::skip(why);
+        }
+    }
+    match EventAttr::tracepoint("sched:sched_switch") {
         Err(e) => panic!("sched:sched_switch: {e}"),
         Ok(attr) => {
             // Count this thread's context switches through the tracepoint.
@@ -538,8 +541,7 @@ fn modify_attributes_moves_a_breakpoint_to_another_address() {
         Ok(e) => e,
         Err(e) => {
             // No debug registers for perf here (a VM without them, or all in use).
-            println!("skipped: a hardware breakpoint cannot be opened here: {e}");
-            return;
+            return perfring_test_support::skip(format!("a hardware breakpoint cannot be opened here: {e}"));
         }
     };
     event.enable().unwrap();

@@ -1,6 +1,6 @@
 //! Readiness without a baked-in runtime: a ring is `AsFd`, which plain epoll and tokio's
 //! `AsyncFd` both take, and so is a `Session` (one descriptor for all its events). Each test
-//! waits for a wakeup (`wakeup_events`), drains, and checks the samples arrived. A kernel that refuses `perf_event_open` makes each print "skipped: …".
+//! waits for a wakeup (`wakeup_events`), drains, and checks the samples arrived. A kernel that refuses `perf_event_open` makes each skip (a failure in CI).
 
 use std::os::fd::{AsFd, AsRawFd};
 use std::time::{Duration, Instant};
@@ -18,7 +18,7 @@ fn sampling_ring() -> Option<(Event, Ring)> {
             Some((event, ring))
         }
         Err(e) => {
-            println!("skipped: {e}");
+            perfring_test_support::skip(e);
             None
         }
     }
@@ -104,7 +104,7 @@ fn a_sessions_one_fd_drives_tokio_asyncfd_to_the_commands_end() {
     let work = "i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done";
     let session = match Session::command(["sh", "-c", work]).event(attr).open() {
         Ok(s) => s,
-        Err(e) => return println!("skipped: {e}"),
+        Err(e) => return perfring_test_support::skip(e),
     };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let (wakeups, samples, status) = rt.block_on(async move {

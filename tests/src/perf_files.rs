@@ -1,7 +1,6 @@
-//! The perf.data fixtures and the `perf` oracle, shared by the golden, view and perf.data tests.
+//! The perf.data fixtures shared by the golden, view and perf.data tests.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// The `*.data` files of `tests/fixtures/<sub>` for each of `subs` (`""`: the folder itself,
 /// recorded by `tests/fixtures/make-fixtures.sh`), sorted.
@@ -15,13 +14,4 @@ pub fn fixtures_in(subs: &[&str]) -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-/// Whether `perf` runs here; if not, prints the visible skip line ("skipped: perf not found").
-pub fn perf_available() -> bool {
-    let ok = Command::new("perf").arg("--version").output().is_ok_and(|o| o.status.success());
-    if !ok {
-        println!("skipped: perf not found (install linux-perf)");
-    }
-    ok
 }

@@ -12,7 +12,8 @@
 //!
 //! Without `perf` each test prints one skip line.
 
-use perfring_tests::perf_files::{fixtures_in, perf_available};
+use perfring_test_support::perf_available;
+use perfring_tests::perf_files::fixtures_in;
 use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};

@@ -12,10 +12,11 @@
 //!    big-endian; perf reads the big-endian file exactly as the little-endian one (so the copy
 //!    is right), and our decoder reads the same records from both.
 //!
-//! perf runs at test time; without it each test prints "skipped: perf not found" and passes.
+//! perf runs at test time; without it each test skips (a failure in CI).
 #![cfg(not(loom))]
 
-use perfring_tests::perf_files::{fixtures_in, perf_available};
+use perfring_test_support::perf_available;
+use perfring_tests::perf_files::fixtures_in;
 use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::path::{Path, PathBuf};

@@ -7,13 +7,8 @@ use std::process::Command;
 
 use perfring_sim::{run, write_perf_data, Mode, SimConfig, SimRing};
 
-fn perf_available() -> bool {
-    Command::new("perf").arg("--version").output().is_ok_and(|o| o.status.success())
-}
-
 fn session(cfg: &SimConfig, name: &str) {
-    if !perf_available() {
-        println!("skipped: perf not found (install linux-perf)");
+    if !perfring_test_support::perf_available() {
         return;
     }
     let mut rings: Vec<SimRing> = cfg.mode.buffers(cfg.cpus).iter().map(|_| SimRing::new(cfg.ring_size)).collect();
@@ -80,8 +75,7 @@ fn aux_session(cfg: &SimConfig, name: &str) {
     use perfring::record::{types, Endian, Header};
     use perfring_sim::config::AuxMode;
     use perfring_sim::Out;
-    if !perf_available() {
-        println!("skipped: perf not found (install linux-perf)");
+    if !perfring_test_support::perf_available() {
         return;
     }
     let mut rings: Vec<SimRing> =

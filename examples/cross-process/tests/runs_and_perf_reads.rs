@@ -1,7 +1,7 @@
 //! The cross-process example end to end (issue 21): the host survives the hostile guest, keeps
 //! every sample the guest wrote before turning hostile (or counts it lost), and `perf` reads the
 //! perf.data it writes — `perf script` lists exactly the samples kept, `perf report` runs clean.
-//! Without `perf`, the perf half prints "skipped: perf not found".
+//! Without `perf`, the perf half skips (`perfring_test_support::skip`: a failure in CI).
 
 use std::process::Command;
 
@@ -22,8 +22,7 @@ fn the_host_survives_a_hostile_guest_and_perf_reads_its_file() {
     assert_eq!(samples + lost, 3000, "every sample kept or counted lost");
     assert!(errors > 0, "the hostile phase was noticed");
 
-    if !Command::new("perf").arg("--version").output().is_ok_and(|o| o.status.success()) {
-        println!("skipped: perf not found (install linux-perf)");
+    if !perfring_test_support::perf_available() {
         return;
     }
     let script = Command::new("perf").args(["script", "-F", "comm,tid,ip", "-i"]).arg(&out).output().unwrap();

@@ -32,22 +32,27 @@ pub fn skips_forbidden() -> bool {
 /// Where skips are forbidden ([`skips_forbidden`]).
 #[track_caller]
 pub fn skip(reason: impl Display) {
-    let at = std::panic::Location::caller();
+    let log = std::env::var_os(LOG).map(std::path::PathBuf::from);
+    skip_with(&reason, skips_forbidden(), log.as_deref(), std::panic::Location::caller());
+}
+
+/// [`skip`], with the environment's two settings given.
+fn skip_with(reason: &dyn Display, forbidden: bool, log: Option<&std::path::Path>, at: &std::panic::Location<'_>) {
     let line = format!("skipped: {reason} ({}:{})", at.file(), at.line());
-    if skips_forbidden() {
+    if forbidden {
         panic!("{line} — and {REQUIRE}=1 forbids skips: install or enable what the test needs");
     }
     println!("{line}");
     eprintln!("{line}");
-    if let Some(path) = std::env::var_os(LOG) {
+    if let Some(path) = log {
         // One write of one line in append mode: lines of parallel tests do not interleave.
         let written = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&path)
+            .open(path)
             .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()));
         if let Err(e) = written {
-            eprintln!("could not log the skip to {}: {e}", path.to_string_lossy());
+            eprintln!("could not log the skip to {}: {e}", path.display());
         }
     }
 }
@@ -61,4 +66,61 @@ pub fn perf_available() -> bool {
         skip("perf not found (install linux-perf)");
     }
     ok
+}
+
+/// Where tracefs is mounted (`/sys/kernel/tracing` or the older `/sys/kernel/debug/tracing`), if
+/// it is.
+pub fn tracefs() -> Option<&'static str> {
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .into_iter()
+        .find(|r| std::path::Path::new(r).join("events").is_dir())
+}
+
+/// Mount tracefs at `/sys/kernel/tracing` for a test that opens tracepoints, if it is not
+/// mounted: the crates never mount it, a test set-up may (as root; `perf record -e sched:…`
+/// does the same). Prints that it did. Returns where tracefs is, or why it cannot be mounted.
+pub fn mount_tracefs() -> Result<&'static str, String> {
+    if let Some(root) = tracefs() {
+        return Ok(root);
+    }
+    let out = std::process::Command::new("mount")
+        .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+        .output()
+        .map_err(|e| format!("mount -t tracefs: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "mount -t tracefs nodev /sys/kernel/tracing: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    println!("test set-up: mounted tracefs at /sys/kernel/tracing");
+    tracefs().ok_or_else(|| "tracefs mounted but /sys/kernel/tracing/events is missing".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skip_is_logged_where_allowed_and_a_failure_where_forbidden() {
+        let log = std::env::temp_dir().join(format!("perfring-skip-log-{}", std::process::id()));
+        let _ = std::fs::remove_file(&log);
+        let here = std::panic::Location::caller();
+        skip_with(&"no perf here", false, Some(&log), here);
+        skip_with(&"no tracefs", false, Some(&log), here);
+        let text = std::fs::read_to_string(&log).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].starts_with("skipped: no perf here (") && lines[0].contains("lib.rs:"), "{text}");
+        assert!(lines[1].starts_with("skipped: no tracefs ("), "{text}");
+        std::fs::remove_file(&log).unwrap();
+
+        let failed = std::panic::catch_unwind(|| skip_with(&"no perf here", true, Some(&log), here)).unwrap_err();
+        let message = failed.downcast_ref::<String>().unwrap();
+        assert!(
+            message.contains("no perf here") && message.contains("PERFRING_REQUIRE_PERF=1 forbids skips"),
+            "{message}"
+        );
+        assert!(!log.exists(), "a forbidden skip is a failure, not a logged skip");
+    }
 }

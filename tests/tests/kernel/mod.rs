@@ -60,15 +60,15 @@ impl LayoutOf for Attr {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Skip(pub i32);
 
-/// The one line a skipped test prints.
-pub fn skip_line(errno: i32) -> String {
-    format!("skipped: perf_event_open refused (errno {errno})")
+/// Why a test skipped: the kernel refused `perf_event_open`.
+pub fn skip_reason(errno: i32) -> String {
+    format!("perf_event_open refused (errno {errno})")
 }
 
 /// Run a test body; if the kernel refused perf_event_open, print the one skip line.
 pub fn run_or_skip(body: impl FnOnce() -> Result<(), Skip>) {
     if let Err(Skip(errno)) = body() {
-        println!("{}", skip_line(errno));
+        perfring_test_support::skip(skip_reason(errno));
     }
 }
 
