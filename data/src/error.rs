@@ -48,25 +48,24 @@ pub enum Error {
         /// The file's size.
         file_size: u64,
     },
-    /// `perf_file_header.attr_size` (offset 16) cannot hold an attr and its ids section, is
-    /// larger than any `perf_event_attr`, or does not divide the attrs section.
+    /// `perf_file_header.attr_size` (offset 16) cannot hold an attr and its ids section, or is
+    /// larger than any `perf_event_attr` and its ids section (perf divides the attrs section by
+    /// it to count the attrs).
     BadAttrSize {
         /// `attr_size`.
         attr_size: u64,
         /// Size of the attrs section.
         section_size: u64,
     },
-    /// An attr's `size` disagrees with the header's `attr_size - 16` (perf: "incompatible
-    /// file format").
-    AttrSizeMismatch {
+    /// An attr's `size` (0 counts as 64) is below 64 or above the largest `perf_event_attr`
+    /// this crate knows (perf: "file uses a more recent and unsupported ABI").
+    UnsupportedAttrSize {
         /// Index of the event.
         event: usize,
         /// File offset of its `attr.size`.
         offset: u64,
-        /// `attr.size` (0 counts as 64).
+        /// `attr.size`.
         attr_size: u32,
-        /// `perf_file_header.attr_size - 16`.
-        expected: u64,
     },
     /// An attr could not be parsed.
     BadAttr {
@@ -192,13 +191,14 @@ impl fmt::Display for Error {
             ),
             Error::BadAttrSize { attr_size, section_size } => write!(
                 f,
-                "perf_file_header.attr_size (offset 16) is {attr_size}: not an attr plus its ids section, \
-                 or does not divide the attrs section of {section_size} bytes"
+                "perf_file_header.attr_size (offset 16) is {attr_size}: not the size of an attr plus its ids \
+                 section, which perf divides the attrs section of {section_size} bytes by"
             ),
-            Error::AttrSizeMismatch { event, offset, attr_size, expected } => write!(
+            Error::UnsupportedAttrSize { event, offset, attr_size } => write!(
                 f,
-                "incompatible file format: attr {event}'s size (offset {offset}) is {attr_size}, \
-                 the header's attr_size - 16 is {expected}"
+                "attr {event}'s size (offset {offset}) is {attr_size}: not 64 to {} bytes (a more recent and \
+                 unsupported ABI, or a corrupt file)",
+                perfring::record::Attr::SIZE_VER8
             ),
             Error::BadAttr { event, offset, error } => write!(f, "attr {event} at offset {offset}: {error}"),
             Error::SampleIdAllMismatch { event, offset } => {

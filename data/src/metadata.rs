@@ -103,28 +103,32 @@ pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -
             warnings.push(Warning::EmptyDataSection);
         }
     }
-    // Attrs: perf reads attrs.size / attr_size entries, each attr.size bytes then 16 of ids.
+    // Attrs (`header.c:perf_session__read_header`, `read_attr`): perf counts them with the
+    // header's attr_size (attrs.size / attr_size) but reads them one after another, each by its
+    // own `attr.size` (0 meaning 64) and then its 16-byte ids section. A file whose attr_size
+    // disagrees with the attrs' sizes is read as perf reads it, with a warning.
     let attr_size = header.attr_size;
     if header.attrs.size > 0 && !(64 + SECTION_SIZE as u64..=MAX_ATTR_SIZE).contains(&attr_size) {
         return Err(Error::BadAttrSize { attr_size, section_size: header.attrs.size });
     }
     let n = if header.attrs.size == 0 { 0 } else { header.attrs.size / attr_size };
     let mut attrs = Vec::new();
+    let mut attr_offsets = Vec::new();
     let mut events = Events::new(endian);
+    let mut at = header.attrs.offset;
     for event in 0..n as usize {
-        let at = header.attrs.offset + event as u64 * attr_size;
-        let bytes = file.read_at(at, attr_size)?;
-        let raw_size = endian.u32([bytes[4], bytes[5], bytes[6], bytes[7]]);
+        let first = file.read_at(at, 8)?;
+        let raw_size = endian.u32([first[4], first[5], first[6], first[7]]);
         let size = if raw_size == 0 { 64 } else { raw_size };
-        if u64::from(size) != attr_size - SECTION_SIZE as u64 {
-            return Err(Error::AttrSizeMismatch {
-                event,
-                offset: at + 4,
-                attr_size: size,
-                expected: attr_size - SECTION_SIZE as u64,
-            });
+        if !(64..=Attr::SIZE_VER8).contains(&size) {
+            return Err(Error::UnsupportedAttrSize { event, offset: at + 4, attr_size: size });
         }
-        let split = bytes.len() - SECTION_SIZE;
+        let entry = u64::from(size) + SECTION_SIZE as u64;
+        if entry != attr_size && !warnings.iter().any(|w| matches!(w, Warning::AttrSizeDiffers { .. })) {
+            warnings.push(Warning::AttrSizeDiffers { event, attr_size, entry_size: entry, events: n });
+        }
+        let bytes = file.read_at(at, entry)?;
+        let split = size as usize;
         let attr =
             Attr::from_bytes(&bytes[..split], endian).map_err(|error| Error::BadAttr { event, offset: at, error })?;
         let ids_section = Section::parse(&bytes[split..], endian);
@@ -135,9 +139,14 @@ pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -
         let raw = file.read_at(ids_section.offset, ids_section.size / 8 * 8)?;
         let ids: Vec<u64> = raw.chunks_exact(8).map(|c| u64_of(c, 0, endian)).collect();
         attrs.push(FileAttr { attr, ids });
+        attr_offsets.push(at);
+        at += entry;
+    }
+    if attrs.is_empty() {
+        warnings.push(Warning::NoEvents);
     }
     register(&mut events, &attrs, &mut warnings)?;
-    let attr_at = |event: usize| header.attrs.offset + event as u64 * attr_size;
+    let attr_at = |event: usize| attr_offsets[event];
     match events.consistency() {
         Some(Inconsistency::SampleIdAllDiffers { event }) => {
             return Err(Error::SampleIdAllMismatch { event, offset: attr_at(event) + 40 })

@@ -23,8 +23,10 @@ pub const COMPRESSED: u32 = types::COMPRESSED;
 /// One record, borrowed from the reader until the next call.
 #[derive(Debug, Clone, Copy)]
 pub struct FileRecord<'a> {
-    /// File offset of the record (what `perf report -D` prints); for a record that came out
-    /// of a COMPRESSED record, that record's offset.
+    /// Offset of the record as `perf report -D` prints it: its file offset in file mode; in
+    /// pipe mode, from the end of the 16-byte pipe header (perf counts the stream's records from
+    /// there). For a record that came out of a COMPRESSED record, that record's offset.
+    /// ([`Error`]s give file offsets in both modes.)
     pub offset: u64,
     /// Whether the record came out of a COMPRESSED record.
     pub decompressed: bool,
@@ -374,7 +376,7 @@ impl<S: Source> Reader<S> {
         let ctx_event = loc.event.or(if self.meta.attrs.is_empty() { None } else { Some(0) });
         let context =
             ctx_event.and_then(|e| self.meta.events.context(e)).copied().unwrap_or(DecodeContext::new(self.endian()));
-        FileRecord {
+        let mut record = FileRecord {
             offset: loc.offset,
             decompressed: loc.buf == Buf::Decomp || (loc.buf == Buf::Store && loc.offset & (1 << 63) != 0),
             header: loc.header,
@@ -384,7 +386,17 @@ impl<S: Source> Reader<S> {
             attr: loc.event.and_then(|e| self.meta.attrs.get(e)),
             context,
         }
-        .fix_offset()
+        .fix_offset();
+        record.offset = self.perf_offset(record.offset);
+        record
+    }
+
+    /// A file offset as perf prints it: in pipe mode, counted from the end of the pipe header.
+    fn perf_offset(&self, file_offset: u64) -> u64 {
+        match self.meta.header.mode {
+            Mode::Pipe => file_offset.saturating_sub(PIPE_HEADER_SIZE as u64),
+            Mode::File => file_offset,
+        }
     }
 
     fn next_loc(&mut self) -> Result<Option<Loc>, Error> {
@@ -504,6 +516,10 @@ impl<S: Source> Reader<S> {
                     });
                 }
                 self.done = true;
+                if self.meta.header.mode == Mode::Pipe && self.meta.attrs.is_empty() {
+                    // No HEADER_ATTR in the whole stream (file mode warns when the header is read).
+                    self.meta.warnings.push(Warning::NoEvents);
+                }
                 return Ok(None);
             }
             Err(ShortOpaque(s)) => return Err(self.short("record header", offset, 8, s)),
@@ -593,7 +609,8 @@ impl<S: Source> Reader<S> {
                     }
                     None => {
                         self.unknown_ids = Some(self.meta.warnings.len());
-                        self.meta.warnings.push(Warning::Unattributed { count: 1, first: error, first_offset: offset });
+                        let first_offset = self.perf_offset(offset);
+                        self.meta.warnings.push(Warning::Unattributed { count: 1, first: error, first_offset });
                     }
                 }
                 None

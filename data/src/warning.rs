@@ -45,9 +45,25 @@ pub enum Warning {
         count: u64,
         /// Why the first one could not be attributed.
         first: AttributeError,
-        /// File offset of the first one.
+        /// Offset of the first one, as [`crate::FileRecord::offset`] gives it.
         first_offset: u64,
     },
+    /// The header's `attr_size` is not an attr's `size` plus its 16-byte ids section. perf
+    /// counts the attrs with the first (`attrs.size / attr_size`) and reads each by the second,
+    /// as this reader does; attrs past that count are not read.
+    AttrSizeDiffers {
+        /// The first event whose entry size differs.
+        event: usize,
+        /// `perf_file_header.attr_size`.
+        attr_size: u64,
+        /// That event's `attr.size` + 16.
+        entry_size: u64,
+        /// Attrs counted (and read).
+        events: u64,
+    },
+    /// The file has no events (an empty attrs section): no record can be attributed or
+    /// decoded by an event's layout.
+    NoEvents,
     /// A feature's `{offset, size}` points outside the file; the feature is skipped.
     FeatureOutsideFile {
         /// Feature bit.
@@ -57,4 +73,72 @@ pub enum Warning {
         /// Its size.
         size: u64,
     },
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Warning::IdsNotMultipleOf8 { event, offset, size } => write!(
+                f,
+                "event {event}'s ids section (offset {offset}) is {size} bytes, not a whole number of u64 ids: \
+                 the last {} bytes are ignored, as perf ignores them",
+                size % 8
+            ),
+            Warning::EmptyDataSection => {
+                f.write_str("the data section is empty (perf: zero-sized data, nothing to do)")
+            }
+            Warning::DataSizeZero { assumed_size } => write!(
+                f,
+                "data.size is 0 although records follow (was the recording properly terminated?): the \
+                 {assumed_size} bytes to the end of the file are read as the data section"
+            ),
+            Warning::DuplicateId { id, previous, event } => {
+                write!(f, "id {id} is listed under events {previous} and {event}: event {event} gets it, as in perf")
+            }
+            Warning::Inconsistent(i) => write!(f, "pipe mode: {i} (perf refuses this in file mode)"),
+            Warning::Unattributed { count, first, first_offset } => write!(
+                f,
+                "{count} records cannot be attributed to an event (the first at offset {first_offset}: {first}); \
+                 perf skips them, this reader yields them with no event"
+            ),
+            Warning::AttrSizeDiffers { event, attr_size, entry_size, events } => write!(
+                f,
+                "the header's attr_size is {attr_size} but event {event}'s attr and ids take {entry_size} bytes: \
+                 {events} attrs counted with the first and read with the second, as perf does"
+            ),
+            Warning::NoEvents => f.write_str("the file has no events: its records cannot be attributed"),
+            Warning::FeatureOutsideFile { feature, offset, size } => write!(
+                f,
+                "feature {feature}'s section {{offset {offset}, size {size}}} lies outside the file: the feature \
+                 is skipped"
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_warning_says_what_happened_and_what_was_done() {
+        let warnings = [
+            (Warning::IdsNotMultipleOf8 { event: 1, offset: 200, size: 12 }, "last 4 bytes are ignored"),
+            (Warning::EmptyDataSection, "zero-sized data"),
+            (Warning::DataSizeZero { assumed_size: 96 }, "the 96 bytes"),
+            (Warning::DuplicateId { id: 7, previous: 0, event: 1 }, "event 1 gets it"),
+            (Warning::Inconsistent(Inconsistency::SampleIdAllDiffers { event: 1 }), "perf refuses this in file mode"),
+            (
+                Warning::Unattributed { count: 3, first: AttributeError::UnknownId { id: 9 }, first_offset: 120 },
+                "3 records cannot be attributed",
+            ),
+            (Warning::AttrSizeDiffers { event: 0, attr_size: 136, entry_size: 144, events: 2 }, "2 attrs counted"),
+            (Warning::NoEvents, "no events"),
+            (Warning::FeatureOutsideFile { feature: 5, offset: 9000, size: 16 }, "feature 5"),
+        ];
+        for (w, says) in warnings {
+            let text = w.to_string();
+            assert!(text.contains(says), "{w:?}: {text}");
+        }
+    }
 }

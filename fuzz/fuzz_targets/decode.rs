@@ -121,7 +121,7 @@ fn fast_path(bytes: &[u8], ctx: &DecodeContext, full: Option<&Record<'_>>) {
         let mut walked = 0usize;
         for r in walker {
             let Ok(r) = r else { break };
-            walked += r.bytes.len() + r.aux_data.len();
+            walked += r.bytes.len() + r.trailing.len();
             assert!(walked <= bytes.len());
             let _ = set.attribute_walked(&r);
         }

@@ -215,6 +215,88 @@ fn every_capture_reads_as_perf_report_and_perf_script_do() {
     assert!(kinds.get("pipe").copied().unwrap_or(0) >= 2 && kinds.get("compressed").copied().unwrap_or(0) >= 2);
 }
 
+/// A pipe-mode tracepoint capture (`perf record -e sched:sched_switch -o -`) carries the tracing
+/// data after its HEADER_TRACING_DATA record, which `header.size` does not count: core's
+/// `Walker::perf_data` walks past it to every record perf reports (before, it read the tracing
+/// data as a record header and stopped with a false truncation), and so does the reader.
+#[test]
+fn a_pipe_mode_tracepoint_capture_walks_to_its_end() {
+    use perfring::record::Walker;
+    if !perf_available() {
+        return;
+    }
+    if let Err(why) = perfring_test_support::mount_tracefs() {
+        return perfring_test_support::skip(why);
+    }
+    let path = tmp("pipe-tracepoint.data");
+    let out = std::fs::File::create(&path).unwrap();
+    let rec = Command::new("perf")
+        .args(["record", "-q", "-e", "sched:sched_switch", "-o", "-", "--", "sh", "-c", "sleep 0.01; sleep 0.01"])
+        .stdout(out)
+        .output()
+        .unwrap();
+    assert!(rec.status.success(), "{}", String::from_utf8_lossy(&rec.stderr));
+    let bytes = std::fs::read(&path).unwrap();
+    let mut types = BTreeMap::<u32, u64>::new();
+    let mut tracing_data = 0;
+    for r in Walker::perf_data(&bytes[16..], Endian::NATIVE) {
+        let r = r.unwrap_or_else(|e| panic!("walking the pipe capture: {e}"));
+        *types.entry(r.header.type_).or_default() += 1;
+        if r.header.type_ == types::HEADER_TRACING_DATA {
+            tracing_data += r.trailing.len();
+            assert!(r.trailing.starts_with(b"\x17\x08\x44tracing"), "the tracing data follows its record");
+        }
+    }
+    assert!(tracing_data > 1000, "the capture carries its tracing data: {tracing_data} bytes");
+    assert!(types.get(&types::SAMPLE).copied().unwrap_or(0) >= 2, "sched_switch samples: {types:?}");
+    let by_name: BTreeMap<String, u64> = types.iter().map(|(t, n)| (stat_name(*t), *n)).collect();
+    assert_eq!(by_name, perf_counts(&path), "the records of the walk are the ones perf report counts");
+    std::fs::remove_file(&path).ok();
+}
+
+/// Every record's offset is the one `perf report -D` prints before it, in file and pipe mode
+/// alike (pipe mode counts from the end of the 16-byte pipe header: "0x98@pipe" is the record
+/// at file offset 0xa8; before, the reader gave the file offset there). A record that came out
+/// of a COMPRESSED record has that record's offset, as perf prints it. Compared as multisets of
+/// (offset, size, type): perf prints a compressed file's records in its processing order.
+#[test]
+fn record_offsets_are_the_ones_perf_report_dump_prints() {
+    if !perf_available() {
+        return;
+    }
+    let mut pipe_files = 0;
+    for path in fixtures() {
+        let (out, _) = perf(&["report", "-D", "--stdio", "-i", path.to_str().unwrap()]);
+        let mut theirs: Vec<(u64, u64, u32)> = out
+            .lines()
+            .filter_map(|l| {
+                // "0x98@pipe [0x54]: event: 80", "0x1a8@path [0x90]: event: 69"; printf's %#x
+                // prints 0 as "0@pipe".
+                let (at, rest) = l.split_once('@')?;
+                let at = at.strip_prefix("0x").unwrap_or(at);
+                let size = rest.split_once(" [0x")?.1.split_once("]: event: ")?;
+                let type_ = size.1.split_whitespace().next()?.parse().ok()?;
+                Some((u64::from_str_radix(at, 16).ok()?, u64::from_str_radix(size.0, 16).ok()?, type_))
+            })
+            .collect();
+        let bytes = std::fs::read(&path).unwrap();
+        let mut r = Reader::from_bytes(&bytes).unwrap();
+        pipe_files += usize::from(r.mode() == Mode::Pipe);
+        let mut ours = Vec::new();
+        while let Some(rec) = r.next_record().unwrap() {
+            // perf does not print a COMPRESSED record itself, only what it holds.
+            if ![perfring_data::COMPRESSED, perfring_data::COMPRESSED2].contains(&rec.header.type_) {
+                ours.push((rec.offset, u64::from(rec.header.size), rec.header.type_));
+            }
+        }
+        assert!(!ours.is_empty(), "{path:?}");
+        ours.sort_unstable();
+        theirs.sort_unstable();
+        assert_eq!(ours, theirs, "{path:?}: (offset, size, type) of every record");
+    }
+    assert!(pipe_files >= 2, "pipe-mode captures among the fixtures");
+}
+
 /// The streaming reader (bounded reads from a `Read + Seek`) and the pipe reader (a `Read`
 /// only) yield the same records as the zero-copy one.
 #[test]

@@ -8,7 +8,7 @@ use std::io::Cursor;
 use std::path::PathBuf;
 
 use perfring::record::types;
-use perfring_data::{features, Error, Feature, Mode, PerfRecord, Reader, Slice};
+use perfring_data::{features, Error, Feature, Mode, PerfRecord, Reader, Slice, PIPE_HEADER_SIZE};
 
 fn fixtures() -> Vec<PathBuf> {
     let v = fixtures_in(&["", "perf-data"]);
@@ -54,13 +54,14 @@ fn walk(r: &mut Reader<Slice<'_>>, len: usize) -> Result<(), Error> {
 }
 
 /// File offsets at which a record (or the data after it) ends, for a pipe-mode stream:
-/// truncating there leaves a shorter, valid stream.
+/// truncating there leaves a shorter, valid stream. (A pipe-mode record's offset counts from
+/// the end of the pipe header, as perf prints it.)
 fn boundaries(bytes: &[u8]) -> Vec<usize> {
     let mut r = Reader::from_bytes(bytes).unwrap();
-    let mut v = vec![16];
+    let mut v = vec![PIPE_HEADER_SIZE];
     while let Some(rec) = r.next_record().unwrap() {
         if !rec.decompressed {
-            v.push(rec.offset as usize + rec.bytes.len() + rec.trailing.len());
+            v.push(PIPE_HEADER_SIZE + rec.offset as usize + rec.bytes.len() + rec.trailing.len());
         }
     }
     v
@@ -130,10 +131,12 @@ fn record_sizes_0_7_and_65535_are_refused() {
         let bytes = std::fs::read(&path).unwrap();
         let mut r = Reader::from_bytes(&bytes).unwrap();
         let data_end = r.data_range().1.min(bytes.len() as u64);
+        // File offsets: a pipe-mode record's offset counts from the end of the pipe header.
+        let base = if r.mode() == Mode::Pipe { PIPE_HEADER_SIZE } else { 0 };
         let mut offsets = Vec::new();
         while let Some(rec) = r.next_record().unwrap() {
             if !rec.decompressed && offsets.len() < 40 {
-                offsets.push(rec.offset as usize);
+                offsets.push(base + rec.offset as usize);
             }
         }
         let endian = r.endian();

@@ -68,9 +68,12 @@ pub struct WalkedRecord<'a> {
     /// fields in it; a walker made with a constant (`Endian::NATIVE`, as a ring's records
     /// always are) lets the compiler drop the byte-order select from every field read.
     pub endian: Endian,
-    /// For AUXTRACE (type 71) in a [`Walker::perf_data`] walk: the AUX bytes that follow the
-    /// record, which `header.size` does not count (KERNEL-NOTES §7.8). Empty otherwise.
-    pub aux_data: &'a [u8],
+    /// In a [`Walker::perf_data`] walk, the bytes that follow the record and that
+    /// `header.size` does not count: an AUXTRACE record's (type 71) AUX data, `auxtrace.size`
+    /// bytes (`tools/perf/util/auxtrace.c`); a pipe-mode HEADER_TRACING_DATA record's (type 66)
+    /// tracing data, `tracing_data.size` bytes (`tools/perf/util/header.c:
+    /// perf_event__process_tracing_data`). Empty otherwise.
+    pub trailing: &'a [u8],
 }
 
 impl<'a> WalkedRecord<'a> {
@@ -152,8 +155,9 @@ impl<'a> Walker<'a> {
         Walker { rest: bytes, pos: 0, endian, perf_data: false }
     }
 
-    /// Walk a perf.data data section or pipe payload: also perf's own record types, the AUX
-    /// data after each AUXTRACE record, and sizes that are not multiples of 8 (perf reads them).
+    /// Walk a perf.data data section or pipe payload: also perf's own record types, the data
+    /// after each AUXTRACE and HEADER_TRACING_DATA record ([`WalkedRecord::trailing`]), and
+    /// sizes that are not multiples of 8 (perf reads them).
     pub fn perf_data(bytes: &'a [u8], endian: Endian) -> Walker<'a> {
         Walker { rest: bytes, pos: 0, endian, perf_data: true }
     }
@@ -183,19 +187,25 @@ impl<'a> Walker<'a> {
         let Some((bytes, mut after)) = rest.split_at_checked(size) else {
             return Some(Err(WalkError::Truncated { offset, need: size as u64, have: rest.len() }));
         };
-        let mut aux_data: &'a [u8] = &[];
-        if self.perf_data && header.type_ == types::AUXTRACE {
-            // `struct perf_record_auxtrace`: header, then u64 size of the data that follows.
-            let len = self.endian.u64_at(bytes, 8).unwrap_or(0);
+        let mut trailing: &'a [u8] = &[];
+        let trailing_len = match header.type_ {
+            // `struct perf_record_auxtrace`: header, then the u64 size of the data that follows.
+            types::AUXTRACE if self.perf_data => Some(self.endian.u64_at(bytes, 8).unwrap_or(0)),
+            // `struct perf_record_header_tracing_data`: header, then the u32 size of the
+            // tracing data that follows (aligned to 8 by perf's writer).
+            types::HEADER_TRACING_DATA if self.perf_data => Some(u64::from(self.endian.u32_at(bytes, 8).unwrap_or(0))),
+            _ => None,
+        };
+        if let Some(len) = trailing_len {
             let need = (size as u64).saturating_add(len);
             match usize::try_from(len).ok().and_then(|l| after.split_at_checked(l)) {
-                Some((data, next)) => (aux_data, after) = (data, next),
+                Some((data, next)) => (trailing, after) = (data, next),
                 None => return Some(Err(WalkError::Truncated { offset, need, have: rest.len() })),
             }
         }
         self.pos = offset + (rest.len() - after.len());
         self.rest = after;
-        Some(Ok(WalkedRecord { header, bytes, offset, endian: self.endian, aux_data }))
+        Some(Ok(WalkedRecord { header, bytes, offset, endian: self.endian, trailing }))
     }
 }
 
@@ -214,3 +224,55 @@ impl<'a> Iterator for Walker<'a> {
 }
 
 impl core::iter::FusedIterator for Walker<'_> {}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::vec::Vec;
+
+    fn header(type_: u32, size: u16) -> [u8; 8] {
+        Header { type_, misc: 0, size }.to_bytes(Endian::Little)
+    }
+
+    /// A pipe-mode tracepoint capture: HEADER_TRACING_DATA {header, u32 size, u32 pad}, the
+    /// tracing data (`size` bytes, which `header.size` does not count), then a record. The walk
+    /// hands the data over as `trailing` and goes on to the record after it (before: it read
+    /// the tracing data as a header and reported a truncation).
+    #[test]
+    fn the_tracing_data_after_its_pipe_mode_record_is_trailing_and_skipped() {
+        let mut buf = Vec::new();
+        buf.extend_from_slice(&header(types::HEADER_TRACING_DATA, 16));
+        buf.extend_from_slice(&24u32.to_le_bytes());
+        buf.extend_from_slice(&[0; 4]);
+        let mut data = [0u8; 24]; // tracing data begins "\x17\x08\x44tracing0.6\0"
+        data[..14].copy_from_slice(b"\x17\x08\x44tracing0.6\0");
+        buf.extend_from_slice(&data);
+        buf.extend_from_slice(&header(types::FINISHED_ROUND, 8));
+        let walked: Vec<_> = Walker::perf_data(&buf, Endian::Little).collect::<Result<_, _>>().unwrap();
+        assert_eq!(walked.len(), 2, "{walked:?}");
+        assert_eq!((walked[0].header.type_, walked[0].bytes.len(), walked[0].trailing), (66, 16, &buf[16..40]));
+        assert_eq!(
+            (walked[1].header.type_, walked[1].offset, walked[1].trailing),
+            (types::FINISHED_ROUND, 40, &[][..])
+        );
+        // Data shorter than its size says: a truncation at the record, not past it.
+        assert_eq!(
+            Walker::perf_data(&buf[..30], Endian::Little).next(),
+            Some(Err(WalkError::Truncated { offset: 0, need: 40, have: 30 }))
+        );
+    }
+
+    /// perf's own records need not be a multiple of 8 long (perf reads them as they are): a
+    /// perf.data walk accepts them; a ring walk, whose records the kernel always aligns, does not.
+    #[test]
+    fn perf_data_walks_accept_sizes_that_are_not_multiples_of_8() {
+        let mut buf = Vec::new();
+        buf.extend_from_slice(&header(types::HEADER_BUILD_ID, 13));
+        buf.extend_from_slice(&[1, 2, 3, 4, 5]);
+        buf.extend_from_slice(&header(types::FINISHED_ROUND, 8));
+        let walked: Vec<_> = Walker::perf_data(&buf, Endian::Little).collect::<Result<_, _>>().unwrap();
+        assert_eq!(walked.iter().map(|r| (r.header.type_, r.offset)).collect::<Vec<_>>(), [(67, 0), (68, 13)]);
+        assert_eq!(Walker::new(&buf, Endian::Little).next(), Some(Err(WalkError::Misaligned { offset: 0, size: 13 })));
+    }
+}
