@@ -49,6 +49,11 @@ impl Events {
         }
     }
 
+    /// The event that lists `id` (the last one, as perf gives a duplicated id to it).
+    pub(crate) fn event_of_id(&self, id: u64) -> Option<usize> {
+        self.set.event_of_id(id)
+    }
+
     pub(crate) fn context(&self, event: usize) -> Option<&DecodeContext> {
         self.set.event(event).map(Event::context)
     }

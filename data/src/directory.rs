@@ -1,26 +1,28 @@
-//! Directory mode: `perf record --threads` writes a directory holding `data` (a file-mode
-//! perf.data whose data section holds the records perf synthesized, with the DIR_FORMAT
-//! feature) and `data.0`, `data.1`, … (the records of each reader thread, no header).
+//! Reading a path: a perf.data file (either mode) or a directory written by `perf record
+//! --threads`, which holds `data` (a file-mode perf.data whose data section holds the records
+//! perf synthesized, with the DIR_FORMAT feature) and `data.0`, `data.1`, … (the records of
+//! each reader thread, no header).
 
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom, Take};
 use std::path::Path;
 
 use crate::file_header::FileHeader;
-use crate::metadata::{read_file_meta, Seekable};
-use crate::reader::read_up_to;
+use crate::metadata::{pipe_meta, read_file_meta, Seekable};
+use crate::reader::{read_prefix, read_up_to};
 use crate::source::Stream;
-use crate::{Error, Reader};
+use crate::{Error, Reader, PIPE_HEADER_SIZE};
 
-/// The data of a directory as one stream: the `data` file's data section, then each
-/// `data.N` file whole, in N order.
+/// The records of a perf.data path as one stream ([`Reader::open`]): a file's data section (or
+/// a pipe-mode file's records), or a directory's `data` data section followed by each `data.N`
+/// file whole, in N order.
 #[derive(Debug)]
-pub struct DirFiles {
+pub struct Files {
     parts: Vec<Take<File>>,
     current: usize,
 }
 
-impl Read for DirFiles {
+impl Read for Files {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         // Each pass reads or moves to the next part: bounded by the number of parts.
         while let Some(part) = self.parts.get_mut(self.current) {
@@ -38,7 +40,30 @@ fn io(offset: u64) -> impl Fn(std::io::Error) -> Error {
     move |error| Error::Io { offset, error }
 }
 
-impl Reader<Stream<BufReader<DirFiles>>> {
+impl Reader<Stream<BufReader<Files>>> {
+    /// Open a perf.data path: a file in either mode (detected from its header; the metadata
+    /// read by seeking, then the records through bounded buffered reads), or a directory
+    /// written by `perf record --threads` (detected as a directory; see [`Reader::open_dir`]).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
+        let path = path.as_ref();
+        if path.is_dir() {
+            return Reader::open_dir(path);
+        }
+        let mut file = File::open(path).map_err(io(0))?;
+        let len = file.metadata().map_err(io(0))?.len();
+        let mut prefix = [0u8; 16];
+        read_prefix(&mut file, &mut prefix)?;
+        let (endian, size) = FileHeader::prefix(&prefix)?;
+        if size == PIPE_HEADER_SIZE as u64 {
+            let rest = len.saturating_sub(PIPE_HEADER_SIZE as u64);
+            let files = Files { parts: vec![file.take(rest)], current: 0 };
+            let stream = Stream::new(BufReader::with_capacity(1 << 16, files), PIPE_HEADER_SIZE as u64, None);
+            return Ok(Reader::with_meta(stream, pipe_meta(endian)));
+        }
+        file.seek(SeekFrom::Start(0)).map_err(io(0))?;
+        Reader::from_data_file(file, len, Vec::new())
+    }
+
     /// Read a directory written by `perf record --threads` (`path/data` and its `data.N`).
     /// Records come in file order: those of `data`, then `data.0`, `data.1`, …; a record's
     /// offset counts from the start of `data`'s data section through the files in that order
@@ -46,15 +71,8 @@ impl Reader<Stream<BufReader<DirFiles>>> {
     /// not across the files as perf's merge does.
     pub fn open_dir(path: impl AsRef<Path>) -> Result<Self, Error> {
         let dir = path.as_ref();
-        let mut header_file = File::open(dir.join("data")).map_err(io(0))?;
+        let header_file = File::open(dir.join("data")).map_err(io(0))?;
         let len = header_file.metadata().map_err(io(0))?.len();
-        let mut head = vec![0u8; crate::HEADER_SIZE];
-        let have = read_up_to(&mut header_file, &mut head)?;
-        let header = FileHeader::parse(&head[..have])?;
-        let meta = read_file_meta(&mut Seekable { inner: &mut header_file, len }, header)?;
-        let (start, end) = meta.data;
-        header_file.seek(SeekFrom::Start(start)).map_err(io(start))?;
-        let mut parts = vec![header_file.take(end - start)];
         let mut numbered: Vec<(u64, std::path::PathBuf)> = std::fs::read_dir(dir)
             .map_err(io(0))?
             .filter_map(|e| e.ok())
@@ -65,17 +83,33 @@ impl Reader<Stream<BufReader<DirFiles>>> {
             })
             .collect();
         numbered.sort();
-        let mut total = end;
+        let mut more = Vec::new();
         for (_, p) in numbered {
             let f = File::open(&p).map_err(io(0))?;
             let n = f.metadata().map_err(io(0))?.len();
-            total = total
-                .checked_add(n)
-                .ok_or(Error::Io { offset: total, error: std::io::ErrorKind::InvalidData.into() })?;
-            parts.push(f.take(n));
+            more.push(f.take(n));
         }
-        let files = DirFiles { parts, current: 0 };
-        let stream = Stream::new(BufReader::with_capacity(1 << 16, files), start, Some(total));
+        Reader::from_data_file(header_file, len, more)
+    }
+
+    /// A file-mode `file` of `len` bytes (at its start) whose data section the records of
+    /// `more` follow.
+    fn from_data_file(mut file: File, len: u64, more: Vec<Take<File>>) -> Result<Self, Error> {
+        let mut head = vec![0u8; crate::HEADER_SIZE];
+        let have = read_up_to(&mut file, &mut head)?;
+        let header = FileHeader::parse(&head[..have])?;
+        let meta = read_file_meta(&mut Seekable { inner: &mut file, len }, header)?;
+        let (start, end) = meta.data;
+        file.seek(SeekFrom::Start(start)).map_err(io(start))?;
+        let mut total = end;
+        for part in &more {
+            total = total
+                .checked_add(part.limit())
+                .ok_or(Error::Io { offset: total, error: std::io::ErrorKind::InvalidData.into() })?;
+        }
+        let mut parts = vec![file.take(end - start)];
+        parts.extend(more);
+        let stream = Stream::new(BufReader::with_capacity(1 << 16, Files { parts, current: 0 }), start, Some(total));
         Ok(Reader::with_meta(stream, meta))
     }
 }

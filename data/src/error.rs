@@ -165,6 +165,16 @@ pub enum Error {
     },
     /// An event index the writer does not have.
     NoSuchEvent(usize),
+    /// A file-mode file read forward from a stream ([`crate::Reader::from_read`]) has a section
+    /// where a stream cannot go back to (perf writes attrs and ids before the data section and
+    /// features after it; this file does not). Read it from a seekable input
+    /// ([`crate::Reader::open`], [`crate::Reader::new`], [`crate::Reader::from_bytes`]).
+    NeedsSeekableInput {
+        /// The section.
+        what: &'static str,
+        /// Its file offset.
+        offset: u64,
+    },
     /// The file's events or ids could not be registered for attribution (a refusal other than
     /// "more room needed", which is handled by growing the storage).
     EventSet(EventSetError),
@@ -245,6 +255,11 @@ impl fmt::Display for Error {
             }
             Error::NoSuchEvent(i) => write!(f, "no event {i} in this writer"),
             Error::EventSet(e) => write!(f, "registering the file's events: {e}"),
+            Error::NeedsSeekableInput { what, offset } => write!(
+                f,
+                "{what} at offset {offset} lies where a stream read forward cannot go back to: read this file from \
+                 a seekable input (Reader::open, Reader::new, Reader::from_bytes)"
+            ),
         }
     }
 }

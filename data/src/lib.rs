@@ -32,15 +32,15 @@ mod warning;
 mod writer;
 
 pub use decompress::MAX_DECOMPRESSED;
-pub use directory::DirFiles;
+pub use directory::Files;
 pub use error::Error;
 pub use features::Feature;
 pub use file_header::{FileHeader, Mode, Section};
-pub use metadata::FileAttr;
+pub use metadata::{FileAttr, Metadata};
 pub use perf_records::{
     CpuMap, IdIndexEntry, PerfRecord, CPU_MAP, EVENT_UPDATE, STAT, STAT_CONFIG, STAT_ROUND, THREAD_MAP, TIME_CONV,
 };
-pub use reader::{FileRecord, MappedFile, Reader, COMPRESSED, COMPRESSED2};
+pub use reader::{FileRecord, MappedFile, ReadDelivery, Reader, COMPRESSED, COMPRESSED2};
 pub use source::{ShortOpaque, Slice, Source, Stream};
 pub use warning::Warning;
 pub use writer::Writer;

@@ -20,16 +20,82 @@ pub struct FileAttr {
     pub ids: Vec<u64>,
 }
 
-/// What a reader knows besides the records: header, events, features, warnings.
+/// What a reader knows besides the records: the header, the events and their ids, the feature
+/// sections, the warnings. [`crate::Reader::metadata`] gives it, and so does every record
+/// ([`crate::FileRecord::metadata`]), so that it can be read while the records are walked. In
+/// pipe mode it grows as the stream's HEADER_ATTR and HEADER_FEATURE records are read.
 #[derive(Debug, Clone)]
-pub(crate) struct Meta {
+pub struct Metadata {
     pub(crate) header: FileHeader,
     pub(crate) attrs: Vec<FileAttr>,
     pub(crate) features: Vec<(u32, Vec<u8>)>,
     pub(crate) warnings: Vec<Warning>,
     pub(crate) events: Events,
-    /// The data section as read: `[start, end)`.
+    /// The data section as read: `[start, end)` (`end` is `u64::MAX` where the input's end
+    /// ends it: pipe mode, and a forward-read file whose `data.size` is 0).
     pub(crate) data: (u64, u64),
+    /// A file read forward ([`crate::Reader::from_read`]): its feature sections follow the data
+    /// section and are read when the records are.
+    pub(crate) deferred_features: bool,
+}
+
+impl Metadata {
+    /// The file header (pipe mode: the 16-byte one, sections zero).
+    pub fn header(&self) -> &FileHeader {
+        &self.header
+    }
+
+    /// File or pipe mode.
+    pub fn mode(&self) -> crate::Mode {
+        self.header.mode
+    }
+
+    /// Byte order.
+    pub fn endian(&self) -> Endian {
+        self.header.endian
+    }
+
+    /// The events, in file order (pipe mode: those whose HEADER_ATTR has been read so far).
+    pub fn attrs(&self) -> &[FileAttr] {
+        &self.attrs
+    }
+
+    /// The event an id belongs to, as perf looks it up (`evlist__id2sid`): the last event listing
+    /// it; `None` for an id no event lists (id 0 included).
+    pub fn event_of_id(&self, id: u64) -> Option<usize> {
+        self.events.event_of_id(id)
+    }
+
+    /// The feature sections (pipe mode: the HEADER_FEATURE records read so far), by bit, as
+    /// bytes; [`crate::Feature::parse`] decodes them.
+    pub fn features(&self) -> impl Iterator<Item = (u32, &[u8])> + '_ {
+        self.features.iter().map(|(b, p)| (*b, p.as_slice()))
+    }
+
+    /// One feature section's bytes.
+    pub fn feature(&self, bit: u32) -> Option<&[u8]> {
+        self.features.iter().rev().find(|(b, _)| *b == bit).map(|(_, p)| p.as_slice())
+    }
+
+    /// One feature section decoded; `None` if absent.
+    pub fn feature_value(&self, bit: u32) -> Option<Result<crate::features::Feature, Error>> {
+        self.feature(bit).map(|p| crate::features::Feature::parse(bit, p, self.endian()))
+    }
+
+    /// What perf would have warned about so far.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// The data section as read, `[start, end)` (pipe mode: `end` is `u64::MAX`).
+    pub fn data_range(&self) -> (u64, u64) {
+        self.data
+    }
+
+    /// The decoding context of event `event`.
+    pub fn context(&self, event: usize) -> Option<perfring::record::DecodeContext> {
+        self.events.context(event).copied()
+    }
 }
 
 /// Random access to a whole file, for its metadata.
@@ -87,9 +153,22 @@ fn check_section(s: Section, at: u64, what: &'static str, file_size: u64) -> Res
 const MAX_ATTR_SIZE: u64 = 4096 + SECTION_SIZE as u64;
 
 /// The file-mode metadata of `file` (`header` already parsed).
-pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -> Result<Meta, Error> {
+pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -> Result<Metadata, Error> {
+    let mut meta = read_meta_before_data(file, header, false)?;
+    read_features(file, &mut meta)?;
+    Ok(meta)
+}
+
+/// The header, attrs and ids of a file-mode file; its features are left to [`read_features`].
+/// `forward`: `file` holds the bytes before the data section only (a stream read forward), so
+/// its length says nothing of the data section's.
+pub(crate) fn read_meta_before_data(
+    file: &mut impl RandomAccess,
+    header: FileHeader,
+    forward: bool,
+) -> Result<Metadata, Error> {
     let endian = header.endian;
-    let file_size = file.len();
+    let file_size = if forward { u64::MAX } else { file.len() };
     let mut warnings = Vec::new();
     check_section(header.attrs, 24, "attrs section", file_size)?;
     check_section(header.data, 40, "data section", file_size)?;
@@ -97,7 +176,8 @@ pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -
     let mut data_end = data_start + header.data.size;
     if header.data.size == 0 {
         if file_size > data_start && header.feature_bits().next().is_none() {
-            warnings.push(Warning::DataSizeZero { assumed_size: file_size - data_start });
+            // Forward: the records run to the input's end, whose size the reader fills in there.
+            warnings.push(Warning::DataSizeZero { assumed_size: if forward { 0 } else { file_size - data_start } });
             data_end = file_size;
         } else {
             warnings.push(Warning::EmptyDataSection);
@@ -166,8 +246,22 @@ pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -
             return Err(Error::NonMatchingReadFormat { offset: attr_at(0) + 32, read_format: a.read_format });
         }
     }
-    // Features: a table of sections at the end of the data section, one per set bit.
-    let mut features = Vec::new();
+    Ok(Metadata {
+        header,
+        attrs,
+        features: Vec::new(),
+        warnings,
+        events,
+        data: (data_start, data_end),
+        deferred_features: forward && header.feature_bits().next().is_some(),
+    })
+}
+
+/// The feature sections of a file-mode file: a table of sections at the end of the data
+/// section, one per set bit (`perf_header__process_sections`).
+pub(crate) fn read_features(file: &mut impl RandomAccess, meta: &mut Metadata) -> Result<(), Error> {
+    let (header, warnings, features) = (&meta.header, &mut meta.warnings, &mut meta.features);
+    let (endian, file_size) = (header.endian, file.len());
     let mut table = header.data.offset + header.data.size;
     for bit in header.feature_bits() {
         let entry = table.checked_add(SECTION_SIZE as u64).filter(|&e| e <= file_size);
@@ -183,7 +277,50 @@ pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -
         }
         features.push((bit, file.read_at(s.offset, s.size)?));
     }
-    Ok(Meta { header, attrs, features, warnings, events, data: (data_start, data_end) })
+    Ok(())
+}
+
+/// The bytes of a file from `base` on (what follows the data section of a file read forward),
+/// for its feature sections. A section before `base` cannot be read any more:
+/// [`Error::NeedsSeekableInput`].
+pub(crate) struct Tail {
+    pub(crate) base: u64,
+    pub(crate) bytes: Vec<u8>,
+}
+
+impl RandomAccess for Tail {
+    fn len(&self) -> u64 {
+        self.base + self.bytes.len() as u64
+    }
+
+    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, Error> {
+        let at =
+            offset.checked_sub(self.base).ok_or(Error::NeedsSeekableInput { what: "a feature section", offset })?;
+        (&self.bytes[..]).read_at(at, len).map_err(|e| match e {
+            Error::Truncated { what, need, have, .. } => Error::Truncated { what, offset, need, have },
+            e => e,
+        })
+    }
+}
+
+/// The bytes of a file before its data section, read forward ([`crate::Reader::from_read`]):
+/// a section that lies past them (perf writes none there) cannot be read from a stream.
+pub(crate) struct Prefix {
+    pub(crate) bytes: Vec<u8>,
+}
+
+impl RandomAccess for Prefix {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, Error> {
+        let end = offset.checked_add(len).filter(|&e| e <= self.len());
+        match end {
+            Some(_) => (&self.bytes[..]).read_at(offset, len),
+            None => Err(Error::NeedsSeekableInput { what: "an attr or ids section after the data section", offset }),
+        }
+    }
 }
 
 /// Register every event and id (later events win a duplicated id, with a warning).
@@ -205,13 +342,14 @@ pub(crate) fn add_event(events: &mut Events, a: &FileAttr, warnings: &mut Vec<Wa
 }
 
 /// The metadata of a pipe-mode stream before its first record.
-pub(crate) fn pipe_meta(endian: Endian) -> Meta {
-    Meta {
+pub(crate) fn pipe_meta(endian: Endian) -> Metadata {
+    Metadata {
         header: FileHeader::pipe(endian),
         attrs: Vec::new(),
         features: Vec::new(),
         warnings: Vec::new(),
         events: Events::new(endian),
         data: (crate::PIPE_HEADER_SIZE as u64, u64::MAX),
+        deferred_features: false,
     }
 }

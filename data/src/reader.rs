@@ -6,11 +6,16 @@ use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::ops::Range;
 
-use perfring::record::{decode, types, Attr, AttributeError, DecodeContext, DecodeError, Endian, Header, Record};
+use perfring::record::{
+    decode, types, Attr, AttributeError, DecodeContext, DecodeError, Endian, Header, ReadValues, Record,
+};
 
 use crate::decompress::Decompressor;
 use crate::file_header::{u64_of, FileHeader, Mode};
-use crate::metadata::{add_event, pipe_meta, read_file_meta, FileAttr, Meta, Seekable};
+use crate::metadata::{
+    add_event, pipe_meta, read_features, read_file_meta, read_meta_before_data, FileAttr, Metadata, Prefix, Seekable,
+    Tail,
+};
 use crate::perf_records::PerfRecord;
 use crate::source::{Short, ShortOpaque, Slice, Source, Stream};
 use crate::{features, Error, Warning, PIPE_HEADER_SIZE};
@@ -20,8 +25,10 @@ pub const COMPRESSED2: u32 = types::COMPRESSED2;
 /// `PERF_RECORD_COMPRESSED` (81): `{header; data[]}`.
 pub const COMPRESSED: u32 = types::COMPRESSED;
 
-/// One record, borrowed from the reader until the next call.
-#[derive(Debug, Clone, Copy)]
+/// One record, borrowed from the reader until the next call. The reader's [`Metadata`] is
+/// reachable from it ([`FileRecord::metadata`]): the events, ids, features and warnings can be
+/// read while the record is held.
+#[derive(Clone, Copy)]
 pub struct FileRecord<'a> {
     /// Offset of the record as `perf report -D` prints it: its file offset in file mode; in
     /// pipe mode, from the end of the 16-byte pipe header (perf counts the stream's records from
@@ -44,6 +51,38 @@ pub struct FileRecord<'a> {
     pub attr: Option<&'a FileAttr>,
     /// The decoding context: the event's, or the first event's when there is none.
     pub context: DecodeContext,
+    metadata: &'a Metadata,
+    deliveries: &'a [ReadDelivery],
+}
+
+impl std::fmt::Debug for FileRecord<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileRecord")
+            .field("offset", &self.offset)
+            .field("decompressed", &self.decompressed)
+            .field("header", &self.header)
+            .field("bytes", &self.bytes.len())
+            .field("trailing", &self.trailing.len())
+            .field("event", &self.event)
+            .field("deliveries", &self.deliveries)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One counter of a `PERF_SAMPLE_READ` sample, delivered as perf delivers it
+/// (`session.c:deliver_sample_value`): to the event its id belongs to, with the period since
+/// that id's previous value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadDelivery {
+    /// The event the counter's id belongs to (index into the attrs).
+    pub event: usize,
+    /// The counter's id.
+    pub id: u64,
+    /// The counter's value in this sample.
+    pub value: u64,
+    /// `value` minus the value this id had in the previous sample that carried it (0 before the
+    /// first): the period perf gives the sample it delivers for this counter.
+    pub period: u64,
 }
 
 impl<'a> FileRecord<'a> {
@@ -56,6 +95,20 @@ impl<'a> FileRecord<'a> {
     /// for kernel types.
     pub fn perf_record(&self) -> Result<Option<PerfRecord<'a>>, Error> {
         PerfRecord::parse(self.bytes, self.trailing, self.context.endian, self.offset)
+    }
+
+    /// What the reader knows so far: the events and their ids, the features, the warnings.
+    pub fn metadata(&self) -> &'a Metadata {
+        self.metadata
+    }
+
+    /// For a SAMPLE whose event samples `PERF_SAMPLE_READ`: its counters as perf delivers
+    /// them, one per counter whose id an event lists and whose period is not 0, in the
+    /// record's order (a group: the leader first). perf's report and script take these, not the
+    /// SAMPLE itself: each is a sample of its own event, with its own period. Empty for every
+    /// other record. (Kept per id across the file, as perf 6.1 keeps `sid->period`.)
+    pub fn read_deliveries(&self) -> &'a [ReadDelivery] {
+        self.deliveries
     }
 }
 
@@ -133,13 +186,17 @@ impl Order {
 #[derive(Debug)]
 pub struct Reader<S> {
     src: S,
-    meta: Meta,
+    meta: Metadata,
     decomp: Decompressor,
     decomp_offset: u64,
     order: Option<Order>,
     done: bool,
     unknown_ids: Option<usize>,
     warned_inconsistent: bool,
+    /// Per id, the value of its last `PERF_SAMPLE_READ` counter (perf's `sid->period`).
+    read_values: std::collections::HashMap<u64, u64>,
+    /// The deliveries of the record last returned.
+    deliveries: Vec<ReadDelivery>,
 }
 
 /// A memory-mapped perf.data file; [`MappedFile::reader`] reads it without copying.
@@ -199,18 +256,10 @@ impl<R: Read + Seek> Reader<Stream<BufReader<R>>> {
     }
 }
 
-impl Reader<Stream<BufReader<File>>> {
-    /// Open and read a file (either mode).
-    pub fn open(path: impl AsRef<std::path::Path>) -> Result<Self, Error> {
-        let f = File::open(path).map_err(|error| Error::Io { offset: 0, error })?;
-        Reader::new(f)
-    }
-}
-
 impl<R: Read> Reader<Stream<BufReader<R>>> {
     /// Read a pipe-mode stream (`perf record -o -`) from any [`Read`] (buffered here): attrs
     /// and features arrive as records and are taken in as they come. A file-mode header is
-    /// [`Error::BadHeaderSize`].
+    /// [`Error::BadHeaderSize`]; [`Reader::from_read`] takes either mode.
     pub fn from_pipe(inner: R) -> Result<Self, Error> {
         let mut inner = BufReader::with_capacity(1 << 16, inner);
         let mut prefix = [0u8; 16];
@@ -220,6 +269,48 @@ impl<R: Read> Reader<Stream<BufReader<R>>> {
             return Err(Error::BadHeaderSize(size));
         }
         Ok(Reader::with_meta(Stream::new(inner, 16, None), pipe_meta(endian)))
+    }
+
+    /// Read either mode from any [`Read`], seekable or not (stdin, a socket, a decompressor),
+    /// the mode detected from the header. Pipe mode as [`Reader::from_pipe`]. File mode is read
+    /// forward, as perf writes it: the header, the attrs and ids before the data section (held
+    /// in memory), the records one at a time, and, once [`Reader::next_record`] has returned
+    /// `None`, the feature sections after the data section ([`Reader::features`] is empty
+    /// until then). A file with a section where a stream cannot go back to is
+    /// [`Error::NeedsSeekableInput`].
+    pub fn from_read(inner: R) -> Result<Self, Error> {
+        let mut inner = BufReader::with_capacity(1 << 16, inner);
+        let mut prefix = [0u8; 16];
+        read_prefix(&mut inner, &mut prefix)?;
+        let (endian, size) = FileHeader::prefix(&prefix)?;
+        if size == PIPE_HEADER_SIZE as u64 {
+            return Ok(Reader::with_meta(Stream::new(inner, 16, None), pipe_meta(endian)));
+        }
+        let mut head = prefix.to_vec();
+        let want = size.saturating_sub(16).min(crate::HEADER_SIZE as u64);
+        (&mut inner).take(want).read_to_end(&mut head).map_err(|error| Error::Io { offset: 16, error })?;
+        let header = FileHeader::parse(&head)?;
+        // The bytes before the data section (attrs and ids): memory follows what arrives.
+        let data_start = header.data.offset;
+        if data_start < head.len() as u64 {
+            return Err(Error::NeedsSeekableInput { what: "a data section inside the header", offset: data_start });
+        }
+        let before = data_start - head.len() as u64;
+        let at = head.len() as u64;
+        (&mut inner).take(before).read_to_end(&mut head).map_err(|error| Error::Io { offset: at, error })?;
+        if (head.len() as u64) < data_start {
+            let have = head.len() as u64;
+            return Err(Error::Truncated {
+                what: "the bytes before the data section",
+                offset: 0,
+                need: data_start,
+                have,
+            });
+        }
+        let meta = read_meta_before_data(&mut Prefix { bytes: head }, header, true)?;
+        let end = meta.data.1;
+        let stream = Stream::new(inner, data_start, (end != u64::MAX).then_some(end));
+        Ok(Reader::with_meta(stream, meta))
     }
 }
 
@@ -256,7 +347,7 @@ pub(crate) fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, Err
     Ok(have)
 }
 
-fn read_prefix(r: &mut impl Read, prefix: &mut [u8; 16]) -> Result<(), Error> {
+pub(crate) fn read_prefix(r: &mut impl Read, prefix: &mut [u8; 16]) -> Result<(), Error> {
     let have = read_up_to(r, prefix)?;
     if have < 16 {
         return Err(Error::Truncated { what: "perf_file_header", offset: 0, need: 16, have: have as u64 });
@@ -283,7 +374,7 @@ impl<R: Seek> Seek for OffsetBy<'_, R> {
 }
 
 impl<S: Source> Reader<S> {
-    pub(crate) fn with_meta(src: S, meta: Meta) -> Reader<S> {
+    pub(crate) fn with_meta(src: S, meta: Metadata) -> Reader<S> {
         Reader {
             src,
             meta,
@@ -293,6 +384,8 @@ impl<S: Source> Reader<S> {
             done: false,
             unknown_ids: None,
             warned_inconsistent: false,
+            read_values: std::collections::HashMap::new(),
+            deliveries: Vec::new(),
         }
     }
 
@@ -303,55 +396,62 @@ impl<S: Source> Reader<S> {
         self
     }
 
+    /// What the reader knows so far: header, events and ids, features, warnings (each record
+    /// gives it too, [`FileRecord::metadata`]).
+    pub fn metadata(&self) -> &Metadata {
+        &self.meta
+    }
+
     /// The file header (pipe mode: the 16-byte one, sections zero).
     pub fn header(&self) -> &FileHeader {
-        &self.meta.header
+        self.meta.header()
     }
 
     /// File or pipe mode.
     pub fn mode(&self) -> Mode {
-        self.meta.header.mode
+        self.meta.mode()
     }
 
     /// Byte order.
     pub fn endian(&self) -> Endian {
-        self.meta.header.endian
+        self.meta.endian()
     }
 
     /// The events (pipe mode: those whose HEADER_ATTR has been read so far).
     pub fn attrs(&self) -> &[FileAttr] {
-        &self.meta.attrs
+        self.meta.attrs()
     }
 
-    /// The feature sections (pipe mode: the HEADER_FEATURE records read so far), by bit,
-    /// as bytes; [`crate::Feature::parse`] decodes them.
+    /// The feature sections (pipe mode: the HEADER_FEATURE records read so far; a file read
+    /// forward by [`Reader::from_read`]: once the records are), by bit, as bytes;
+    /// [`crate::Feature::parse`] decodes them.
     pub fn features(&self) -> impl Iterator<Item = (u32, &[u8])> + '_ {
-        self.meta.features.iter().map(|(b, p)| (*b, p.as_slice()))
+        self.meta.features()
     }
 
     /// One feature section's bytes.
     pub fn feature(&self, bit: u32) -> Option<&[u8]> {
-        self.meta.features.iter().rev().find(|(b, _)| *b == bit).map(|(_, p)| p.as_slice())
+        self.meta.feature(bit)
     }
 
     /// One feature section decoded; `None` if absent.
     pub fn feature_value(&self, bit: u32) -> Option<Result<features::Feature, Error>> {
-        self.feature(bit).map(|p| features::Feature::parse(bit, p, self.endian()))
+        self.meta.feature_value(bit)
     }
 
     /// What perf would have warned about so far.
     pub fn warnings(&self) -> &[Warning] {
-        &self.meta.warnings
+        self.meta.warnings()
     }
 
     /// The data section as read, `[start, end)` (pipe mode: `end` is `u64::MAX`).
     pub fn data_range(&self) -> (u64, u64) {
-        self.meta.data
+        self.meta.data_range()
     }
 
     /// The decoding context of event `event`.
     pub fn context(&self, event: usize) -> Option<DecodeContext> {
-        self.meta.events.context(event).copied()
+        self.meta.context(event)
     }
 
     /// The next record, or `None` at the end. After an error, `None`.
@@ -364,7 +464,40 @@ impl<S: Source> Reader<S> {
                 return Err(e);
             }
         };
+        self.deliver_read_values(&loc);
         Ok(Some(self.view(loc)))
+    }
+
+    /// perf's delivery of a `PERF_SAMPLE_READ` sample's counters (`deliver_sample_value`): per
+    /// counter whose id an event lists, the period since that id's previous value; none with a
+    /// period of 0.
+    fn deliver_read_values(&mut self, loc: &Loc) {
+        self.deliveries.clear();
+        let Some(event) = loc.event else { return };
+        let Some(context) = self.meta.events.context(event).copied() else { return };
+        if loc.header.type_ != types::SAMPLE || context.sample_type & perfring::record::sample_type::READ == 0 {
+            return;
+        }
+        let bytes = match loc.buf {
+            Buf::Src => &self.src.bytes()[loc.rec.clone()],
+            Buf::Decomp => &self.decomp.buf[loc.rec.clone()],
+            Buf::Store => self.order.as_ref().map_or(&[][..], |o| &o.store[loc.rec.clone()]),
+        };
+        let Ok(Record::Sample(sample)) = decode(bytes, &context) else { return };
+        let mut deliver = |id: Option<u64>, value: u64| {
+            let Some(id) = id else { return };
+            let Some(event) = self.meta.events.event_of_id(id) else { return };
+            let previous = self.read_values.insert(id, value).unwrap_or(0);
+            let period = value.wrapping_sub(previous);
+            if period != 0 {
+                self.deliveries.push(ReadDelivery { event, id, value, period });
+            }
+        };
+        match sample.read {
+            Some(ReadValues::Single(one)) => deliver(one.id, one.value),
+            Some(ReadValues::Group(group)) => group.entries.iter().for_each(|e| deliver(e.id, e.value)),
+            None => {}
+        }
     }
 
     fn view(&self, loc: Loc) -> FileRecord<'_> {
@@ -385,6 +518,8 @@ impl<S: Source> Reader<S> {
             event: loc.event,
             attr: loc.event.and_then(|e| self.meta.attrs.get(e)),
             context,
+            metadata: &self.meta,
+            deliveries: &self.deliveries,
         }
         .fix_offset();
         record.offset = self.perf_offset(record.offset);
@@ -516,10 +651,7 @@ impl<S: Source> Reader<S> {
                     });
                 }
                 self.done = true;
-                if self.meta.header.mode == Mode::Pipe && self.meta.attrs.is_empty() {
-                    // No HEADER_ATTR in the whole stream (file mode warns when the header is read).
-                    self.meta.warnings.push(Warning::NoEvents);
-                }
+                self.at_end()?;
                 return Ok(None);
             }
             Err(ShortOpaque(s)) => return Err(self.short("record header", offset, 8, s)),
@@ -594,6 +726,27 @@ impl<S: Source> Reader<S> {
             None
         };
         Ok(Some(Loc { buf: Buf::Src, rec, trailing, offset, header, event }))
+    }
+
+    /// The input's records are all read: what only the end tells.
+    fn at_end(&mut self) -> Result<(), Error> {
+        if self.meta.header.mode == Mode::Pipe && self.meta.attrs.is_empty() {
+            // No HEADER_ATTR in the whole stream (file mode warns when the header is read).
+            self.meta.warnings.push(Warning::NoEvents);
+        }
+        let read = self.src.position().saturating_sub(self.meta.data.0);
+        for w in &mut self.meta.warnings {
+            if let Warning::DataSizeZero { assumed_size: size @ 0 } = w {
+                // A forward-read file whose data.size is 0: its records ran to the input's end.
+                *size = read;
+            }
+        }
+        if std::mem::take(&mut self.meta.deferred_features) {
+            let base = self.src.position();
+            let bytes = self.src.rest()?;
+            read_features(&mut Tail { base, bytes }, &mut self.meta)?;
+        }
+        Ok(())
     }
 
     /// The attributed event; a record perf cannot attribute is counted in a warning.

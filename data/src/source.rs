@@ -28,6 +28,8 @@ pub trait Source: sealed::Sealed {
     fn bytes(&self) -> &[u8];
     #[doc(hidden)]
     fn position(&self) -> u64;
+    #[doc(hidden)]
+    fn rest(&mut self) -> Result<Vec<u8>, Error>;
 }
 
 /// Opaque "the input ran short" marker of [`Source`].
@@ -80,6 +82,10 @@ impl Source for Slice<'_> {
 
     fn position(&self) -> u64 {
         self.pos as u64
+    }
+
+    fn rest(&mut self) -> Result<Vec<u8>, Error> {
+        Ok(self.data.get(self.end..).unwrap_or_default().to_vec())
     }
 }
 
@@ -151,5 +157,13 @@ impl<R: Read> Source for Stream<R> {
 
     fn position(&self) -> u64 {
         self.pos
+    }
+
+    /// Everything after the data section (a forward-read file's feature sections): memory
+    /// follows what arrives.
+    fn rest(&mut self) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        self.inner.read_to_end(&mut out).map_err(|error| Error::Io { offset: self.pos, error })?;
+        Ok(out)
     }
 }

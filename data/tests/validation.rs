@@ -491,3 +491,77 @@ fn time_order_over_many_rounds_delivers_everything_sorted() {
     times.sort();
     assert_eq!(seen, times);
 }
+
+/// A file read forward from a stream that cannot seek: an ids section placed after the data
+/// section (perf writes them before it) cannot be reached any more: a typed error saying to
+/// read from a seekable input, which reads the same file.
+#[test]
+fn a_stream_read_forward_says_when_it_needs_to_seek() {
+    let mut bytes = file(two_events());
+    let ids_at = 104 + 128; // attr 0's ids section {offset, size}, after its 128-byte attr
+    let old = u64_at(&bytes, ids_at) as usize;
+    let n = u64_at(&bytes, ids_at + 8) as usize;
+    let moved = bytes.len();
+    bytes.extend_from_within(old..old + n);
+    bytes[ids_at..ids_at + 8].copy_from_slice(&(moved as u64).to_le_bytes());
+    let seekable = Reader::from_bytes(&bytes).unwrap();
+    assert_eq!(seekable.attrs(), two_events(), "the ids, read where they now are");
+    let e = Reader::from_read(&bytes[..]).unwrap_err();
+    assert!(matches!(e, Error::NeedsSeekableInput { offset, .. } if offset == moved as u64), "{e:?}");
+    assert!(e.to_string().contains("seekable input"), "{e}");
+    // The file as written reads forward.
+    let written = file(two_events());
+    let mut r = Reader::from_read(&written[..]).unwrap();
+    assert_eq!(count_stream(&mut r).unwrap(), 3);
+    assert_eq!(r.attrs(), two_events());
+}
+
+fn count_stream<R: std::io::Read>(
+    r: &mut Reader<perfring_data::Stream<std::io::BufReader<R>>>,
+) -> Result<usize, Error> {
+    let mut n = 0;
+    while r.next_record()?.is_some() {
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// The metadata is reachable from each record while it is held (no second borrow of the
+/// reader): in pipe mode it grows with the stream's HEADER_ATTR records; the id of each sample
+/// leads back to its event.
+#[test]
+fn metadata_is_read_through_the_record_while_walking() {
+    let mut w = Writer::pipe(Vec::new(), Endian::Little, two_events()).unwrap();
+    for (event, id) in [(0, 12), (1, 22)] {
+        let s = Sample {
+            identifier: Some(id),
+            ip: Some(1),
+            tid: Some(Default::default()),
+            time: Some(1),
+            ..Sample::default()
+        };
+        w.write_record(&Record::Sample(s), event).unwrap();
+    }
+    let bytes = w.finish_pipe().unwrap();
+    let mut r = Reader::from_bytes(&bytes).unwrap();
+    let mut seen = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        let meta = rec.metadata();
+        let of_id = match rec.decode() {
+            Ok(Record::Sample(s)) => meta.event_of_id(s.identifier.unwrap()),
+            _ => None,
+        };
+        seen.push((rec.header.type_, meta.attrs().len(), rec.event, of_id, meta.warnings().len()));
+    }
+    assert_eq!(
+        seen,
+        [
+            (types::HEADER_ATTR, 1, None, None, 0),
+            (types::HEADER_ATTR, 2, None, None, 0),
+            (types::SAMPLE, 2, Some(0), Some(0), 0),
+            (types::SAMPLE, 2, Some(1), Some(1), 0),
+        ]
+    );
+    assert_eq!(r.metadata().event_of_id(11), Some(0));
+    assert_eq!(r.metadata().event_of_id(99), None);
+}

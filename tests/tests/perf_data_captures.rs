@@ -19,7 +19,7 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use perfring::record::{sample_type as st, types, Endian, ReadValues, Record};
+use perfring::record::{sample_type as st, types, Endian, Record};
 use perfring_data::{FileAttr, Mode, Reader, Writer, COMPRESSED, COMPRESSED2};
 
 /// The fixtures of records_golden (file mode) and those of `fixtures/perf-data` (pipe, `-z`,
@@ -149,7 +149,6 @@ fn read_ours(bytes: &[u8], with_cpu_default: Option<bool>) -> Ours {
     let mut r = Reader::from_bytes(bytes).unwrap().time_ordered();
     let mut samples = Vec::new();
     let mut with_cpu = with_cpu_default;
-    let mut last_value = BTreeMap::<u64, u64>::new();
     while let Some(rec) = r.next_record().unwrap() {
         *counts.entry(stat_name(rec.header.type_)).or_default() += 1;
         if rec.header.type_ != types::SAMPLE {
@@ -170,18 +169,10 @@ fn read_ours(bytes: &[u8], with_cpu_default: Option<bool>) -> Ours {
                 period,
             )
         };
-        // A group read on each sample (`:S`): perf delivers one sample per member whose counter
-        // moved, with the difference as its period (`deliver_sample_group`).
-        if let Some(ReadValues::Group(g)) = s.read {
-            for i in 0..g.entries.len() {
-                let e = g.entries.get(i).unwrap();
-                let last = last_value.entry(e.id.unwrap()).or_insert(0);
-                let period = e.value.wrapping_sub(*last);
-                *last = e.value;
-                if period != 0 {
-                    samples.push(tuple(period));
-                }
-            }
+        // A READ sample (`:S`): perf delivers one sample per counter that moved, with the
+        // difference as its period (`deliver_sample_group`); the reader gives those deliveries.
+        if s.read.is_some() {
+            samples.extend(rec.read_deliveries().iter().map(|d| tuple(d.period)));
             continue;
         }
         samples.push(tuple(s.period.unwrap_or(attr.sample_period)));
@@ -213,6 +204,52 @@ fn every_capture_reads_as_perf_report_and_perf_script_do() {
         println!("{name}: {} samples, {:?}", ours.samples.len(), ours.counts);
     }
     assert!(kinds.get("pipe").copied().unwrap_or(0) >= 2 && kinds.get("compressed").copied().unwrap_or(0) >= 2);
+}
+
+/// A group READ capture (`-e '{cpu-clock,task-clock}:S'`): the reader delivers each sample's
+/// counters as perf does — to the member's own event, with the period since that member's
+/// previous value, none for a period of 0 — which is what `perf script` prints, event for event;
+/// and the record's metadata (held while walking) names the event of each id.
+#[test]
+fn read_samples_are_delivered_per_member_as_perf_script_prints_them() {
+    if !perf_available() {
+        return;
+    }
+    let path = fixtures().into_iter().find(|p| p.ends_with("group-read.data")).expect("the group-read fixture");
+    let (out, _) = perf(&["script", "--ns", "-F", "tid,time,period,event", "-i", path.to_str().unwrap()]);
+    let theirs: Vec<(u64, u64, String)> = out
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (secs, ns) = f[1].trim_end_matches(':').split_once('.').unwrap();
+            (
+                secs.parse::<u64>().unwrap() * 1_000_000_000 + ns.parse::<u64>().unwrap(),
+                f[2].parse().unwrap(),
+                f[3].trim_end_matches(':').to_string(),
+            )
+        })
+        .collect();
+    // perf's event names, by event index: the EVENT_DESC feature, in attr order.
+    let (evlist, _) = perf(&["evlist", "-i", path.to_str().unwrap()]);
+    let names: Vec<String> = evlist.lines().map(|l| l.trim().to_string()).collect();
+    let bytes = std::fs::read(&path).unwrap();
+    let mut r = Reader::from_bytes(&bytes).unwrap().time_ordered();
+    let mut ours = Vec::new();
+    while let Some(rec) = r.next_record().unwrap() {
+        for d in rec.read_deliveries() {
+            assert_eq!(
+                rec.metadata().event_of_id(d.id),
+                Some(d.event),
+                "the id's event, through the record's metadata"
+            );
+            assert!(rec.metadata().attrs()[d.event].ids.contains(&d.id));
+            let Record::Sample(s) = rec.decode().unwrap() else { panic!("only samples deliver") };
+            ours.push((s.time.unwrap(), d.period, names[d.event].clone()));
+        }
+    }
+    assert!(ours.len() > 20 && names.len() == 2, "{} deliveries, events {names:?}", ours.len());
+    assert_eq!(ours, theirs, "(time, period, event) of every delivery");
 }
 
 /// A pipe-mode tracepoint capture (`perf record -e sched:sched_switch -o -`) carries the tracing
@@ -315,6 +352,20 @@ fn stream_pipe_and_slice_readers_agree() {
         }
         assert_eq!(got, want, "{path:?}");
         assert_eq!(slice.attrs(), stream.attrs());
+        // Either mode from a stream that cannot seek (`&[u8]` is Read and not Seek): the same
+        // records, attrs and, once read to the end, features.
+        let mut forward = Reader::from_read(&bytes[..]).unwrap();
+        let mut n = 0;
+        while let Some(r) = forward.next_record().unwrap() {
+            assert_eq!(
+                (r.offset, r.event, r.bytes, r.trailing),
+                (want[n].0, want[n].1, &want[n].2[..], &want[n].3[..])
+            );
+            n += 1;
+        }
+        assert_eq!(n, want.len(), "{path:?}");
+        assert_eq!((forward.attrs(), forward.warnings()), (slice.attrs(), slice.warnings()), "{path:?}");
+        assert!(forward.features().eq(slice.features()), "{path:?}: features");
         if slice.mode() == Mode::Pipe {
             // A pipe: `&[u8]` is Read and not Seek.
             let mut pipe = Reader::from_pipe(&bytes[..]).unwrap();
@@ -502,6 +553,18 @@ fn a_threads_directory_reads_as_perf_reads_it() {
         .status()
         .unwrap();
     assert!(status.success() && dir.join("data").exists() && dir.join("data.0").exists(), "perf record --threads");
+    // Reader::open sees a directory and reads it as open_dir does.
+    let mut opened = Reader::open(&dir).unwrap();
+    let mut by_open = Vec::new();
+    while let Some(rec) = opened.next_record().unwrap() {
+        by_open.push((rec.offset, rec.bytes.to_vec()));
+    }
+    let mut by_open_dir = Vec::new();
+    let mut r = Reader::open_dir(&dir).unwrap();
+    while let Some(rec) = r.next_record().unwrap() {
+        by_open_dir.push((rec.offset, rec.bytes.to_vec()));
+    }
+    assert!(!by_open.is_empty() && by_open == by_open_dir, "Reader::open of a directory");
     let mut r = Reader::open_dir(&dir).unwrap();
     let mut counts = BTreeMap::new();
     let mut samples = Vec::new();
