@@ -54,6 +54,8 @@ pub mod consumer;
 pub mod fences;
 pub mod loom;
 pub mod memory;
+#[cfg(not(loom))]
+mod pad;
 pub mod page;
 pub mod producer;
 pub mod record;

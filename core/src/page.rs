@@ -6,8 +6,6 @@
 //! the page's words through the [`crate::memory::RingMemory`] seam, which uses atomics at the
 //! offsets listed in [`offsets`].
 
-use static_assertions::{const_assert, const_assert_eq};
-
 /// The control page of a perf mapping, `struct perf_event_mmap_page`.
 ///
 /// Who writes each field: the producer (the kernel) writes everything except `data_tail`,
@@ -122,33 +120,33 @@ pub mod offsets {
     pub const END: usize = 1088;
 }
 
-const_assert_eq!(core::mem::size_of::<MmapPage>(), offsets::END);
-const_assert_eq!(core::mem::align_of::<MmapPage>(), 8);
-const_assert_eq!(core::mem::offset_of!(MmapPage, lock), offsets::LOCK);
-const_assert_eq!(core::mem::offset_of!(MmapPage, index), offsets::INDEX);
-const_assert_eq!(core::mem::offset_of!(MmapPage, offset), offsets::OFFSET);
-const_assert_eq!(core::mem::offset_of!(MmapPage, time_enabled), offsets::TIME_ENABLED);
-const_assert_eq!(core::mem::offset_of!(MmapPage, time_running), offsets::TIME_RUNNING);
-const_assert_eq!(core::mem::offset_of!(MmapPage, capabilities), offsets::CAPABILITIES);
-const_assert_eq!(core::mem::offset_of!(MmapPage, pmc_width), offsets::PMC_WIDTH);
-const_assert_eq!(core::mem::offset_of!(MmapPage, time_shift), offsets::TIME_SHIFT);
-const_assert_eq!(core::mem::offset_of!(MmapPage, time_mult), offsets::TIME_MULT);
-const_assert_eq!(core::mem::offset_of!(MmapPage, time_offset), offsets::TIME_OFFSET);
-const_assert_eq!(core::mem::offset_of!(MmapPage, time_zero), offsets::TIME_ZERO);
-const_assert_eq!(core::mem::offset_of!(MmapPage, size), offsets::SIZE);
-const_assert_eq!(core::mem::offset_of!(MmapPage, time_cycles), offsets::TIME_CYCLES);
-const_assert_eq!(core::mem::offset_of!(MmapPage, time_mask), offsets::TIME_MASK);
-const_assert_eq!(core::mem::offset_of!(MmapPage, reserved), offsets::RESERVED);
-const_assert_eq!(core::mem::offset_of!(MmapPage, data_head), offsets::DATA_HEAD);
-const_assert_eq!(core::mem::offset_of!(MmapPage, data_tail), offsets::DATA_TAIL);
-const_assert_eq!(core::mem::offset_of!(MmapPage, data_offset), offsets::DATA_OFFSET);
-const_assert_eq!(core::mem::offset_of!(MmapPage, data_size), offsets::DATA_SIZE);
-const_assert_eq!(core::mem::offset_of!(MmapPage, aux_head), offsets::AUX_HEAD);
-const_assert_eq!(core::mem::offset_of!(MmapPage, aux_tail), offsets::AUX_TAIL);
-const_assert_eq!(core::mem::offset_of!(MmapPage, aux_offset), offsets::AUX_OFFSET);
-const_assert_eq!(core::mem::offset_of!(MmapPage, aux_size), offsets::AUX_SIZE);
+const _: () = assert!(core::mem::size_of::<MmapPage>() == offsets::END);
+const _: () = assert!(core::mem::align_of::<MmapPage>() == 8);
+const _: () = assert!(core::mem::offset_of!(MmapPage, lock) == offsets::LOCK);
+const _: () = assert!(core::mem::offset_of!(MmapPage, index) == offsets::INDEX);
+const _: () = assert!(core::mem::offset_of!(MmapPage, offset) == offsets::OFFSET);
+const _: () = assert!(core::mem::offset_of!(MmapPage, time_enabled) == offsets::TIME_ENABLED);
+const _: () = assert!(core::mem::offset_of!(MmapPage, time_running) == offsets::TIME_RUNNING);
+const _: () = assert!(core::mem::offset_of!(MmapPage, capabilities) == offsets::CAPABILITIES);
+const _: () = assert!(core::mem::offset_of!(MmapPage, pmc_width) == offsets::PMC_WIDTH);
+const _: () = assert!(core::mem::offset_of!(MmapPage, time_shift) == offsets::TIME_SHIFT);
+const _: () = assert!(core::mem::offset_of!(MmapPage, time_mult) == offsets::TIME_MULT);
+const _: () = assert!(core::mem::offset_of!(MmapPage, time_offset) == offsets::TIME_OFFSET);
+const _: () = assert!(core::mem::offset_of!(MmapPage, time_zero) == offsets::TIME_ZERO);
+const _: () = assert!(core::mem::offset_of!(MmapPage, size) == offsets::SIZE);
+const _: () = assert!(core::mem::offset_of!(MmapPage, time_cycles) == offsets::TIME_CYCLES);
+const _: () = assert!(core::mem::offset_of!(MmapPage, time_mask) == offsets::TIME_MASK);
+const _: () = assert!(core::mem::offset_of!(MmapPage, reserved) == offsets::RESERVED);
+const _: () = assert!(core::mem::offset_of!(MmapPage, data_head) == offsets::DATA_HEAD);
+const _: () = assert!(core::mem::offset_of!(MmapPage, data_tail) == offsets::DATA_TAIL);
+const _: () = assert!(core::mem::offset_of!(MmapPage, data_offset) == offsets::DATA_OFFSET);
+const _: () = assert!(core::mem::offset_of!(MmapPage, data_size) == offsets::DATA_SIZE);
+const _: () = assert!(core::mem::offset_of!(MmapPage, aux_head) == offsets::AUX_HEAD);
+const _: () = assert!(core::mem::offset_of!(MmapPage, aux_tail) == offsets::AUX_TAIL);
+const _: () = assert!(core::mem::offset_of!(MmapPage, aux_offset) == offsets::AUX_OFFSET);
+const _: () = assert!(core::mem::offset_of!(MmapPage, aux_size) == offsets::AUX_SIZE);
 // data_head and data_tail share one 64-byte cache line by ABI: padding cannot separate them.
-const_assert!(offsets::DATA_HEAD / 64 == offsets::DATA_TAIL / 64);
+const _: () = assert!(offsets::DATA_HEAD / 64 == offsets::DATA_TAIL / 64);
 
 impl MmapPage {
     /// An all-zero page, as the kernel allocates it (`__GFP_ZERO`), before initialisation.

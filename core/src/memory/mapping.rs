@@ -3,7 +3,7 @@
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
-use crossbeam_utils::CachePadded;
+use crate::pad::CachePadded;
 
 use super::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
 use crate::fences::LOCAL;
