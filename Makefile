@@ -22,18 +22,20 @@ demo:
 ## (scripts/public-api.py, checked in as FOLDER/public-api.txt).
 PUBLISHED := perfring:core perfring-data:data perfring-linux:linux
 CRATES := $(foreach p,$(PUBLISHED),$(firstword $(subst :, ,$(p))))
+## Published binaries (packaged and MSRV-checked; no API listing).
+BINARIES := perfring-record:record
 
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
-	@for c in $(CRATES); do RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p $$c --no-deps || exit 1; done
+	@for c in $(CRATES); do RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p $$c --all-features --no-deps || exit 1; done
 	@$(MAKE) -s public-api-check
 	@echo "make lint: rustfmt, clippy -D warnings, rustdoc -D warnings ($(CRATES)) and the public-API listings are clean"
 
 ## Each published crate's public API from nightly rustdoc JSON, against the checked-in listing.
 public-api-json:
 	@rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal >/dev/null
-	@for c in $(CRATES); do $(CARGO) +nightly rustdoc -q -p $$c --lib --target-dir target/api -- -Z unstable-options --output-format json || exit 1; done
+	@for c in $(CRATES); do $(CARGO) +nightly rustdoc -q -p $$c --lib --all-features --target-dir target/api -- -Z unstable-options --output-format json || exit 1; done
 
 public-api-check: public-api-json
 	@for p in $(PUBLISHED); do c=$${p%%:*}; d=$${p#*:}; f=$$(echo $$c | tr - _); \
@@ -54,14 +56,14 @@ public-api: public-api-json
 ## removed first (only the local registries' `-*` folders, never crates.io's), and the
 ## verification builds in a target folder of its own, emptied first.
 package:
-	rm -rf target/package target/package-verify $${CARGO_HOME:-$$HOME/.cargo}/registry/src/-*/perfring-[0-9]* $${CARGO_HOME:-$$HOME/.cargo}/registry/src/-*/perfring-data-[0-9]* $${CARGO_HOME:-$$HOME/.cargo}/registry/src/-*/perfring-linux-[0-9]*
-	CARGO_TARGET_DIR=target/package-verify $(CARGO) package -q --allow-dirty $(foreach c,$(CRATES),-p $(c))
-	@echo "make package: $(CRATES) package and verify"
+	rm -rf target/package target/package-verify $${CARGO_HOME:-$$HOME/.cargo}/registry/src/-*/perfring-[0-9]* $${CARGO_HOME:-$$HOME/.cargo}/registry/src/-*/perfring-data-[0-9]* $${CARGO_HOME:-$$HOME/.cargo}/registry/src/-*/perfring-linux-[0-9]* $${CARGO_HOME:-$$HOME/.cargo}/registry/src/-*/perfring-record-[0-9]*
+	CARGO_TARGET_DIR=target/package-verify $(CARGO) package -q --allow-dirty $(foreach c,$(CRATES) perfring-record,-p $(c))
+	@echo "make package: $(CRATES) perfring-record package and verify"
 
 MSRV := $(shell sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
 msrv:
 	@rustup toolchain list | grep -q "^$(MSRV)" || rustup toolchain install $(MSRV) --profile minimal >/dev/null
-	scripts/msrv-check.sh $(MSRV) $(PUBLISHED)
+	scripts/msrv-check.sh $(MSRV) $(PUBLISHED) $(BINARIES)
 	@echo "make msrv: $(CRATES) build with Rust $(MSRV)"
 
 ## Every test that cannot run here skips through perfring-test-support, which appends its line

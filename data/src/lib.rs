@@ -24,6 +24,7 @@ mod error;
 pub mod features;
 mod file_header;
 mod metadata;
+#[cfg(feature = "mmap")]
 mod mmap;
 mod perf_records;
 mod reader;
@@ -40,7 +41,9 @@ pub use metadata::{FileAttr, Metadata};
 pub use perf_records::{
     CpuMap, IdIndexEntry, PerfRecord, CPU_MAP, EVENT_UPDATE, STAT, STAT_CONFIG, STAT_ROUND, THREAD_MAP, TIME_CONV,
 };
-pub use reader::{FileRecord, MappedFile, ReadDelivery, Reader, COMPRESSED, COMPRESSED2};
+#[cfg(feature = "mmap")]
+pub use reader::MappedFile;
+pub use reader::{FileRecord, ReadDelivery, Reader, COMPRESSED, COMPRESSED2};
 pub use source::{ShortOpaque, Slice, Source, Stream};
 pub use warning::Warning;
 pub use writer::Writer;

@@ -2,6 +2,7 @@
 //! attributed to its event; COMPRESSED records decompressed; pipe-mode metadata taken in.
 
 use std::collections::VecDeque;
+#[cfg(feature = "mmap")]
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::ops::Range;
@@ -199,12 +200,15 @@ pub struct Reader<S> {
     deliveries: Vec<ReadDelivery>,
 }
 
-/// A memory-mapped perf.data file; [`MappedFile::reader`] reads it without copying.
+/// A memory-mapped perf.data file; [`MappedFile::reader`] reads it without copying (feature
+/// `mmap`, on by default).
+#[cfg(feature = "mmap")]
 #[derive(Debug)]
 pub struct MappedFile {
     map: memmap2::Mmap,
 }
 
+#[cfg(feature = "mmap")]
 impl MappedFile {
     /// Map `file`.
     ///

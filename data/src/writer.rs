@@ -210,6 +210,13 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
+    /// Flush the output (what a buffered output holds reaches the file): an output that
+    /// cannot be written (`/dev/full`, a full disk) fails here rather than later.
+    pub fn flush(&mut self) -> Result<(), Error> {
+        let at = self.data_offset + self.data_size;
+        self.out.flush().map_err(io(at))
+    }
+
     /// Byte order.
     pub fn endian(&self) -> Endian {
         self.endian

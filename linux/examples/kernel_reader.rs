@@ -23,7 +23,7 @@ use perfring::record::{read_format as rf, sample_type as st, ReadValues, Record}
 use perfring_linux::attr::software;
 use perfring_linux::{EventAttr, Session};
 
-const EVENTS: [(&str, u64, u64); 3] = [
+const EVENTS: [(&str, software::SoftwareEvent, u64); 3] = [
     ("cpu-clock", software::CPU_CLOCK, 100_000),
     ("context-switches", software::CONTEXT_SWITCHES, 1),
     ("task-clock", software::TASK_CLOCK, 100_000),

@@ -21,56 +21,94 @@ pub mod event_type {
     pub const BREAKPOINT: u32 = 5;
 }
 
+/// A software event's `attr.config` (`PERF_COUNT_SW_*`, the constants of [`software`]): its
+/// own type, so that a software event's number cannot be given where a hardware one is meant:
+///
+/// ```compile_fail
+/// use perfring_linux::{attr::software, EventAttr};
+/// let cycles_by_mistake = EventAttr::hardware(software::CPU_CLOCK); // a type error
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SoftwareEvent(u64);
+
+impl SoftwareEvent {
+    /// A software event by number (one newer than the constants of [`software`]).
+    pub const fn from_config(config: u64) -> SoftwareEvent {
+        SoftwareEvent(config)
+    }
+    /// `attr.config`.
+    pub const fn config(self) -> u64 {
+        self.0
+    }
+}
+
+/// A hardware event's `attr.config` (`PERF_COUNT_HW_*`, the constants of [`hardware`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct HardwareEvent(u64);
+
+impl HardwareEvent {
+    /// A hardware event by number.
+    pub const fn from_config(config: u64) -> HardwareEvent {
+        HardwareEvent(config)
+    }
+    /// `attr.config`.
+    pub const fn config(self) -> u64 {
+        self.0
+    }
+}
+
 /// `attr.config` of `PERF_TYPE_SOFTWARE`: `PERF_COUNT_SW_*`.
 pub mod software {
+    pub use super::SoftwareEvent;
     /// `PERF_COUNT_SW_CPU_CLOCK`
-    pub const CPU_CLOCK: u64 = 0;
+    pub const CPU_CLOCK: SoftwareEvent = SoftwareEvent(0);
     /// `PERF_COUNT_SW_TASK_CLOCK`
-    pub const TASK_CLOCK: u64 = 1;
+    pub const TASK_CLOCK: SoftwareEvent = SoftwareEvent(1);
     /// `PERF_COUNT_SW_PAGE_FAULTS`
-    pub const PAGE_FAULTS: u64 = 2;
+    pub const PAGE_FAULTS: SoftwareEvent = SoftwareEvent(2);
     /// `PERF_COUNT_SW_CONTEXT_SWITCHES`
-    pub const CONTEXT_SWITCHES: u64 = 3;
+    pub const CONTEXT_SWITCHES: SoftwareEvent = SoftwareEvent(3);
     /// `PERF_COUNT_SW_CPU_MIGRATIONS`
-    pub const CPU_MIGRATIONS: u64 = 4;
+    pub const CPU_MIGRATIONS: SoftwareEvent = SoftwareEvent(4);
     /// `PERF_COUNT_SW_PAGE_FAULTS_MIN`
-    pub const PAGE_FAULTS_MIN: u64 = 5;
+    pub const PAGE_FAULTS_MIN: SoftwareEvent = SoftwareEvent(5);
     /// `PERF_COUNT_SW_PAGE_FAULTS_MAJ`
-    pub const PAGE_FAULTS_MAJ: u64 = 6;
+    pub const PAGE_FAULTS_MAJ: SoftwareEvent = SoftwareEvent(6);
     /// `PERF_COUNT_SW_ALIGNMENT_FAULTS`
-    pub const ALIGNMENT_FAULTS: u64 = 7;
+    pub const ALIGNMENT_FAULTS: SoftwareEvent = SoftwareEvent(7);
     /// `PERF_COUNT_SW_EMULATION_FAULTS`
-    pub const EMULATION_FAULTS: u64 = 8;
+    pub const EMULATION_FAULTS: SoftwareEvent = SoftwareEvent(8);
     /// `PERF_COUNT_SW_DUMMY`: side-band records only.
-    pub const DUMMY: u64 = 9;
+    pub const DUMMY: SoftwareEvent = SoftwareEvent(9);
     /// `PERF_COUNT_SW_BPF_OUTPUT`
-    pub const BPF_OUTPUT: u64 = 10;
+    pub const BPF_OUTPUT: SoftwareEvent = SoftwareEvent(10);
     /// `PERF_COUNT_SW_CGROUP_SWITCHES`
-    pub const CGROUP_SWITCHES: u64 = 11;
+    pub const CGROUP_SWITCHES: SoftwareEvent = SoftwareEvent(11);
 }
 
 /// `attr.config` of `PERF_TYPE_HARDWARE`: `PERF_COUNT_HW_*`.
 pub mod hardware {
+    pub use super::HardwareEvent;
     /// `PERF_COUNT_HW_CPU_CYCLES`
-    pub const CPU_CYCLES: u64 = 0;
+    pub const CPU_CYCLES: HardwareEvent = HardwareEvent(0);
     /// `PERF_COUNT_HW_INSTRUCTIONS`
-    pub const INSTRUCTIONS: u64 = 1;
+    pub const INSTRUCTIONS: HardwareEvent = HardwareEvent(1);
     /// `PERF_COUNT_HW_CACHE_REFERENCES`
-    pub const CACHE_REFERENCES: u64 = 2;
+    pub const CACHE_REFERENCES: HardwareEvent = HardwareEvent(2);
     /// `PERF_COUNT_HW_CACHE_MISSES`
-    pub const CACHE_MISSES: u64 = 3;
+    pub const CACHE_MISSES: HardwareEvent = HardwareEvent(3);
     /// `PERF_COUNT_HW_BRANCH_INSTRUCTIONS`
-    pub const BRANCH_INSTRUCTIONS: u64 = 4;
+    pub const BRANCH_INSTRUCTIONS: HardwareEvent = HardwareEvent(4);
     /// `PERF_COUNT_HW_BRANCH_MISSES`
-    pub const BRANCH_MISSES: u64 = 5;
+    pub const BRANCH_MISSES: HardwareEvent = HardwareEvent(5);
     /// `PERF_COUNT_HW_BUS_CYCLES`
-    pub const BUS_CYCLES: u64 = 6;
+    pub const BUS_CYCLES: HardwareEvent = HardwareEvent(6);
     /// `PERF_COUNT_HW_STALLED_CYCLES_FRONTEND`
-    pub const STALLED_CYCLES_FRONTEND: u64 = 7;
+    pub const STALLED_CYCLES_FRONTEND: HardwareEvent = HardwareEvent(7);
     /// `PERF_COUNT_HW_STALLED_CYCLES_BACKEND`
-    pub const STALLED_CYCLES_BACKEND: u64 = 8;
+    pub const STALLED_CYCLES_BACKEND: HardwareEvent = HardwareEvent(8);
     /// `PERF_COUNT_HW_REF_CPU_CYCLES`
-    pub const REF_CPU_CYCLES: u64 = 9;
+    pub const REF_CPU_CYCLES: HardwareEvent = HardwareEvent(9);
 }
 
 /// `attr.bp_type`: `HW_BREAKPOINT_*`.
@@ -127,12 +165,12 @@ impl EventAttr {
         })
     }
     /// A software event ([`software`]).
-    pub fn software(config: u64) -> EventAttr {
-        Self::new(event_type::SOFTWARE, config)
+    pub fn software(event: SoftwareEvent) -> EventAttr {
+        Self::new(event_type::SOFTWARE, event.config())
     }
     /// A hardware event ([`hardware`]); machines without a PMU (most VMs) refuse it.
-    pub fn hardware(config: u64) -> EventAttr {
-        Self::new(event_type::HARDWARE, config)
+    pub fn hardware(event: HardwareEvent) -> EventAttr {
+        Self::new(event_type::HARDWARE, event.config())
     }
     /// A raw PMU event (`PERF_TYPE_RAW`, the PMU's own encoding).
     pub fn raw(config: u64) -> EventAttr {

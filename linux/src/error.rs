@@ -157,6 +157,13 @@ pub enum Error {
     },
     /// tracefs is not mounted, so a tracepoint cannot be looked up by name.
     TracefsNotMounted,
+    /// The command could not be executed (`execvp` failed: not found, not executable).
+    Exec {
+        /// `argv[0]`.
+        command: String,
+        /// The error `execvp` gave.
+        error: io::Error,
+    },
     /// No tracepoint of that name under tracefs.
     NoSuchTracepoint {
         /// `"group:name"`.
@@ -224,6 +231,7 @@ impl fmt::Display for Error {
                 "tracefs is not mounted: mount it (as root: `mount -t tracefs nodev /sys/kernel/tracing`) to open \
                  tracepoints by name"
             ),
+            Error::Exec { command, error } => write!(f, "cannot execute {command}: {error}"),
             Error::NoSuchTracepoint { name } => {
                 write!(f, "no tracepoint {name} (see /sys/kernel/tracing/events/ for the available ones)")
             }

@@ -7,10 +7,38 @@ use std::ffi::CString;
 use crate::error::{io as io_err, Error};
 use crate::sys;
 
-/// A child process held before `exec` (see the module docs). Dropping it lets the child run
-/// and waits for it.
+/// A child process held before `exec` (see the module docs). Dropping it waits for the
+/// command if it was started, and kills it (it never runs) if it was not.
+///
+/// Count a command's page faults by `read(2)` (no ring), opened before it runs:
+///
+/// ```
+/// use perfring::record::ReadValues;
+/// use perfring_linux::launch::Launch;
+/// use perfring_linux::{attr::software, Event, EventAttr, Target};
+/// let mut child = Launch::spawn(&["sh".into(), "-c".into(), "exec true".into()])?;
+/// let attr = EventAttr::software(software::PAGE_FAULTS).enable_on_exec(true).disabled(true).inherit(true);
+/// let faults = Event::open(&attr, Target::Task(child.pid()), None)?; // counts from the exec on
+/// child.start()?; // the exec: an error here if the command could not be executed
+/// assert_eq!(child.wait()?, 0);
+/// let ReadValues::Single(counts) = faults.read()?.values() else { unreachable!("no GROUP asked") };
+/// assert!(counts.value > 0, "a process faults pages in as it starts: {counts:?}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Launch {
     child: sys::HeldChild,
+    command: String,
+}
+
+/// Where a launched command's standard output goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stdout {
+    /// This process's stdout (the default).
+    #[default]
+    Inherit,
+    /// This process's stderr: what `perf record -o -` does, so that the command's output does
+    /// not mix into the perf.data stream on stdout.
+    ToStderr,
 }
 
 impl std::fmt::Debug for Launch {
@@ -23,12 +51,19 @@ impl Launch {
     /// Fork a child that will run `argv` (`argv[0]` looked up in `PATH`); it waits before
     /// `exec` until [`Launch::start`].
     pub fn spawn(argv: &[String]) -> Result<Launch, Error> {
+        Launch::spawn_with(argv, Stdout::Inherit)
+    }
+
+    /// [`spawn`](Launch::spawn), the command's standard output sent to `stdout`.
+    pub fn spawn_with(argv: &[String], stdout: Stdout) -> Result<Launch, Error> {
+        let command = argv.first().cloned().unwrap_or_default();
         let argv: Vec<CString> =
             argv.iter().map(|a| CString::new(a.as_str())).collect::<Result<_, _>>().map_err(|_| Error::Io {
                 what: "the command line (a NUL byte)",
                 error: std::io::ErrorKind::InvalidInput.into(),
             })?;
-        Ok(Launch { child: sys::HeldChild::spawn(&argv).map_err(io_err("fork of the command"))? })
+        let child = sys::HeldChild::spawn(&argv, stdout == Stdout::ToStderr).map_err(io_err("fork of the command"))?;
+        Ok(Launch { child, command })
     }
 
     /// The child's pid (open the events on it before [`Launch::start`]).
@@ -36,9 +71,16 @@ impl Launch {
         self.child.pid()
     }
 
-    /// Let the child `exec` the command.
-    pub fn start(&mut self) {
-        self.child.release();
+    /// Let the child `exec` the command, and wait until it has: [`Error::Exec`] if the
+    /// command could not be executed (not found, not executable; the child then exits with
+    /// status 127).
+    pub fn start(&mut self) -> Result<(), Error> {
+        self.child.release_and_exec().map_err(|error| Error::Exec { command: self.command.clone(), error })
+    }
+
+    /// Send `signal` (`libc::SIGINT`, …) to the command, unless it has been reaped.
+    pub fn signal(&mut self, signal: i32) -> Result<(), Error> {
+        self.child.signal(signal).map_err(io_err("kill(2) of the command"))
     }
 
     /// Kill the child (SIGKILL), held or running, and reap it; its status (137 if the signal
@@ -68,4 +110,15 @@ pub fn catch_interrupts() -> Result<(), Error> {
 /// Whether SIGINT or SIGTERM arrived since [`catch_interrupts`].
 pub fn interrupted() -> bool {
     sys::sigint_seen()
+}
+
+/// `SIGINT`, for [`Launch::signal`], [`crate::Session::signal_command`] and [`signal_process`].
+pub const SIGINT: i32 = libc::SIGINT;
+/// `SIGTERM`.
+pub const SIGTERM: i32 = libc::SIGTERM;
+
+/// Send `signal` to process `pid` (`kill(2)`): to pass an interrupt on to a process this one
+/// did not fork held ([`Launch`] has [`Launch::signal`]).
+pub fn signal_process(pid: i32, signal: i32) -> Result<(), Error> {
+    sys::kill(pid, signal).map_err(io_err("kill(2)"))
 }

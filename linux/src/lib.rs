@@ -46,6 +46,7 @@
 //! | [`launch`] | a command held before `exec` while its events are opened; SIGINT as "stop" |
 //! | [`mod@wait`] | readiness: [`AsFd`] everywhere, [`wait`](wait::wait) over many, hang-up at task exit |
 //! | [`error`] | [`OpenError`], [`Error`] |
+//! | `perf_data` | (feature `perf-data`) a [`Session`] written as perf.data, as `perf record` writes it |
 //!
 //! All system calls (and all `unsafe`) are in one private module, `sys`.
 //!
@@ -59,11 +60,21 @@ pub mod attr;
 pub mod error;
 pub mod event;
 pub mod launch;
+#[cfg(feature = "perf-data")]
+pub mod perf_data;
 pub mod read_only;
 pub mod ring;
 pub mod session;
 mod sys;
 pub mod wait;
+
+/// The protocol crate the kernel's rings are read with; its `record` module decodes.
+pub use perfring;
+/// What a reader of a session's records uses from [`perfring::record`], so that this crate
+/// is the one dependency a Linux tool needs.
+pub use perfring::record::{
+    read_format, sample_type, types, Attr, CpuMode, Endian, ReadValues, Record, RecordView, SampleView,
+};
 
 pub use attr::EventAttr;
 pub use error::{Error, OpenError};

@@ -42,7 +42,7 @@ use perfring::record::{
 
 use crate::error::{io as io_err, Error, OpenError};
 use crate::event::{online_cpus, Event, Target};
-use crate::launch::Launch;
+use crate::launch::{Launch, Stdout};
 use crate::ring::Ring;
 use crate::{sys, EventAttr};
 
@@ -67,6 +67,7 @@ pub struct SessionBuilder {
     scope: Scope,
     attrs: Vec<EventAttr>,
     data_pages: usize,
+    stdout: Stdout,
 }
 
 impl SessionBuilder {
@@ -86,6 +87,13 @@ impl SessionBuilder {
         self
     }
 
+    /// Where a command's standard output goes ([`Stdout::ToStderr`] when this process writes
+    /// data to its own stdout, as `perf record -o -` does).
+    pub fn command_stdout(mut self, stdout: Stdout) -> Self {
+        self.stdout = stdout;
+        self
+    }
+
     /// Open every event on every online CPU (and, for a process, every thread), map one ring
     /// per CPU and point the CPU's other events at it. A command is started held before
     /// `exec`, so that nothing of it runs unobserved; [`Session::start`] lets it go.
@@ -102,7 +110,7 @@ impl SessionBuilder {
         let cpus = online_cpus()?;
         let (command, tasks) = match &self.scope {
             Scope::Command(argv) => {
-                let launch = Launch::spawn(argv)?;
+                let launch = Launch::spawn_with(argv, self.stdout)?;
                 let pid = launch.pid();
                 (Some(launch), vec![pid])
             }
@@ -201,7 +209,8 @@ struct Opened {
 /// read with [`wait`](Session::wait) and [`drain`](Session::drain). [`AsFd`]: one descriptor
 /// readable whenever a ring has a wakeup or an event hung up (an epoll set of them all), for
 /// epoll, tokio's `AsyncFd` or smol. Dropping it closes the events; a command it started runs
-/// on to its end, and the drop waits for it (as [`Launch`] does).
+/// on to its end, and the drop waits for it; a command never started is killed before it
+/// runs (as [`Launch`] does).
 #[derive(Debug)]
 pub struct Session {
     scope: Scope,
@@ -239,17 +248,17 @@ impl Session {
 
     /// A session over `scope`.
     pub fn builder(scope: Scope) -> SessionBuilder {
-        SessionBuilder { scope, attrs: Vec::new(), data_pages: 16 }
+        SessionBuilder { scope, attrs: Vec::new(), data_pages: 16, stdout: Stdout::Inherit }
     }
 
     /// Start: let the command `exec` (its events start there), or enable every event.
     pub fn start(&mut self) -> Result<(), Error> {
         if !self.started {
+            self.started = true;
             match &mut self.command {
-                Some(command) => command.start(),
+                Some(command) => command.start()?,
                 None => self.events.iter().try_for_each(|o| o.event.enable())?,
             }
-            self.started = true;
         }
         Ok(())
     }
@@ -322,6 +331,15 @@ impl Session {
         match &mut self.command {
             Some(command) => Ok(Some(command.wait()?)),
             None => Ok(None),
+        }
+    }
+
+    /// Send `signal` to the command (`libc::SIGINT` to pass on an interrupt; a no-op
+    /// without a command or after it was reaped).
+    pub fn signal_command(&mut self, signal: i32) -> Result<(), Error> {
+        match &mut self.command {
+            Some(command) => command.signal(signal),
+            None => Ok(()),
         }
     }
 

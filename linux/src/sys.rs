@@ -336,13 +336,17 @@ pub(crate) fn page_size() -> usize {
 pub(crate) struct HeldChild {
     pid: i32,
     gate: Option<OwnedFd>,
+    /// The read end of the pipe the child reports a failed `exec` on (its errno; closed by a
+    /// successful `exec`, which the close-on-exec flag does).
+    report: Option<OwnedFd>,
     status: Option<i32>,
 }
 
 impl HeldChild {
-    /// Fork; the child waits for the gate, then `execvp(argv[0], argv)` (exit status 127 if
-    /// that fails).
-    pub(crate) fn spawn(argv: &[std::ffi::CString]) -> io::Result<HeldChild> {
+    /// Fork; the child waits for the gate, then (its stdout made its stderr if
+    /// `stdout_to_stderr`) `execvp(argv[0], argv)`; if that fails it reports the errno and
+    /// exits with status 127.
+    pub(crate) fn spawn(argv: &[std::ffi::CString], stdout_to_stderr: bool) -> io::Result<HeldChild> {
         if argv.is_empty() {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
@@ -350,36 +354,84 @@ impl HeldChild {
         let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
         ptrs.push(std::ptr::null());
         let mut fds = [0i32; 2];
-        // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+        let mut rep = [0i32; 2];
+        // SAFETY: `fds` and `rep` each have room for the two descriptors pipe2 writes.
         if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
             return Err(io::Error::last_os_error());
         }
+        // SAFETY: as above; on failure the gate's descriptors are closed (they are ours alone).
+        if unsafe { libc::pipe2(rep.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: closing the two descriptors pipe2 just gave us.
+            unsafe {
+                libc::close(fds[0]);
+                libc::close(fds[1]);
+            }
+            return Err(e);
+        }
         // SAFETY: fork has no preconditions; the child below only calls async-signal-safe
-        // functions (close, read, execvp, _exit) on memory prepared before the fork.
+        // functions (close, read, dup2, execvp, write, _exit) on memory prepared before the fork.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
             // SAFETY: the child side of the fork: see above. `ptrs` is a NULL-terminated array of
-            // pointers into `argv`, which the fork copied.
+            // pointers into `argv`, which the fork copied; `errno` is read from this thread's own
+            // location.
             unsafe {
                 libc::close(fds[1]);
+                libc::close(rep[0]);
                 let mut b = 0u8;
                 while libc::read(fds[0], (&mut b as *mut u8).cast(), 1) < 0 && *libc::__errno_location() == libc::EINTR
                 {
                 }
+                if stdout_to_stderr {
+                    libc::dup2(2, 1);
+                }
                 libc::execvp(ptrs[0], ptrs.as_ptr());
+                let errno = (*libc::__errno_location()).to_ne_bytes();
+                libc::write(rep[1], errno.as_ptr().cast(), errno.len());
                 libc::_exit(127);
             }
         }
-        // SAFETY: closing the read end this process no longer needs; adopting the write end,
-        // which nothing else owns.
-        let gate = unsafe {
+        // SAFETY: closing the ends this process no longer needs; adopting the gate's write end
+        // and the report's read end, which nothing else owns.
+        let (gate, report) = unsafe {
             libc::close(fds[0]);
-            OwnedFd::from_raw_fd(fds[1])
+            libc::close(rep[1]);
+            (OwnedFd::from_raw_fd(fds[1]), OwnedFd::from_raw_fd(rep[0]))
         };
         if pid < 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(HeldChild { pid, gate: Some(gate), status: None })
+        Ok(HeldChild { pid, gate: Some(gate), report: Some(report), status: None })
+    }
+
+    /// Let the child exec, and wait until it has: the error `execvp` gave, if it failed.
+    pub(crate) fn release_and_exec(&mut self) -> io::Result<()> {
+        self.release();
+        let Some(report) = self.report.take() else { return Ok(()) };
+        let mut errno = [0u8; 4];
+        let mut got = 0;
+        while got < errno.len() {
+            // SAFETY: reading into the rest of `errno` from a descriptor we own.
+            let n = unsafe { libc::read(report.as_raw_fd(), errno[got..].as_mut_ptr().cast(), errno.len() - got) };
+            match n {
+                0 => return Ok(()), // closed by a successful exec
+                n if n > 0 => got += n as usize,
+                _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+                _ => return Err(io::Error::last_os_error()),
+            }
+        }
+        Err(io::Error::from_raw_os_error(i32::from_ne_bytes(errno)))
+    }
+
+    /// Send `signal` to the child unless it has been reaped.
+    pub(crate) fn signal(&mut self, signal: i32) -> io::Result<()> {
+        if self.status.is_some() {
+            return Ok(());
+        }
+        // SAFETY: kill has no memory preconditions; `pid` is our own child, not yet reaped (so
+        // the pid cannot have been reused).
+        check(unsafe { libc::kill(self.pid, signal) } as libc::c_long).map(drop)
     }
 
     pub(crate) fn pid(&self) -> i32 {
@@ -388,12 +440,7 @@ impl HeldChild {
 
     /// SIGKILL the child (held or running) unless it has been reaped already.
     pub(crate) fn kill(&mut self) -> io::Result<()> {
-        if self.status.is_some() {
-            return Ok(());
-        }
-        // SAFETY: kill has no memory preconditions; `pid` is our own child, not yet reaped (so
-        // the pid cannot have been reused).
-        check(unsafe { libc::kill(self.pid, libc::SIGKILL) } as libc::c_long).map(drop)
+        self.signal(libc::SIGKILL)
     }
 
     /// Let the child exec (closing the gate ends its read).
@@ -430,9 +477,22 @@ impl HeldChild {
 
 impl Drop for HeldChild {
     fn drop(&mut self) {
-        // Never leave a zombie: let it run and reap it.
+        // A child never released never runs (it was held so that nothing of it runs
+        // unobserved); a released one runs on. Either way it is reaped: no zombie.
+        if self.gate.is_some() {
+            let _ = self.kill();
+        }
         let _ = self.wait(true);
     }
+}
+
+/// `kill(pid, signal)`; `pid` must be positive (no process groups, no "every process").
+pub(crate) fn kill(pid: i32, signal: i32) -> io::Result<()> {
+    if pid <= 0 {
+        return Err(io::Error::from_raw_os_error(libc::ESRCH));
+    }
+    // SAFETY: kill has no memory preconditions.
+    check(unsafe { libc::kill(pid, signal) } as libc::c_long).map(drop)
 }
 
 static SIGINT_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

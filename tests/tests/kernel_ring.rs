@@ -152,7 +152,7 @@ fn forward_body() -> Result<(), Skip> {
         assert!(t.lost_sum <= counts.lost, "{}: Σ LOST {} > kernel lost {}", e.name, t.lost_sum, counts.lost);
         assert_eq!(t.records, t.samples.len() as u64 + t.lost_records, "{}: only SAMPLE and LOST", e.name);
         let attempted = t.samples.len() as u64 + counts.lost;
-        if attr.config == SW_CONTEXT_SWITCHES {
+        if attr.config == SW_CONTEXT_SWITCHES.config() {
             // Every switch adds 1 to the count and tries to write one sample (period 1): each
             // was either read or counted lost. Exact.
             assert_eq!(attempted, counts.value, "context-switches: samples + lost = counter");
@@ -226,7 +226,7 @@ fn slow_reader_body() -> Result<(), Skip> {
         // With the pending count flushed, the LOST records say exactly what the event counted.
         assert_eq!(t.lost_sum, counts.lost, "{name}: Σ LOST = the event's lost count (PERF_FORMAT_LOST)");
         assert_eq!(t.records, samples + t.lost_records, "{name}: only SAMPLE and LOST");
-        if e.attr.config == SW_CONTEXT_SWITCHES {
+        if e.attr.config == SW_CONTEXT_SWITCHES.config() {
             assert_eq!(samples + t.lost_sum, counts.value, "{name}: samples read + Σ LOST = counter");
         } else {
             check_clock_accounting(name, samples + t.lost_sum, e.attr.sample_period, counts.value);

@@ -34,7 +34,7 @@ pub const SAMPLE_TYPE: u64 = st::IP | st::TID | st::TIME | st::CPU | st::PERIOD 
 /// (so LOST records carry a trailer to decode), TIME on `CLOCK_MONOTONIC` (comparable with
 /// `clock_gettime`), kernel samples included, opened disabled (`exclude_hv` and the 128-byte
 /// attr are `EventAttr`'s defaults), and the four `read_format` fields.
-pub fn software(config: u64, period: u64) -> EventAttr {
+pub fn software(config: perfring_linux::attr::SoftwareEvent, period: u64) -> EventAttr {
     EventAttr::software(config)
         .sample_period(period)
         .sample_type(SAMPLE_TYPE)

@@ -1,0 +1,221 @@
+//! Build ids: the `NT_GNU_BUILD_ID` note of an ELF file (read from its `PT_NOTE` segments, as
+//! `perf`'s `filename__read_build_id` does) or of the running kernel (`/sys/kernel/notes`), and
+//! [`Dsos`]: which mapped files the samples hit, so that the BUILD_ID feature lists those (as
+//! `perf record` does: `perf_session__write_buildid_table` writes the DSOs with hits).
+//!
+//! Files are untrusted input: every offset and size is bounded by the bytes read; a file that
+//! is not ELF, or has no note, has no build id (`None`), never an error or a panic.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::io::{Read, Seek, SeekFrom};
+
+/// The most bytes of notes read from one segment (build-id notes are tens of bytes; a note
+/// segment larger than this is not searched past it).
+const MAX_NOTES: u64 = 1 << 16;
+/// `NT_GNU_BUILD_ID`.
+const NT_GNU_BUILD_ID: u32 = 3;
+/// `PT_NOTE`.
+const PT_NOTE: u32 = 4;
+/// The longest build id perf stores (`BUILD_ID_SIZE`).
+pub const MAX_BUILD_ID: usize = 20;
+
+/// The GNU build id in a block of ELF notes (`{u32 namesz, descsz, type; name; desc}`, each
+/// padded to 4), in byte order `big`.
+pub fn build_id_in_notes(notes: &[u8], big: bool) -> Option<Vec<u8>> {
+    let u32_at = |at: usize| -> Option<u32> {
+        let b: [u8; 4] = notes.get(at..at.checked_add(4)?)?.try_into().ok()?;
+        Some(if big { u32::from_be_bytes(b) } else { u32::from_le_bytes(b) })
+    };
+    let mut at = 0usize;
+    while at.checked_add(12)? <= notes.len() {
+        let (namesz, descsz, type_) = (u32_at(at)? as usize, u32_at(at + 4)? as usize, u32_at(at + 8)?);
+        let name_at = at + 12;
+        let desc_at = name_at.checked_add(namesz.checked_next_multiple_of(4)?)?;
+        let next = desc_at.checked_add(descsz.checked_next_multiple_of(4)?)?;
+        if type_ == NT_GNU_BUILD_ID && notes.get(name_at..name_at + namesz)? == b"GNU\0" {
+            let id = notes.get(desc_at..desc_at + descsz)?;
+            return (!id.is_empty()).then(|| id[..id.len().min(MAX_BUILD_ID)].to_vec());
+        }
+        at = next;
+    }
+    None
+}
+
+/// The build id of the ELF file at `path` (32- or 64-bit, either byte order), if it has one.
+pub fn build_id_of_file(path: &std::path::Path) -> Option<Vec<u8>> {
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut ident = [0u8; 64];
+    f.read_exact(&mut ident).ok()?;
+    if ident[..4] != *b"\x7fELF" {
+        return None;
+    }
+    let (wide, big) = (ident[4] == 2, ident[5] == 2);
+    let u16_at = |b: &[u8], at: usize| {
+        let v: [u8; 2] = b[at..at + 2].try_into().unwrap_or_default();
+        u64::from(if big { u16::from_be_bytes(v) } else { u16::from_le_bytes(v) })
+    };
+    let u32_at = |b: &[u8], at: usize| {
+        let v: [u8; 4] = b[at..at + 4].try_into().unwrap_or_default();
+        u64::from(if big { u32::from_be_bytes(v) } else { u32::from_le_bytes(v) })
+    };
+    let u64_at = |b: &[u8], at: usize| {
+        let v: [u8; 8] = b[at..at + 8].try_into().unwrap_or_default();
+        if big {
+            u64::from_be_bytes(v)
+        } else {
+            u64::from_le_bytes(v)
+        }
+    };
+    // e_phoff, e_phentsize, e_phnum.
+    let (phoff, phentsize, phnum) = if wide {
+        (u64_at(&ident, 32), u16_at(&ident, 54), u16_at(&ident, 56))
+    } else {
+        (u32_at(&ident, 28), u16_at(&ident, 42), u16_at(&ident, 44))
+    };
+    let min_entry = if wide { 56 } else { 32 };
+    if phentsize < min_entry || phnum == 0 {
+        return None;
+    }
+    let mut table = vec![0u8; (phentsize * phnum).min(MAX_NOTES) as usize];
+    f.seek(SeekFrom::Start(phoff)).ok()?;
+    f.read_exact(&mut table).ok()?;
+    for entry in table.chunks_exact(phentsize as usize) {
+        if u32_at(entry, 0) != u64::from(PT_NOTE) {
+            continue;
+        }
+        let (offset, size) =
+            if wide { (u64_at(entry, 8), u64_at(entry, 32)) } else { (u32_at(entry, 4), u32_at(entry, 16)) };
+        let mut notes = vec![0u8; size.min(MAX_NOTES) as usize];
+        if f.seek(SeekFrom::Start(offset)).is_err() || f.read_exact(&mut notes).is_err() {
+            continue;
+        }
+        if let Some(id) = build_id_in_notes(&notes, big) {
+            return Some(id);
+        }
+    }
+    None
+}
+
+/// The running kernel's build id (`/sys/kernel/notes`).
+pub fn kernel_build_id() -> Option<Vec<u8>> {
+    build_id_in_notes(&std::fs::read("/sys/kernel/notes").ok()?, cfg!(target_endian = "big"))
+}
+
+/// What perf names the kernel's DSO.
+pub const KERNEL_DSO: &str = "[kernel.kallsyms]";
+
+/// The files mapped into each process (from MMAP/MMAP2 records, followed through FORK), and
+/// the ones samples hit.
+#[derive(Debug, Default)]
+pub struct Dsos {
+    /// pid → start → (end, file).
+    maps: HashMap<u32, BTreeMap<u64, (u64, usize)>>,
+    files: Vec<String>,
+    file_index: HashMap<String, usize>,
+    hit: BTreeSet<usize>,
+    kernel_hit: bool,
+}
+
+impl Dsos {
+    /// A file mapped at `[start, start + len)` in process `pid`.
+    pub fn map(&mut self, pid: u32, start: u64, len: u64, file: &str) {
+        if !file.starts_with('/') {
+            return; // [anon], [heap], [vdso]: no file to read a build id from
+        }
+        let next = self.files.len();
+        let index = *self.file_index.entry(file.to_string()).or_insert(next);
+        if index == next {
+            self.files.push(file.to_string());
+        }
+        let maps = self.maps.entry(pid).or_default();
+        let end = start.saturating_add(len);
+        // A new mapping replaces what it overlaps (as the kernel's would).
+        let stale: Vec<u64> = maps.range(..end).filter(|(_, &(e, _))| e > start).map(|(&s, _)| s).collect();
+        for s in stale {
+            maps.remove(&s);
+        }
+        maps.insert(start, (end, index));
+    }
+
+    /// Process `child` forked from `parent`: it starts with the parent's mappings.
+    pub fn fork(&mut self, parent: u32, child: u32) {
+        if parent != child {
+            if let Some(m) = self.maps.get(&parent).cloned() {
+                self.maps.insert(child, m);
+            }
+        }
+    }
+
+    /// A user-space sample at `ip` in process `pid`.
+    pub fn hit(&mut self, pid: u32, ip: u64) {
+        if let Some((_, &(end, file))) = self.maps.get(&pid).and_then(|m| m.range(..=ip).next_back()) {
+            if ip < end {
+                self.hit.insert(file);
+            }
+        }
+    }
+
+    /// A kernel sample.
+    pub fn hit_kernel(&mut self) {
+        self.kernel_hit = true;
+    }
+
+    /// `(path, kernel?)` of every DSO a sample hit.
+    pub fn hits(&self) -> impl Iterator<Item = (&str, bool)> + '_ {
+        let kernel = self.kernel_hit.then_some((KERNEL_DSO, true));
+        kernel.into_iter().chain(self.hit.iter().map(|&i| (self.files[i].as_str(), false)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_block_yields_the_gnu_build_id_and_garbage_yields_none() {
+        let mut notes = Vec::new();
+        // A non-GNU note first, then the build id.
+        for (name, type_, desc) in [(&b"Go\0\0"[..], 4u32, &[9u8; 8][..]), (b"GNU\0", 3, &[0xab; 20])] {
+            notes.extend_from_slice(&4u32.to_le_bytes());
+            notes.extend_from_slice(&(desc.len() as u32).to_le_bytes());
+            notes.extend_from_slice(&type_.to_le_bytes());
+            notes.extend_from_slice(name);
+            notes.extend_from_slice(desc);
+        }
+        assert_eq!(build_id_in_notes(&notes, false), Some(vec![0xab; 20]));
+        for cut in 0..notes.len() {
+            assert!(build_id_in_notes(&notes[..cut], false).is_none(), "cut at {cut}");
+        }
+        let huge = [0xffu8; 12];
+        assert_eq!(build_id_in_notes(&huge, false), None);
+    }
+
+    #[test]
+    fn this_test_binary_has_the_build_id_readelf_prints() {
+        let exe = std::env::current_exe().unwrap();
+        let ours = build_id_of_file(&exe);
+        let out = std::process::Command::new("readelf").arg("-n").arg(&exe).output();
+        let Ok(out) = out else { return perfring_test_support::skip("readelf is not installed") };
+        let text = String::from_utf8_lossy(&out.stdout);
+        let theirs = text.lines().find_map(|l| l.trim().strip_prefix("Build ID: ")).map(str::to_string);
+        let hex = ours.map(|b| b.iter().map(|x| format!("{x:02x}")).collect::<String>());
+        assert_eq!(hex, theirs);
+        assert_eq!(build_id_of_file(std::path::Path::new("/proc/self/status")), None);
+    }
+
+    #[test]
+    fn samples_hit_the_file_mapped_at_their_ip_also_after_a_fork() {
+        let mut d = Dsos::default();
+        d.map(10, 0x1000, 0x1000, "/bin/a");
+        d.map(10, 0x4000, 0x1000, "[vdso]");
+        d.fork(10, 11);
+        d.map(10, 0x1000, 0x800, "/bin/b"); // replaces /bin/a in 10 only
+        d.hit(11, 0x1800);
+        d.hit(10, 0x2800); // past every mapping
+        d.hit(12, 0x1800); // unknown process
+        assert_eq!(d.hits().collect::<Vec<_>>(), vec![("/bin/a", false)]);
+        d.hit(10, 0x1100);
+        d.hit_kernel();
+        assert_eq!(d.hits().collect::<Vec<_>>(), vec![(KERNEL_DSO, true), ("/bin/a", false), ("/bin/b", false)]);
+    }
+}
