@@ -145,7 +145,7 @@ bench:
 	$(CARGO) bench -q -p perfring-tests --bench rings
 	@echo "make bench: figures above (medians of 5 runs; see BENCHMARKS.md for the machine)"
 
-## Decoding speed (issue 18): perfring beside linux-perf-event-reader and perf-event-data on the
+## Decoding speed: perfring beside linux-perf-event-reader and perf-event-data on the
 ## demo's perf.data and real `perf record` captures, made under target/decode-captures/ first.
 bench-decode:
 	scripts/decode-captures.sh
@@ -179,7 +179,7 @@ bench-instructions:
 	echo "  run-time layout, one step (EventSet::sample_walked):                $$(( ((u2 - u1) - (e2 - e1)) / 100000 )) instructions per SAMPLE"; \
 	echo "  compile-time layout (EventSet::fixed, FixedEvents::sample):         $$(( ((f2 - f1) - (e2 - e1)) / 100000 )) instructions per SAMPLE"
 
-## The reader's CPU time per record drained and decoded from a real kernel ring (issue 20):
+## The reader's CPU time per record drained and decoded from a real kernel ring:
 ## perfring-linux beside perf-event2's Sampler, same event, same run (needs perf events: root or
 ## perf_event_paranoid <= 1).
 bench-linux:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The inputs of `make bench-decode` (issue 18), made under target/decode-captures/ because a
+# The inputs of `make bench-decode`, made under target/decode-captures/ because a
 # fresh clone has none: the demo's perf.data (the simulator, 4 CPUs, ~700k records) and real
 # `perf record` captures of common options. Existing files are kept; delete the directory to
 # re-record. Run as root (the tracepoint and page-fault captures need it).

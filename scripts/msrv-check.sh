@@ -1,5 +1,5 @@
 #!/bin/sh
-# `cargo +MSRV check` of the published crates' lib and bin targets (issue 21).
+# `cargo +MSRV check` of the published crates' lib and bin targets.
 #
 # Usage: scripts/msrv-check.sh MSRV CRATE:FOLDER...
 #

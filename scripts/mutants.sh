@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation score of core's protocol modules (issue 22): cargo-mutants in three passes over one
+# Mutation score of core's protocol modules: cargo-mutants in three passes over one
 # output directory. Each pass tests only the mutants the passes before it left uncaught
 # (`--iterate`), so a mutant counts as caught if any of the tests `make test` runs catches it:
 #   1. core's unit tests (`cargo test -p perfring --lib`): seconds per mutant, catch most;

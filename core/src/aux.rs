@@ -1,4 +1,4 @@
-//! The AUX area: bulk hardware-trace data beside the record ring (seed 000 §3).
+//! The AUX area: bulk hardware-trace data beside the record ring (Documentation/userspace-api/perf_ring_buffer.rst).
 //!
 //! A PMU driver (the producer) brackets each stretch of hardware writes with
 //! [`AuxProducer::output_begin`] and [`AuxProducer::output_end`]; the end advances `aux_head`

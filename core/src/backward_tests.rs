@@ -88,7 +88,7 @@ fn backward_ring_not_yet_wrapped_stops_at_the_zeroed_area() {
 
 #[test]
 fn pause_drops_and_counts_in_backward_mode_and_lost_is_met_just_before_the_next_record() {
-    // KERNEL-NOTES §3: a paused ring counts drops in both directions; the first write after
+    // kernel/events/ring_buffer.c: a paused ring counts drops in both directions; the first write after
     // resume prepends PERF_RECORD_LOST at the lower address of its reservation, so reading
     // newest-first meets LOST first, then that record.
     let mut ring = ModelRing::<32>::new().unwrap();

@@ -17,7 +17,7 @@
 //! can be weakened to `Relaxed` by exactly one build switch, `--cfg perfring_weaken="X"`, to make
 //! a *mutant* build; `make loom-mutants` builds one mutant per item and shows that a model catches
 //! it (a loom-reported data race or a failed byte/conservation check). The table of which model
-//! catches which mutant is printed by `make loom-mutants` and kept in `tests/MUTANTS.md`.
+//! catches which mutant is printed by `make loom-mutants`.
 //!
 //! The producer's own state (`rb->head`, `nest`, `lost`, `wakeup`, `events`, `paused`) is the
 //! kernel's `local_t`: touched only by one CPU and the interrupts that nest on it. Atomicity

@@ -1,17 +1,17 @@
-//! Record → event attribution, as perf does it (`evlist__event2evsel`, KERNEL-NOTES §9.7):
+//! Record → event attribution, as perf does it (`evlist__event2evsel`, perf's tools/perf/util/session.c and evlist.c):
 //! every attribution of this crate goes through [`Events`], a thin owner of core's
 //! [`EventSet`] (the one piece of code that attributes records everywhere: rings, perf.data,
 //! the simulator) over growable `Vec` storage.
 
 use perfring::record::{
-    types, Attr, AttributeError, DecodeContext, Endian, Event, EventSet, EventSetError, IdEntry, Inconsistency,
+    types, Attr, AttributeError, DecodeContext, Endian, EventLayout, EventSet, EventSetError, IdEntry, Inconsistency,
 };
 
 /// The events of a file and the ids perf registered for them.
 #[derive(Debug, Clone)]
 pub(crate) struct Events {
     endian: Endian,
-    set: EventSet<Vec<Event>, Vec<IdEntry>>,
+    set: EventSet<Vec<EventLayout>, Vec<IdEntry>>,
 }
 
 impl Events {
@@ -26,7 +26,7 @@ impl Events {
         match self.set.add_event(attr, self.endian) {
             Err(EventSetError::EventsFull { .. }) => {
                 let events = self.set.event_storage_mut();
-                events.resize(events.len() * 2 + 4, Event::EMPTY);
+                events.resize(events.len() * 2 + 4, EventLayout::EMPTY);
                 self.set.add_event(attr, self.endian)
             }
             other => other,
@@ -55,7 +55,7 @@ impl Events {
     }
 
     pub(crate) fn context(&self, event: usize) -> Option<&DecodeContext> {
-        self.set.event(event).map(Event::context)
+        self.set.event(event).map(EventLayout::context)
     }
 
     /// The first disagreement perf refuses (file mode) or warns about (pipe mode).

@@ -1,5 +1,5 @@
 //! `struct perf_file_header` (file mode, 104 or 72 bytes) and `struct perf_pipe_file_header`
-//! (pipe mode, 16 bytes): KERNEL-NOTES §9.1, `header.c:perf_file_header__read` and
+//! (pipe mode, 16 bytes): perf's tools/perf/util/header.c, `header.c:perf_file_header__read` and
 //! `perf_file_header__read_pipe`.
 
 use perfring::record::Endian;

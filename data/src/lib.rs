@@ -1,7 +1,7 @@
 #![deny(missing_docs)]
 #![doc = include_str!("../README.md")]
 //!
-//! # Layout (KERNEL-NOTES §9)
+//! # Layout (perf's tools/perf/util/header.c)
 //!
 //! ```text
 //! file mode:

@@ -1,6 +1,6 @@
 //! Reading a file-mode file's header, attrs, ids and feature sections (`header.c:
 //! perf_session__read_header`, `read_attr`, `perf_header__process_sections`), with perf's
-//! checks (KERNEL-NOTES §9.7): refusals are [`Error`]s, what perf repairs is a [`Warning`].
+//! checks (perf's tools/perf/util/session.c and evlist.c): refusals are [`Error`]s, what perf repairs is a [`Warning`].
 
 use std::io::{Read, Seek, SeekFrom};
 

@@ -1,5 +1,5 @@
 //! [`Writer`]: perf.data as `perf record` writes it, streamed: file mode to a
-//! [`Write`] + [`Seek`] (KERNEL-NOTES §9.10), pipe mode to any [`Write`].
+//! [`Write`] + [`Seek`] (perf's tools/perf/util/header.c), pipe mode to any [`Write`].
 //!
 //! File mode: the header goes first with `data.size = 0` and the attrs and ids after it, the
 //! records as they arrive, and at [`Writer::finish`] the feature sections after the data and
@@ -30,7 +30,7 @@ const MAX_PAYLOAD: usize = u16::MAX as usize & !7;
 
 /// Writes a perf.data file or stream record by record.
 ///
-/// Rules perf enforces that the caller keeps (KERNEL-NOTES §9.7): every attr has the same
+/// Rules perf enforces that the caller keeps (perf's tools/perf/util/session.c and evlist.c): every attr has the same
 /// `size` (≤ 128 for perf 6.1) and the same `sample_id_all`; with several events, each needs
 /// ID or IDENTIFIER at the same position (IDENTIFIER in every `sample_type` is simplest), and
 /// the ids given here must be the ids in the records.

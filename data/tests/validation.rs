@@ -1,5 +1,5 @@
 //! What perf refuses is a typed error naming the field; what perf only warns about or repairs
-//! is a [`Warning`] (KERNEL-NOTES §9.7, `header.c`, `session.c`). Files are synthesized with
+//! is a [`Warning`] (perf's tools/perf/util/session.c and evlist.c, `header.c`, `session.c`). Files are synthesized with
 //! the writer, then patched.
 
 use std::io::Cursor;

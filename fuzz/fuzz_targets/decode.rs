@@ -1,4 +1,4 @@
-//! The record decoder on arbitrary bytes under arbitrary attr fields (issue 4).
+//! The record decoder on arbitrary bytes under arbitrary attr fields.
 //!
 //! Input layout (the seeds in `fuzz/seeds/decode/` follow it; `records_golden.rs` writes more
 //! with `PERFRING_FUZZ_CORPUS=fuzz/corpus/decode`):
@@ -11,14 +11,14 @@
 //! ```
 //!
 //! Invariants: `decode` never panics (every failure is a `DecodeError`), nor does
-//! `Attr::from_bytes`; the fast path agrees with it (issue 18): the record's `SampleLayout`
+//! `Attr::from_bytes`; the fast path agrees with it: the record's `SampleLayout`
 //! views never panic, and when `decode` succeeds every field a view offers equals the decoded
 //! one; an `EventSet` of two events with that layout attributes the record without panicking
 //! (to one of its events, or with a typed error); `Walker` walks the record bytes (as ring and as
 //! perf.data records) to an end without panicking or looping, never past the input; the
 //! compile-time layouts of `EventSet::fixed` (four `sample_type`s, two events) attribute each
 //! walked record as `attribute_walked` does and read the fields the run-time view reads (and
-//! `Event::fixed_sample` the same), or give a typed error; `Event::fixed_sample` on any record
+//! `EventLayout::fixed_sample` the same), or give a typed error; `EventLayout::fixed_sample` on any record
 //! never panics; a decoded record re-encodes (unless padding makes it outgrow
 //! `header.size`'s limit), and after that one normalisation (string areas, RAW/stack/AUX and
 //! TEXT_POKE padding), encoding is a fixed point: decode(encode(r)) encodes to the same bytes.
@@ -29,7 +29,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use perfring::record::{
-    attr_flags, branch_sample_type, decode, sample_type as st, Attr, DecodeContext, EncodeError, Endian, Event,
+    attr_flags, branch_sample_type, decode, sample_type as st, Attr, DecodeContext, EncodeError, Endian, EventLayout,
     EventSet, IdEntry, Record, SampleError, SampleLayout, Walker,
 };
 
@@ -70,8 +70,8 @@ fn encode(rec: &Record<'_>, ctx: &DecodeContext) -> Option<Vec<u8>> {
 }
 
 /// A set of two events of `attr`, with ids 1, 2 (event 0) and 3, 4 (event 1).
-fn two_events(attr: &Attr, endian: Endian) -> EventSet<[Event; 2], [IdEntry; 4]> {
-    let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+fn two_events(attr: &Attr, endian: Endian) -> EventSet<[EventLayout; 2], [IdEntry; 4]> {
+    let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 4]);
     for ids in [[1, 2], [3, 4]] {
         let e = set.add_event(attr, endian).unwrap();
         for id in ids {

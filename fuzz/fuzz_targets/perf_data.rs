@@ -1,4 +1,4 @@
-//! perfring-data's readers on arbitrary bytes (issue 19): a whole perf.data file (file or pipe
+//! perfring-data's readers on arbitrary bytes: a whole perf.data file (file or pipe
 //! mode, detected), read in file order and in time order through the zero-copy reader, the
 //! streaming reader and, for pipe mode, the pipe reader; every record decoded, its perf-only
 //! view and every feature decoded. Invariants: no panic, no hang; the three readers agree on

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use perfring::record::{read_format as rf, sample_type as st, Endian, Event as Layout, EventSet, IdEntry};
+use perfring::record::{read_format as rf, sample_type as st, Endian, EventLayout as Layout, EventSet, IdEntry};
 use perfring_linux::attr::software;
 use perfring_linux::{Event, EventAttr, Ring, Target};
 

@@ -36,8 +36,8 @@ use std::time::Duration;
 
 use perfring::consumer::RawRecord;
 use perfring::record::{
-    types, AttributeError, DecodeError, Endian, Event as Layout, EventSet, EventSetError, FixedSample, Header, IdEntry,
-    Inconsistency, Record, RecordView, SampleError, SampleView,
+    types, AttributeError, DecodeError, Endian, EventLayout as Layout, EventSet, EventSetError, FixedSample, Header,
+    IdEntry, Inconsistency, Record, RecordView, SampleError, SampleView,
 };
 
 use crate::error::{io as io_err, Error, OpenError};
@@ -425,7 +425,7 @@ impl<'a> SessionRecord<'a> {
 
     /// The SAMPLE's fixed fields (IDENTIFIER through PERIOD) at the constant offsets of
     /// `SAMPLE_TYPE`, the `sample_type` its event was opened with
-    /// ([`Event::fixed_sample`](perfring::record::Event::fixed_sample)): each field one load.
+    /// ([`EventLayout::fixed_sample`](perfring::record::EventLayout::fixed_sample)): each field one load.
     /// A typed error if this is not a SAMPLE of a known event with that `sample_type`.
     #[inline]
     pub fn fixed<const SAMPLE_TYPE: u64>(&self) -> Result<FixedSample<'a, SAMPLE_TYPE>, SampleError> {

@@ -8,7 +8,8 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use perfring::record::{
-    decode, read_format as rf, sample_type as st, types, Endian, Event as Layout, EventSet, IdEntry, ReadValues, Record,
+    decode, read_format as rf, sample_type as st, types, Endian, EventLayout as Layout, EventSet, IdEntry, ReadValues,
+    Record,
 };
 use perfring_linux::attr::software;
 use perfring_linux::{wait, Event, EventAttr, OpenError, Readiness, Ring, Target};

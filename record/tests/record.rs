@@ -1,4 +1,4 @@
-//! `perfring-record` against `perf record` (issue 20): the same workload recorded by both; perf
+//! `perfring-record` against `perf record`: the same workload recorded by both; perf
 //! reads ours (file and pipe mode) with no warning it does not also print for its own file,
 //! `perf script` of ours names the workload's own function, and the per-thread sample counts
 //! agree within the tolerance stated below.

@@ -1,6 +1,6 @@
 //! What a simulated session looks like: tracing mode, machine, workload, consumer, schedule.
 
-/// The tracing modes of seed 000 §2.2: which (thread, CPU) pairs are traced and which buffer
+/// The tracing modes of Documentation/userspace-api/perf_ring_buffer.rst: which (thread, CPU) pairs are traced and which buffer
 /// each traced sample goes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mode {
@@ -88,7 +88,7 @@ pub enum AuxMode {
     /// A writable AUX mapping: the tracer respects `aux_tail`; the consumer reads everything.
     Full,
     /// A read-only AUX mapping: the tracer overwrites; the consumer takes snapshots (the USR2
-    /// flow of seed 000 §3.3: stop the tracers, snapshot, restart).
+    /// flow of Documentation/userspace-api/perf_ring_buffer.rst: stop the tracers, snapshot, restart).
     Snapshot,
 }
 

@@ -739,7 +739,7 @@ fn trace_step<M: RingMemory, const L: bool>(
         let st = state.borrow();
         (st.cfg.aux_bytes_per_step, st.cfg.aux_stretch)
     };
-    // A context switch stops the hardware: the stretch ends (seed 000 §3.2, the discontinuity).
+    // A context switch stops the hardware: the stretch ends (Documentation/userspace-api/perf_ring_buffer.rst, the discontinuity).
     if let Some((_, cpu, tid, began)) = &tracer.open {
         let switched = now != Some((*cpu, *tid));
         if switched || step - began >= stretch {

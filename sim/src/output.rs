@@ -1,6 +1,6 @@
 //! Writing a simulated session to a `perf.data` file that the real `perf` reads.
 //!
-//! The file is written by `perfring_data::Writer` (KERNEL-NOTES §9): one VER7 `perf_event_attr`
+//! The file is written by `perfring_data::Writer` (perf's tools/perf/util/header.c): one VER7 `perf_event_attr`
 //! with its id per event; the data section: synthesized COMM and MMAP records for the simulated
 //! threads (as `perf record` synthesizes them for existing tasks), then every record the
 //! consumers read, with a FINISHED_ROUND after each pass over the buffers. No feature sections.
@@ -75,7 +75,7 @@ pub fn write_perf_data(cfg: &SimConfig, report: &Report, path: &str) -> Result<u
         file.write_record(&Record::Mmap(rec), 0)?;
         n += 1;
     }
-    // The kernel map, as perf synthesizes it (KERNEL-NOTES §9.8), so perf resolves kernel
+    // The kernel map, as perf synthesizes it (perf's util/synthetic-events.c:perf_event__synthesize_kernel_mmap), so perf resolves kernel
     // addresses from the file and not from this machine's /proc/kallsyms.
     let ktext: u64 = 0xffff_ffff_8100_0000;
     let kmap = Mmap {

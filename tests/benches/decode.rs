@@ -1,4 +1,4 @@
-//! `make bench-decode` (issue 18): records/s decoding perf.data captures, perfring beside
+//! `make bench-decode`: records/s decoding perf.data captures, perfring beside
 //! linux-perf-event-reader 0.10 (the parser samply uses) and perf-event-data 0.1.8
 //! (perf-event2's), single thread, the same loop over the same bytes in memory.
 //!
@@ -26,7 +26,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use perfring::record::{decode_into, types, Attr, Endian, Event, EventSet, Header, IdEntry, Record, Walker};
+use perfring::record::{decode_into, types, Attr, Endian, EventLayout, EventSet, Header, IdEntry, Record, Walker};
 
 // ---------------------------------------------------------------------------------------------
 // The file, parsed once, outside the timed loops.
@@ -107,14 +107,14 @@ trait Decoder {
 // perfring: its own walker, event set and views.
 
 struct Perfring {
-    set: EventSet<Vec<Event>, Vec<IdEntry>>,
+    set: EventSet<Vec<EventLayout>, Vec<IdEntry>>,
 }
 
 impl Decoder for Perfring {
     const NAME: &'static str = "perfring";
     fn prepare(file: &File) -> Self {
         let n_ids: usize = file.attrs.iter().map(|a| a.1.len()).sum();
-        let mut set = EventSet::new(vec![Event::EMPTY; file.attrs.len()], vec![IdEntry::EMPTY; 2 * n_ids]);
+        let mut set = EventSet::new(vec![EventLayout::EMPTY; file.attrs.len()], vec![IdEntry::EMPTY; 2 * n_ids]);
         for (attr, ids) in &file.attrs {
             let i = set.add_event(&Attr::from_bytes(attr, file.endian).unwrap(), file.endian).unwrap();
             for &id in ids {
@@ -137,7 +137,7 @@ impl Decoder for Perfring {
 
 #[inline(always)]
 fn perfring_walk<F: FnMut(&Fields)>(
-    set: &EventSet<Vec<Event>, Vec<IdEntry>>,
+    set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>,
     file: &File,
     endian: Endian,
     mut sample: F,

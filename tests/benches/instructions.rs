@@ -9,7 +9,7 @@
 //! `instructions consumer N`: the same N writes, then one batch reading all N records; the
 //! Makefile subtracts the producer run to get the consumer's share.
 //!
-//! `instructions decode N` (issue 18): N SAMPLE records of two events (IDENTIFIER|IP|TID|TIME|
+//! `instructions decode N`: N SAMPLE records of two events (IDENTIFIER|IP|TID|TIME|
 //! PERIOD, 48 bytes, ids alternating over four), built in a buffer, then walked with `Walker`,
 //! attributed with `EventSet` (storage in `Vec`s), and the event's index, ip, pid, tid, time and period read through the event's
 //! `SampleView` into a fold. `decode-fused N` does the same in one step
@@ -26,7 +26,7 @@ use std::hint::black_box;
 
 use perfring::consumer::Scratch;
 use perfring::producer::{Config, Writer};
-use perfring::record::{sample_type as st, types, Attr, Endian, Event, EventSet, Header, IdEntry, Walker};
+use perfring::record::{sample_type as st, types, Attr, Endian, EventLayout, EventSet, Header, IdEntry, Walker};
 use perfring::{split, Mapping};
 
 fn main() {
@@ -130,7 +130,7 @@ fn decode_run(n: usize, how: Decode) {
     let attr = Attr { sample_type: ST, ..Attr::ZERO };
     // Storage whose sizes the compiler does not know, as a tool's (with arrays the id table's
     // length folds into the hash: 3 fewer instructions for the compile-time layout).
-    let mut set = EventSet::new(black_box(vec![Event::EMPTY; 2]), black_box(vec![IdEntry::EMPTY; 8]));
+    let mut set = EventSet::new(black_box(vec![EventLayout::EMPTY; 2]), black_box(vec![IdEntry::EMPTY; 8]));
     for ids in [[11, 12], [21, 22]] {
         let e = set.add_event(&attr, Endian::NATIVE).unwrap();
         for id in ids {

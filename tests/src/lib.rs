@@ -1,7 +1,7 @@
 //! Shared helpers of the cross-crate tests: record builders and a checking drain that every
 //! model uses, so that each model checks every byte and the conservation law the same way.
 
-/// The scripted hostile peer (issue 10).
+/// The scripted hostile peer.
 pub mod hostile;
 /// The perf.data fixtures and the `perf` oracle.
 pub mod perf_files;

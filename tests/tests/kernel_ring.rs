@@ -1,4 +1,4 @@
-//! perfring's consumers over the real kernel's perf rings (issue 8).
+//! perfring's consumers over the real kernel's perf rings.
 //!
 //! Each test opens software events on this thread through perfring-linux (`Event::open`), maps
 //! `1 + 2^n` pages (`Ring::map`), and reads the kernel's own control page and data pages with
@@ -200,7 +200,7 @@ fn slow_reader_body() -> Result<(), Skip> {
         drain_all(&mut tallies);
     }
     // Flush the pending counts: the kernel reports drops only with its next successful write
-    // (KERNEL-NOTES §4). With the rings just drained, one switch (a 1 ms sleep, which certainly
+    // (kernel/events/ring_buffer.c). With the rings just drained, one switch (a 1 ms sleep, which certainly
     // switches out) and 0.5 ms of spinning (~10 clock samples) fit, and each first write after
     // the losses prepends the LOST record.
     drain_all(&mut tallies);

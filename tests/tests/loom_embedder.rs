@@ -1,4 +1,4 @@
-//! How an embedder models *their own* code with perfring inside, under loom (issue 21).
+//! How an embedder models *their own* code with perfring inside, under loom.
 //!
 //! perfring's `loom` cfg is public: build with `RUSTFLAGS="--cfg loom"` and every atomic and
 //! data cell inside perfring becomes loom's, so loom explores the interleavings of your code

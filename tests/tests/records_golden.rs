@@ -1,4 +1,4 @@
-//! Golden tests of the record decoder and encoder against the real `perf` (issue 4, ANSWERS.md
+//! Golden tests of the record decoder and encoder against the real `perf`(
 //! "Decoder checks that can fail"): a round trip cannot catch a layout bug that the encoder and
 //! the decoder share, so perf's own parser is the oracle.
 //!

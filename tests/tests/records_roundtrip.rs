@@ -1,4 +1,4 @@
-//! Round trip of the record codec (issue 4, item 1): random records of every type, under random
+//! Round trip of the record codec: random records of every type, under random
 //! `sample_type` / `read_format` / `sample_id_all` / register masks / `branch_sample_type` and
 //! both byte orders, encode → decode → equal. Also: the encoded size is what `encoded_size`
 //! said and what the header says, re-encoding gives the same bytes, every shorter prefix is an

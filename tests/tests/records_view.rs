@@ -1,4 +1,4 @@
-//! The fast path of the decoder (issue 18) against the complete decode and against `perf`:
+//! The fast path of the decoder against the complete decode and against `perf`:
 //!
 //! 1. `views_agree_with_the_complete_decode_on_every_record_of_every_fixture`: every record of
 //!    every fixture (real `perf record` captures), walked with `Walker`, attributed with
@@ -10,7 +10,7 @@
 //! 3. `fixed_layouts_agree_with_the_run_time_layouts_on_every_sample_of_every_fixture`: each
 //!    fixture read again through `EventSet::fixed` with its `sample_type` named at compile time:
 //!    every sample goes to the same event and reads the same fixed fields, also through
-//!    `Event::fixed_sample`.
+//!    `EventLayout::fixed_sample`.
 //!
 //! perf runs at test time for (2); without it the test skips (a failure in CI).
 #![cfg(not(loom))]
@@ -22,7 +22,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use perfring::record::{
-    decode_parsed, types, Endian, Event, EventSet, IdEntry, ReadValues, Record, SampleLayout, WalkedRecord, Walker,
+    decode_parsed, types, Endian, EventLayout, EventSet, IdEntry, ReadValues, Record, SampleLayout, WalkedRecord,
+    Walker,
 };
 use perfring_data::{FileAttr, Reader};
 
@@ -67,9 +68,9 @@ fn fixtures() -> Vec<PathBuf> {
 }
 
 /// The event set of a file: its attrs and their ids, in `Vec` storage.
-fn event_set(file: &PerfData) -> EventSet<Vec<Event>, Vec<IdEntry>> {
+fn event_set(file: &PerfData) -> EventSet<Vec<EventLayout>, Vec<IdEntry>> {
     let n_ids: usize = file.attrs.iter().map(|a| a.ids.len()).sum();
-    let mut set = EventSet::new(vec![Event::EMPTY; file.attrs.len()], vec![IdEntry::EMPTY; 2 * n_ids]);
+    let mut set = EventSet::new(vec![EventLayout::EMPTY; file.attrs.len()], vec![IdEntry::EMPTY; 2 * n_ids]);
     for a in &file.attrs {
         let index = set.add_event(&a.attr, file.endian).unwrap();
         for &id in &a.ids {
@@ -84,7 +85,7 @@ fn data_section(file: &PerfData) -> &[u8] {
 }
 
 /// Check one record's views against its complete decode; returns whether it was a SAMPLE.
-fn check_record(set: &EventSet<Vec<Event>, Vec<IdEntry>>, file: &PerfData, r: &WalkedRecord<'_>) -> bool {
+fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData, r: &WalkedRecord<'_>) -> bool {
     let (index, event) = set.attribute_event(r.bytes).unwrap_or_else(|e| panic!("record at {}: {e}", r.offset));
     // perfring-data's reader and the event set agree.
     assert_eq!(file.attr_index(r.bytes), Some(index), "record at {}", r.offset);
@@ -269,7 +270,7 @@ fn multi_event_captures_attribute_every_sample_to_the_event_perf_script_names() 
 
 /// Every SAMPLE of `file` through `EventSet::fixed::<ST>`: the same event as `attribute_walked`
 /// and the same fixed fields as the event's run-time view. Returns the samples checked.
-fn fixed_agrees<const ST: u64>(file: &PerfData, set: &EventSet<Vec<Event>, Vec<IdEntry>>) -> usize {
+fn fixed_agrees<const ST: u64>(file: &PerfData, set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>) -> usize {
     let fixed = set.fixed::<ST>().unwrap();
     let mut n = 0;
     for r in Walker::perf_data(data_section(file), file.endian) {

@@ -1,4 +1,4 @@
-//! `struct perf_event_attr` as bytes: [`Attr`], with the offsets of KERNEL-NOTES §6.7.
+//! `struct perf_event_attr` as bytes: [`Attr`], with the offsets of include/uapi/linux/perf_event.h, struct perf_event_attr.
 //!
 //! Only what a record codec or a perf.data file needs: every field as a plain integer, and the
 //! flag bitfield at offset 40 as a u64 in the uapi bit numbering ([`flags`]). Fields beyond

@@ -2,7 +2,7 @@
 //! `enum perf_callchain_context`) and `PERF_RECORD_CALLCHAIN_DEFERRED` (22).
 //!
 //! CALLCHAIN_DEFERRED is newest mainline (after the uapi this crate follows); it is decoded
-//! here rather than returned raw, from the layout of KERNEL-NOTES §6.5:
+//! here rather than returned raw, from the layout of kernel/events/core.c:perf_callchain:
 //! `{u64 cookie; u64 nr; u64 ips[nr]}` + `sample_id`.
 
 use super::body::{common_fields, Body};

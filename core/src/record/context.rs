@@ -8,7 +8,7 @@ use super::{DecodeError, Endian};
 ///
 /// A ring or a perf.data file can carry records of several events; pick the context of the
 /// event that wrote each record (perf does it by the id at the fixed IDENTIFIER position,
-/// KERNEL-NOTES §9.7).
+/// perf's tools/perf/util/session.c and evlist.c).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DecodeContext {
     /// `attr.sample_type`: the fields of SAMPLE records and of the `sample_id` trailer.
@@ -56,7 +56,7 @@ impl DecodeContext {
     }
 
     /// The context of records written for the raw `perf_event_attr` in `bytes` (offsets of
-    /// KERNEL-NOTES §6.7; fields past `attr.size` are zero).
+    /// include/uapi/linux/perf_event.h, struct perf_event_attr; fields past `attr.size` are zero).
     pub fn from_attr_bytes(bytes: &[u8], endian: Endian) -> Result<DecodeContext, DecodeError> {
         Ok(Self::from_attr(&Attr::from_bytes(bytes, endian)?, endian))
     }

@@ -3,7 +3,7 @@
 //! A ring shared by several events (`PERF_EVENT_IOC_SET_OUTPUT`) and a perf.data file with
 //! several attrs hold records whose layout depends on the event that wrote them. perf finds the
 //! event from the id each record carries (`tools/perf/util/evlist.c:evlist__event2evsel`,
-//! KERNEL-NOTES §9.7), and so does [`EventSet::attribute`]:
+//! perf's tools/perf/util/session.c and evlist.c), and so does [`EventSet::attribute`]:
 //!
 //! * a set of one event takes every record;
 //! * without `sample_id_all` (the first event's), non-SAMPLE records go to the first event;
@@ -28,9 +28,9 @@
 //! at constant offsets ([`FixedSample`](super::FixedSample)).
 //!
 //! ```
-//! use perfring::record::{sample_type as st, Attr, Endian, Event, EventSet, IdEntry};
+//! use perfring::record::{sample_type as st, Attr, Endian, EventLayout, EventSet, IdEntry};
 //! let attr = Attr { sample_type: st::IDENTIFIER | st::IP, size: Attr::SIZE_VER0, ..Attr::default() };
-//! let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 8]);
+//! let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 8]);
 //! let cycles = set.add_event(&attr, Endian::Little).unwrap();
 //! let faults = set.add_event(&attr, Endian::Little).unwrap();
 //! set.add_id(cycles, 100).unwrap();
@@ -52,18 +52,18 @@ use super::{Attr, DecodeContext, DecodeError, Endian, Record, RecordView, Sample
 
 /// One event of an [`EventSet`]: its attr and the layout derived from it once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Event {
+pub struct EventLayout {
     attr: Attr,
     layout: SampleLayout,
 }
 
-impl Event {
-    /// An unused slot, for filling storage arrays (`[Event::EMPTY; N]`).
-    pub const EMPTY: Event = Event::new(&Attr::ZERO, Endian::NATIVE);
+impl EventLayout {
+    /// An unused slot, for filling storage arrays (`[EventLayout::EMPTY; N]`).
+    pub const EMPTY: EventLayout = EventLayout::new(&Attr::ZERO, Endian::NATIVE);
 
     /// The event of `attr`, whose records are in `endian` order.
-    pub const fn new(attr: &Attr, endian: Endian) -> Event {
-        Event { attr: *attr, layout: SampleLayout::new(&DecodeContext::from_attr(attr, endian)) }
+    pub const fn new(attr: &Attr, endian: Endian) -> EventLayout {
+        EventLayout { attr: *attr, layout: SampleLayout::new(&DecodeContext::from_attr(attr, endian)) }
     }
     /// The attr.
     pub const fn attr(&self) -> &Attr {
@@ -99,9 +99,9 @@ impl Event {
     }
 }
 
-impl Default for Event {
+impl Default for EventLayout {
     fn default() -> Self {
-        Event::EMPTY
+        EventLayout::EMPTY
     }
 }
 
@@ -391,7 +391,7 @@ fn insert(table: &mut [IdEntry], entry: IdEntry) -> Result<Option<usize>, EventS
 
 impl<E, I> EventSet<E, I>
 where
-    E: AsRef<[Event]> + AsMut<[Event]>,
+    E: AsRef<[EventLayout]> + AsMut<[EventLayout]>,
     I: AsRef<[IdEntry]> + AsMut<[IdEntry]>,
 {
     /// An empty set over `events` and `ids` storage; their lengths are the capacities. The ids
@@ -417,7 +417,7 @@ where
         let slots = self.events.as_mut();
         let capacity = slots.len();
         let slot = slots.get_mut(n).ok_or(EventSetError::EventsFull { capacity })?;
-        *slot = Event::new(attr, endian);
+        *slot = EventLayout::new(attr, endian);
         if n == 0 {
             let layout = slot.layout;
             self.sample_id_end = layout.id_pos().map_or(NO_ID, |p| 16 + 8 * p);
@@ -447,12 +447,12 @@ where
     }
 
     /// The events, in the order they were added.
-    pub fn events(&self) -> &[Event] {
+    pub fn events(&self) -> &[EventLayout] {
         self.events.as_ref().get(..self.n_events).unwrap_or_default()
     }
 
-    /// Event `index`.
-    pub fn event(&self, index: usize) -> Option<&Event> {
+    /// The layout of event `index`.
+    pub fn event(&self, index: usize) -> Option<&EventLayout> {
         self.events().get(index)
     }
 
@@ -503,7 +503,7 @@ where
 
     /// The used events and the id table, for a [`FixedEvents`](super::FixedEvents) that reads
     /// them without the storage types.
-    pub(super) fn parts(&self) -> (&[Event], &[IdEntry]) {
+    pub(super) fn parts(&self) -> (&[EventLayout], &[IdEntry]) {
         (self.events(), self.ids.as_ref())
     }
 
@@ -536,7 +536,7 @@ where
     pub fn consistency(&self) -> Result<(), Inconsistency> {
         let events = self.events();
         let Some(first) = events.first() else { return Ok(()) };
-        let pos = |e: &Event| (e.layout.id_pos(), e.layout.is_pos());
+        let pos = |e: &EventLayout| (e.layout.id_pos(), e.layout.is_pos());
         for (event, e) in events.iter().enumerate().skip(1) {
             if e.context().sample_id_all != first.context().sample_id_all {
                 return Err(Inconsistency::SampleIdAllDiffers { event });
@@ -645,13 +645,13 @@ where
 
     /// [`attribute`](Self::attribute), with the event.
     #[inline(always)]
-    pub fn attribute_event(&self, record: &[u8]) -> Result<(usize, &Event), AttributeError> {
+    pub fn attribute_event(&self, record: &[u8]) -> Result<(usize, &EventLayout), AttributeError> {
         self.with_event(self.attribute(record)?)
     }
 
     /// [`attribute_walked`](Self::attribute_walked), with the event.
     #[inline(always)]
-    pub fn attribute_walked_event(&self, record: &WalkedRecord<'_>) -> Result<(usize, &Event), AttributeError> {
+    pub fn attribute_walked_event(&self, record: &WalkedRecord<'_>) -> Result<(usize, &EventLayout), AttributeError> {
         self.with_event(self.attribute_walked(record)?)
     }
 
@@ -659,7 +659,7 @@ where
     /// only, so one check against the storage's length (not the slice of the used events, then
     /// the index) suffices.
     #[inline(always)]
-    fn with_event(&self, index: usize) -> Result<(usize, &Event), AttributeError> {
+    fn with_event(&self, index: usize) -> Result<(usize, &EventLayout), AttributeError> {
         self.events.as_ref().get(index).map(|e| (index, e)).ok_or(AttributeError::NoEvents)
     }
 }
@@ -701,7 +701,7 @@ mod tests {
 
     #[test]
     fn samples_and_trailers_go_to_the_event_of_their_id_and_unknown_ids_are_errors() {
-        let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+        let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 4]);
         let a = set.add_event(&attr(T, true), Endian::Little).unwrap();
         let b = set.add_event(&attr(T, true), Endian::Little).unwrap();
         for (event, id) in [(a, 11), (b, 22), (a, 12), (b, 23)] {
@@ -734,7 +734,7 @@ mod tests {
     #[test]
     fn sample_walked_is_attribution_then_the_events_view_in_one_step() {
         use super::super::{DecodeError, SampleError, Walker};
-        let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+        let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 4]);
         let a = set.add_event(&attr(T, true), Endian::Little).unwrap();
         let b = set.add_event(&attr(T, true), Endian::Little).unwrap();
         set.add_id(a, 11).unwrap();
@@ -778,7 +778,7 @@ mod tests {
 
     #[test]
     fn a_duplicated_id_goes_to_the_last_event_listing_it_and_the_previous_one_is_reported() {
-        let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 2]);
+        let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 2]);
         let a = set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
         let b = set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
         assert_eq!(set.add_id(a, 5), Ok(None));
@@ -809,7 +809,7 @@ mod tests {
         // Fewer ids under Miri (`make miri`), the same loads.
         let n: u64 = if cfg!(miri) { 40 } else { 1000 };
         for (ids, slots) in [(n, 2 * n as usize), (n, n as usize + 1), (n, n as usize), (1, 1)] {
-            let mut set = EventSet::new([Event::EMPTY; 2], vec![IdEntry { id: 77, event: 1 }; slots]);
+            let mut set = EventSet::new([EventLayout::EMPTY; 2], vec![IdEntry { id: 77, event: 1 }; slots]);
             assert_eq!(set.event_of_id(77), None, "dirty storage is cleared");
             set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
             set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
@@ -842,7 +842,7 @@ mod tests {
             }
         }
         // No id storage at all: id 0 still goes to the first event, any other id is unknown.
-        let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 0]);
+        let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 0]);
         set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
         set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
         let (zero, n) = sample(&[0]);
@@ -851,7 +851,7 @@ mod tests {
         assert_eq!(set.attribute(&five[..n]), Err(AttributeError::UnknownId { id: 5 }));
         // Three ids whose home is the last slot of a 4-slot table: the 2nd and 3rd wrap to 0, 1.
         let last: std::vec::Vec<u64> = (1..).filter(|&id| home(id, 4) == 3).take(3).collect();
-        let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+        let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 4]);
         set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
         set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
         for (k, &id) in last.iter().enumerate() {
@@ -866,17 +866,17 @@ mod tests {
 
     #[test]
     fn events_that_cannot_be_told_apart_are_reported() {
-        let mut set = EventSet::new([Event::EMPTY; 3], [IdEntry::EMPTY; 1]);
+        let mut set = EventSet::new([EventLayout::EMPTY; 3], [IdEntry::EMPTY; 1]);
         set.add_event(&attr(T, true), Endian::Little).unwrap();
         set.add_event(&attr(T, false), Endian::Little).unwrap();
         assert_eq!(set.consistency(), Err(Inconsistency::SampleIdAllDiffers { event: 1 }));
 
-        let mut set = EventSet::new([Event::EMPTY; 3], [IdEntry::EMPTY; 1]);
+        let mut set = EventSet::new([EventLayout::EMPTY; 3], [IdEntry::EMPTY; 1]);
         set.add_event(&attr(T, true), Endian::Little).unwrap();
         set.add_event(&attr(T | st::ADDR, true), Endian::Little).unwrap();
         assert_eq!(set.consistency(), Err(Inconsistency::IdPositionDiffers { event: 1, pos: (4, 2), first: (3, 2) }));
 
-        let mut set = EventSet::new([Event::EMPTY; 3], [IdEntry::EMPTY; 1]);
+        let mut set = EventSet::new([EventLayout::EMPTY; 3], [IdEntry::EMPTY; 1]);
         set.add_event(&attr(st::IP, true), Endian::Little).unwrap();
         assert_eq!(set.consistency(), Ok(()), "one event needs no id");
         set.add_event(&attr(st::IP, true), Endian::Little).unwrap();
@@ -885,7 +885,7 @@ mod tests {
         assert_eq!(set.attribute(&s[..n]), Err(AttributeError::NoIdPosition));
 
         // IDENTIFIER everywhere: consistent whatever else differs.
-        let mut set = EventSet::new([Event::EMPTY; 3], [IdEntry::EMPTY; 1]);
+        let mut set = EventSet::new([EventLayout::EMPTY; 3], [IdEntry::EMPTY; 1]);
         set.add_event(&attr(st::IDENTIFIER | st::IP, true), Endian::Little).unwrap();
         set.add_event(&attr(st::IDENTIFIER | st::ADDR | st::CPU, true), Endian::Little).unwrap();
         assert_eq!(set.consistency(), Ok(()));
@@ -893,7 +893,7 @@ mod tests {
 
     #[test]
     fn without_sample_id_all_other_records_go_to_the_first_event_and_one_event_takes_all() {
-        let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 2]);
+        let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 2]);
         let a = set.add_event(&attr(st::IDENTIFIER, false), Endian::Little).unwrap();
         let b = set.add_event(&attr(st::IDENTIFIER, false), Endian::Little).unwrap();
         set.add_id(b, 9).unwrap();
@@ -902,7 +902,7 @@ mod tests {
         let (s, n) = sample(&[9]);
         assert_eq!(set.attribute(&s[..n]), Ok(b));
 
-        let mut one = EventSet::new([Event::EMPTY; 1], [IdEntry::EMPTY; 0]);
+        let mut one = EventSet::new([EventLayout::EMPTY; 1], [IdEntry::EMPTY; 0]);
         assert_eq!(one.attribute(&s[..n]), Err(AttributeError::NoEvents));
         one.add_event(&attr(st::IP, false), Endian::Little).unwrap();
         assert_eq!(one.attribute(&s[..n]), Ok(0));

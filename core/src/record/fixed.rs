@@ -9,19 +9,19 @@
 //! read with offsets its event did not write.
 //!
 //! A record already attributed (a `perfring-linux` session's, whose events the tool opened)
-//! gets the same view from its event: [`Event::fixed_sample`] checks that event's
+//! gets the same view from its event: [`EventLayout::fixed_sample`] checks that event's
 //! `sample_type` against the one named, per record.
 //!
 //! The constant part is the fixed prefix, IDENTIFIER through PERIOD; READ, CALLCHAIN, RAW and
 //! the fields after them are read through the event's run-time layout
-//! (`set.event(index)` then [`Event::sample`](super::Event::sample) on
+//! (`set.event(index)` then [`EventLayout::sample`](super::EventLayout::sample) on
 //! [`FixedSample::bytes`]).
 //!
 //! ```
-//! use perfring::record::{sample_type as st, types, Attr, Endian, Event, EventSet, IdEntry, Walker};
+//! use perfring::record::{sample_type as st, types, Attr, Endian, EventLayout, EventSet, IdEntry, Walker};
 //! const ST: u64 = st::IDENTIFIER | st::IP | st::TID | st::TIME;
 //! let attr = Attr { sample_type: ST, size: Attr::SIZE_VER0, ..Attr::default() };
-//! let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 8]);
+//! let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 8]);
 //! let cycles = set.add_event(&attr, Endian::NATIVE).unwrap();
 //! let faults = set.add_event(&attr, Endian::NATIVE).unwrap();
 //! set.add_id(cycles, 100).unwrap();
@@ -47,7 +47,7 @@
 
 use core::fmt;
 
-use super::event_set::{lookup, AttributeError, Event, EventSet, IdEntry};
+use super::event_set::{lookup, AttributeError, EventLayout, EventSet, IdEntry};
 use super::layout::{check_sample, check_walked_sample, too_short};
 use super::sample_type as st;
 use super::{DecodeContext, DecodeError, Endian, PidTid, SampleCpu, SampleLayout, WalkedRecord};
@@ -141,8 +141,8 @@ pub enum SampleError {
     Decode(DecodeError),
     /// Its event could not be found (an id the set does not know).
     Attribute(AttributeError),
-    /// The event's `sample_type` is not the one named ([`Event::fixed_sample`]): name that
-    /// one, or read the record through the event's run-time layout ([`Event::sample`]).
+    /// The event's `sample_type` is not the one named ([`EventLayout::fixed_sample`]): name that
+    /// one, or read the record through the event's run-time layout ([`EventLayout::sample`]).
     SampleTypeDiffers {
         /// The event's `sample_type`.
         sample_type: u64,
@@ -191,14 +191,14 @@ impl core::error::Error for SampleError {
 /// [`EventSet::fixed`] (module docs). Borrows the set: no event or id changes while it lives.
 #[derive(Debug, Clone, Copy)]
 pub struct FixedEvents<'s, const SAMPLE_TYPE: u64> {
-    events: &'s [Event],
+    events: &'s [EventLayout],
     ids: &'s [IdEntry],
     endian: Endian,
 }
 
 impl<E, I> EventSet<E, I>
 where
-    E: AsRef<[Event]> + AsMut<[Event]>,
+    E: AsRef<[EventLayout]> + AsMut<[EventLayout]>,
     I: AsRef<[IdEntry]> + AsMut<[IdEntry]>,
 {
     /// The set's events read with the compile-time layout of `SAMPLE_TYPE` (module docs):
@@ -226,12 +226,12 @@ where
 
 impl<'s, const SAMPLE_TYPE: u64> FixedEvents<'s, SAMPLE_TYPE> {
     /// The events, in the order they were added to the set.
-    pub fn events(&self) -> &'s [Event] {
+    pub fn events(&self) -> &'s [EventLayout] {
         self.events
     }
 
-    /// Event `index` (for the fields past the fixed prefix, through its run-time layout).
-    pub fn event(&self, index: usize) -> Option<&'s Event> {
+    /// The layout of event `index` (for the fields past the fixed prefix, through its run-time layout).
+    pub fn event(&self, index: usize) -> Option<&'s EventLayout> {
         self.events.get(index)
     }
 
@@ -266,7 +266,7 @@ impl<'s, const SAMPLE_TYPE: u64> FixedEvents<'s, SAMPLE_TYPE> {
     }
 }
 
-impl Event {
+impl EventLayout {
     /// Its SAMPLE record `bytes` (header included) through the compile-time layout of
     /// `SAMPLE_TYPE`, for a record already attributed to this event (e.g. a
     /// `perfring-linux` session's): refused unless the event's `sample_type` is exactly
@@ -428,7 +428,7 @@ mod tests {
                 let words: [u64; 16] = core::array::from_fn(|i| 0x0101_0101_0101_0101 * (i as u64 + 1) + ST);
                 let (bytes, size) = record(&words[..n], endian);
                 let bytes = &bytes[..size];
-                let mut set = EventSet::new([Event::EMPTY; 1], [IdEntry::EMPTY; 0]);
+                let mut set = EventSet::new([EventLayout::EMPTY; 1], [IdEntry::EMPTY; 0]);
                 set.add_event(&attr(ST), endian).unwrap();
                 let fixed = set.fixed::<ST>().unwrap();
                 let walked = Walker::perf_data(bytes, endian).next().unwrap().unwrap();
@@ -483,9 +483,9 @@ mod tests {
 
     #[test]
     fn fixed_refuses_a_set_it_cannot_read_with_one_layout() {
-        let empty = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+        let empty = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 4]);
         assert_eq!(empty.fixed::<ST>().map(|_| ()), Err(FixedLayoutError::NoEvents));
-        let mut set = EventSet::new([Event::EMPTY; 3], [IdEntry::EMPTY; 4]);
+        let mut set = EventSet::new([EventLayout::EMPTY; 3], [IdEntry::EMPTY; 4]);
         set.add_event(&attr(ST), Endian::Little).unwrap();
         assert!(set.fixed::<ST>().is_ok());
         assert_eq!(
@@ -499,19 +499,19 @@ mod tests {
         assert_eq!(set.fixed::<ST>().map(|_| ()), Err(FixedLayoutError::ByteOrderDiffers { event: 2 }));
         // Several events and no id in the SAMPLE: nothing tells them apart.
         const NO_ID: u64 = st::IP | st::TIME;
-        let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 4]);
+        let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 4]);
         set.add_event(&attr(NO_ID), Endian::Little).unwrap();
         assert!(set.fixed::<NO_ID>().is_ok(), "one event needs no id");
         set.add_event(&attr(NO_ID), Endian::Little).unwrap();
         assert_eq!(set.fixed::<NO_ID>().map(|_| ()), Err(FixedLayoutError::NoIdPosition));
     }
 
-    /// `Event::fixed_sample` reads what the set's one step reads, for the event's own
+    /// `EventLayout::fixed_sample` reads what the set's one step reads, for the event's own
     /// `sample_type` only; other types and short records are typed errors.
     #[test]
     fn an_attributed_event_gives_its_fixed_sample_for_its_own_sample_type_only() {
         for endian in [Endian::Little, Endian::Big] {
-            let event = Event::new(&attr(ST), endian);
+            let event = EventLayout::new(&attr(ST), endian);
             let (bytes, size) = record(&[0x400000, (7 << 32) | 8, 1000, 22, 3, 1], endian);
             let bytes = &bytes[..size];
             let f = event.fixed_sample::<ST>(bytes).unwrap();
@@ -568,7 +568,7 @@ mod tests {
     #[test]
     fn a_fixed_sample_goes_to_the_event_of_its_id_as_attribute_walked_says() {
         for endian in [Endian::Little, Endian::Big] {
-            let mut set = EventSet::new([Event::EMPTY; 2], [IdEntry::EMPTY; 8]);
+            let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 8]);
             let a = set.add_event(&attr(ST), endian).unwrap();
             let b = set.add_event(&attr(ST), endian).unwrap();
             for (event, id) in [(a, 11), (b, 22), (a, 12), (b, 23)] {

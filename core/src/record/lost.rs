@@ -1,5 +1,5 @@
 //! `PERF_RECORD_LOST` (2), the record the producer itself writes to report drops, and
-//! `PERF_RECORD_LOST_SAMPLES` (13), which PMU drivers write (KERNEL-NOTES §4).
+//! `PERF_RECORD_LOST_SAMPLES` (13), which PMU drivers write (kernel/events/ring_buffer.c).
 
 use super::body::{common_fields, Body};
 use super::cursor::{Reader, Writer};

@@ -29,7 +29,7 @@
 //!   sit at constant offsets (53);
 //! * [`decode`] stays the complete reference, and the views are tested against it.
 //!
-//! Sources: KERNEL-NOTES §6 (`core.c:perf_output_sample`, the uapi comments, each emitter),
+//! Sources: kernel/events/core.c and include/uapi/linux/perf_event.h (`core.c:perf_output_sample`, the uapi comments, each emitter),
 //! checked against `perf report -D` by `tests/tests/records_golden.rs`.
 //!
 //! # Record types
@@ -163,7 +163,7 @@ pub use context::DecodeContext;
 pub use decode::{decode, decode_into, decode_parsed, type_name, MiscFlags, Record};
 pub use endian::Endian;
 pub use error::{DecodeError, EncodeError};
-pub use event_set::{AttributeError, Event, EventSet, EventSetError, IdEntry, Inconsistency};
+pub use event_set::{AttributeError, EventLayout, EventSet, EventSetError, IdEntry, Inconsistency};
 pub use fixed::{FixedEvents, FixedLayoutError, FixedSample, SampleError};
 pub use header::{misc, types, CpuMode, Header};
 pub use layout::{RecordView, SampleLayout, SampleView};

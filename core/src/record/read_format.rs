@@ -1,5 +1,5 @@
 //! `read_format`: the counter block of READ records and of SAMPLE's READ field
-//! (`perf_output_read_one` / `perf_output_read_group`, KERNEL-NOTES §6.3).
+//! (`perf_output_read_one` / `perf_output_read_group`, kernel/events/core.c:perf_output_read_group).
 //!
 //! * Without GROUP: `u64 value; [u64 time_enabled]; [u64 time_running]; [u64 id]; [u64 lost]`.
 //! * With GROUP: `u64 nr; [u64 time_enabled]; [u64 time_running];` then `nr` times

@@ -1,5 +1,5 @@
 //! `PERF_RECORD_SAMPLE` (type 9): [`Sample`], in the kernel's output order
-//! (`perf_output_sample`, KERNEL-NOTES §6.2) — which is **not** the bit order: IDENTIFIER comes
+//! (`perf_output_sample`, kernel/events/core.c:perf_output_sample) — which is **not** the bit order: IDENTIFIER comes
 //! first, AUX last, after CGROUP, DATA_PAGE_SIZE and CODE_PAGE_SIZE.
 
 use super::branch_sample_type::HW_INDEX;

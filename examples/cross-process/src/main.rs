@@ -30,8 +30,8 @@ use perfring::consumer::{ReadError, Scratch};
 use perfring::memory::{Position, RingMemory};
 use perfring::producer::{Config, Producer, Writer};
 use perfring::record::{
-    attr_flags, decode, sample_type as st, types, Attr, Comm, Endian, Event, EventSet, IdEntry, PidTid, Record, Sample,
-    SampleId,
+    attr_flags, decode, sample_type as st, types, Attr, Comm, Endian, EventLayout, EventSet, IdEntry, PidTid, Record,
+    Sample, SampleId,
 };
 use perfring::Consumer;
 use perfring_data::FileAttr;
@@ -138,7 +138,7 @@ fn host(out: &str) -> Result<(), Error> {
 
     let mapping = mem.mapping()?;
     let mut consumer = Consumer::untrusted(&mapping)?;
-    let mut set = EventSet::new([Event::EMPTY; 1], [IdEntry::EMPTY; 1]);
+    let mut set = EventSet::new([EventLayout::EMPTY; 1], [IdEntry::EMPTY; 1]);
     let event = set.add_event(&attr(), Endian::NATIVE)?;
     set.add_id(event, EVENT_ID)?;
     let ctx = *set.events()[event].context();

@@ -1,4 +1,4 @@
-//! The cross-process example end to end (issue 21): the host survives the hostile guest, keeps
+//! The cross-process example end to end: the host survives the hostile guest, keeps
 //! every sample the guest wrote before turning hostile (or counts it lost), and `perf` reads the
 //! perf.data it writes — `perf script` lists exactly the samples kept, `perf report` runs clean.
 //! Without `perf`, the perf half skips (`perfring_test_support::skip`: a failure in CI).

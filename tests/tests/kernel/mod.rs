@@ -6,7 +6,7 @@
 //! The decoder is this file's own, independent of `perfring::record`: it is the oracle the
 //! kernel's records are checked against. It decodes exactly the SAMPLE fields IDENTIFIER, IP,
 //! TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD and CALLCHAIN (in the kernel's output order,
-//! KERNEL-NOTES §6.2), PERF_RECORD_LOST, THROTTLE/UNTHROTTLE, and the `sample_id` trailer of
+//! kernel/events/core.c:perf_output_sample), PERF_RECORD_LOST, THROTTLE/UNTHROTTLE, and the `sample_id` trailer of
 //! every other record, and refuses any byte it cannot account for: a record decodes only if its
 //! fields end exactly at `header.size`.
 
@@ -165,7 +165,7 @@ impl Event {
 
     /// Map the control page and `data_pages` (a power of two, or 0 for the control page alone)
     /// data pages; `writable`: the kernel respects `data_tail`, or not (overwrite mode;
-    /// KERNEL-NOTES §1.1).
+    /// include/uapi/linux/perf_event.h).
     pub fn map(&self, data_pages: usize, writable: bool) -> Ring {
         Ring::map(&self.inner, data_pages, writable).unwrap_or_else(|e| panic!("mmap of {} pages: {e}", 1 + data_pages))
     }
@@ -309,7 +309,7 @@ impl Cursor<'_> {
         let w = self.u64()?.to_ne_bytes();
         Ok((u32::from_ne_bytes(w[..4].try_into().unwrap()), u32::from_ne_bytes(w[4..].try_into().unwrap())))
     }
-    /// The `sample_id` trailer at the end of a non-SAMPLE record (KERNEL-NOTES §6.4). With
+    /// The `sample_id` trailer at the end of a non-SAMPLE record (kernel/events/core.c:__perf_event_header__init_id). With
     /// `fixed_body`, the trailer must start exactly where the fields read so far end.
     fn trailer(&mut self, layout: &Layout, fixed_body: bool) -> Result<SampleId, DecodeError> {
         let mut sid = SampleId::default();
@@ -438,7 +438,7 @@ pub fn decode(bytes: &[u8], layout: &Layout) -> Result<Record, DecodeError> {
     Ok(record)
 }
 
-/// Callchain context markers are `>= (u64)-4095` (KERNEL-NOTES §6.6).
+/// Callchain context markers are `>= (u64)-4095` (include/uapi/linux/perf_event.h, enum perf_callchain_context).
 pub fn is_context_marker(ip: u64) -> bool {
     ip >= (-4095i64) as u64
 }
