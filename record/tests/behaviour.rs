@@ -176,9 +176,16 @@ fn all_cpus_and_a_process_beside_a_command_are_recorded_while_it_runs() {
     }
     let file = tmp("a.data");
     let f = file.to_str().unwrap();
-    // A busy process of its own, which -a must see and -p follows.
-    let mut busy = Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap();
-    let busy_pid = busy.id();
+    // A busy process of its own, which -a must see and -p follows (killed however the test ends).
+    struct Busy(std::process::Child);
+    impl Drop for Busy {
+        fn drop(&mut self) {
+            self.0.kill().ok();
+            self.0.wait().ok();
+        }
+    }
+    let busy = Busy(Command::new("sh").args(["-c", "while :; do :; done"]).spawn().unwrap());
+    let busy_pid = busy.0.id();
     let t0 = Instant::now();
     let out = rec(&["-q", "-a", "-o", f, "--", "sleep", "0.5"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -193,8 +200,7 @@ fn all_cpus_and_a_process_beside_a_command_are_recorded_while_it_runs() {
     assert!(took >= Duration::from_millis(500) && took < Duration::from_secs(10), "{took:?}");
     let s = samples_by_pid(&file);
     assert!(!s.is_empty() && s.iter().all(|(p, _)| *p == busy_pid), "-p: only the process: {s:?}");
-    busy.kill().ok();
-    busy.wait().ok();
+    drop(busy);
     std::fs::remove_file(&file).ok();
 }
 
