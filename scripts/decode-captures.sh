@@ -32,4 +32,5 @@ rec weight -e cpu-clock -c 20000 -W
 rec switch -e cpu-clock -c 20000 --switch-events
 rec tracepoint-raw -e sched:sched_switch -e sched:sched_process_exec -c 1
 rec page-faults-addr -e page-faults -c 1 -d
+rec phys-page-size -e page-faults -c 1 -d --phys-data --data-page-size --code-page-size
 echo "decode captures in $out: $(ls "$out" | wc -l) files"

@@ -76,6 +76,13 @@ struct Fields {
     cpu: Option<u32>,
     callchain: Option<usize>,
     raw: Option<usize>,
+    /// The fields after RAW (perfring reads them through its view, walking what precedes).
+    phys_addr: Option<u64>,
+    data_page_size: Option<u64>,
+    code_page_size: Option<u64>,
+    /// REGS_USER's first register; STACK_USER's length.
+    regs_user: Option<u64>,
+    stack_user: Option<usize>,
 }
 
 #[inline(always)]
@@ -92,6 +99,11 @@ fn fold(acc: u64, f: &Fields) -> u64 {
         .wrapping_add(o(f.cpu.map(u64::from)))
         .wrapping_add(o(f.callchain.map(|n| n as u64)))
         .wrapping_add(o(f.raw.map(|n| n as u64)))
+        .wrapping_add(o(f.phys_addr))
+        .wrapping_add(o(f.data_page_size))
+        .wrapping_add(o(f.code_page_size))
+        .wrapping_add(o(f.regs_user))
+        .wrapping_add(o(f.stack_user.map(|n| n as u64)))
 }
 
 /// A decoder under test: `run` decodes every record of the data section, calling `sample` with
@@ -176,6 +188,11 @@ fn perfring_walk<F: FnMut(&Fields)>(
                 cpu: v.cpu().map(|c| c.cpu),
                 callchain: v.callchain().ok().flatten().map(|c| c.len()),
                 raw: v.raw().ok().flatten().map(<[u8]>::len),
+                phys_addr: v.phys_addr().ok().flatten(),
+                data_page_size: v.data_page_size().ok().flatten(),
+                code_page_size: v.code_page_size().ok().flatten(),
+                regs_user: v.regs_user().ok().flatten().and_then(|r| r.regs.get(0)),
+                stack_user: v.stack_user().ok().flatten().map(|s| s.data.len()),
             };
             sample(&f);
         } else {
@@ -281,6 +298,8 @@ mod lper {
     pub struct Lper {
         map: IdMap,
         infos: Vec<RecordParseInfo>,
+        /// Each event's `sample_regs_user` (to ask for the same register the others give first).
+        regs_mask: Vec<u64>,
     }
 
     impl Decoder for Lper {
@@ -302,7 +321,9 @@ mod lper {
                     RecordParseInfo::new(&attr, endian)
                 })
                 .collect();
-            Lper { map: IdMap::new(file), infos }
+            let regs_mask =
+                file.attrs.iter().map(|(a, _)| Attr::from_bytes(a, file.endian).unwrap().sample_regs_user).collect();
+            Lper { map: IdMap::new(file), infos, regs_mask }
         }
         #[inline(never)]
         fn run<F: FnMut(&Fields)>(&self, file: &File, mut sample: F) -> (usize, usize) {
@@ -329,6 +350,11 @@ mod lper {
                         cpu: s.cpu,
                         callchain: s.callchain.map(|c| c.len()),
                         raw: s.raw.map(|r| r.len()),
+                        phys_addr: s.phys_addr,
+                        data_page_size: s.data_page_size,
+                        code_page_size: s.code_page_size,
+                        regs_user: s.user_regs.and_then(|r| r.get(u64::from(self.regs_mask[ev].trailing_zeros()))),
+                        stack_user: s.user_stack.map(|(d, _)| d.len()),
                     }),
                     Ok(other) => {
                         black_box(&other);
@@ -399,6 +425,11 @@ mod ped {
                         cpu: s.cpu(),
                         callchain: s.callchain().map(<[u64]>::len),
                         raw: s.raw().map(<[u8]>::len),
+                        phys_addr: s.phys_addr(),
+                        data_page_size: s.data_page_size(),
+                        code_page_size: s.code_page_size(),
+                        regs_user: s.regs_user().and_then(|r| r.regs.first().copied()),
+                        stack_user: s.stack_user().map(<[u8]>::len),
                     }),
                     Ok(other) => {
                         black_box(&other);

@@ -360,6 +360,26 @@ fn round_trip(rec: &Record<'_>, ctx: &DecodeContext) -> Result<usize, TestCaseEr
     }
     let back = decode(bytes, ctx).map_err(|e| TestCaseError::fail(format!("{e}\n{rec:#?}")))?;
     prop_assert_eq!(&back, rec);
+    if let Record::Sample(s) = &back {
+        // The view reads every field as the complete decode does, the tail after RAW included.
+        let layout = perfring::record::SampleLayout::new(ctx);
+        let v = layout.sample(bytes).map_err(|e| TestCaseError::fail(format!("view: {e}")))?;
+        prop_assert_eq!(v.read(), Ok(s.read));
+        prop_assert_eq!(v.callchain(), Ok(s.callchain));
+        prop_assert_eq!(v.raw(), Ok(s.raw));
+        prop_assert_eq!(v.branch_stack(), Ok(s.branch_stack));
+        prop_assert_eq!(v.regs_user(), Ok(s.regs_user));
+        prop_assert_eq!(v.stack_user(), Ok(s.stack_user));
+        prop_assert_eq!(v.weight(), Ok(s.weight));
+        prop_assert_eq!(v.data_src(), Ok(s.data_src));
+        prop_assert_eq!(v.transaction(), Ok(s.transaction));
+        prop_assert_eq!(v.regs_intr(), Ok(s.regs_intr));
+        prop_assert_eq!(v.phys_addr(), Ok(s.phys_addr));
+        prop_assert_eq!(v.cgroup(), Ok(s.cgroup));
+        prop_assert_eq!(v.data_page_size(), Ok(s.data_page_size));
+        prop_assert_eq!(v.code_page_size(), Ok(s.code_page_size));
+        prop_assert_eq!(v.aux(), Ok(s.aux));
+    }
     // Decoded values borrow the buffer; encoding them again gives the same bytes.
     let mut again = vec![0u8; n];
     prop_assert_eq!(back.encode(ctx, &mut again), Ok(n));

@@ -24,7 +24,27 @@ use super::cursor::Reader;
 use super::header::{types, Header};
 use super::read_format as rf;
 use super::sample_type as st;
-use super::{DecodeContext, DecodeError, Endian, PidTid, Sample, SampleCpu, U64Array};
+use super::{
+    BranchStack, DecodeContext, DecodeError, Endian, PidTid, Regs, Sample, SampleCpu, StackUser, U64Array, Weight,
+    WeightStruct,
+};
+
+/// The SAMPLE fields after RAW, in output order (`perf_output_sample`): each a bit (or, for
+/// the weight, both of its bits) of `sample_type`.
+const TAIL: [u64; 12] = [
+    st::BRANCH_STACK,
+    st::REGS_USER,
+    st::STACK_USER,
+    st::WEIGHT_TYPE,
+    st::DATA_SRC,
+    st::TRANSACTION,
+    st::REGS_INTR,
+    st::PHYS_ADDR,
+    st::CGROUP,
+    st::DATA_PAGE_SIZE,
+    st::CODE_PAGE_SIZE,
+    st::AUX,
+];
 
 /// Offset that no record reaches (records are at most 65535 bytes): a field that is absent.
 const ABSENT: u16 = u16::MAX;
@@ -50,6 +70,12 @@ pub struct SampleLayout {
     read: u16,
     /// End of the fixed prefix: the first byte whose offset depends on the record's content.
     fixed_end: u16,
+    /// The offsets of the u64 fields after RAW ([`TAIL`] order) that no variable field
+    /// precedes (ABSENT otherwise, or when the event lacks them): one load each, like the
+    /// fixed prefix.
+    tail: [u16; TAIL.len()],
+    /// The smallest SAMPLE this event writes: the fixed prefix and the fixed tail fields.
+    min_size: u16,
     // Other records: byte distances from the end of the record back to the start of each
     // trailer field, ABSENT without `sample_id_all` or when the field is not in `sample_type`.
     t_tid: u16,
@@ -101,6 +127,33 @@ impl SampleLayout {
             off += rf::read_size(ctx.read_format, 1);
         }
         let fixed_end = off as u16;
+        // The tail fields at fixed offsets: those before the first variable-size field.
+        let mut tail = [ABSENT; TAIL.len()];
+        let mut fixed = t & (st::CALLCHAIN | st::RAW) == 0 && !(t & st::READ != 0 && ctx.read_format & rf::GROUP != 0);
+        let mut i = 0;
+        while i < TAIL.len() {
+            let field = TAIL[i];
+            if t & field != 0 {
+                let word = matches!(
+                    field,
+                    st::WEIGHT_TYPE
+                        | st::DATA_SRC
+                        | st::TRANSACTION
+                        | st::PHYS_ADDR
+                        | st::CGROUP
+                        | st::DATA_PAGE_SIZE
+                        | st::CODE_PAGE_SIZE
+                );
+                if fixed && word {
+                    tail[i] = off as u16;
+                    off += 8;
+                } else {
+                    fixed = false;
+                }
+            }
+            i += 1;
+        }
+        let min_size = off as u16;
         // The trailer, in its own order (`__perf_event__output_id_sample`), measured from the
         // end: IDENTIFIER is last, so its distance is 8 whenever it is present.
         let trailer = if ctx.sample_id_all { super::SampleId::size(t) } else { 0 };
@@ -135,6 +188,8 @@ impl SampleLayout {
             period,
             read,
             fixed_end,
+            tail,
+            min_size,
             t_tid,
             t_time,
             t_id,
@@ -153,7 +208,7 @@ impl SampleLayout {
     /// Bytes of a SAMPLE, header included, up to the first field whose offset depends on the
     /// record's content: the smallest SAMPLE this event can write.
     pub const fn fixed_size(&self) -> usize {
-        self.fixed_end as usize
+        self.min_size as usize
     }
 
     /// The offset (header included) of the fixed SAMPLE field `bit`, one of IDENTIFIER, IP,
@@ -226,7 +281,7 @@ impl SampleLayout {
         if bytes.len() > u16::MAX as usize {
             return Err(DecodeError::SizeMismatch { header_size: u16::MAX as usize, len: bytes.len() });
         }
-        if bytes.len() < self.fixed_end as usize {
+        if bytes.len() < self.min_size as usize {
             return Err(self.too_short(bytes.len()));
         }
         Ok(SampleView { bytes, layout: self, endian: self.ctx.endian })
@@ -248,7 +303,7 @@ impl SampleLayout {
             return Err(DecodeError::ByteOrderMismatch { layout: self.ctx.endian, record: record.endian });
         }
         // A walked record is `header.size` bytes, so it is no longer than a u16 allows.
-        if record.bytes.len() < self.fixed_end as usize {
+        if record.bytes.len() < self.min_size as usize {
             return Err(self.too_short(record.bytes.len()));
         }
         Ok(SampleView { bytes: record.bytes, layout: self, endian: record.endian })
@@ -259,7 +314,7 @@ impl SampleLayout {
     // per record, demo 157 -> 167, callgrind.)
     #[cold]
     fn too_short(&self, len: usize) -> DecodeError {
-        DecodeError::Truncated { field: FIXED_FIELDS, offset: 0, need: self.fixed_end as usize, have: len }
+        DecodeError::Truncated { field: FIXED_FIELDS, offset: 0, need: self.min_size as usize, have: len }
     }
 
     /// A view of any record of this event (`bytes` = the whole record): the event-identifying
@@ -269,7 +324,7 @@ impl SampleLayout {
         let type_ = self.ctx.endian.u32_at(bytes, 0).unwrap_or(0);
         let kind = if bytes.len() > u16::MAX as usize {
             Kind::None
-        } else if type_ == types::SAMPLE && bytes.len() >= self.fixed_end as usize {
+        } else if type_ == types::SAMPLE && bytes.len() >= self.min_size as usize {
             Kind::Sample
         } else if (1..types::HEADER_ATTR).contains(&type_)
             && type_ != types::SAMPLE
@@ -341,11 +396,11 @@ impl SampleView<'_> {
             return None;
         }
         let at = off as usize;
-        debug_assert!(at + 8 <= self.layout.fixed_end as usize && self.layout.fixed_end as usize <= self.bytes.len());
+        debug_assert!(at + 8 <= self.layout.fixed_end as usize && self.layout.min_size as usize <= self.bytes.len());
         // SAFETY: `bit` is in the `sample_type` that `SampleLayout::new` computed this layout
         // from (the layout's fields are private and only `new` sets them), so `off` is that
-        // field's offset and `off + 8 <= fixed_end`; a `SampleView` is only made for `bytes`
-        // of at least `fixed_end` bytes (`SampleLayout::sample`, `sample_walked`,
+        // field's offset and `off + 8 <= fixed_end <= min_size`; a `SampleView` is only made for
+        // `bytes` of at least `min_size` bytes (`SampleLayout::sample`, `sample_walked`,
         // `RecordView::as_sample`). So the 8 bytes are inside `bytes`; `read_unaligned` needs
         // no alignment.
         Some(unsafe { core::ptr::read_unaligned(self.bytes.as_ptr().add(at).cast::<[u8; 8]>()) })
@@ -498,6 +553,196 @@ impl<'a> SampleView<'a> {
         }
         let size = r.u32("sample.raw.size")?;
         r.take_counted(u64::from(size), "sample.raw.size")
+    }
+
+    /// A reader at the start of the field `bit` of [`TAIL`] (the fields after RAW), past the
+    /// variable fields before it; `None` when the event lacks the field. Each field before it
+    /// is skipped with the checks of the complete decode.
+    fn at_tail(&self, bit: u64) -> Result<Option<Reader<'a>>, DecodeError> {
+        let ctx = &self.layout.ctx;
+        let t = ctx.sample_type;
+        if t & bit == 0 {
+            return Ok(None);
+        }
+        let mut r = self.after_read()?;
+        if t & st::CALLCHAIN != 0 {
+            let nr = r.u64("sample.callchain.nr")?;
+            r.u64s(nr, 1, "sample.callchain.nr")?;
+        }
+        if t & st::RAW != 0 {
+            let size = r.u32("sample.raw.size")?;
+            r.take_counted(u64::from(size), "sample.raw.size")?;
+        }
+        for field in TAIL {
+            if field & bit != 0 {
+                return Ok(Some(r));
+            }
+            if t & field == 0 {
+                continue;
+            }
+            match field {
+                st::BRANCH_STACK => drop(BranchStack::decode(&mut r, ctx.branch_sample_type, false)?),
+                st::REGS_USER => drop(Regs::decode(&mut r, ctx.sample_regs_user, "sample.regs_user")?),
+                st::REGS_INTR => drop(Regs::decode(&mut r, ctx.sample_regs_intr, "sample.regs_intr")?),
+                st::STACK_USER => {
+                    let size = r.u64("sample.stack_user.size")?;
+                    if size != 0 {
+                        r.take_counted(size, "sample.stack_user.size")?;
+                        r.u64("sample.stack_user.dyn_size")?;
+                    }
+                }
+                // The u64 fields (AUX is last: nothing is skipped past it).
+                _ => drop(r.u64("sample")?),
+            }
+        }
+        Ok(None)
+    }
+
+    /// Whether the tail must come from the complete decode: a BRANCH_STACK with `HW_INDEX`,
+    /// whose two forms (with `hw_idx`, or the kernel's `nr = 0` alone when the PMU supplied no
+    /// stack) only the whole record tells apart.
+    fn ambiguous_branch_stack(&self) -> bool {
+        let ctx = &self.layout.ctx;
+        ctx.sample_type & st::BRANCH_STACK != 0 && ctx.branch_sample_type & super::branch_sample_type::HW_INDEX != 0
+    }
+
+    /// A u64 field of the tail.
+    #[inline]
+    fn tail_u64(
+        &self,
+        bit: u64,
+        field: &'static str,
+        of: fn(&Sample<'a>) -> Option<u64>,
+    ) -> Result<Option<u64>, DecodeError> {
+        if self.layout.ctx.sample_type & bit == 0 {
+            return Ok(None);
+        }
+        // At a fixed offset: one load (inside `min_size`, which the view checked).
+        if let Some(i) = TAIL.iter().position(|&f| f == bit) {
+            let off = self.layout.tail[i];
+            if off != ABSENT {
+                return Ok(u64_at(self.bytes, off, self.endian));
+            }
+        }
+        if self.ambiguous_branch_stack() {
+            return Ok(of(&self.decode()?));
+        }
+        match self.at_tail(bit)? {
+            Some(mut r) => r.u64(field).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// BRANCH_STACK: the branch entries (and `hw_idx`, counters by `branch_sample_type`);
+    /// walks the fields before it.
+    pub fn branch_stack(&self) -> Result<Option<BranchStack<'a>>, DecodeError> {
+        if self.layout.ctx.sample_type & st::BRANCH_STACK == 0 {
+            return Ok(None);
+        }
+        if self.ambiguous_branch_stack() {
+            return Ok(self.decode()?.branch_stack);
+        }
+        match self.at_tail(st::BRANCH_STACK)? {
+            Some(mut r) => BranchStack::decode(&mut r, self.layout.ctx.branch_sample_type, false).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// REGS_USER: the ABI and the registers of `sample_regs_user`.
+    pub fn regs_user(&self) -> Result<Option<Regs<'a>>, DecodeError> {
+        self.regs(st::REGS_USER, self.layout.ctx.sample_regs_user, "sample.regs_user", |s| s.regs_user)
+    }
+
+    /// REGS_INTR: the ABI and the registers of `sample_regs_intr`.
+    pub fn regs_intr(&self) -> Result<Option<Regs<'a>>, DecodeError> {
+        self.regs(st::REGS_INTR, self.layout.ctx.sample_regs_intr, "sample.regs_intr", |s| s.regs_intr)
+    }
+
+    fn regs(
+        &self,
+        bit: u64,
+        mask: u64,
+        field: &'static str,
+        of: fn(&Sample<'a>) -> Option<Regs<'a>>,
+    ) -> Result<Option<Regs<'a>>, DecodeError> {
+        if self.layout.ctx.sample_type & bit == 0 {
+            return Ok(None);
+        }
+        if self.ambiguous_branch_stack() {
+            return Ok(of(&self.decode()?));
+        }
+        match self.at_tail(bit)? {
+            Some(mut r) => Regs::decode(&mut r, mask, field).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// STACK_USER: the dumped bytes and `dyn_size`.
+    pub fn stack_user(&self) -> Result<Option<StackUser<'a>>, DecodeError> {
+        if self.layout.ctx.sample_type & st::STACK_USER == 0 {
+            return Ok(None);
+        }
+        if self.ambiguous_branch_stack() {
+            return Ok(self.decode()?.stack_user);
+        }
+        let Some(mut r) = self.at_tail(st::STACK_USER)? else { return Ok(None) };
+        let size = r.u64("sample.stack_user.size")?;
+        Ok(Some(if size == 0 {
+            StackUser { data: r.take(0, "sample.stack_user.data")?, dyn_size: 0 }
+        } else {
+            let data = r.take_counted(size, "sample.stack_user.size")?;
+            StackUser { data, dyn_size: r.u64("sample.stack_user.dyn_size")? }
+        }))
+    }
+
+    /// WEIGHT or WEIGHT_STRUCT.
+    pub fn weight(&self) -> Result<Option<Weight>, DecodeError> {
+        let t = self.layout.ctx.sample_type;
+        let full = self.tail_u64(st::WEIGHT_TYPE, "sample.weight", |s| s.weight.map(Weight::full))?;
+        Ok(full.map(|w| if t & st::WEIGHT != 0 { Weight::Full(w) } else { Weight::Struct(WeightStruct::from_u64(w)) }))
+    }
+
+    /// DATA_SRC: `union perf_mem_data_src` as the u64.
+    pub fn data_src(&self) -> Result<Option<u64>, DecodeError> {
+        self.tail_u64(st::DATA_SRC, "sample.data_src", |s| s.data_src)
+    }
+
+    /// TRANSACTION.
+    pub fn transaction(&self) -> Result<Option<u64>, DecodeError> {
+        self.tail_u64(st::TRANSACTION, "sample.transaction", |s| s.transaction)
+    }
+
+    /// PHYS_ADDR.
+    pub fn phys_addr(&self) -> Result<Option<u64>, DecodeError> {
+        self.tail_u64(st::PHYS_ADDR, "sample.phys_addr", |s| s.phys_addr)
+    }
+
+    /// CGROUP: the cgroup id.
+    pub fn cgroup(&self) -> Result<Option<u64>, DecodeError> {
+        self.tail_u64(st::CGROUP, "sample.cgroup", |s| s.cgroup)
+    }
+
+    /// DATA_PAGE_SIZE.
+    pub fn data_page_size(&self) -> Result<Option<u64>, DecodeError> {
+        self.tail_u64(st::DATA_PAGE_SIZE, "sample.data_page_size", |s| s.data_page_size)
+    }
+
+    /// CODE_PAGE_SIZE.
+    pub fn code_page_size(&self) -> Result<Option<u64>, DecodeError> {
+        self.tail_u64(st::CODE_PAGE_SIZE, "sample.code_page_size", |s| s.code_page_size)
+    }
+
+    /// AUX: the `size` bytes of AUX data (padding included).
+    pub fn aux(&self) -> Result<Option<&'a [u8]>, DecodeError> {
+        if self.layout.ctx.sample_type & st::AUX == 0 {
+            return Ok(None);
+        }
+        if self.ambiguous_branch_stack() {
+            return Ok(self.decode()?.aux);
+        }
+        let Some(mut r) = self.at_tail(st::AUX)? else { return Ok(None) };
+        let size = r.u64("sample.aux.size")?;
+        r.take_counted(size, "sample.aux.size").map(Some)
     }
 
     /// The complete [`Sample`]: every field, with every check of [`decode`](super::decode).
