@@ -5,7 +5,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test demo lint public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke embedded bench bench-instructions bench-decode bench-data bench-linux soak doc clean
+.PHONY: all test demo lint public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke embedded bench bench-lines bench-instructions bench-decode bench-data bench-linux soak doc clean
 
 all: test
 
@@ -151,6 +151,12 @@ bench-decode:
 	scripts/decode-captures.sh
 	$(CARGO) bench -q -p perfring-tests --bench decode
 	@echo "make bench-decode: figures above (records/s, medians of 5 interleaved runs; see BENCHMARKS.md)"
+
+## Cache-line transfers per record between the producer's and the consumer's cores: a
+## deterministic model of perfring's consumer policies and rtrb under the same interleavings.
+bench-lines:
+	$(CARGO) bench -q -p perfring-tests --bench lines
+	@echo "make bench-lines: figures above (model, machine-independent; see BENCHMARKS.md)"
 
 ## Instructions per record (callgrind), producer fast path, consumer and the decoder's fast path.
 bench-instructions:

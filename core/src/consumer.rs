@@ -178,12 +178,91 @@ impl<'a> RawRecord<'a> {
     }
 }
 
+/// When a [`Consumer`] stores `data_tail`, releasing what it read to the producer.
+///
+/// `data_head` and `data_tail` share one cache line (the ABI fixes their offsets), so every
+/// tail store takes that line from the producer, whose next `data_head` store takes it back:
+/// when the consumer keeps pace with the producer, a store per batch is a store per record,
+/// and the line moves between the cores three times per record instead of two (see
+/// `BENCHMARKS.md`, "Cross-core"). Deferring the store saves that transfer; the price is that
+/// the producer sees less free space meanwhile — for a kernel ring, where `data_tail` is the
+/// only thing that frees space, up to `bytes` more of the ring counts as full and the kernel
+/// drops (and reports as LOST) earlier under a burst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TailPolicy {
+    /// Store the tail at the end of every batch that read something (what perf does after
+    /// each read of a ring: `perf_mmap__consume`).
+    EveryBatch,
+    /// Store it once at least `bytes` are read and not yet released, and always when a batch
+    /// finds nothing new (the consumer has caught up and is about to wait), so an idle ring is
+    /// never left looking full. [`Consumer::release`] stores it at any time.
+    Deferred {
+        /// Bytes read before a store is due.
+        bytes: usize,
+    },
+}
+
+/// How a [`Consumer`] paces its loads of `data_head` when the ring is nearly empty.
+///
+/// A consumer that keeps pace with its producer reads one record per batch, and each batch's
+/// `data_head` load takes the control line (and the data line being written) from the
+/// producer's core: the records then move one at a time at the price of several line
+/// transfers each. A batch that finds fewer than `min_bytes` published waits `spins` spin-loop
+/// hints and loads `data_head` once more, so that the producer gets ahead and the next batch
+/// reads several records (whole lines) per transfer of the control line. The price is latency:
+/// up to `spins` hints (about a microsecond per hundred on current x86) before a lone record
+/// is read. Off with `min_bytes: 0`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pace {
+    /// Bytes published below which a batch waits once.
+    pub min_bytes: usize,
+    /// Spin-loop hints of that wait.
+    pub spins: u32,
+}
+
+impl Pace {
+    /// No pacing: every batch takes what is published at once.
+    pub const OFF: Pace = Pace { min_bytes: 0, spins: 0 };
+}
+
+/// How a [`Consumer`] releases and paces (see [`TailPolicy`] and [`Pace`], and `BENCHMARKS.md`
+/// for what each costs). [`Config::default`] is for rings between perfring's own producer and
+/// consumer on two cores (firmware to host, guest to hypervisor); [`Config::EVERY_BATCH`] is
+/// the kernel tools' behaviour, for kernel rings read on wakeups (perfring-linux uses it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// When the tail is stored.
+    pub tail: TailPolicy,
+    /// How a nearly empty ring is polled.
+    pub pace: Pace,
+}
+
+impl Config {
+    /// The tail stored after every batch, no pacing (perf's `perf_mmap__consume` after each
+    /// read of a ring).
+    pub const EVERY_BATCH: Config = Config { tail: TailPolicy::EveryBatch, pace: Pace::OFF };
+}
+
+impl Default for Config {
+    /// The tail deferred by a quarter of the data area, and a batch of less than 256 bytes
+    /// waiting 128 spin-loop hints once: the settings the line-transfer model and the
+    /// cross-core bench support (`BENCHMARKS.md`).
+    fn default() -> Config {
+        Config { tail: TailPolicy::Deferred { bytes: usize::MAX / 4 }, pace: Pace { min_bytes: 256, spins: 128 } }
+    }
+}
+
 /// The consumer side of a forward ring.
 pub struct Consumer<M: RingMemory, T: Trust = Trusted> {
     mem: M,
     mask: usize,
-    /// Our tail: everything before it is consumed (and was stored to `data_tail`).
+    /// Our tail: everything before it is consumed.
     tail: usize,
+    /// The tail last stored to `data_tail` (behind `tail` while a store is deferred).
+    released: usize,
+    /// Bytes read before a deferred store is due (0: every batch).
+    defer: usize,
+    pace: Pace,
     _trust: PhantomData<T>,
 }
 
@@ -236,14 +315,70 @@ impl<M: RingMemory, T: Trust> Consumer<M, T> {
         if tail % 8 != 0 {
             return Err(LayoutError::MisalignedPosition { position: tail });
         }
-        Ok(Consumer { mask: size - 1, tail, mem, _trust: PhantomData })
+        let mut c =
+            Consumer { mask: size - 1, tail, released: tail, defer: 0, pace: Pace::OFF, mem, _trust: PhantomData };
+        c.configure(Config::default());
+        Ok(c)
     }
 
-    /// Start a batch: load `data_head` once (C) and validate it against our tail.
+    /// Set how this consumer releases and paces ([`Config`]).
+    pub fn configure(&mut self, config: Config) {
+        self.set_tail_policy(config.tail);
+        self.pace = config.pace;
+    }
+
+    /// How this consumer releases and paces.
+    pub fn config(&self) -> Config {
+        Config { tail: self.tail_policy(), pace: self.pace }
+    }
+
+    /// When this consumer stores `data_tail`. A deferral of more than a quarter of the data
+    /// area is taken as a quarter (the producer always keeps three quarters).
+    pub fn set_tail_policy(&mut self, policy: TailPolicy) {
+        self.defer = match policy {
+            TailPolicy::EveryBatch => 0,
+            TailPolicy::Deferred { bytes } => bytes.clamp(1, (self.mask + 1) / 4),
+        };
+    }
+
+    /// The current [`TailPolicy`].
+    pub fn tail_policy(&self) -> TailPolicy {
+        match self.defer {
+            0 => TailPolicy::EveryBatch,
+            bytes => TailPolicy::Deferred { bytes },
+        }
+    }
+
+    /// Store the tail now if a deferred store is pending (before a consumer stops reading
+    /// for a while, or to let a producer that is short of space go on). Returns whether it
+    /// stored.
+    pub fn release(&mut self) -> bool {
+        if self.released == self.tail {
+            return false;
+        }
+        self.released = self.tail;
+        // (D): our reads of the freed records are ordered before the tail store; pairs with (A).
+        self.mem.position(Position::DataTail).store(self.tail, D_TAIL_STORE);
+        true
+    }
+
+    /// Start a batch: load `data_head` (C) and validate it against our tail. By the consumer's
+    /// [`Pace`], a nearly empty ring is given a moment and `data_head` loaded once more.
     pub fn batch(&mut self) -> Result<Batch<'_, M, T>, ReadError> {
         // (C): the head load is ordered before our reads of the bytes it publishes; pairs with (B).
-        let head = self.mem.position(Position::DataHead).load(C_HEAD_LOAD);
+        let mut head = self.mem.position(Position::DataHead).load(C_HEAD_LOAD);
         let tail = self.tail;
+        if head.wrapping_sub(tail) < self.pace.min_bytes {
+            for _ in 0..self.pace.spins {
+                core::hint::spin_loop();
+            }
+            // (C) again: the later head is the one whose bytes are read.
+            head = self.mem.position(Position::DataHead).load(C_HEAD_LOAD);
+        }
+        if head == tail {
+            // Caught up: about to wait, so nothing read stays unreleased (deferred policy).
+            self.release();
+        }
         let ahead = head.wrapping_sub(tail);
         if ahead > self.mask + 1 {
             return Err(if tail.wrapping_sub(head) <= self.mask + 1 {
@@ -285,6 +420,7 @@ impl<M: RingMemory, T: Trust> Consumer<M, T> {
         let head = self.mem.position(Position::DataHead).load(C_HEAD_LOAD);
         let skipped = head.wrapping_sub(self.tail);
         self.tail = head;
+        self.released = head;
         self.mem.position(Position::DataTail).store(head, D_TAIL_STORE);
         skipped
     }
@@ -301,7 +437,7 @@ impl<M: RingMemory, T: Trust> Consumer<M, T> {
 }
 
 /// Records between the tail and the head loaded by [`Consumer::batch`]. Dropping the batch
-/// stores the new tail once (D).
+/// stores the new tail once (D), or defers the store by the consumer's [`TailPolicy`].
 pub struct Batch<'c, M: RingMemory, T: Trust> {
     consumer: &'c mut Consumer<M, T>,
     head: usize,
@@ -406,12 +542,22 @@ fn scratch_for(scratch: &mut [u8], size: u16) -> Result<&mut [u8], ReadError> {
     scratch.get_mut(..usize::from(size)).ok_or(ReadError::ScratchTooSmall { size, scratch: len })
 }
 
+impl<M: RingMemory, T: Trust> Drop for Consumer<M, T> {
+    /// A deferred tail is stored: what was read is released, and a consumer made later over
+    /// the same ring starts after it.
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
 impl<M: RingMemory, T: Trust> Drop for Batch<'_, M, T> {
     fn drop(&mut self) {
-        if self.pos != self.consumer.tail {
-            self.consumer.tail = self.pos;
-            // (D): our reads of the freed records are ordered before the tail store; pairs with (A).
-            self.consumer.mem.position(Position::DataTail).store(self.pos, D_TAIL_STORE);
+        let c = &mut *self.consumer;
+        if self.pos != c.tail {
+            c.tail = self.pos;
+            if self.pos.wrapping_sub(c.released) >= c.defer {
+                c.release();
+            }
         }
     }
 }

@@ -79,7 +79,9 @@ mod selfmon_tests;
 mod memory_tests;
 
 pub use backward::{BackwardError, BackwardReader};
-pub use consumer::{Consumer, RawRecord, ReadError};
+/// How a consumer releases and paces (re-exported from [`consumer`]).
+pub use consumer::{Config as ConsumerConfig, Pace};
+pub use consumer::{Consumer, RawRecord, ReadError, TailPolicy};
 #[cfg(not(loom))]
 pub use memory::Mapping;
 pub use memory::{LayoutError, ModelRing, RingMemory};

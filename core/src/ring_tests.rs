@@ -665,3 +665,49 @@ fn a_producer_resumed_over_a_full_ring_drops_rather_than_overwrite_unread_record
     assert_eq!(got[0].0.type_, types::LOST);
     assert_eq!(got[1].1, record(2, 8));
 }
+
+/// The tail policy: by default the tail store waits until a quarter of the data area is read
+/// and unreleased, and is made at once when a batch finds the ring empty and when the consumer
+/// is dropped; `EVERY_BATCH` stores it after every batch (the behaviour before the policy,
+/// and perf's). Nothing read is ever re-read, and nothing is lost, either way.
+#[test]
+fn the_tail_is_released_by_policy_when_caught_up_and_on_drop() {
+    use crate::consumer::{Config as ConsumerConfig, TailPolicy};
+    let mut buf = std::vec![0u64; (4096 + 4096) / 8];
+    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), buf.len() * 8) };
+    let mut map = Mapping::new(bytes, 4096).unwrap();
+    {
+        let (p, mut c) = split(&mut map, Config::default()).unwrap();
+        assert_eq!(c.tail_policy(), TailPolicy::Deferred { bytes: 1024 }, "a quarter of 4 KiB");
+        let stored =
+            |c: &crate::Consumer<&Mapping<'_>>| c.memory().position(Position::DataTail).load(crate::fences::LOCAL);
+        for i in 0..10 {
+            p.output(&record(i, 64), &Writer::ANONYMOUS).unwrap();
+        }
+        assert_eq!(drain(&mut c).len(), 10);
+        assert_eq!((c.tail(), stored(&c)), (640, 0), "640 bytes read, under the deferral: not released");
+        assert_eq!(drain(&mut c).len(), 0, "caught up");
+        assert_eq!(stored(&c), 640, "an empty batch releases before the consumer waits");
+        for i in 0..20 {
+            p.output(&record(i, 64), &Writer::ANONYMOUS).unwrap();
+        }
+        assert_eq!(drain(&mut c).len(), 20);
+        assert_eq!(stored(&c), 640 + 1280, "1280 bytes read: a quarter passed, released");
+        p.output(&record(1, 64), &Writer::ANONYMOUS).unwrap();
+        assert_eq!(drain(&mut c).len(), 1);
+        assert_eq!(stored(&c), 1920);
+        assert!(c.release() && !c.release(), "an explicit release stores once");
+        assert_eq!(stored(&c), 1984);
+        c.configure(ConsumerConfig::EVERY_BATCH);
+        p.output(&record(2, 64), &Writer::ANONYMOUS).unwrap();
+        assert_eq!(drain(&mut c).len(), 1);
+        assert_eq!(stored(&c), 2048, "every batch");
+        c.configure(ConsumerConfig::default());
+        p.output(&record(3, 64), &Writer::ANONYMOUS).unwrap();
+        assert_eq!(drain(&mut c).len(), 1);
+        assert_eq!(stored(&c), 2048);
+    }
+    // The consumer was dropped with 64 bytes unreleased: the drop stored them.
+    assert_eq!(map.position(Position::DataTail).load(crate::fences::LOCAL), 2112);
+}

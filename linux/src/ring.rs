@@ -128,7 +128,10 @@ impl Ring {
     }
 
     /// The consumer of a forward, writable ring: it starts at the `data_tail` the page holds
-    /// and stores the tail after each batch (so the kernel can reuse the space). Records are
+    /// and stores the tail after each batch (so the kernel can reuse the space:
+    /// [`perfring::consumer::Config::EVERY_BATCH`], since the kernel drops what does not fit
+    /// by `data_tail`, and readiness already paces the reads; [`Consumer::configure`] changes
+    /// it). Records are
     /// zero-copy views into the kernel's mapping when contiguous. Another kind of ring is
     /// [`Error::RingKind`]: a backward ring's records do not follow one another forward, and
     /// an overwrite ring's page is read-only and its bytes are overwritten while read.
@@ -137,7 +140,9 @@ impl Ring {
         // SAFETY: the producer of this ring is the kernel, which follows the protocol over a
         // writable mapping (checked above): it never writes between data_tail and data_head,
         // and zero-copy views are only handed out for the duration of a batch.
-        Ok(unsafe { Consumer::trusted(self.mapping()?) }?)
+        let mut consumer = unsafe { Consumer::trusted(self.mapping()?) }?;
+        consumer.configure(perfring::consumer::Config::EVERY_BATCH);
+        Ok(consumer)
     }
 
     /// A newest-first reader of a backward, writable ring: after each read it stores

@@ -10,7 +10,11 @@
 //! Rows:
 //!
 //! * `perfring`: `output` per record (the kernel's protocol: one `data_head` store per record);
-//!   the consumer drains everything available per read (one `data_tail` store per read).
+//!   the consumer drains everything available per read, with its default `Config` (the tail
+//!   store deferred by a quarter ring, a nearly empty ring given 128 spin hints once).
+//! * `perfring, tail every batch, unpaced`: the consumer as perf reads a kernel ring (one
+//!   `data_tail` store per read, `Config::EVERY_BATCH`) — the row before the consumer policy.
+//! * `perfring, tail deferred, unpaced`: the deferred tail alone.
 //! * `perfring, producer batch<=16`: up to 16 records per `Producer::batch` (one `data_head`
 //!   store per batch, ending early when the ring is full) — batching, reported as such.
 //! * `perfring, 1 record per read`: the consumer stores `data_tail` after every record.
@@ -32,7 +36,11 @@ use std::time::{Duration, Instant};
 use perfring::consumer::Scratch;
 use perfring::producer::{Config, Writer};
 use perfring::record::{types, Endian, Header};
-use perfring::{split, Mapping};
+use perfring::{split, ConsumerConfig, Mapping, Pace};
+
+/// The kernel tools' release and pacing (the tail after every batch, no pacing); the rows
+/// without it take the consumer's default (a deferred tail, a nearly empty ring given a moment).
+const EVERY_BATCH: ConsumerConfig = ConsumerConfig::EVERY_BATCH;
 
 const RING: usize = 64 * 1024;
 const RUNS: usize = 5;
@@ -92,12 +100,13 @@ enum Publish {
     Batch(usize),
 }
 
-fn perfring_run(payload: usize, n: usize, consumer_batch: bool, publish: Publish) -> Duration {
+fn perfring_run(payload: usize, n: usize, consumer_batch: bool, publish: Publish, config: ConsumerConfig) -> Duration {
     let mut mem = aligned_buffer(4096 + RING);
     // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
     let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
     let mut map = Mapping::new(bytes, 4096).unwrap();
     let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
+    consumer.configure(config);
     let size = 8 + payload;
     let mut record = vec![0xABu8; size];
     record[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: size as u16 }.to_bytes(Endian::NATIVE));
@@ -375,9 +384,34 @@ fn main() {
         let n = records_for(payload);
         let rate = |d: Duration| n as f64 / d.as_secs_f64();
         let rows: Vec<Row<'_>> = vec![
-            ("perfring", Box::new(move || perfring_run(payload, n, true, Publish::PerRecord))),
-            ("perfring, producer batch<=16", Box::new(move || perfring_run(payload, n, true, Publish::Batch(16)))),
-            ("perfring, 1 record per read", Box::new(move || perfring_run(payload, n, false, Publish::PerRecord))),
+            (
+                "perfring",
+                Box::new(move || perfring_run(payload, n, true, Publish::PerRecord, ConsumerConfig::default())),
+            ),
+            (
+                "perfring, producer batch<=16",
+                Box::new(move || perfring_run(payload, n, true, Publish::Batch(16), ConsumerConfig::default())),
+            ),
+            (
+                "perfring, tail every batch, unpaced",
+                Box::new(move || perfring_run(payload, n, true, Publish::PerRecord, EVERY_BATCH)),
+            ),
+            (
+                "perfring, tail deferred, unpaced",
+                Box::new(move || {
+                    perfring_run(
+                        payload,
+                        n,
+                        true,
+                        Publish::PerRecord,
+                        ConsumerConfig { pace: Pace::OFF, ..ConsumerConfig::default() },
+                    )
+                }),
+            ),
+            (
+                "perfring, 1 record per read",
+                Box::new(move || perfring_run(payload, n, false, Publish::PerRecord, EVERY_BATCH)),
+            ),
             ("rtrb (chunks)", Box::new(move || rtrb_run(payload, n))),
             ("ringbuf", Box::new(move || ringbuf_run(payload, n))),
             (

@@ -31,6 +31,7 @@ fn ring_with_record(size: u16, head: usize, script: Vec<PeerWrite>) -> HostileRi
 
 fn first_error(ring: &HostileRing) -> Option<ReadError> {
     let mut c = Consumer::untrusted(ring).unwrap();
+    c.configure(perfring::consumer::Config::EVERY_BATCH); // the scripts count its accesses
     let mut scratch = vec![0u8; 65536];
     let mut batch = match c.batch() {
         Ok(b) => b,
@@ -45,6 +46,7 @@ fn attack_head_behind_tail_is_refused() {
     let ring = HostileRing::new(64, &[], 0, 0, vec![]);
     ring.set(Position::DataTail, 32);
     let mut c = Consumer::untrusted(&ring).unwrap();
+    c.configure(perfring::consumer::Config::EVERY_BATCH); // the scripts count its accesses
     ring.set(Position::DataHead, 16);
     assert_eq!(c.batch().err(), Some(ReadError::HeadBehindTail { head: 16, tail: 32 }));
 }
@@ -81,6 +83,7 @@ fn attack_record_changed_between_header_read_and_body_read_cannot_change_its_siz
         vec![PeerWrite::Nothing, PeerWrite::Nothing, PeerWrite::Nothing, PeerWrite::DataWord(0, header_word(65528))];
     let ring = ring_with_record(24, 24, script);
     let mut c = Consumer::untrusted(&ring).unwrap();
+    c.configure(perfring::consumer::Config::EVERY_BATCH); // the scripts count its accesses
     let mut scratch = vec![0u8; 65536];
     let mut batch = c.batch().unwrap();
     let r = batch.next(&mut scratch).unwrap().unwrap();
@@ -97,6 +100,7 @@ fn attack_head_moved_during_a_batch_is_ignored_until_the_next_batch() {
     let script = vec![PeerWrite::Nothing, PeerWrite::Nothing, PeerWrite::Position(Position::DataHead, 1 << 40)];
     let ring = ring_with_record(16, 16, script);
     let mut c = Consumer::untrusted(&ring).unwrap();
+    c.configure(perfring::consumer::Config::EVERY_BATCH); // the scripts count its accesses
     let mut scratch = vec![0u8; 65536];
     assert_eq!(c.for_each(&mut scratch, |_| {}).unwrap(), 1);
     assert!(matches!(c.batch().err(), Some(ReadError::HeadTooFarAhead { .. })));
