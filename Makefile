@@ -5,7 +5,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test demo lint public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke embedded bench bench-lines bench-instructions bench-decode bench-data bench-linux soak doc clean
+.PHONY: all test demo hypervisor lint public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke embedded bench bench-lines bench-instructions bench-decode bench-data bench-linux soak doc clean
 
 all: test
 
@@ -151,6 +151,15 @@ bench-decode:
 	scripts/decode-captures.sh
 	$(CARGO) bench -q -p perfring-tests --bench decode
 	@echo "make bench-decode: figures above (records/s, medians of 5 interleaved runs; see BENCHMARKS.md)"
+
+## The hypervisor embedding: a KVM VMM (examples/hypervisor) runs its no_std guest, which writes
+## a perf ring in guest memory; the VMM reads it untrusted and writes hypervisor.data for perf.
+hypervisor:
+	@rustup target list --installed | grep -q x86_64-unknown-none || rustup target add x86_64-unknown-none
+	cd examples/hypervisor/guest && $(CARGO) build -q --release --target x86_64-unknown-none --target-dir $(CURDIR)/target/guest
+	$(CARGO) run -q --release -p perfring-example-hypervisor --bin hypervisor -- target/guest/x86_64-unknown-none/release/kvm-guest hypervisor.data
+	@command -v perf >/dev/null && perf report -i hypervisor.data --stdio 2>/dev/null | grep -E '%|Samples' || true
+	@echo "make hypervisor: the guest ran under KVM; its ring became hypervisor.data (perf report -i hypervisor.data)"
 
 ## Cache-line transfers per record between the producer's and the consumer's cores: a
 ## deterministic model of perfring's consumer policies and rtrb under the same interleavings.
