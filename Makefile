@@ -5,7 +5,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test demo hypervisor lint public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke embedded bench bench-lines bench-instructions bench-decode bench-data bench-linux soak doc clean
+.PHONY: all test demo hypervisor firmware-qemu lint public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke embedded bench bench-lines bench-instructions bench-decode bench-data bench-linux soak doc clean
 
 all: test
 
@@ -160,6 +160,17 @@ hypervisor:
 	$(CARGO) run -q --release -p perfring-example-hypervisor --bin hypervisor -- target/guest/x86_64-unknown-none/release/kvm-guest hypervisor.data
 	@command -v perf >/dev/null && perf report -i hypervisor.data --stdio 2>/dev/null | grep -E '%|Samples' || true
 	@echo "make hypervisor: the guest ran under KVM; its ring became hypervisor.data (perf report -i hypervisor.data)"
+
+## The firmware embedding: examples/firmware on QEMU's mps2-an386 (Cortex-M4F), SysTick sampling
+## into a ring in its RAM; examples/firmware-host reads it through QEMU's gdbstub as a debug probe
+## would and writes firmware.data for perf. Installs qemu-system-arm if missing.
+firmware-qemu:
+	@command -v qemu-system-arm >/dev/null || (apt-get update -qq && apt-get install -y -qq qemu-system-arm)
+	@rustup target list --installed | grep -q thumbv7em-none-eabihf || rustup target add thumbv7em-none-eabihf
+	$(CARGO) build -q -p perfring-example-firmware --release --target thumbv7em-none-eabihf
+	$(CARGO) run -q --release -p perfring-example-firmware-host --bin firmware-host -- target/thumbv7em-none-eabihf/release/firmware firmware.data
+	@command -v perf >/dev/null && perf report -i firmware.data --stdio 2>/dev/null | grep -E '%|Samples' || true
+	@echo "make firmware-qemu: the firmware ran on an emulated Cortex-M4F; its ring became firmware.data (perf report -i firmware.data)"
 
 ## Cache-line transfers per record between the producer's and the consumer's cores: a
 ## deterministic model of perfring's consumer policies and rtrb under the same interleavings.
