@@ -22,7 +22,7 @@
 
 use crate::fences::{A_TAIL_LOAD, B_HEAD_STORE, C_HEAD_LOAD, D_TAIL_STORE, LOCAL};
 use crate::memory::{Area, LayoutError, Position, RingMemory};
-use crate::producer::{Hooks, Producer, ReserveError, Writer};
+use crate::producer::{EventIdentity, Hooks, Producer, ReserveError};
 use crate::record::{types, Endian, Header, SampleId};
 
 /// `PERF_AUX_FLAG_*`: the flags of a `PERF_RECORD_AUX`.
@@ -109,7 +109,7 @@ impl AuxRecord {
 ///
 /// ```
 /// use perfring::aux::{AuxConsumer, AuxProducer};
-/// use perfring::producer::{Config, Producer, Writer};
+/// use perfring::producer::{Config, Producer, EventIdentity};
 /// use perfring::record::{decode, DecodeContext, Endian, Record};
 /// use perfring::{Consumer, Mapping};
 /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
@@ -123,7 +123,7 @@ impl AuxRecord {
 /// // The "hardware" writes a trace chunk; the driver publishes it and logs PERF_RECORD_AUX.
 /// let mut handle = driver.output_begin().unwrap();
 /// driver.write(&mut handle, b"trace bytes!").unwrap();
-/// let (record, _wakeup) = driver.output_end(handle, 12, &data, &Writer::ANONYMOUS).unwrap();
+/// let (record, _wakeup) = driver.output_end(handle, 12, &data, &EventIdentity::ANONYMOUS).unwrap();
 /// assert_eq!(record.map(|r| (r.aux_offset, r.aux_size)), Some((0, 12)));
 ///
 /// // The tool reads the AUX bytes, and the record that announced them.
@@ -262,7 +262,7 @@ impl<M: RingMemory> AuxProducer<M> {
         handle: AuxHandle,
         size: usize,
         data: &Producer<D, H>,
-        writer: &Writer,
+        writer: &EventIdentity,
     ) -> Result<(Option<AuxRecord>, bool), AuxError> {
         if size > handle.available || (!self.overwrite && size > handle.written) {
             return Err(AuxError::TooLarge { requested: size, available: handle.written });
@@ -318,7 +318,7 @@ pub struct Snapshot {
 ///
 /// ```
 /// use perfring::aux::{AuxConsumer, AuxProducer};
-/// use perfring::producer::{Config, Producer, Writer};
+/// use perfring::producer::{Config, Producer, EventIdentity};
 /// use perfring::Mapping;
 /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
 /// # #[repr(C, align(8))] struct Aux([u8; 16]);
@@ -330,7 +330,7 @@ pub struct Snapshot {
 /// for chunk in [&b"0123456789"[..], &b"abcdefghij"[..]] {
 ///     let mut h = driver.output_begin().unwrap();
 ///     driver.write(&mut h, chunk).unwrap();
-///     driver.output_end(h, chunk.len(), &data, &Writer::ANONYMOUS).unwrap();
+///     driver.output_end(h, chunk.len(), &data, &EventIdentity::ANONYMOUS).unwrap();
 /// }
 /// // 20 bytes went through a 16-byte area: the snapshot is the newest 16, flagged.
 /// let mut out = [0u8; 16];

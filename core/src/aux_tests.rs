@@ -9,7 +9,7 @@ use crate::aux::{flags, AuxConsumer, AuxError, AuxProducer, AuxRecord, AuxtraceR
 use crate::consumer::Scratch;
 use crate::fences::{B_HEAD_STORE, LOCAL};
 use crate::memory::{Area, ModelRing, Position};
-use crate::producer::{Config, Producer, Writer};
+use crate::producer::{Config, EventIdentity, Producer};
 use crate::record::{types, Endian, Header};
 use crate::split;
 use crate::RingMemory;
@@ -30,7 +30,7 @@ fn aux_ring(ring: &mut Ring, overwrite: bool, watermark: usize) -> (crate::split
 fn publish(aux: &mut AuxProducer<&Ring>, data: &Producer<&Ring>, bytes: &[u8]) -> (Option<AuxRecord>, bool) {
     let mut h = aux.output_begin().unwrap();
     aux.write(&mut h, bytes).unwrap();
-    aux.output_end(h, bytes.len(), data, &Writer::ANONYMOUS).unwrap()
+    aux.output_end(h, bytes.len(), data, &EventIdentity::ANONYMOUS).unwrap()
 }
 
 fn aux_records<M: crate::RingMemory>(c: &mut crate::Consumer<M>) -> Vec<AuxRecord> {
@@ -77,7 +77,7 @@ fn non_overwrite_aux_without_space_fails_until_the_consumer_frees() {
     assert_eq!(h.available(), 63, "CIRC_SPACE keeps one byte free");
     aux.write(&mut h, &[1; 63]).unwrap();
     assert!(matches!(aux.write(&mut h, &[1]), Err(AuxError::TooLarge { .. })));
-    aux.output_end(h, 63, &data, &Writer::ANONYMOUS).unwrap();
+    aux.output_end(h, 63, &data, &EventIdentity::ANONYMOUS).unwrap();
     assert_eq!(aux.output_begin().unwrap_err(), AuxError::NoSpace);
     let mut reader = AuxConsumer::new(mem).unwrap();
     let mut out = [0u8; 64];
@@ -93,7 +93,7 @@ fn drivers_may_not_set_overwrite_and_truncated_wakes() {
     assert_eq!(h.flag(flags::OVERWRITE), Err(AuxError::OverwriteFlag));
     h.flag(flags::TRUNCATED | flags::PARTIAL).unwrap();
     aux.write(&mut h, &[7; 8]).unwrap();
-    let (rec, wake) = aux.output_end(h, 8, &data, &Writer::ANONYMOUS).unwrap();
+    let (rec, wake) = aux.output_end(h, 8, &data, &EventIdentity::ANONYMOUS).unwrap();
     assert!(wake, "TRUNCATED wakes the consumer");
     assert_eq!(rec.unwrap().flags, flags::TRUNCATED | flags::PARTIAL);
     assert_eq!(aux_records(&mut c)[0].flags, flags::TRUNCATED | flags::PARTIAL);
@@ -105,11 +105,11 @@ fn overwrite_mode_sets_overwrite_reports_the_end_offset_and_suppresses_empty_rec
     let ((data, mut c), mut aux) = aux_ring(&mut ring, true, 0);
     let mut h = aux.output_begin().unwrap();
     aux.write(&mut h, &[3; 100]).unwrap(); // wraps the 64-byte area
-    let (rec, wake) = aux.output_end(h, 100, &data, &Writer::ANONYMOUS).unwrap();
+    let (rec, wake) = aux.output_end(h, 100, &data, &EventIdentity::ANONYMOUS).unwrap();
     assert!(!wake, "no wakeups in overwrite mode");
     assert_eq!(rec, Some(AuxRecord { aux_offset: 100, aux_size: 100, flags: flags::OVERWRITE }));
     let h = aux.output_begin().unwrap();
-    let (rec, _) = aux.output_end(h, 0, &data, &Writer::ANONYMOUS).unwrap();
+    let (rec, _) = aux.output_end(h, 0, &data, &EventIdentity::ANONYMOUS).unwrap();
     assert_eq!(rec, None, "an OVERWRITE-only record of size 0 is not emitted");
     assert_eq!(aux_records(&mut c).len(), 1);
 }
@@ -170,7 +170,7 @@ fn aux_record_carries_the_writers_sample_id_trailer() {
     let ((data, mut c), mut aux) = aux_ring(&mut ring, false, 0);
     let st = sample_type::TID | sample_type::TIME | sample_type::IDENTIFIER;
     let sid = SampleId { pid: 10, tid: 11, time: 12345, identifier: 42, ..SampleId::default() };
-    let w = Writer { id: 42, sample_id: Some((st, sid)) };
+    let w = EventIdentity { id: 42, sample_id: Some((st, sid)) };
     let mut h = aux.output_begin().unwrap();
     aux.write(&mut h, &[5; 16]).unwrap();
     let (rec, _) = aux.output_end(h, 16, &data, &w).unwrap();
@@ -193,7 +193,7 @@ fn non_overwrite_output_end_publishes_at_most_the_bytes_written() {
     let mut h = aux.output_begin().unwrap();
     aux.write(&mut h, &[1; 8]).unwrap();
     assert_eq!(
-        aux.output_end(h, 9, &data, &Writer::ANONYMOUS),
+        aux.output_end(h, 9, &data, &EventIdentity::ANONYMOUS),
         Err(AuxError::TooLarge { requested: 9, available: 8 }),
         "publishing bytes the hardware never wrote"
     );
@@ -202,7 +202,7 @@ fn non_overwrite_output_end_publishes_at_most_the_bytes_written() {
     // Fewer than written is allowed: the driver keeps only what it vouches for.
     let mut h = aux.output_begin().unwrap();
     aux.write(&mut h, &[1; 16]).unwrap();
-    let (rec, _) = aux.output_end(h, 8, &data, &Writer::ANONYMOUS).unwrap();
+    let (rec, _) = aux.output_end(h, 8, &data, &EventIdentity::ANONYMOUS).unwrap();
     assert_eq!(rec, Some(AuxRecord { aux_offset: 0, aux_size: 8, flags: 0 }));
     assert_eq!(aux.head(), 8);
 }

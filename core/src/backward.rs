@@ -107,7 +107,7 @@ pub struct ReadSummary {
 /// Reads a backward ring newest-first (see the [module docs](self)).
 ///
 /// ```
-/// use perfring::producer::{Config, Producer, Writer};
+/// use perfring::producer::{Config, Producer, EventIdentity};
 /// use perfring::{BackwardReader, Mapping};
 /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
 /// # let mut buf = Buf([0; 4096 + 4096]);
@@ -117,7 +117,7 @@ pub struct ReadSummary {
 /// // SAFETY: the only producer of this ring.
 /// let producer = unsafe { Producer::new(&map, config) }.unwrap();
 /// for misc in 1..=3u8 {
-///     producer.output(&[9, 0, 0, 0, misc, 0, 8, 0], &Writer::ANONYMOUS).unwrap();
+///     producer.output(&[9, 0, 0, 0, misc, 0, 8, 0], &EventIdentity::ANONYMOUS).unwrap();
 /// }
 /// let mut reader = BackwardReader::new(&map, false).unwrap();
 /// let mut seen = [0u16; 3];

@@ -8,7 +8,7 @@ use std::vec::Vec;
 use crate::backward::{BackwardError, BackwardReader};
 use crate::consumer::Scratch;
 use crate::memory::{ModelRing, RingMemory};
-use crate::producer::{Config, Hooks, Producer, ReserveError, Writer};
+use crate::producer::{Config, EventIdentity, Hooks, Producer, ReserveError};
 use crate::record::{types, Endian, Header};
 use crate::split;
 
@@ -50,7 +50,7 @@ fn backward_ring_wrapped_more_than_three_times_returns_exactly_the_newest_comple
     let mut written = Vec::new();
     for seq in 0..60u32 {
         let r = record(seq, 8 + 8 * (seq as usize % 5)); // 8..40 bytes, ~1440 bytes = 5.6 wraps
-        p.output(&r, &Writer::ANONYMOUS).unwrap();
+        p.output(&r, &EventIdentity::ANONYMOUS).unwrap();
         written.push(r);
     }
     assert!(written.iter().map(Vec::len).sum::<usize>() > 3 * 256);
@@ -65,8 +65,8 @@ fn backward_ring_wrapped_more_than_three_times_returns_exactly_the_newest_comple
     assert!(again.is_empty() && res.unwrap().records == 0);
     // Two more: exactly those two, newest first.
     let (a, b) = (record(100, 16), record(101, 24));
-    p.output(&a, &Writer::ANONYMOUS).unwrap();
-    p.output(&b, &Writer::ANONYMOUS).unwrap();
+    p.output(&a, &EventIdentity::ANONYMOUS).unwrap();
+    p.output(&b, &EventIdentity::ANONYMOUS).unwrap();
     assert_eq!(read_all(&mut reader).0, [b, a]);
 }
 
@@ -77,7 +77,7 @@ fn backward_ring_not_yet_wrapped_stops_at_the_zeroed_area() {
     let mut written = Vec::new();
     for seq in 0..5 {
         written.push(record(seq, 24));
-        p.output(written.last().unwrap(), &Writer::ANONYMOUS).unwrap();
+        p.output(written.last().unwrap(), &EventIdentity::ANONYMOUS).unwrap();
     }
     let mut reader = BackwardReader::new(p.memory(), false).unwrap();
     let (got, res) = read_all(&mut reader);
@@ -93,14 +93,14 @@ fn pause_drops_and_counts_in_backward_mode_and_lost_is_met_just_before_the_next_
     // newest-first meets LOST first, then that record.
     let mut ring = ModelRing::<32>::new().unwrap();
     let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
-    p.output(&record(1, 16), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(1, 16), &EventIdentity::ANONYMOUS).unwrap();
     p.pause_output(true);
     for _ in 0..3 {
-        assert_eq!(p.output(&record(2, 16), &Writer::ANONYMOUS), Err(ReserveError::Paused));
+        assert_eq!(p.output(&record(2, 16), &EventIdentity::ANONYMOUS), Err(ReserveError::Paused));
     }
     assert_eq!(p.lost_pending(), 3);
     p.pause_output(false);
-    p.output(&record(3, 16), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(3, 16), &EventIdentity::ANONYMOUS).unwrap();
     let mut reader = BackwardReader::new(p.memory(), false).unwrap();
     let (got, res) = read_all(&mut reader);
     res.unwrap();
@@ -116,9 +116,9 @@ fn pause_drops_and_counts_in_backward_mode_and_lost_is_met_just_before_the_next_
 fn a_writer_open_during_the_read_is_refused_not_returned_torn() {
     let mut ring = ModelRing::<32>::new().unwrap();
     let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
-    p.output(&record(1, 16), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(1, 16), &EventIdentity::ANONYMOUS).unwrap();
     let mut reader = BackwardReader::new(p.memory(), false).unwrap();
-    let handle = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+    let handle = p.output_begin(16, &EventIdentity::ANONYMOUS).unwrap();
     assert_eq!(read_all(&mut reader).1, Err(BackwardError::WriterActive));
     drop(handle);
 }
@@ -128,7 +128,7 @@ fn without_pause_a_record_overwritten_during_the_read_is_reported_as_overrun() {
     let mut ring = ModelRing::<8>::new().unwrap(); // 64 bytes
     let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
     for seq in 0..4 {
-        p.output(&record(seq, 16), &Writer::ANONYMOUS).unwrap(); // ring full: 4 × 16
+        p.output(&record(seq, 16), &EventIdentity::ANONYMOUS).unwrap(); // ring full: 4 × 16
     }
     let mut reader = BackwardReader::new(p.memory(), false).unwrap();
     let mut scratch = Scratch::new();
@@ -137,7 +137,7 @@ fn without_pause_a_record_overwritten_during_the_read_is_reported_as_overrun() {
     let res = reader.read(&mut scratch, |r| {
         got.push(r.bytes.to_vec());
         if got.len() == 1 {
-            p.output(&record(9, 32), &Writer::ANONYMOUS).unwrap();
+            p.output(&record(9, 32), &EventIdentity::ANONYMOUS).unwrap();
         }
     });
     assert_eq!(got, [record(3, 16), record(2, 16)], "records still intact are returned");
@@ -152,12 +152,12 @@ fn backward_ring_over_a_writable_mapping_respects_the_tail_and_reports_lost() {
     let mut ring = ModelRing::<8>::new().unwrap();
     let (p, _c) = split(&mut ring, cfg).unwrap();
     for seq in 0..3 {
-        p.output(&record(seq, 16), &Writer::ANONYMOUS).unwrap();
+        p.output(&record(seq, 16), &EventIdentity::ANONYMOUS).unwrap();
     }
-    assert_eq!(p.output(&record(3, 16), &Writer::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(3, 16), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
     let mut reader = BackwardReader::new(p.memory(), true).unwrap();
     assert_eq!(read_all(&mut reader).0, [record(2, 16), record(1, 16), record(0, 16)]);
-    p.output(&record(4, 16), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(4, 16), &EventIdentity::ANONYMOUS).unwrap();
     let (got, _) = read_all(&mut reader);
     assert_eq!(Header::parse(&got[0], Endian::NATIVE).unwrap().type_, types::LOST);
     assert_eq!(got[1], record(4, 16));
@@ -180,7 +180,7 @@ fn wakeup_when_bytes_since_the_stamp_exceed_the_watermark_strictly() {
     let (p, mut c) = crate::split_with_hooks(&mut ring, cfg, &hooks).unwrap();
     let mut woke = Vec::new();
     for _ in 0..12 {
-        woke.push(p.output(&record(0, 16), &Writer::ANONYMOUS).unwrap());
+        woke.push(p.output(&record(0, 16), &EventIdentity::ANONYMOUS).unwrap());
         c.skip_to_head();
     }
     // Heads 16, 32, 48, 64 (= watermark, not >), 80 (> 64: wake, stamp 64), ..., 144 (> 128).
@@ -195,10 +195,10 @@ fn watermark_stamp_advances_by_one_watermark_per_reservation_and_catches_up_late
     let mut ring = ModelRing::<64>::new().unwrap(); // 512
     let cfg = Config { watermark: 32, ..Config::default() };
     let (p, mut c) = split(&mut ring, cfg).unwrap();
-    assert!(p.output(&record(0, 200), &Writer::ANONYMOUS).unwrap(), "200 > 32: wake, stamp 32");
+    assert!(p.output(&record(0, 200), &EventIdentity::ANONYMOUS).unwrap(), "200 > 32: wake, stamp 32");
     c.skip_to_head();
-    assert!(p.output(&record(0, 8), &Writer::ANONYMOUS).unwrap(), "208 - 32 > 32: wake again, stamp 64");
-    assert!(p.output(&record(0, 8), &Writer::ANONYMOUS).unwrap(), "216 - 64 > 32: stamp 96");
+    assert!(p.output(&record(0, 8), &EventIdentity::ANONYMOUS).unwrap(), "208 - 32 > 32: wake again, stamp 64");
+    assert!(p.output(&record(0, 8), &EventIdentity::ANONYMOUS).unwrap(), "216 - 64 > 32: stamp 96");
 }
 
 #[test]
@@ -207,7 +207,7 @@ fn default_watermark_is_half_the_data_area() {
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
     let woke: Vec<bool> = (0..5)
         .map(|_| {
-            let w = p.output(&record(0, 16), &Writer::ANONYMOUS).unwrap();
+            let w = p.output(&record(0, 16), &EventIdentity::ANONYMOUS).unwrap();
             c.skip_to_head();
             w
         })
@@ -222,7 +222,7 @@ fn wakeup_events_wakes_on_every_nth_sample_and_side_band_records_do_not_count() 
     let (p, mut c) = split(&mut ring, cfg).unwrap();
     let mut woke = Vec::new();
     for i in 0..9 {
-        let mut h = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+        let mut h = p.output_begin(16, &EventIdentity::ANONYMOUS).unwrap();
         h.write(&record(i, 16)).unwrap();
         if i % 3 != 2 {
             h.count_sample(); // samples: i = 0, 1, 3, 4, 6, 7
@@ -239,9 +239,9 @@ fn only_the_outermost_writer_wakes() {
     let mut ring = ModelRing::<32>::new().unwrap();
     let cfg = Config { wakeup_events: 1, ..Config::default() };
     let (p, _c) = split(&mut ring, cfg).unwrap();
-    let mut outer = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+    let mut outer = p.output_begin(16, &EventIdentity::ANONYMOUS).unwrap();
     outer.write(&record(1, 16)).unwrap();
-    let mut inner = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+    let mut inner = p.output_begin(16, &EventIdentity::ANONYMOUS).unwrap();
     inner.write(&record(2, 16)).unwrap();
     inner.count_sample();
     assert!(!inner.end(), "a nested writer never wakes");
@@ -255,7 +255,7 @@ impl<M: RingMemory> Hooks<M> for &NestAfterReserve {
     fn preempt(&self, at: crate::producer::PreemptPoint, p: &Producer<M, Self>) {
         if at == crate::producer::PreemptPoint::AfterReserve && self.0.get() {
             self.0.set(false);
-            p.output(&record(9, 16), &Writer::ANONYMOUS).unwrap();
+            p.output(&record(9, 16), &EventIdentity::ANONYMOUS).unwrap();
         }
     }
     fn wakeup(&self, _: &Producer<M, Self>) {
@@ -273,18 +273,18 @@ fn watermark_stamp_never_runs_ahead_after_a_nested_crossing() {
     let cfg = Config { watermark: 64, ..Config::default() };
     let (p, mut c) = crate::split_with_hooks(&mut ring, cfg, &hooks).unwrap();
     for _ in 0..6 {
-        p.output(&record(0, 8), &Writer::ANONYMOUS).unwrap(); // head 48
+        p.output(&record(0, 8), &EventIdentity::ANONYMOUS).unwrap(); // head 48
     }
     hooks.0.set(true);
-    p.output(&record(1, 8), &Writer::ANONYMOUS).unwrap(); // outer [48,56), inner [56,72)
+    p.output(&record(1, 8), &EventIdentity::ANONYMOUS).unwrap(); // outer [48,56), inner [56,72)
     assert_eq!(hooks.1.get(), 1, "one crossing, one wakeup");
     c.skip_to_head();
     // 72 .. 128: no crossing of 128 yet, so no wakeup for these 7 records.
     for _ in 0..7 {
-        p.output(&record(2, 8), &Writer::ANONYMOUS).unwrap();
+        p.output(&record(2, 8), &EventIdentity::ANONYMOUS).unwrap();
     }
     assert_eq!(hooks.1.get(), 1, "no wakeup storm after the nested crossing");
-    p.output(&record(3, 8), &Writer::ANONYMOUS).unwrap(); // head 136 > 64 + 64
+    p.output(&record(3, 8), &EventIdentity::ANONYMOUS).unwrap(); // head 136 > 64 + 64
     assert_eq!(hooks.1.get(), 2);
 }
 
@@ -295,7 +295,7 @@ impl<M: RingMemory> Hooks<M> for &Burst {
         if at == crate::producer::PreemptPoint::InPayload && self.0.get() > 0 {
             let n = self.0.replace(0);
             for i in 0..n {
-                let _ = p.output(&record(50 + i, 48), &Writer::ANONYMOUS);
+                let _ = p.output(&record(50 + i, 48), &EventIdentity::ANONYMOUS);
             }
         }
     }
@@ -311,7 +311,7 @@ fn overwrite_ring_refuses_nested_records_that_the_open_writer_would_overwrite() 
     let burst = Burst(Cell::new(3));
     let mut ring = ModelRing::<16>::new().unwrap();
     let (p, _c) = crate::split_with_hooks(&mut ring, OVERWRITE_BACKWARD, &burst).unwrap();
-    let mut h = p.output_begin(40, &Writer::ANONYMOUS).unwrap();
+    let mut h = p.output_begin(40, &EventIdentity::ANONYMOUS).unwrap();
     let outer = record(1, 40);
     h.write(&outer[..8]).unwrap();
     h.write(&outer[8..]).unwrap();
@@ -337,7 +337,7 @@ impl<M: RingMemory> Hooks<M> for &GenProbe {
             self.seen.borrow_mut().push(p.memory().write_gen().load(crate::fences::LOCAL));
         }
         if at == PreemptPoint::AfterNestDecrement && self.nest_after_p4.replace(false) {
-            let mut h = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+            let mut h = p.output_begin(16, &EventIdentity::ANONYMOUS).unwrap();
             h.write(&record(9, 16)).unwrap();
             h.end();
         }
@@ -352,7 +352,7 @@ fn write_generation_is_odd_during_each_write_and_advances_by_two_per_outermost_w
     let gen = || p.memory().write_gen().load(crate::fences::LOCAL);
     assert_eq!(gen(), 0);
     for n in 1..=3 {
-        let mut h = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+        let mut h = p.output_begin(16, &EventIdentity::ANONYMOUS).unwrap();
         h.write(&record(n, 16)).unwrap();
         h.end();
         // A reader that saw generation g before and after its copy knows no writer ran: every
@@ -370,7 +370,7 @@ fn a_writer_nested_after_the_outer_writer_drops_nest_still_writes_under_an_odd_g
     let probe = GenProbe { nest_after_p4: Cell::new(true), seen: Default::default() };
     let mut ring = ModelRing::<32>::new().unwrap();
     let (p, _c) = crate::split_with_hooks(&mut ring, OVERWRITE_BACKWARD, &probe).unwrap();
-    let mut h = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+    let mut h = p.output_begin(16, &EventIdentity::ANONYMOUS).unwrap();
     h.write(&record(1, 16)).unwrap();
     h.end();
     assert!(!probe.nest_after_p4.get(), "the nested writer ran");
@@ -388,11 +388,11 @@ fn after_writing_its_lost_record_a_backward_producer_keeps_writing_backward() {
         let mut ring = ModelRing::<32>::new().unwrap();
         let (p, _c) = split(&mut ring, cfg).unwrap();
         p.pause_output(true);
-        assert_eq!(p.output(&record(1, 16), &Writer::ANONYMOUS), Err(ReserveError::Paused));
+        assert_eq!(p.output(&record(1, 16), &EventIdentity::ANONYMOUS), Err(ReserveError::Paused));
         p.pause_output(false);
-        p.output(&record(2, 16), &Writer::ANONYMOUS).unwrap(); // LOST (24 bytes) + 16
+        p.output(&record(2, 16), &EventIdentity::ANONYMOUS).unwrap(); // LOST (24 bytes) + 16
         assert_eq!(p.head(), 0usize.wrapping_sub(40), "{cfg:?}");
-        p.output(&record(3, 16), &Writer::ANONYMOUS).unwrap();
+        p.output(&record(3, 16), &EventIdentity::ANONYMOUS).unwrap();
         assert_eq!(p.head(), 0usize.wrapping_sub(56), "{cfg:?}");
         let mut reader = BackwardReader::new(p.memory(), !cfg.overwrite).unwrap();
         let (got, res) = read_all(&mut reader);
@@ -410,9 +410,9 @@ fn overwrite_ring_drops_and_counts_a_record_as_large_as_the_ring() {
     // size - 8 (here 96 + the 24-byte LOST record = 120 of 128).
     let mut ring = ModelRing::<16>::new().unwrap();
     let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
-    assert_eq!(p.output(&record(1, 128), &Writer::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(1, 128), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
     assert_eq!((p.lost_pending(), p.head(), p.nest()), (1, 0, 0));
-    p.output(&record(2, 96), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(2, 96), &EventIdentity::ANONYMOUS).unwrap();
     assert_eq!((p.lost_pending(), p.head()), (0, 0usize.wrapping_sub(120)));
     let mut reader = BackwardReader::new(p.memory(), false).unwrap();
     let (got, res) = read_all(&mut reader);
@@ -440,9 +440,9 @@ fn backward_errors_print_what_went_wrong_with_the_values() {
 fn backward_read_reassembles_a_record_across_the_end_and_counts_what_it_delivered() {
     let mut ring = ModelRing::<8>::new().unwrap(); // 64 bytes
     let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
-    p.output(&record(1, 24), &Writer::ANONYMOUS).unwrap(); // offsets 40..64
-    p.output(&record(2, 32), &Writer::ANONYMOUS).unwrap(); // offsets 8..40
-    p.output(&record(3, 16), &Writer::ANONYMOUS).unwrap(); // offsets 56..64 and 0..8
+    p.output(&record(1, 24), &EventIdentity::ANONYMOUS).unwrap(); // offsets 40..64
+    p.output(&record(2, 32), &EventIdentity::ANONYMOUS).unwrap(); // offsets 8..40
+    p.output(&record(3, 16), &EventIdentity::ANONYMOUS).unwrap(); // offsets 56..64 and 0..8
     let mut reader = BackwardReader::new(p.memory(), false).unwrap();
     assert_eq!(reader.prev(), 0);
     let (got, res) = read_all(&mut reader);
@@ -450,7 +450,7 @@ fn backward_read_reassembles_a_record_across_the_end_and_counts_what_it_delivere
     assert_eq!(got, [record(3, 16), record(2, 32)]);
     assert_eq!(res, Ok(crate::backward::ReadSummary { records: 2, bytes: 48, wrapped: true }));
     assert_eq!(reader.prev(), 0usize.wrapping_sub(72), "the next read starts at this head");
-    p.output(&record(4, 8), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(4, 8), &EventIdentity::ANONYMOUS).unwrap();
     let (got, res) = read_all(&mut reader);
     assert_eq!(got, [record(4, 8)]);
     assert_eq!(res, Ok(crate::backward::ReadSummary { records: 1, bytes: 8, wrapped: false }));
@@ -464,9 +464,9 @@ fn a_pause_set_through_the_shared_memory_value_drops_the_producers_records_until
     let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
     let reader = BackwardReader::new(p.memory(), false).unwrap();
     reader.memory().paused().store(true, crate::fences::LOCAL);
-    assert_eq!(p.output(&record(1, 8), &Writer::ANONYMOUS), Err(ReserveError::Paused));
+    assert_eq!(p.output(&record(1, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::Paused));
     reader.memory().paused().store(false, crate::fences::LOCAL);
-    assert_eq!(p.output(&record(2, 8), &Writer::ANONYMOUS), Ok(false));
+    assert_eq!(p.output(&record(2, 8), &EventIdentity::ANONYMOUS), Ok(false));
     assert_eq!(p.lost_pending(), 0, "the LOST record went out with it");
 }
 
@@ -475,7 +475,7 @@ fn a_writer_opening_between_two_records_of_a_read_stops_it_before_the_next_recor
     let mut ring = ModelRing::<32>::new().unwrap();
     let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
     for seq in 0..3 {
-        p.output(&record(seq, 16), &Writer::ANONYMOUS).unwrap(); // write generation 6
+        p.output(&record(seq, 16), &EventIdentity::ANONYMOUS).unwrap(); // write generation 6
     }
     let mut reader = BackwardReader::new(p.memory(), false).unwrap();
     let mut scratch = Scratch::new();
@@ -485,7 +485,7 @@ fn a_writer_opening_between_two_records_of_a_read_stops_it_before_the_next_recor
         got.push(r.bytes.to_vec());
         if open.is_none() {
             // Reserved and not yet written: invisible to the head re-read, odd generation.
-            open = Some(p.output_begin(16, &Writer::ANONYMOUS).unwrap());
+            open = Some(p.output_begin(16, &EventIdentity::ANONYMOUS).unwrap());
         }
     });
     assert_eq!(res, Err(BackwardError::WriterActive));
@@ -498,7 +498,7 @@ fn a_read_overrun_by_more_than_a_ring_of_new_data_is_an_overrun_not_a_panic() {
     let mut ring = ModelRing::<8>::new().unwrap(); // 64 bytes
     let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
     for seq in 0..4 {
-        p.output(&record(seq, 16), &Writer::ANONYMOUS).unwrap();
+        p.output(&record(seq, 16), &EventIdentity::ANONYMOUS).unwrap();
     }
     let mut reader = BackwardReader::new(p.memory(), false).unwrap();
     let mut scratch = Scratch::new();
@@ -506,7 +506,7 @@ fn a_read_overrun_by_more_than_a_ring_of_new_data_is_an_overrun_not_a_panic() {
     let res = reader.read(&mut scratch, |r| {
         got.push(r.bytes.to_vec());
         for seq in 10..15 {
-            p.output(&record(seq, 16), &Writer::ANONYMOUS).unwrap(); // 80 bytes > 64
+            p.output(&record(seq, 16), &EventIdentity::ANONYMOUS).unwrap(); // 80 bytes > 64
         }
     });
     assert_eq!(got, [record(3, 16)]);
@@ -526,7 +526,7 @@ fn a_bad_header_newest_or_further_down_is_bad_size_and_one_crossing_the_previous
     let mut ring = ModelRing::<8>::new().unwrap(); // 64 bytes
     let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
     for seq in 0..3 {
-        p.output(&record(seq, 16), &Writer::ANONYMOUS).unwrap(); // head -48
+        p.output(&record(seq, 16), &EventIdentity::ANONYMOUS).unwrap(); // head -48
     }
     let head = 0usize.wrapping_sub(48);
     for (at, size, expect) in [

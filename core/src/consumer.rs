@@ -273,7 +273,7 @@ impl<M: RingMemory> Consumer<M, Untrusted> {
     /// ```
     /// use perfring::consumer::{ReadError, Scratch};
     /// use perfring::memory::{Position, RingMemory};
-    /// use perfring::producer::{Config, Producer, Writer};
+    /// use perfring::producer::{Config, Producer, EventIdentity};
     /// use perfring::{Consumer, Mapping};
     /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
     /// # let mut buf = Buf([0; 4096 + 4096]);
@@ -282,7 +282,7 @@ impl<M: RingMemory> Consumer<M, Untrusted> {
     /// let producer = unsafe { Producer::new(&map, Config::default()) }.unwrap();
     /// let mut consumer = Consumer::untrusted(&map).unwrap();
     /// let mut scratch = Scratch::new(); // every record is copied here, then validated
-    /// producer.output(&[9, 0, 0, 0, 0, 0, 8, 0], &Writer::ANONYMOUS).unwrap();
+    /// producer.output(&[9, 0, 0, 0, 0, 0, 8, 0], &EventIdentity::ANONYMOUS).unwrap();
     /// assert_eq!(consumer.for_each(&mut scratch, |r| assert_eq!(r.header.type_, 9)), Ok(1));
     ///
     /// // A hostile peer publishes a head two ring sizes ahead: a typed error, nothing read.

@@ -70,7 +70,7 @@ pub struct Config {
 /// `PERF_RECORD_LOST` a reservation may have to prepend (the kernel uses the *current* event's
 /// id and context, not the one whose records were lost).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Writer {
+pub struct EventIdentity {
     /// `event->id` of the writing event.
     pub id: u64,
     /// `Some((sample_type, values))` when the event has `attr.sample_id_all`: the trailer's
@@ -78,9 +78,9 @@ pub struct Writer {
     pub sample_id: Option<(u64, SampleId)>,
 }
 
-impl Writer {
+impl EventIdentity {
     /// A writer with id 0 and no `sample_id` trailer.
-    pub const ANONYMOUS: Writer = Writer { id: 0, sample_id: None };
+    pub const ANONYMOUS: EventIdentity = EventIdentity { id: 0, sample_id: None };
 }
 
 /// Why `output_begin` returned no handle.
@@ -209,7 +209,7 @@ impl<M: RingMemory> Hooks<M> for NoHooks {}
 /// [`output_begin`](Producer::output_begin), fill the [`Handle`], [`end`](Handle::end) it.
 ///
 /// ```
-/// use perfring::producer::{Config, Writer};
+/// use perfring::producer::{Config, EventIdentity};
 /// use perfring::record::{types, Endian, Header};
 /// use perfring::{split, Mapping};
 ///
@@ -223,7 +223,7 @@ impl<M: RingMemory> Hooks<M> for NoHooks {}
 /// let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
 ///
 /// // A 16-byte record: header + one u64 of payload.
-/// let mut handle = producer.output_begin(16, &Writer::ANONYMOUS).unwrap();
+/// let mut handle = producer.output_begin(16, &EventIdentity::ANONYMOUS).unwrap();
 /// handle.write(&Header { type_: types::SAMPLE, misc: 0, size: 16 }.to_bytes(Endian::NATIVE)).unwrap();
 /// handle.write(&0x1234u64.to_ne_bytes()).unwrap();
 /// assert_eq!(handle.remaining(), 0);
@@ -332,7 +332,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// reservation. Fill the handle with exactly `size` bytes, then drop it or call
     /// [`Handle::end`] to publish.
     #[inline]
-    pub fn output_begin(&self, size: usize, writer: &Writer) -> Result<Handle<'_, M, H>, ReserveError> {
+    pub fn output_begin(&self, size: usize, writer: &EventIdentity) -> Result<Handle<'_, M, H>, ReserveError> {
         if size % 8 != 0 || !(8..=MAX_RECORD_SIZE).contains(&size) {
             return Err(size_error(size));
         }
@@ -354,7 +354,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// `PERF_RECORD_LOST` to write first. Returns the data offset where the caller's `size`
     /// bytes go and the opening wakeup stamp.
     #[inline(never)]
-    fn output_begin_general(&self, size: usize, writer: &Writer) -> Result<(usize, usize), ReserveError> {
+    fn output_begin_general(&self, size: usize, writer: &EventIdentity) -> Result<(usize, usize), ReserveError> {
         if self.mem.paused().load(LOCAL) {
             self.count_lost();
             return Err(ReserveError::Paused);
@@ -461,7 +461,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// Reserve, copy `record` (header included) and publish, in one call. Returns whether this
     /// write signalled a wakeup.
     #[inline]
-    pub fn output(&self, record: &[u8], writer: &Writer) -> Result<bool, ReserveError> {
+    pub fn output(&self, record: &[u8], writer: &EventIdentity) -> Result<bool, ReserveError> {
         let mut handle = self.output_begin(record.len(), writer)?;
         handle.copy_in(record);
         Ok(handle.end())
@@ -477,7 +477,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// [`ReserveError::NoSpace`] instead of retrying inside it. A panic in `f` still publishes.
     ///
     /// ```
-    /// use perfring::producer::{Config, Writer};
+    /// use perfring::producer::{Config, EventIdentity};
     /// use perfring::{split, Mapping};
     /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
     /// # let mut buf = Buf([0; 4096 + 4096]);
@@ -486,7 +486,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// let record = [9, 0, 0, 0, 0, 0, 8, 0]; // an empty SAMPLE
     /// let (written, _wakeup) = producer.batch(|p| {
     ///     for _ in 0..3 {
-    ///         p.output(&record, &Writer::ANONYMOUS).unwrap();
+    ///         p.output(&record, &EventIdentity::ANONYMOUS).unwrap();
     ///         assert_eq!(consumer.available(), Ok(0), "nothing is published inside the batch");
     ///     }
     ///     3
@@ -869,7 +869,7 @@ impl<'p, M: RingMemory, H: Hooks<M>> Handle<'p, M, H> {
     /// untrusted consumer must not leak old records.
     ///
     /// ```
-    /// use perfring::producer::{Config, Writer};
+    /// use perfring::producer::{Config, EventIdentity};
     /// use perfring::{split, Mapping};
     /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
     /// # let mut buf = Buf([0; 4096 + 4096]);
@@ -879,10 +879,10 @@ impl<'p, M: RingMemory, H: Hooks<M>> Handle<'p, M, H> {
     /// let mut old = [0xAAu8; 64];
     /// old[..8].copy_from_slice(&[9, 0, 0, 0, 0, 0, 64, 0]);
     /// for _ in 0..63 {
-    ///     producer.output(&old, &Writer::ANONYMOUS).unwrap();
+    ///     producer.output(&old, &EventIdentity::ANONYMOUS).unwrap();
     ///     consumer.for_each(&mut [0u8; 64], |_| {}).unwrap();
     /// }
-    /// let mut h = producer.output_begin(64, &Writer::ANONYMOUS).unwrap();
+    /// let mut h = producer.output_begin(64, &EventIdentity::ANONYMOUS).unwrap();
     /// h.write(&[9, 0, 0, 0, 0, 0, 64, 0]).unwrap();
     /// h.skip(40).unwrap(); // skipped: zeroed, not the old 0xAA bytes
     /// h.end(); // the last 16 bytes were never written: zeroed too

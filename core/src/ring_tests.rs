@@ -8,7 +8,7 @@ use std::vec::Vec;
 
 use crate::consumer::{ReadError, Scratch};
 use crate::memory::{Area, LayoutError, Mapping, ModelRing, Position, RingMemory};
-use crate::producer::{Config, Hooks, PreemptPoint, Producer, ReserveError, Writer};
+use crate::producer::{Config, EventIdentity, Hooks, PreemptPoint, Producer, ReserveError};
 use crate::record::{sample_type, types, Endian, Header, LostRecord, SampleId};
 use crate::{split, split_with_hooks};
 
@@ -34,10 +34,10 @@ fn fullest_state_is_data_size_minus_8_and_one_more_record_is_lost() {
     let mut ring = ModelRing::<16>::new().unwrap(); // 128 bytes
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
     for i in 0..15 {
-        p.output(&record(i, 8), &Writer::ANONYMOUS).unwrap();
+        p.output(&record(i, 8), &EventIdentity::ANONYMOUS).unwrap();
     }
     assert_eq!(c.available().unwrap(), 120);
-    assert_eq!(p.output(&record(99, 8), &Writer::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(99, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
     assert_eq!(p.lost_pending(), 1);
     let got = drain(&mut c);
     assert_eq!(got.len(), 15);
@@ -51,9 +51,9 @@ fn record_ending_exactly_at_the_ring_end_is_zero_copy() {
     let mut buf = Aligned([0u8; 4096 + 64]);
     let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
     let (p, mut c) = split(&mut map, Config::default()).unwrap();
-    p.output(&record(1, 32), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(1, 32), &EventIdentity::ANONYMOUS).unwrap();
     assert_eq!(drain(&mut c).len(), 1);
-    p.output(&record(2, 32), &Writer::ANONYMOUS).unwrap(); // occupies [32, 64)
+    p.output(&record(2, 32), &EventIdentity::ANONYMOUS).unwrap(); // occupies [32, 64)
     let mut scratch = [0xAAu8; 64];
     // SAFETY: a 1-byte view at offset 0 of the data area, only used for its address.
     let ring_ptr = unsafe { c.memory().view(Area::Data, 0, 1).unwrap().as_ptr() };
@@ -71,9 +71,9 @@ fn record_ending_exactly_at_the_ring_end_is_zero_copy() {
 fn record_wrapping_the_end_is_reassembled_in_scratch() {
     let mut ring = ModelRing::<8>::new().unwrap();
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
-    p.output(&record(1, 40), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(1, 40), &EventIdentity::ANONYMOUS).unwrap();
     drain(&mut c);
-    p.output(&record(7, 48), &Writer::ANONYMOUS).unwrap(); // [40, 88): wraps at 64
+    p.output(&record(7, 48), &EventIdentity::ANONYMOUS).unwrap(); // [40, 88): wraps at 64
     let got = drain(&mut c);
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].1, record(7, 48));
@@ -84,9 +84,9 @@ fn record_wrapping_the_end_is_reassembled_in_scratch() {
 fn scratch_too_small_for_a_wrapping_record_is_an_error_not_a_panic() {
     let mut ring = ModelRing::<8>::new().unwrap();
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
-    p.output(&record(1, 40), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(1, 40), &EventIdentity::ANONYMOUS).unwrap();
     drain(&mut c);
-    p.output(&record(7, 48), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(7, 48), &EventIdentity::ANONYMOUS).unwrap();
     let mut small = [0u8; 16];
     let mut batch = c.batch().unwrap();
     assert_eq!(batch.next(&mut small).unwrap().unwrap_err(), ReadError::ScratchTooSmall { size: 48, scratch: 16 });
@@ -96,7 +96,7 @@ fn scratch_too_small_for_a_wrapping_record_is_an_error_not_a_panic() {
 fn lost_is_counted_then_emitted_once_and_reset() {
     let mut ring = ModelRing::<16>::new().unwrap(); // 128
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
-    let w = Writer { id: 77, sample_id: None };
+    let w = EventIdentity { id: 77, sample_id: None };
     p.output(&record(0, 64), &w).unwrap();
     p.output(&record(1, 56), &w).unwrap(); // 120 used
     for _ in 0..5 {
@@ -124,7 +124,7 @@ fn lost_record_carries_the_current_writers_sample_id_trailer() {
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
     let st = sample_type::TID | sample_type::TIME | sample_type::CPU | sample_type::IDENTIFIER;
     let sid = SampleId { pid: 10, tid: 11, time: 12345, cpu: 3, identifier: 42, ..SampleId::default() };
-    let w = Writer { id: 42, sample_id: Some((st, sid)) };
+    let w = EventIdentity { id: 42, sample_id: Some((st, sid)) };
     p.output(&record(0, 248), &w).unwrap();
     assert_eq!(p.output(&record(1, 8), &w), Err(ReserveError::NoSpace));
     drain(&mut c);
@@ -148,13 +148,13 @@ fn lost_record_carries_the_current_writers_sample_id_trailer() {
 fn lost_and_record_must_fit_together_or_both_are_dropped() {
     let mut ring = ModelRing::<8>::new().unwrap(); // 64: max 56 unread
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
-    p.output(&record(0, 56), &Writer::ANONYMOUS).unwrap();
-    assert!(p.output(&record(1, 8), &Writer::ANONYMOUS).is_err());
+    p.output(&record(0, 56), &EventIdentity::ANONYMOUS).unwrap();
+    assert!(p.output(&record(1, 8), &EventIdentity::ANONYMOUS).is_err());
     drain(&mut c);
     // LOST (24) + 40 = 64 > 56: dropped too, counter grows.
-    assert_eq!(p.output(&record(2, 40), &Writer::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(2, 40), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
     assert_eq!(p.lost_pending(), 2);
-    p.output(&record(3, 32), &Writer::ANONYMOUS).unwrap(); // 24 + 32 = 56 fits
+    p.output(&record(3, 32), &EventIdentity::ANONYMOUS).unwrap(); // 24 + 32 = 56 fits
     let got = drain(&mut c);
     assert_eq!(u64::from_ne_bytes(got[0].1[16..24].try_into().unwrap()), 2);
 }
@@ -163,12 +163,12 @@ fn lost_and_record_must_fit_together_or_both_are_dropped() {
 fn bad_sizes_are_typed_errors_and_not_counted_as_lost() {
     let mut ring = ModelRing::<8>::new().unwrap();
     let (p, _c) = split(&mut ring, Config::default()).unwrap();
-    assert_eq!(p.output_begin(0, &Writer::ANONYMOUS).err(), Some(ReserveError::BadSize { size: 0 }));
-    assert_eq!(p.output_begin(12, &Writer::ANONYMOUS).err(), Some(ReserveError::BadSize { size: 12 }));
-    assert_eq!(p.output_begin(65536, &Writer::ANONYMOUS).err(), Some(ReserveError::TooLarge { size: 65536 }));
+    assert_eq!(p.output_begin(0, &EventIdentity::ANONYMOUS).err(), Some(ReserveError::BadSize { size: 0 }));
+    assert_eq!(p.output_begin(12, &EventIdentity::ANONYMOUS).err(), Some(ReserveError::BadSize { size: 12 }));
+    assert_eq!(p.output_begin(65536, &EventIdentity::ANONYMOUS).err(), Some(ReserveError::TooLarge { size: 65536 }));
     assert_eq!(p.lost_pending(), 0);
     // A valid size that can never fit this ring is a drop, counted like a full ring.
-    assert_eq!(p.output_begin(64, &Writer::ANONYMOUS).err(), Some(ReserveError::NoSpace));
+    assert_eq!(p.output_begin(64, &EventIdentity::ANONYMOUS).err(), Some(ReserveError::NoSpace));
     assert_eq!(p.lost_pending(), 1);
     assert_eq!(p.nest(), 0);
 }
@@ -177,7 +177,7 @@ fn bad_sizes_are_typed_errors_and_not_counted_as_lost() {
 fn a_handle_dropped_early_publishes_zero_filled_bytes_and_leaves_nest_at_zero() {
     let mut ring = ModelRing::<8>::new().unwrap();
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
-    let mut h = p.output_begin(24, &Writer::ANONYMOUS).unwrap();
+    let mut h = p.output_begin(24, &EventIdentity::ANONYMOUS).unwrap();
     h.write(&record(5, 24)[..12]).unwrap();
     assert_eq!(h.write(&[0; 13]).unwrap_err().remaining, 12);
     drop(h);
@@ -210,7 +210,7 @@ impl Inject {
             self.fired.set(level);
             // Nested writer `level`: tag 100 + level.
             let rec = record(100 + level as u8, 16);
-            let mut h = p.output_begin(16, &Writer::ANONYMOUS).unwrap();
+            let mut h = p.output_begin(16, &EventIdentity::ANONYMOUS).unwrap();
             h.write(&rec[..8]).unwrap();
             h.write(&rec[8..]).unwrap();
             h.end();
@@ -240,7 +240,7 @@ fn nested_writer_at_every_preemption_point_keeps_order_and_data_head_monotonic()
             let inject = Inject::new(at, depth);
             let (p, mut c) = split_with_hooks(&mut ring, Config::default(), &inject).unwrap();
             let outer = record(1, 32);
-            let mut h = p.output_begin(32, &Writer::ANONYMOUS).unwrap();
+            let mut h = p.output_begin(32, &EventIdentity::ANONYMOUS).unwrap();
             h.write(&outer[..8]).unwrap();
             h.write(&outer[8..]).unwrap();
             h.end();
@@ -277,7 +277,7 @@ fn legacy_put_handle_exposes_a_decreasing_data_head() {
     let mut ring = ModelRing::<64>::new().unwrap();
     let inject = LegacyInject(Inject::new(PreemptPoint::AfterNestDecrement, 1));
     let (p, _c) = split_with_hooks(&mut ring, Config::default(), &inject).unwrap();
-    p.output(&record(1, 32), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(1, 32), &EventIdentity::ANONYMOUS).unwrap();
     let heads = inject.0.heads.borrow();
     assert!(heads.windows(2).any(|w| w[0] > w[1]), "legacy ordering must show a decrease: {heads:?}");
     // ... and the re-check repairs it.
@@ -288,7 +288,7 @@ fn legacy_put_handle_exposes_a_decreasing_data_head() {
 fn consumer_errors_head_behind_and_too_far_ahead() {
     let mut ring = ModelRing::<8>::new().unwrap();
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
-    p.output(&record(1, 16), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(1, 16), &EventIdentity::ANONYMOUS).unwrap();
     drain(&mut c);
     let head = p.memory().position(Position::DataHead);
     head.store(8, crate::fences::LOCAL);
@@ -341,7 +341,7 @@ fn untrusted_consumer_copies_every_record_and_agrees_with_trusted() {
     for round in 0..40u8 {
         let len = 8 + 8 * usize::from(round % 7);
         let r = record(round, len);
-        if p.output(&r, &Writer::ANONYMOUS).is_ok() {
+        if p.output(&r, &EventIdentity::ANONYMOUS).is_ok() {
             sent.push(r);
         }
         if round % 3 == 0 {
@@ -408,11 +408,11 @@ fn paused_ring_drops_and_counts_then_reports_lost_after_resume() {
     let mut ring = ModelRing::<16>::new().unwrap();
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
     p.pause_output(true);
-    assert_eq!(p.output(&record(1, 8), &Writer::ANONYMOUS), Err(ReserveError::Paused));
-    assert_eq!(p.output(&record(1, 8), &Writer::ANONYMOUS), Err(ReserveError::Paused));
+    assert_eq!(p.output(&record(1, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::Paused));
+    assert_eq!(p.output(&record(1, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::Paused));
     assert_eq!(p.nest(), 0);
     p.pause_output(false);
-    p.output(&record(2, 8), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(2, 8), &EventIdentity::ANONYMOUS).unwrap();
     let got = drain(&mut c);
     assert_eq!(got[0].0.type_, types::LOST);
     assert_eq!(u64::from_ne_bytes(got[0].1[16..24].try_into().unwrap()), 2);
@@ -423,13 +423,13 @@ fn paused_ring_drops_and_counts_then_reports_lost_after_resume() {
 fn hostile_tail_never_lets_the_producer_overwrite_unread_data() {
     let mut ring = ModelRing::<16>::new().unwrap();
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
-    p.output(&record(1, 64), &Writer::ANONYMOUS).unwrap();
-    p.output(&record(3, 56), &Writer::ANONYMOUS).unwrap(); // 120 of 128: the cached tail says full
+    p.output(&record(1, 64), &EventIdentity::ANONYMOUS).unwrap();
+    p.output(&record(3, 56), &EventIdentity::ANONYMOUS).unwrap(); // 120 of 128: the cached tail says full
     let tail = p.memory().position(Position::DataTail);
     // Tail beyond head, tail far behind, tail wrapped: every one is "no space".
     for bad in [200usize, 120 + 8, usize::MAX / 2, 120usize.wrapping_sub(1000)] {
         tail.store(bad, crate::fences::LOCAL);
-        assert_eq!(p.output(&record(2, 8), &Writer::ANONYMOUS), Err(ReserveError::NoSpace), "tail {bad}");
+        assert_eq!(p.output(&record(2, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace), "tail {bad}");
     }
     tail.store(0, crate::fences::LOCAL);
     let got = drain(&mut c);
@@ -444,7 +444,7 @@ fn a_batch_publishes_data_head_once_for_all_its_records() {
     let (p, mut c) = split_with_hooks(&mut ring, Config::default(), &inject).unwrap();
     let ((), _) = p.batch(|p| {
         for i in 0..5 {
-            p.output(&record(i, 16), &Writer::ANONYMOUS).unwrap();
+            p.output(&record(i, 16), &EventIdentity::ANONYMOUS).unwrap();
         }
         assert_eq!(p.memory().position(Position::DataHead).load(crate::fences::LOCAL), 0, "nothing published yet");
     });
@@ -464,7 +464,7 @@ fn a_panic_inside_a_batch_still_publishes_its_records_and_leaves_nest_at_zero() 
     let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         p.batch(|p| {
             for i in 0..3 {
-                p.output(&record(i, 16), &Writer::ANONYMOUS).unwrap();
+                p.output(&record(i, 16), &EventIdentity::ANONYMOUS).unwrap();
             }
             nest_inside.set(p.nest());
             panic!("the batch's writer bails out (expected by this test)");
@@ -477,7 +477,7 @@ fn a_panic_inside_a_batch_still_publishes_its_records_and_leaves_nest_at_zero() 
     let got: Vec<Vec<u8>> = drain(&mut c).into_iter().map(|(_, b)| b).collect();
     assert_eq!(got, (0..3).map(|i| record(i, 16)).collect::<Vec<_>>());
     // The producer still publishes afterwards.
-    p.output(&record(9, 8), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(9, 8), &EventIdentity::ANONYMOUS).unwrap();
     assert_eq!(drain(&mut c), [(got_header(8), record(9, 8))]);
 }
 
@@ -491,7 +491,7 @@ fn got_header(len: usize) -> Header {
 fn ring_full_of_stale_bytes(ring: &mut ModelRing<64>) -> crate::split::Ends<'_, ModelRing<64>> {
     let (p, mut c) = split(ring, Config::default()).unwrap();
     for i in 0..10 {
-        p.output(&record(i, 80), &Writer::ANONYMOUS).unwrap();
+        p.output(&record(i, 80), &EventIdentity::ANONYMOUS).unwrap();
         drain(&mut c);
     }
     assert_eq!((p.head(), p.data_size()), (800, 512));
@@ -507,7 +507,7 @@ fn bytes_a_writer_leaves_unwritten_read_as_zero_not_as_the_old_records_under_the
     // unwritten: several 64-byte zero chunks, across the end of the ring (offset 288 + 256).
     let mut ring = ModelRing::<64>::new().unwrap();
     let (p, mut c) = ring_full_of_stale_bytes(&mut ring);
-    let mut h = p.output_begin(256, &Writer::ANONYMOUS).unwrap();
+    let mut h = p.output_begin(256, &EventIdentity::ANONYMOUS).unwrap();
     h.write(&got_header(256).to_bytes(Endian::NATIVE)).unwrap();
     assert_eq!(h.remaining(), 248);
     drop(h);
@@ -517,7 +517,7 @@ fn bytes_a_writer_leaves_unwritten_read_as_zero_not_as_the_old_records_under_the
     assert_eq!(got[0].0, got_header(256));
     assert_eq!(&got[0].1[8..], &[0u8; 248][..]);
     // `end` zero-fills as drop does; the next record lands right after the first.
-    let mut h = p.output_begin(24, &Writer::ANONYMOUS).unwrap();
+    let mut h = p.output_begin(24, &EventIdentity::ANONYMOUS).unwrap();
     h.write(&record(3, 24)[..16]).unwrap();
     h.end();
     let got = drain(&mut c);
@@ -530,7 +530,7 @@ fn bytes_a_writer_leaves_unwritten_read_as_zero_not_as_the_old_records_under_the
 fn skipped_bytes_read_as_zero_and_the_write_after_a_skip_lands_after_them() {
     let mut ring = ModelRing::<64>::new().unwrap();
     let (p, mut c) = ring_full_of_stale_bytes(&mut ring);
-    let mut h = p.output_begin(256, &Writer::ANONYMOUS).unwrap();
+    let mut h = p.output_begin(256, &EventIdentity::ANONYMOUS).unwrap();
     h.write(&got_header(256).to_bytes(Endian::NATIVE)).unwrap();
     assert_eq!(h.skip(249).unwrap_err(), crate::producer::WriteError { requested: 249, remaining: 248 });
     h.skip(232).unwrap(); // offsets 296..528: across the end of the ring
@@ -604,7 +604,7 @@ fn for_each_returns_the_number_of_records_it_read() {
     let mut ring = ModelRing::<16>::new().unwrap();
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
     for i in 0..3 {
-        p.output(&record(i, 16), &Writer::ANONYMOUS).unwrap();
+        p.output(&record(i, 16), &EventIdentity::ANONYMOUS).unwrap();
     }
     let mut scratch = Scratch::new();
     let mut bodies = Vec::new();
@@ -657,10 +657,10 @@ fn a_producer_resumed_over_a_full_ring_drops_rather_than_overwrite_unread_record
     ring.position(Position::DataTail).store(1000, crate::fences::LOCAL);
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
     assert_eq!(p.head(), 1120);
-    assert_eq!(p.output(&record(1, 8), &Writer::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(1, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
     assert_eq!((p.head(), p.lost_pending()), (1120, 1));
     assert_eq!(c.skip_to_head(), 120);
-    p.output(&record(2, 8), &Writer::ANONYMOUS).unwrap();
+    p.output(&record(2, 8), &EventIdentity::ANONYMOUS).unwrap();
     let got = drain(&mut c);
     assert_eq!(got[0].0.type_, types::LOST);
     assert_eq!(got[1].1, record(2, 8));
@@ -683,28 +683,28 @@ fn the_tail_is_released_by_policy_when_caught_up_and_on_drop() {
         let stored =
             |c: &crate::Consumer<&Mapping<'_>>| c.memory().position(Position::DataTail).load(crate::fences::LOCAL);
         for i in 0..10 {
-            p.output(&record(i, 64), &Writer::ANONYMOUS).unwrap();
+            p.output(&record(i, 64), &EventIdentity::ANONYMOUS).unwrap();
         }
         assert_eq!(drain(&mut c).len(), 10);
         assert_eq!((c.tail(), stored(&c)), (640, 0), "640 bytes read, under the deferral: not released");
         assert_eq!(drain(&mut c).len(), 0, "caught up");
         assert_eq!(stored(&c), 640, "an empty batch releases before the consumer waits");
         for i in 0..20 {
-            p.output(&record(i, 64), &Writer::ANONYMOUS).unwrap();
+            p.output(&record(i, 64), &EventIdentity::ANONYMOUS).unwrap();
         }
         assert_eq!(drain(&mut c).len(), 20);
         assert_eq!(stored(&c), 640 + 1280, "1280 bytes read: a quarter passed, released");
-        p.output(&record(1, 64), &Writer::ANONYMOUS).unwrap();
+        p.output(&record(1, 64), &EventIdentity::ANONYMOUS).unwrap();
         assert_eq!(drain(&mut c).len(), 1);
         assert_eq!(stored(&c), 1920);
         assert!(c.release() && !c.release(), "an explicit release stores once");
         assert_eq!(stored(&c), 1984);
         c.configure(ConsumerConfig::EVERY_BATCH);
-        p.output(&record(2, 64), &Writer::ANONYMOUS).unwrap();
+        p.output(&record(2, 64), &EventIdentity::ANONYMOUS).unwrap();
         assert_eq!(drain(&mut c).len(), 1);
         assert_eq!(stored(&c), 2048, "every batch");
         c.configure(ConsumerConfig::default());
-        p.output(&record(3, 64), &Writer::ANONYMOUS).unwrap();
+        p.output(&record(3, 64), &EventIdentity::ANONYMOUS).unwrap();
         assert_eq!(drain(&mut c).len(), 1);
         assert_eq!(stored(&c), 2048);
     }

@@ -13,14 +13,14 @@ pub type Ends<'a, M, H = NoHooks> = (Producer<&'a M, H>, Consumer<&'a M, Trusted
 /// makes the zero-copy [`Trusted`] consumer and the producer safe to hand out.
 ///
 /// ```
-/// use perfring::{split, Mapping, producer::{Config, Writer}};
+/// use perfring::{split, Mapping, producer::{Config, EventIdentity}};
 /// # #[repr(align(8))] struct Buf([u8; 4096 + 1024]);
 /// let mut buf = Buf([0; 4096 + 1024]);
 /// let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
 /// let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
 /// // PERF_RECORD_SAMPLE (type 9) with an empty body: 8 bytes.
 /// let header = [9, 0, 0, 0, 0, 0, 8, 0];
-/// producer.output(&header, &Writer::ANONYMOUS).unwrap();
+/// producer.output(&header, &EventIdentity::ANONYMOUS).unwrap();
 /// let mut scratch = [0u8; 64];
 /// let n = consumer.for_each(&mut scratch, |r| assert_eq!(r.header.type_, 9)).unwrap();
 /// assert_eq!(n, 1);

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use perfring::backward::{BackwardError, BackwardReader};
 use perfring::consumer::{Consumer, Trusted};
 use perfring::memory::{Position, RingMemory};
-use perfring::producer::{Config, Hooks, PreemptPoint, Producer, ReserveError, Writer};
+use perfring::producer::{Config, EventIdentity, Hooks, PreemptPoint, Producer, ReserveError};
 use perfring::record::{types, Endian, Header};
 
 use perfring::aux::{AuxConsumer, AuxHandle, AuxProducer, AuxRecord, AuxtraceRecord};
@@ -295,7 +295,7 @@ fn write<M: RingMemory, const L: bool>(
         st.stats[buffer].attempted += 1;
     }
     producer.hooks().cpu.set(cpu);
-    let writer = Writer { id: event.id(), sample_id: Some(trailer(event, pid, tid, time, cpu)) };
+    let writer = EventIdentity { id: event.id(), sample_id: Some(trailer(event, pid, tid, time, cpu)) };
     let result = producer.output_begin(bytes.len(), &writer);
     let written = match result {
         Ok(mut handle) => {
@@ -779,8 +779,10 @@ fn end_stretch<M: RingMemory, const L: bool>(
         let pid = st.threads.iter().find(|t| t.tid == tid).map_or(tid, |t| t.pid);
         (pid, st.time)
     };
-    let writer =
-        Writer { id: EventKind::CpuClock.id(), sample_id: Some(trailer(EventKind::CpuClock, pid, tid, time, cpu)) };
+    let writer = EventIdentity {
+        id: EventKind::CpuClock.id(),
+        sample_id: Some(trailer(EventKind::CpuClock, pid, tid, time, cpu)),
+    };
     data.hooks().cpu.set(cpu);
     state.borrow_mut().stats[b].attempted += 1;
     match tracer.producer.output_end(h, written, data, &writer) {

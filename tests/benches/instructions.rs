@@ -25,7 +25,7 @@
 use std::hint::black_box;
 
 use perfring::consumer::Scratch;
-use perfring::producer::{Config, Writer};
+use perfring::producer::{Config, EventIdentity};
 use perfring::record::{sample_type as st, types, Attr, Endian, EventLayout, EventSet, Header, IdEntry, Walker};
 use perfring::{split, Mapping};
 
@@ -65,7 +65,7 @@ fn run<const SIZE: usize>(n: usize, consume: bool) {
     for _ in 0..n {
         // No unwrap: an unwinding panic would make the handle's drop glue keep it in memory,
         // which a `panic = "abort"` kernel or firmware build never pays.
-        let Ok(mut h) = producer.output_begin(SIZE, &Writer::ANONYMOUS) else { std::process::abort() };
+        let Ok(mut h) = producer.output_begin(SIZE, &EventIdentity::ANONYMOUS) else { std::process::abort() };
         if h.write(record).is_err() {
             std::process::abort();
         }

@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use perfring::consumer::Scratch;
-use perfring::producer::{Config, Writer};
+use perfring::producer::{Config, EventIdentity};
 use perfring::record::{types, Endian, Header};
 use perfring::{split, ConsumerConfig, Mapping, Pace};
 
@@ -118,7 +118,7 @@ fn perfring_run(payload: usize, n: usize, consumer_batch: bool, publish: Publish
             while sent < n {
                 match publish {
                     Publish::PerRecord => {
-                        if producer.output(&record, &Writer::ANONYMOUS).is_ok() {
+                        if producer.output(&record, &EventIdentity::ANONYMOUS).is_ok() {
                             sent += 1;
                         } else {
                             std::hint::spin_loop();
@@ -128,7 +128,7 @@ fn perfring_run(payload: usize, n: usize, consumer_batch: bool, publish: Publish
                         // Adaptive: the batch ends at the first full-ring refusal.
                         let (wrote, _) = producer.batch(|p| {
                             let mut wrote = 0;
-                            while wrote < k.min(n - sent) && p.output(&record, &Writer::ANONYMOUS).is_ok() {
+                            while wrote < k.min(n - sent) && p.output(&record, &EventIdentity::ANONYMOUS).is_ok() {
                                 wrote += 1;
                             }
                             wrote

@@ -255,7 +255,7 @@ pub struct ProducerCase {
 /// the reservation, a reservation overwriting data an honest consumer had not consumed, or a
 /// nest count left raised.
 pub fn run_producer(case: &ProducerCase) {
-    use perfring::producer::{Config, Producer, Writer};
+    use perfring::producer::{Config, EventIdentity, Producer};
     let size = 1usize << case.size_log.clamp(6, 12);
     let config = Config { backward: case.mode & 1 != 0, overwrite: case.mode & 2 != 0, ..Config::default() };
     let ring = HostileRing::new(size, &[], 0, 0, Vec::new());
@@ -268,7 +268,7 @@ pub fn run_producer(case: &ProducerCase) {
         let head_before = producer.head();
         ring.writes.borrow_mut().clear();
         let len = 8 * usize::from(units.max(1));
-        let result = producer.output(&vec![0xA5; len], &Writer::ANONYMOUS);
+        let result = producer.output(&vec![0xA5; len], &EventIdentity::ANONYMOUS);
         let head_after = producer.head();
         assert_eq!(producer.nest(), 0);
         let after = ring.snapshot();

@@ -6,7 +6,7 @@
 #![cfg(not(loom))]
 
 use perfring::aux::{flags, AuxConsumer, AuxProducer, AuxRecord};
-use perfring::producer::{Config, Writer};
+use perfring::producer::{Config, EventIdentity};
 use perfring::record::types;
 use perfring::{split, Mapping};
 use proptest::prelude::*;
@@ -65,7 +65,7 @@ proptest! {
                     aux.write(&mut h, &bytes).unwrap();
                     let start = written.len();
                     written.extend_from_slice(&bytes);
-                    let (rec, _) = aux.output_end(h, n, &data, &Writer::ANONYMOUS).unwrap();
+                    let (rec, _) = aux.output_end(h, n, &data, &EventIdentity::ANONYMOUS).unwrap();
                     let expect = if overwrite {
                         (n != 0).then_some(AuxRecord { aux_offset: (start + n) as u64, aux_size: n as u64, flags: flags::OVERWRITE })
                     } else {

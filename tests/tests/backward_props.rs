@@ -4,7 +4,7 @@
 #![cfg(not(loom))]
 
 use perfring::backward::BackwardReader;
-use perfring::producer::{Config, Writer};
+use perfring::producer::{Config, EventIdentity};
 use perfring::{split, Mapping};
 use perfring_tests::{check_record, record, Seen};
 use proptest::prelude::*;
@@ -43,7 +43,7 @@ proptest! {
                 Op::Write(n) => {
                     let len = 8 * (2 + n);
                     if len < data_size {
-                        producer.output(&record(seq, len), &Writer::ANONYMOUS).unwrap();
+                        producer.output(&record(seq, len), &EventIdentity::ANONYMOUS).unwrap();
                         since_read.push(seq);
                         lens.insert(seq, len);
                     }

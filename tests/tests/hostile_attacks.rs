@@ -5,7 +5,7 @@
 
 use perfring::consumer::ReadError;
 use perfring::memory::Position;
-use perfring::producer::{Config, Producer, ReserveError, Writer};
+use perfring::producer::{Config, EventIdentity, Producer, ReserveError};
 use perfring::record::{Endian, Header};
 use perfring::Consumer;
 use perfring_tests::hostile::{HostileRing, PeerWrite};
@@ -111,7 +111,7 @@ fn attack_head_moved_during_a_batch_is_ignored_until_the_next_batch() {
 fn producer_after_one_record(ring: &HostileRing) -> Producer<&HostileRing> {
     // SAFETY: the only producer of this ring.
     let p = unsafe { Producer::new(ring, Config::default()) }.unwrap();
-    p.output(&[0xAB; 56], &Writer::ANONYMOUS).unwrap();
+    p.output(&[0xAB; 56], &EventIdentity::ANONYMOUS).unwrap();
     p
 }
 
@@ -121,7 +121,7 @@ fn attack_tail_moved_backwards_makes_the_producer_drop_not_overwrite() {
     let p = producer_after_one_record(&ring);
     let before = ring.snapshot();
     ring.set(Position::DataTail, 0usize.wrapping_sub(64)); // claims 120 unread bytes
-    assert_eq!(p.output(&[0xCD; 8], &Writer::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&[0xCD; 8], &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
     assert_eq!(ring.snapshot(), before, "nothing written");
     assert_eq!(p.lost_pending(), 1, "the drop is counted");
 }
@@ -132,7 +132,7 @@ fn attack_tail_beyond_head_makes_the_producer_drop_not_overwrite() {
     let p = producer_after_one_record(&ring);
     let before = ring.snapshot();
     ring.set(Position::DataTail, 64); // beyond head (56)
-    assert_eq!(p.output(&[0xCD; 8], &Writer::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&[0xCD; 8], &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
     assert_eq!(ring.snapshot(), before);
     assert_eq!(p.nest(), 0);
 }

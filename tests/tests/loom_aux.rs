@@ -9,7 +9,7 @@
 
 use loom::thread;
 use perfring::aux::{AuxConsumer, AuxError, AuxProducer};
-use perfring::producer::{Config, Writer};
+use perfring::producer::{Config, EventIdentity};
 use perfring::{split, ModelRing};
 
 fn stretch(n: u8) -> [u8; 24] {
@@ -30,12 +30,12 @@ fn aux_head_tail_protocol_delivers_every_byte_intact() {
                 match aux.output_begin() {
                     Ok(mut h) if h.available() >= 24 => {
                         aux.write(&mut h, &stretch(n)).unwrap();
-                        aux.output_end(h, 24, &data, &Writer::ANONYMOUS).unwrap();
+                        aux.output_end(h, 24, &data, &EventIdentity::ANONYMOUS).unwrap();
                         sent.push(n);
                     }
                     Ok(h) => {
                         // Not enough room: end the stretch empty (the hardware wrote nothing).
-                        aux.output_end(h, 0, &data, &Writer::ANONYMOUS).unwrap();
+                        aux.output_end(h, 0, &data, &EventIdentity::ANONYMOUS).unwrap();
                     }
                     Err(AuxError::NoSpace) => {}
                     Err(e) => panic!("a protocol-following ring reported corruption: {e}"),

@@ -10,7 +10,7 @@
 use loom::thread;
 use perfring::backward::{BackwardError, BackwardReader};
 use perfring::memory::RingMemory;
-use perfring::producer::{Config, Writer};
+use perfring::producer::{Config, EventIdentity};
 use perfring::{split, ModelRing};
 use perfring_tests::{check_record, record, Seen};
 
@@ -25,7 +25,7 @@ fn backward_pause_read_resume_never_returns_a_torn_record() {
         let writer = thread::spawn(move || {
             let mut dropped = 0u64;
             for seq in 0..3 {
-                if producer.output(&record(seq, 24), &Writer::ANONYMOUS).is_err() {
+                if producer.output(&record(seq, 24), &EventIdentity::ANONYMOUS).is_err() {
                     dropped += 1;
                 }
             }

@@ -18,7 +18,7 @@
 
 use loom::thread;
 use perfring::consumer::Trusted;
-use perfring::producer::{Config, Producer, Writer};
+use perfring::producer::{Config, EventIdentity, Producer};
 use perfring::record::{types, Endian, Header};
 use perfring::{split, Consumer, ModelRing};
 
@@ -35,7 +35,7 @@ impl Telemetry<'_> {
         let mut rec = [0u8; 16];
         rec[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: 16 }.to_bytes(Endian::NATIVE));
         rec[8..].copy_from_slice(&value.to_ne_bytes());
-        self.producer.output(&rec, &Writer::ANONYMOUS).is_ok()
+        self.producer.output(&rec, &EventIdentity::ANONYMOUS).is_ok()
     }
 }
 

@@ -7,7 +7,7 @@
 #![cfg(loom)]
 
 use loom::thread;
-use perfring::producer::{Config, Writer};
+use perfring::producer::{Config, EventIdentity};
 use perfring::{split, ModelRing};
 use perfring_tests::{check_record, drain_batch, record, Seen};
 
@@ -27,7 +27,7 @@ fn forward_model(n: u64) {
         let writer = thread::spawn(move || {
             let mut written = 0u64;
             for seq in 0..n {
-                if producer.output(&record(seq, 24), &Writer::ANONYMOUS).is_ok() {
+                if producer.output(&record(seq, 24), &EventIdentity::ANONYMOUS).is_ok() {
                     written += 1;
                 }
             }
@@ -46,7 +46,7 @@ fn forward_model(n: u64) {
         assert_eq!(seen.seqs.len() as u64, written, "everything written was consumed");
         assert!(seen.seqs.windows(2).all(|w| w[0] < w[1]), "ring order is write order: {:?}", seen.seqs);
         if pending > 0 {
-            producer.output(&record(99, 16), &Writer::ANONYMOUS).unwrap();
+            producer.output(&record(99, 16), &EventIdentity::ANONYMOUS).unwrap();
             let mut last = Seen::default();
             drain_batch(&mut consumer, &mut last).unwrap();
             assert_eq!(last.lost_reported, pending, "pending losses reported by the next write");

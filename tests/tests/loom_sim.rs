@@ -10,7 +10,7 @@
 use std::cell::Cell;
 
 use loom::thread;
-use perfring::producer::{Config, Hooks, PreemptPoint, Producer, Writer};
+use perfring::producer::{Config, EventIdentity, Hooks, PreemptPoint, Producer};
 use perfring::record::{types, Endian, Header};
 use perfring::{split_with_hooks, ModelRing, RingMemory};
 use perfring_sim::records::{EventKind, Sample};
@@ -24,7 +24,7 @@ struct Nmi(Cell<bool>);
 impl<M: RingMemory> Hooks<M> for Nmi {
     fn preempt(&self, at: PreemptPoint, p: &Producer<M, Self>) {
         if at == PreemptPoint::AfterReserve && self.0.replace(false) {
-            let _ = p.output(&sample(100, EventKind::Nmi), &Writer::ANONYMOUS);
+            let _ = p.output(&sample(100, EventKind::Nmi), &EventIdentity::ANONYMOUS);
         }
     }
 }
@@ -38,7 +38,7 @@ fn simulated_cpu_with_nmi_nesting_and_a_consumer_thread() {
         let cpu = thread::spawn(move || {
             let mut written = 0u64;
             for seq in 0..3 {
-                if producer.output(&sample(seq, EventKind::PageFaults), &Writer::ANONYMOUS).is_ok() {
+                if producer.output(&sample(seq, EventKind::PageFaults), &EventIdentity::ANONYMOUS).is_ok() {
                     written += 1;
                 }
             }

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use perfring::consumer::{ReadError, Scratch};
 use perfring::memory::{Position, RingMemory};
-use perfring::producer::{Config, Producer, Writer};
+use perfring::producer::{Config, EventIdentity, Producer};
 use perfring::record::{
     attr_flags, decode, sample_type as st, types, Attr, Comm, Endian, EventLayout, EventSet, IdEntry, PidTid, Record,
     Sample, SampleId,
@@ -86,7 +86,7 @@ fn guest(fd: Option<i32>) -> Result<(), Error> {
     let mut buf = [0u8; 128];
     let comm = Record::Comm(Comm { misc: 0, pid, tid: pid, comm: c"guest-vcpu0", sample_id: Some(sid(start)) });
     let n = comm.encode(&ctx, &mut buf)?;
-    producer.output(&buf[..n], &Writer::ANONYMOUS)?;
+    producer.output(&buf[..n], &EventIdentity::ANONYMOUS)?;
     for i in 0..SAMPLES {
         let sample = Record::Sample(Sample {
             misc: 2, // PERF_RECORD_MISC_USER
@@ -99,7 +99,7 @@ fn guest(fd: Option<i32>) -> Result<(), Error> {
         });
         let n = sample.encode(&ctx, &mut buf)?;
         // A full ring drops and counts; the host sees PERF_RECORD_LOST later.
-        let _ = producer.output(&buf[..n], &Writer::ANONYMOUS);
+        let _ = producer.output(&buf[..n], &EventIdentity::ANONYMOUS);
         if i % 200 == 199 {
             std::thread::sleep(Duration::from_millis(2));
         }

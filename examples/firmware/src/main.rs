@@ -22,7 +22,7 @@ use core::ptr::addr_of_mut;
 
 use perfring::consumer::{Consumer, Trusted};
 #[cfg(not(target_os = "none"))]
-use perfring::producer::Writer;
+use perfring::producer::EventIdentity;
 use perfring::producer::{Config, CpuLocal, Producer};
 #[cfg(not(target_os = "none"))]
 use perfring::record::{types, Endian, Header};
@@ -82,7 +82,7 @@ fn sample(ip: u64, tid: u32) -> [u8; 24] {
 /// The SysTick exception: one sample, tid 0 ("interrupt context"). A full ring drops and counts
 /// it (reported later as PERF_RECORD_LOST); an interrupt handler never waits.
 pub extern "C" fn systick() {
-    let _ = producer().output(&sample(0x0800_1000, 0), &Writer::ANONYMOUS);
+    let _ = producer().output(&sample(0x0800_1000, 0), &EventIdentity::ANONYMOUS);
 }
 
 #[cfg(not(target_os = "none"))]
@@ -90,7 +90,7 @@ pub extern "C" fn systick() {
 /// `interrupt_here` stands for the hardware: on the target the exception may fire anywhere.
 fn task_tick(n: u32, interrupt_here: &dyn Fn()) {
     let record = sample(0x0800_2000 + u64::from(n), 7);
-    let Ok(mut handle) = producer().output_begin(record.len(), &Writer::ANONYMOUS) else { return };
+    let Ok(mut handle) = producer().output_begin(record.len(), &EventIdentity::ANONYMOUS) else { return };
     let _ = handle.write(&record[..16]);
     interrupt_here(); // an ISR's record nests here: reserved after ours, published by our `end`
     let _ = handle.write(&record[16..]);
@@ -125,7 +125,7 @@ mod target {
     use core::ptr::{addr_of, addr_of_mut, read_volatile, write_volatile};
     use core::sync::atomic::{AtomicU32, Ordering};
 
-    use perfring::producer::Writer;
+    use perfring::producer::EventIdentity;
 
     /// What the host (a debugger) reads besides the ring: at the start of RAM.
     #[repr(C)]
@@ -187,7 +187,7 @@ mod target {
         let pc = unsafe { read_volatile(frame.add(6)) };
         let n = STATUS.samples.fetch_add(1, Ordering::Relaxed);
         STATUS.attempts.fetch_add(1, Ordering::Relaxed);
-        let _ = super::producer().output(&sample(u64::from(pc), u64::from(n) * TICK_NS), &Writer::ANONYMOUS);
+        let _ = super::producer().output(&sample(u64::from(pc), u64::from(n) * TICK_NS), &EventIdentity::ANONYMOUS);
     }
 
     /// `IP | TID | TIME | PERIOD`: {ip, pid 1, tid 1, time, period 1}.
@@ -269,7 +269,7 @@ mod target {
             STATUS.attempts.fetch_add(1, Ordering::Relaxed);
             let n = STATUS.samples.load(Ordering::Relaxed);
             let here = reset as *const () as usize as u64;
-            if super::producer().output(&sample(here, u64::from(n) * TICK_NS), &Writer::ANONYMOUS).is_ok() {
+            if super::producer().output(&sample(here, u64::from(n) * TICK_NS), &EventIdentity::ANONYMOUS).is_ok() {
                 break;
             }
             for i in 0..10_000u32 {

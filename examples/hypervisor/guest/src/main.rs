@@ -20,7 +20,7 @@
 use core::arch::asm;
 
 use perfring::memory::{Position, RingMemory};
-use perfring::producer::{Config, Producer, Writer};
+use perfring::producer::{Config, EventIdentity, Producer};
 use perfring::record::{sample_type as st, Comm, DecodeContext, Endian, Mmap, PidTid, Record, Sample};
 use perfring::Mapping;
 
@@ -90,7 +90,7 @@ impl Guest<'_> {
         let mut buf = [0u8; 256];
         let Ok(n) = record.encode(&self.ctx, &mut buf) else { fail(2) };
         self.attempts += 1;
-        self.producer.output(&buf[..n], &Writer::ANONYMOUS).is_ok()
+        self.producer.output(&buf[..n], &EventIdentity::ANONYMOUS).is_ok()
     }
 
     fn sample(&mut self, ip: u64) {
