@@ -28,6 +28,10 @@ cd "$work"
 CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS=fallback cargo generate-lockfile -q
 for p in "$@"; do
     crate=${p%%:*}
-    echo "cargo +$msrv check -p $crate --lib --bins"
-    cargo "+$msrv" check -q -p "$crate" --lib --bins
+    dir=${p#*:}
+    # A binary-only crate has no --lib target to name.
+    targets="--lib --bins"
+    [ -e "$root/$dir/src/lib.rs" ] || targets="--bins"
+    echo "cargo +$msrv check -p $crate --all-features $targets"
+    cargo "+$msrv" check -q -p "$crate" --all-features $targets
 done
