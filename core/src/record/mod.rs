@@ -14,20 +14,71 @@
 //!   with the context are an [`EncodeError`].
 //! * Unknown types (perf.data's ≥ 64 included) decode to [`Record::Unknown`], raw.
 //!
-//! # Reading records at ring speed
+//! # Reading records: three tiers
 //!
-//! For a stream of records (a consumer batch, a perf.data data section), from the most general
-//! to the fastest (instructions per two-event IDENTIFIER|IP|TID|TIME|PERIOD SAMPLE, walk and
-//! event lookup included, `make bench-instructions`; BENCHMARKS.md "Decoding"):
+//! From the most general to the fastest (instructions per two-event
+//! IDENTIFIER|IP|TID|TIME|PERIOD SAMPLE, walk and event lookup included: `make
+//! bench-instructions`, BENCHMARKS.md "Decoding"). A stream of records (a consumer batch, a
+//! perf.data data section) is walked by [`Walker`], which hands out each record with its
+//! parsed header, bounds checked once; each tier then reads it in one call.
 //!
-//! * [`Walker`] hands out each record with its parsed header, bounds checked once;
-//! * [`EventSet::sample_walked`] finds the SAMPLE's event by its id and views it through the
-//!   event's run-time [`SampleLayout`]: a [`SampleView`] (75); [`EventSet::attribute_walked`]
-//!   and [`RecordView`] do the same for any record;
-//! * [`EventSet::fixed`] checks once that every event has the `sample_type` named at compile
-//!   time, then [`FixedEvents::sample`] finds the event and gives a [`FixedSample`] whose fields
-//!   sit at constant offsets (53);
-//! * [`decode`] stays the complete reference, and the views are tested against it.
+//! **1. The complete decode** — [`decode`] gives a [`Record`] with every field of every type,
+//! every check made; the reference the other tiers are tested against.
+//!
+//! ```
+//! use perfring::record::{decode, sample_type as st, DecodeContext, Endian, Record};
+//! let ctx = DecodeContext { sample_type: st::IP | st::TID, ..DecodeContext::new(Endian::NATIVE) };
+//! let mut rec = vec![9, 0, 0, 0, 0, 0, 24, 0]; // SAMPLE, 24 bytes
+//! rec.extend_from_slice(&0x4000u64.to_ne_bytes());
+//! rec.extend_from_slice(&((8u64 << 32) | 7).to_ne_bytes()); // pid 7, tid 8
+//! let Ok(Record::Sample(s)) = decode(&rec, &ctx) else { panic!("a SAMPLE") };
+//! assert_eq!((s.ip, s.tid.map(|t| (t.pid, t.tid))), (Some(0x4000), Some((7, 8))));
+//! ```
+//!
+//! **2. Views** — [`EventSet::sample_walked`] finds the SAMPLE's event by its id and gives a
+//! [`SampleView`] through that event's run-time [`SampleLayout`] (75 instructions): every
+//! SAMPLE field, read lazily (the fixed prefix one load each; the fields after it walk only
+//! what precedes them); [`EventSet::attribute_walked`] and [`RecordView`] do the same for the
+//! identifying fields of any record.
+//!
+//! ```
+//! use perfring::record::{sample_type as st, Attr, Endian, EventLayout, EventSet, IdEntry, Walker};
+//! let attr = Attr { sample_type: st::IDENTIFIER | st::IP | st::PHYS_ADDR, ..Attr::default() };
+//! let mut set = EventSet::new([EventLayout::EMPTY; 1], [IdEntry::EMPTY; 2]);
+//! let event = set.add_event(&attr, Endian::NATIVE).unwrap();
+//! set.add_id(event, 42).unwrap();
+//! let mut ring = vec![9, 0, 0, 0, 0, 0, 32, 0]; // SAMPLE, 32 bytes: IDENTIFIER, IP, PHYS_ADDR
+//! for word in [42u64, 0x4000, 0x9000] {
+//!     ring.extend_from_slice(&word.to_ne_bytes());
+//! }
+//! for record in Walker::new(&ring, Endian::NATIVE) {
+//!     let (index, view) = set.sample_walked(&record.unwrap()).unwrap();
+//!     assert_eq!((index, view.ip(), view.phys_addr()), (event, Some(0x4000), Ok(Some(0x9000))));
+//! }
+//! ```
+//!
+//! **3. Compile-time layouts** — [`EventSet::fixed`] checks once that every event has the
+//! `sample_type` named as a const parameter; [`FixedEvents::sample`] then finds the event and
+//! gives a [`FixedSample`] whose fields sit at constant offsets (53 instructions); a record
+//! already attributed gets the same view from [`EventLayout::fixed_sample`].
+//!
+//! ```
+//! use perfring::record::{sample_type as st, Attr, Endian, EventLayout, EventSet, IdEntry, Walker};
+//! const ST: u64 = st::IDENTIFIER | st::IP | st::TIME;
+//! let attr = Attr { sample_type: ST, ..Attr::default() };
+//! let mut set = EventSet::new([EventLayout::EMPTY; 1], [IdEntry::EMPTY; 2]);
+//! let event = set.add_event(&attr, Endian::NATIVE).unwrap();
+//! set.add_id(event, 42).unwrap();
+//! let mut ring = vec![9, 0, 0, 0, 0, 0, 32, 0]; // SAMPLE, 32 bytes: IDENTIFIER, IP, TIME
+//! for word in [42u64, 0x4000, 1_000] {
+//!     ring.extend_from_slice(&word.to_ne_bytes());
+//! }
+//! let fixed = set.fixed::<ST>().unwrap(); // every event checked once
+//! for record in Walker::new(&ring, Endian::NATIVE) {
+//!     let (index, sample) = fixed.sample(&record.unwrap()).unwrap();
+//!     assert_eq!((index, sample.ip(), sample.time()), (event, Some(0x4000), Some(1_000)));
+//! }
+//! ```
 //!
 //! Sources: kernel/events/core.c and include/uapi/linux/perf_event.h (`core.c:perf_output_sample`, the uapi comments, each emitter),
 //! checked against `perf report -D` by `tests/tests/records_golden.rs`.
