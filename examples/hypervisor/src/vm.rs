@@ -231,3 +231,71 @@ unsafe impl RingMemory for GuestRing<'_> {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use perfring::consumer::{ReadError, Scratch};
+    use perfring::Consumer;
+
+    /// Any contents the guest can put in its ring — heads, tails, sizes, bytes — give records
+    /// or typed errors, never a panic, and never a read outside guest memory: the ring sits at
+    /// the very end of a guest memory of its own size, so a read one byte past it would have
+    /// no guest memory to come from (vm-memory refuses it, and the load reports failure).
+    #[test]
+    fn hostile_ring_contents_give_typed_errors_and_stay_in_guest_memory() {
+        const PAGE: usize = 4096;
+        const DATA: usize = 4096;
+        let mem = GuestMemoryMmap::<()>::from_ranges(&[(GuestAddress(0), PAGE + DATA)]).unwrap();
+        let ring = GuestRing::new(&mem, 0, PAGE, DATA).unwrap();
+        let mut scratch = Scratch::new();
+        let mut c = Consumer::untrusted(&ring).unwrap(); // one reader for the whole run, as the VMM's
+        let (mut records, mut errors) = (0u64, 0u64);
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for round in 0..2000 {
+            // The guest's move: garbage bytes, some shaped like records; a head anywhere.
+            for w in 0..DATA / 8 {
+                let v = match next() % 4 {
+                    0 => (next() % 64 * 8) << 48 | 9, // a SAMPLE header of some multiple of 8
+                    _ => next(),
+                };
+                mem.write_obj(v, GuestAddress((PAGE + 8 * w) as u64)).unwrap();
+            }
+            let head = match round % 3 {
+                0 => next(),
+                1 => next() % (2 * DATA as u64),
+                _ => (c.tail() as u64).wrapping_add(next() % 512),
+            };
+            mem.write_obj(head, GuestAddress(Position::DataHead.page_offset() as u64)).unwrap();
+            match c.for_each(&mut scratch, |r| {
+                assert!(r.bytes.len() >= 8 && r.bytes.len() % 8 == 0 && r.bytes.len() <= DATA);
+                records += 1;
+            }) {
+                Ok(_) => {}
+                Err(
+                    ReadError::HeadTooFarAhead { .. }
+                    | ReadError::HeadBehindTail { .. }
+                    | ReadError::ZeroSize { .. }
+                    | ReadError::MisalignedSize { .. }
+                    | ReadError::SizeBeyondHead { .. },
+                ) => {
+                    errors += 1;
+                    c.skip_to_head();
+                }
+                Err(e) => panic!("an error no hostile ring should give: {e}"),
+            }
+        }
+        println!("2000 hostile rounds: {records} record-shaped copies read, {errors} typed errors");
+        assert!(errors > 0 && records > 0);
+        // A load past the data area, or of a range running past the end of guest memory, fails.
+        let mut buf = [0u8; 16];
+        assert!(!ring.load_words(Area::Data, DATA - 8, &mut buf));
+        assert!(!ring.load_words(Area::Data, usize::MAX - 7, &mut buf[..8]));
+    }
+}
