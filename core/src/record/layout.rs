@@ -558,6 +558,7 @@ impl<'a> SampleView<'a> {
     /// A reader at the start of the field `bit` of [`TAIL`] (the fields after RAW), past the
     /// variable fields before it; `None` when the event lacks the field. Each field before it
     /// is skipped with the checks of the complete decode.
+    #[inline(always)]
     fn at_tail(&self, bit: u64) -> Result<Option<Reader<'a>>, DecodeError> {
         let ctx = &self.layout.ctx;
         let t = ctx.sample_type;
