@@ -106,6 +106,28 @@ fn fold(acc: u64, f: &Fields) -> u64 {
         .wrapping_add(o(f.stack_user.map(|n| n as u64)))
 }
 
+/// Which of the folded fields after RAW a capture's events write (the fold asks only for those,
+/// as it asks only for what each capture has).
+#[derive(Clone, Copy)]
+struct TailFields {
+    phys_addr: bool,
+    data_page_size: bool,
+    code_page_size: bool,
+    regs_user: bool,
+    stack_user: bool,
+}
+
+fn tail_fields(sample_type: u64) -> TailFields {
+    use perfring::record::sample_type as st;
+    TailFields {
+        phys_addr: sample_type & st::PHYS_ADDR != 0,
+        data_page_size: sample_type & st::DATA_PAGE_SIZE != 0,
+        code_page_size: sample_type & st::CODE_PAGE_SIZE != 0,
+        regs_user: sample_type & st::REGS_USER != 0,
+        stack_user: sample_type & st::STACK_USER != 0,
+    }
+}
+
 /// A decoder under test: `run` decodes every record of the data section, calling `sample` with
 /// each SAMPLE's fields, and returns (records, errors). `sample` is a generic closure, so the
 /// fold inlines into each library's loop and the harness adds as little as it can.
@@ -156,6 +178,8 @@ fn perfring_walk<F: FnMut(&Fields)>(
 ) -> (usize, usize) {
     let (mut n, mut errors) = (0, 0);
     let mut rec = Record::Unknown { header: Header { type_: 0, misc: 0, size: 0 }, body: &[] };
+    // The fields after RAW are asked for only in a capture whose events write them.
+    let tail = tail_fields(set.events().iter().fold(0, |t, e| t | e.attr().sample_type));
     for r in Walker::perf_data(&file.bytes[file.data.clone()], endian) {
         let Ok(r) = r else {
             errors += 1;
@@ -188,11 +212,11 @@ fn perfring_walk<F: FnMut(&Fields)>(
                 cpu: v.cpu().map(|c| c.cpu),
                 callchain: v.callchain().ok().flatten().map(|c| c.len()),
                 raw: v.raw().ok().flatten().map(<[u8]>::len),
-                phys_addr: v.phys_addr().ok().flatten(),
-                data_page_size: v.data_page_size().ok().flatten(),
-                code_page_size: v.code_page_size().ok().flatten(),
-                regs_user: v.regs_user().ok().flatten().and_then(|r| r.regs.get(0)),
-                stack_user: v.stack_user().ok().flatten().map(|s| s.data.len()),
+                phys_addr: if tail.phys_addr { v.phys_addr().ok().flatten() } else { None },
+                data_page_size: if tail.data_page_size { v.data_page_size().ok().flatten() } else { None },
+                code_page_size: if tail.code_page_size { v.code_page_size().ok().flatten() } else { None },
+                regs_user: if tail.regs_user { v.regs_user().ok().flatten().and_then(|r| r.regs.get(0)) } else { None },
+                stack_user: if tail.stack_user { v.stack_user().ok().flatten().map(|s| s.data.len()) } else { None },
             };
             sample(&f);
         } else {

@@ -574,27 +574,43 @@ impl<'a> SampleView<'a> {
             let size = r.u32("sample.raw.size")?;
             r.take_counted(u64::from(size), "sample.raw.size")?;
         }
-        for field in TAIL {
-            if field & bit != 0 {
-                return Ok(Some(r));
-            }
-            if t & field == 0 {
-                continue;
-            }
-            match field {
-                st::BRANCH_STACK => drop(BranchStack::decode(&mut r, ctx.branch_sample_type, false)?),
-                st::REGS_USER => drop(Regs::decode(&mut r, ctx.sample_regs_user, "sample.regs_user")?),
-                st::REGS_INTR => drop(Regs::decode(&mut r, ctx.sample_regs_intr, "sample.regs_intr")?),
-                st::STACK_USER => {
-                    let size = r.u64("sample.stack_user.size")?;
-                    if size != 0 {
-                        r.take_counted(size, "sample.stack_user.size")?;
-                        r.u64("sample.stack_user.dyn_size")?;
-                    }
+        // Straight-line, in output order: inlined into an accessor (`bit` a constant), only the
+        // skips before its field remain.
+        macro_rules! upto {
+            ($field:expr, $skip:expr) => {
+                if $field & bit != 0 {
+                    return Ok(Some(r));
                 }
-                // The u64 fields (AUX is last: nothing is skipped past it).
-                _ => drop(r.u64("sample")?),
+                if t & $field != 0 {
+                    $skip;
+                }
+            };
+        }
+        upto!(st::BRANCH_STACK, {
+            let _ = BranchStack::decode(&mut r, ctx.branch_sample_type, false)?;
+        });
+        upto!(st::REGS_USER, {
+            let _ = Regs::decode(&mut r, ctx.sample_regs_user, "sample.regs_user")?;
+        });
+        upto!(st::STACK_USER, {
+            let size = r.u64("sample.stack_user.size")?;
+            if size != 0 {
+                r.take_counted(size, "sample.stack_user.size")?;
+                r.u64("sample.stack_user.dyn_size")?;
             }
+        });
+        upto!(st::WEIGHT_TYPE, r.u64("sample.weight")?);
+        upto!(st::DATA_SRC, r.u64("sample.data_src")?);
+        upto!(st::TRANSACTION, r.u64("sample.transaction")?);
+        upto!(st::REGS_INTR, {
+            let _ = Regs::decode(&mut r, ctx.sample_regs_intr, "sample.regs_intr")?;
+        });
+        upto!(st::PHYS_ADDR, r.u64("sample.phys_addr")?);
+        upto!(st::CGROUP, r.u64("sample.cgroup")?);
+        upto!(st::DATA_PAGE_SIZE, r.u64("sample.data_page_size")?);
+        upto!(st::CODE_PAGE_SIZE, r.u64("sample.code_page_size")?);
+        if st::AUX & bit != 0 {
+            return Ok(Some(r));
         }
         Ok(None)
     }
@@ -607,8 +623,8 @@ impl<'a> SampleView<'a> {
         ctx.sample_type & st::BRANCH_STACK != 0 && ctx.branch_sample_type & super::branch_sample_type::HW_INDEX != 0
     }
 
-    /// A u64 field of the tail.
-    #[inline]
+    /// A u64 field of the tail: absent, one bit test; at a fixed offset, one load.
+    #[inline(always)]
     fn tail_u64(
         &self,
         bit: u64,
@@ -625,6 +641,18 @@ impl<'a> SampleView<'a> {
                 return Ok(u64_at(self.bytes, off, self.endian));
             }
         }
+        self.tail_u64_walk(bit, field, of)
+    }
+
+    /// A u64 field of the tail that a variable field precedes: the walk, out of line (the
+    /// fixed-offset path above stays small enough to inline).
+    #[inline(never)]
+    fn tail_u64_walk(
+        &self,
+        bit: u64,
+        field: &'static str,
+        of: fn(&Sample<'a>) -> Option<u64>,
+    ) -> Result<Option<u64>, DecodeError> {
         if self.ambiguous_branch_stack() {
             return Ok(of(&self.decode()?));
         }
@@ -636,6 +664,7 @@ impl<'a> SampleView<'a> {
 
     /// BRANCH_STACK: the branch entries (and `hw_idx`, counters by `branch_sample_type`);
     /// walks the fields before it.
+    #[inline(always)]
     pub fn branch_stack(&self) -> Result<Option<BranchStack<'a>>, DecodeError> {
         if self.layout.ctx.sample_type & st::BRANCH_STACK == 0 {
             return Ok(None);
@@ -650,15 +679,18 @@ impl<'a> SampleView<'a> {
     }
 
     /// REGS_USER: the ABI and the registers of `sample_regs_user`.
+    #[inline]
     pub fn regs_user(&self) -> Result<Option<Regs<'a>>, DecodeError> {
         self.regs(st::REGS_USER, self.layout.ctx.sample_regs_user, "sample.regs_user", |s| s.regs_user)
     }
 
     /// REGS_INTR: the ABI and the registers of `sample_regs_intr`.
+    #[inline(always)]
     pub fn regs_intr(&self) -> Result<Option<Regs<'a>>, DecodeError> {
         self.regs(st::REGS_INTR, self.layout.ctx.sample_regs_intr, "sample.regs_intr", |s| s.regs_intr)
     }
 
+    #[inline]
     fn regs(
         &self,
         bit: u64,
@@ -679,6 +711,7 @@ impl<'a> SampleView<'a> {
     }
 
     /// STACK_USER: the dumped bytes and `dyn_size`.
+    #[inline]
     pub fn stack_user(&self) -> Result<Option<StackUser<'a>>, DecodeError> {
         if self.layout.ctx.sample_type & st::STACK_USER == 0 {
             return Ok(None);
@@ -697,6 +730,7 @@ impl<'a> SampleView<'a> {
     }
 
     /// WEIGHT or WEIGHT_STRUCT.
+    #[inline(always)]
     pub fn weight(&self) -> Result<Option<Weight>, DecodeError> {
         let t = self.layout.ctx.sample_type;
         let full = self.tail_u64(st::WEIGHT_TYPE, "sample.weight", |s| s.weight.map(Weight::full))?;
@@ -704,36 +738,43 @@ impl<'a> SampleView<'a> {
     }
 
     /// DATA_SRC: `union perf_mem_data_src` as the u64.
+    #[inline(always)]
     pub fn data_src(&self) -> Result<Option<u64>, DecodeError> {
         self.tail_u64(st::DATA_SRC, "sample.data_src", |s| s.data_src)
     }
 
     /// TRANSACTION.
+    #[inline(always)]
     pub fn transaction(&self) -> Result<Option<u64>, DecodeError> {
         self.tail_u64(st::TRANSACTION, "sample.transaction", |s| s.transaction)
     }
 
     /// PHYS_ADDR.
+    #[inline(always)]
     pub fn phys_addr(&self) -> Result<Option<u64>, DecodeError> {
         self.tail_u64(st::PHYS_ADDR, "sample.phys_addr", |s| s.phys_addr)
     }
 
     /// CGROUP: the cgroup id.
+    #[inline(always)]
     pub fn cgroup(&self) -> Result<Option<u64>, DecodeError> {
         self.tail_u64(st::CGROUP, "sample.cgroup", |s| s.cgroup)
     }
 
     /// DATA_PAGE_SIZE.
+    #[inline(always)]
     pub fn data_page_size(&self) -> Result<Option<u64>, DecodeError> {
         self.tail_u64(st::DATA_PAGE_SIZE, "sample.data_page_size", |s| s.data_page_size)
     }
 
     /// CODE_PAGE_SIZE.
+    #[inline(always)]
     pub fn code_page_size(&self) -> Result<Option<u64>, DecodeError> {
         self.tail_u64(st::CODE_PAGE_SIZE, "sample.code_page_size", |s| s.code_page_size)
     }
 
     /// AUX: the `size` bytes of AUX data (padding included).
+    #[inline(always)]
     pub fn aux(&self) -> Result<Option<&'a [u8]>, DecodeError> {
         if self.layout.ctx.sample_type & st::AUX == 0 {
             return Ok(None);
