@@ -203,8 +203,8 @@ bench-instructions:
 	echo "reference, rtrb producer (write_chunk(32) + 32-byte copy + commit):    $$rprod instructions per record"; \
 	echo "reference, rtrb consumer (read_chunk(32) + commit, per record):        $$rcons instructions per record"; \
 	echo "decoder: walk + event lookup (2 events) + the event index, ip, pid, tid, time, period, per SAMPLE (IDENTIFIER|IP|TID|TIME|PERIOD):"; \
-	echo "  run-time layout, attribute_walked_event + EventLayout::sample_walked:$$(( ((d2 - d1) - (e2 - e1)) / 100000 )) instructions per SAMPLE"; \
-	echo "  run-time layout, one step (EventSet::sample_walked):                $$(( ((u2 - u1) - (e2 - e1)) / 100000 )) instructions per SAMPLE"; \
+	echo "  run-time layout, attribute_event + EventLayout::sample:$$(( ((d2 - d1) - (e2 - e1)) / 100000 )) instructions per SAMPLE"; \
+	echo "  run-time layout, one step (EventSet::sample):                $$(( ((u2 - u1) - (e2 - e1)) / 100000 )) instructions per SAMPLE"; \
 	echo "  compile-time layout (EventSet::fixed, FixedEvents::sample):         $$(( ((f2 - f1) - (e2 - e1)) / 100000 )) instructions per SAMPLE"
 
 ## The reader's CPU time per record drained and decoded from a real kernel ring:

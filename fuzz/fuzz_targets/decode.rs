@@ -17,7 +17,7 @@
 //! (to one of its events, or with a typed error); `Walker` walks the record bytes (as ring and as
 //! perf.data records) to an end without panicking or looping, never past the input; the
 //! compile-time layouts of `EventSet::fixed` (four `sample_type`s, two events) attribute each
-//! walked record as `attribute_walked` does and read the fields the run-time view reads (and
+//! walked record as `attribute` does and read the fields the run-time view reads (and
 //! `EventLayout::fixed_sample` the same), or give a typed error; `EventLayout::fixed_sample` on any record
 //! never panics; a decoded record re-encodes (unless padding makes it outgrow
 //! `header.size`'s limit), and after that one normalisation (string areas, RAW/stack/AUX and
@@ -123,13 +123,13 @@ fn fast_path(bytes: &[u8], ctx: &DecodeContext, full: Option<&Record<'_>>) {
             let Ok(r) = r else { break };
             walked += r.bytes.len() + r.trailing.len();
             assert!(walked <= bytes.len());
-            let _ = set.attribute_walked(&r);
+            let _ = set.attribute(&r);
         }
     }
 }
 
 /// `bytes` walked and read through `EventSet::fixed::<ST>` (two events, ids 1–4): a record it
-/// accepts goes to the event `attribute_walked` names and reads the run-time view's fields.
+/// accepts goes to the event `attribute` names and reads the run-time view's fields.
 fn fixed_path<const ST: u64>(bytes: &[u8], endian: Endian) {
     let set = two_events(&Attr { sample_type: ST, ..Attr::ZERO }, endian);
     let fixed = set.fixed::<ST>().unwrap();
@@ -137,13 +137,13 @@ fn fixed_path<const ST: u64>(bytes: &[u8], endian: Endian) {
         let Ok(r) = r else { break };
         match fixed.sample(&r) {
             Ok((index, f)) => {
-                assert_eq!(set.attribute_walked(&r), Ok(index));
+                assert_eq!(set.attribute(&r), Ok(index));
                 let e = set.event(index).unwrap().fixed_sample::<ST>(r.bytes).unwrap();
                 assert_eq!(
                     (e.identifier(), e.ip(), e.pid_tid(), e.time(), e.period()),
                     (f.identifier(), f.ip(), f.pid_tid(), f.time(), f.period())
                 );
-                let v = set.event(index).unwrap().sample_walked(&r).unwrap();
+                let v = set.event(index).unwrap().sample(&r).unwrap();
                 assert_eq!(
                     (f.identifier(), f.ip(), f.pid_tid(), f.time(), f.addr()),
                     (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr())
@@ -153,7 +153,7 @@ fn fixed_path<const ST: u64>(bytes: &[u8], endian: Endian) {
                     (v.id(), v.stream_id(), v.cpu(), v.period(), v.misc())
                 );
             }
-            Err(SampleError::Attribute(e)) => assert_eq!(set.attribute_walked(&r), Err(e)),
+            Err(SampleError::Attribute(e)) => assert_eq!(set.attribute(&r), Err(e)),
             Err(SampleError::Decode(_)) => {}
             Err(e) => panic!("FixedEvents::sample: {e:?}"),
         }

@@ -189,12 +189,12 @@ fn perfring_walk<F: FnMut(&Fields)>(
         if r.header.type_ >= types::HEADER_ATTR {
             continue;
         }
-        let Ok((_, event)) = set.attribute_walked_event(&r) else {
+        let Ok((_, event)) = set.attribute_event(&r) else {
             errors += 1;
             continue;
         };
         if r.header.type_ == types::SAMPLE {
-            let Ok(v) = event.sample_walked(&r) else {
+            let Ok(v) = event.sample(&r) else {
                 errors += 1;
                 continue;
             };

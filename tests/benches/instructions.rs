@@ -13,7 +13,7 @@
 //! PERIOD, 48 bytes, ids alternating over four), built in a buffer, then walked with `Walker`,
 //! attributed with `EventSet` (storage in `Vec`s), and the event's index, ip, pid, tid, time and period read through the event's
 //! `SampleView` into a fold. `decode-fused N` does the same in one step
-//! (`EventSet::sample_walked`), `decode-fixed N` with the layout named at compile time
+//! (`EventSet::sample`), `decode-fixed N` with the layout named at compile time
 //! (`EventSet::fixed`, `FixedEvents::sample`). `decode-setup N` only builds the buffer: the
 //! Makefile subtracts it.
 //!
@@ -117,7 +117,7 @@ enum Decode {
     Setup,
     /// Attribution, then the event's run-time `SampleView`.
     Layout,
-    /// `EventSet::sample_walked`'s one step: attribution and the run-time view.
+    /// `EventSet::sample`'s one step: attribution and the run-time view.
     Fused,
     /// `EventSet::fixed`'s one step: attribution and a `FixedSample` of the compile-time layout.
     Fixed,
@@ -168,11 +168,11 @@ fn decode_run(n: usize, how: Decode) {
     }
     let acc = match how {
         Decode::Setup => return,
-        Decode::Layout => walk_and_fold!(|r| match set.attribute_walked_event(&r) {
-            Ok((index, event)) => event.sample_walked(&r).ok().map(|v| (index, v)),
+        Decode::Layout => walk_and_fold!(|r| match set.attribute_event(&r) {
+            Ok((index, event)) => event.sample(&r).ok().map(|v| (index, v)),
             Err(_) => None,
         }),
-        Decode::Fused => walk_and_fold!(|r| set.sample_walked(&r).ok()),
+        Decode::Fused => walk_and_fold!(|r| set.sample(&r).ok()),
         Decode::Fixed => {
             let Ok(fixed) = set.fixed::<ST>() else { std::process::abort() };
             walk_and_fold!(|r| fixed.sample(&r).ok())

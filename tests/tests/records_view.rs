@@ -268,7 +268,7 @@ fn multi_event_captures_attribute_every_sample_to_the_event_perf_script_names() 
     assert!(checked >= 2, "fewer than two multi-event fixtures");
 }
 
-/// Every SAMPLE of `file` through `EventSet::fixed::<ST>`: the same event as `attribute_walked`
+/// Every SAMPLE of `file` through `EventSet::fixed::<ST>`: the same event as `attribute`
 /// and the same fixed fields as the event's run-time view. Returns the samples checked.
 fn fixed_agrees<const ST: u64>(file: &PerfData, set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>) -> usize {
     let fixed = set.fixed::<ST>().unwrap();
@@ -279,8 +279,8 @@ fn fixed_agrees<const ST: u64>(file: &PerfData, set: &EventSet<Vec<EventLayout>,
             continue;
         }
         let (index, f) = fixed.sample(&r).unwrap_or_else(|e| panic!("record at {}: {e}", r.offset));
-        assert_eq!(set.attribute_walked(&r), Ok(index), "record at {}", r.offset);
-        let v = set.event(index).unwrap().sample_walked(&r).unwrap();
+        assert_eq!(set.attribute(&r), Ok(index), "record at {}", r.offset);
+        let v = set.event(index).unwrap().sample(&r).unwrap();
         let what = format!("sample at {}", r.offset);
         assert_eq!(
             (f.misc(), f.identifier(), f.ip(), f.pid_tid()),

@@ -23,7 +23,7 @@
 //! (`evlist->heads`): an attribution looks at one slot when the table has room, however many
 //! ids there are; give it about twice the ids you add.
 //!
-//! A SAMPLE's event and its view come in one step from [`EventSet::sample_walked`]; when the
+//! A SAMPLE's event and its view come in one step from [`EventSet::sample`]; when the
 //! events' `sample_type` is known at compile time, [`EventSet::fixed`] reads their fixed fields
 //! at constant offsets ([`FixedSample`](super::FixedSample)).
 //!
@@ -48,7 +48,7 @@
 use core::fmt;
 
 use super::header::{types, Header};
-use super::{Attr, DecodeContext, DecodeError, Endian, Record, RecordView, SampleLayout, SampleView, WalkedRecord};
+use super::{Attr, DecodeContext, DecodeError, Endian, Record, RecordView, SampleLayout, SampleView};
 
 /// One event of an [`EventSet`]: its attr and the layout derived from it once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -77,16 +77,11 @@ impl EventLayout {
     pub const fn context(&self) -> &DecodeContext {
         self.layout.context()
     }
-    /// Its SAMPLE record `bytes`, through the layout ([`SampleLayout::sample`]).
+    /// One of its SAMPLE records (bytes, or walked: [`RecordRef`](super::RecordRef)), through
+    /// the layout ([`SampleLayout::sample`]).
     #[inline]
-    pub fn sample<'a>(&'a self, bytes: &'a [u8]) -> Result<SampleView<'a>, DecodeError> {
-        self.layout.sample(bytes)
-    }
-    /// A SAMPLE a [`Walker`](super::Walker) handed out, through the layout: the header it
-    /// parsed is not read again ([`SampleLayout::sample_walked`]).
-    #[inline]
-    pub fn sample_walked<'a>(&'a self, record: &WalkedRecord<'a>) -> Result<SampleView<'a>, DecodeError> {
-        self.layout.sample_walked(record)
+    pub fn sample<'a, R: super::RecordRef<'a>>(&'a self, record: R) -> Result<SampleView<'a>, DecodeError> {
+        self.layout.sample(record)
     }
     /// Any of its records, through the layout ([`SampleLayout::record`]).
     #[inline]
@@ -557,23 +552,24 @@ where
         Ok(())
     }
 
-    /// The index of the event that wrote `record` (the whole record, header included), by the
-    /// rules of the module docs.
-    #[inline(always)]
-    pub fn attribute(&self, record: &[u8]) -> Result<usize, AttributeError> {
-        let (Some(type_), true) = (self.endian.u32_at(record, 0), record.len() >= Header::SIZE) else {
-            return Err(AttributeError::Truncated { len: record.len() });
-        };
-        self.attribute_typed(type_, record, self.endian)
-    }
-
-    /// [`attribute`](Self::attribute) for a record a [`Walker`](super::Walker) handed out: its
-    /// header is not read again, and the id is read in the byte order the walk read the header
-    /// in (the event's view then refuses a record of the other order than its own:
+    /// The index of the event that wrote `record`, by the rules of the module docs: the
+    /// record's bytes (the whole record, header included), or a record a
+    /// [`Walker`](super::Walker) handed out ([`RecordRef`](super::RecordRef)), whose header is
+    /// not read again and whose id is read in the byte order the walk read the header in (the
+    /// event's view then refuses a record of the other order than its own:
     /// [`DecodeError::ByteOrderMismatch`](super::DecodeError::ByteOrderMismatch)).
     #[inline(always)]
-    pub fn attribute_walked(&self, record: &WalkedRecord<'_>) -> Result<usize, AttributeError> {
-        self.attribute_typed(record.header.type_, record.bytes, record.endian)
+    pub fn attribute<'a, R: super::RecordRef<'a>>(&self, record: R) -> Result<usize, AttributeError> {
+        let bytes = record.record_bytes();
+        match record.parsed() {
+            Some((header, endian)) => self.attribute_typed(header.type_, bytes, endian),
+            None => {
+                let (Some(type_), true) = (self.endian.u32_at(bytes, 0), bytes.len() >= Header::SIZE) else {
+                    return Err(AttributeError::Truncated { len: bytes.len() });
+                };
+                self.attribute_typed(type_, bytes, self.endian)
+            }
+        }
     }
 
     // Always inlined: the caller's type test and the `Result` then fold into its own code (the
@@ -626,39 +622,35 @@ where
         AttributeError::IdOutsideRecord { type_, pos, words }
     }
 
-    /// The index of the event that wrote the SAMPLE `record` and the view of it through that
-    /// event's layout, in one step: [`attribute_walked`](Self::attribute_walked) then
-    /// [`SampleLayout::sample_walked`](super::SampleLayout::sample_walked), with the record's
-    /// type tested once.
+    /// The index of the event that wrote the SAMPLE `record` (bytes, or walked:
+    /// [`RecordRef`](super::RecordRef)) and the view of it through that event's layout, in
+    /// one step: [`attribute`](Self::attribute) then [`SampleLayout::sample`], with the
+    /// record's type tested once.
     #[inline(always)]
-    pub fn sample_walked<'a>(
+    pub fn sample<'a, R: super::RecordRef<'a>>(
         &'a self,
-        record: &WalkedRecord<'a>,
+        record: R,
     ) -> Result<(usize, SampleView<'a>), super::SampleError> {
-        let type_ = record.header.type_;
+        let bytes = record.record_bytes();
+        let Some((type_, endian)) = record.type_and_endian(self.endian) else {
+            return Err(AttributeError::Truncated { len: bytes.len() }.into());
+        };
         if type_ != types::SAMPLE {
             return Err(super::layout::not_a_sample(type_).into());
         }
-        let (index, event) = self.with_event(self.attribute_typed(types::SAMPLE, record.bytes, record.endian)?)?;
-        Ok((index, event.layout.sample_walked(record)?))
+        let (index, event) = self.with_event(self.attribute_typed(types::SAMPLE, bytes, endian)?)?;
+        Ok((index, event.layout.sample_typed(bytes, endian)?))
     }
 
     /// [`attribute`](Self::attribute), with the event.
     #[inline(always)]
-    pub fn attribute_event(&self, record: &[u8]) -> Result<(usize, &EventLayout), AttributeError> {
+    pub fn attribute_event<'a, R: super::RecordRef<'a>>(
+        &self,
+        record: R,
+    ) -> Result<(usize, &EventLayout), AttributeError> {
         self.with_event(self.attribute(record)?)
     }
 
-    /// [`attribute_walked`](Self::attribute_walked), with the event.
-    #[inline(always)]
-    pub fn attribute_walked_event(&self, record: &WalkedRecord<'_>) -> Result<(usize, &EventLayout), AttributeError> {
-        self.with_event(self.attribute_walked(record)?)
-    }
-
-    /// An attributed `index` with its event. Attribution returns indices below `n_events`
-    /// only, so one check against the storage's length (not the slice of the used events, then
-    /// the index) suffices.
-    #[inline(always)]
     fn with_event(&self, index: usize) -> Result<(usize, &EventLayout), AttributeError> {
         self.events.as_ref().get(index).map(|e| (index, e)).ok_or(AttributeError::NoEvents)
     }
@@ -667,6 +659,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::WalkedRecord;
     use crate::record::{attr_flags, sample_type as st};
 
     fn attr(sample_type: u64, sample_id_all: bool) -> Attr {
@@ -729,10 +722,10 @@ mod tests {
         assert_eq!(set.attribute(&round[..4]), Err(AttributeError::Truncated { len: 4 }));
     }
 
-    /// `sample_walked` attributes and views in one step, with `attribute_walked`'s event and
+    /// `sample` attributes and views in one step, with `attribute`'s event and
     /// the event's own view; each way it can fail is a typed error of the step that failed.
     #[test]
-    fn sample_walked_is_attribution_then_the_events_view_in_one_step() {
+    fn sample_is_attribution_then_the_events_view_in_one_step() {
         use super::super::{DecodeError, SampleError, Walker};
         let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 4]);
         let a = set.add_event(&attr(T, true), Endian::Little).unwrap();
@@ -745,8 +738,8 @@ mod tests {
         for (id, want) in [(22, Ok(b)), (11, Ok(a)), (0, Ok(a)), (99, Err(AttributeError::UnknownId { id: 99 }))] {
             let (s, n) = sample(&[0x400000, 7, 1000, id, 3, 1]);
             let r = walk(&s[..n], Endian::Little);
-            assert_eq!(set.attribute_walked(&r), want);
-            match set.sample_walked(&r) {
+            assert_eq!(set.attribute(&r), want);
+            match set.sample(&r) {
                 Ok((index, v)) => {
                     assert_eq!(Ok(index), want);
                     assert_eq!((v.ip(), v.id(), v.period()), (Some(0x400000), Some(id), Some(1)));
@@ -757,19 +750,19 @@ mod tests {
         // Too short for the id (at word 3): attribution fails; long enough for the id but not
         // for CPU and PERIOD after it: the view does.
         let (s, n) = sample(&[0x400000, 7]);
-        let e = set.sample_walked(&walk(&s[..n], Endian::Little)).map(|_| ()).unwrap_err();
+        let e = set.sample(&walk(&s[..n], Endian::Little)).map(|_| ()).unwrap_err();
         assert_eq!(e, SampleError::Attribute(AttributeError::IdOutsideRecord { type_: 9, pos: 3, words: 2 }));
         let (s, n) = sample(&[0x400000, 7, 1000, 22]);
-        let e = set.sample_walked(&walk(&s[..n], Endian::Little)).map(|_| ()).unwrap_err();
+        let e = set.sample(&walk(&s[..n], Endian::Little)).map(|_| ()).unwrap_err();
         assert!(matches!(e, SampleError::Decode(DecodeError::Truncated { need: 56, have: 40, .. })), "{e:?}");
         // Another record type; a record walked in the other byte order (id 0 reads the same
         // both ways, so it reaches the event's view, which names the two orders).
         let (c, n) = comm(&[7, 1000, 22, 3]);
-        let e = set.sample_walked(&walk(&c[..n], Endian::Little)).map(|_| ()).unwrap_err();
+        let e = set.sample(&walk(&c[..n], Endian::Little)).map(|_| ()).unwrap_err();
         assert!(matches!(e, SampleError::Decode(DecodeError::InvalidValue { value: 3, .. })), "{e:?}");
         let (s, n) = sample(&[0x400000, 7, 1000, 0, 3, 1]);
         let crossed = WalkedRecord { endian: Endian::Big, ..walk(&s[..n], Endian::Little) };
-        let e = set.sample_walked(&crossed).map(|_| ()).unwrap_err();
+        let e = set.sample(&crossed).map(|_| ()).unwrap_err();
         assert_eq!(
             e,
             SampleError::Decode(DecodeError::ByteOrderMismatch { layout: Endian::Little, record: Endian::Big })

@@ -48,9 +48,9 @@
 use core::fmt;
 
 use super::event_set::{lookup, AttributeError, EventLayout, EventSet, IdEntry};
-use super::layout::{check_sample, check_walked_sample, too_short};
+use super::layout::{check_sample, check_sample_ref, too_short};
 use super::sample_type as st;
-use super::{DecodeContext, DecodeError, Endian, PidTid, SampleCpu, SampleLayout, WalkedRecord};
+use super::{DecodeContext, DecodeError, Endian, PidTid, RecordRef, SampleCpu, SampleLayout};
 
 /// The fixed-prefix fields (all 8 bytes), in any order.
 const PREFIX: u64 =
@@ -90,7 +90,7 @@ pub enum FixedLayoutError {
     /// The set has no events: add them first.
     NoEvents,
     /// An event's `sample_type` is not the one named: name that one, or read this set
-    /// through the run-time layouts ([`EventSet::attribute_walked_event`]).
+    /// through the run-time layouts ([`EventSet::attribute_event`]).
     SampleTypeDiffers {
         /// The event.
         event: usize,
@@ -249,16 +249,20 @@ impl<'s, const SAMPLE_TYPE: u64> FixedEvents<'s, SAMPLE_TYPE> {
     /// Test `record.header.type_` first when the walk holds other records too: the compiler
     /// folds this method's own test into yours.
     #[inline(always)]
-    pub fn sample<'a>(&self, record: &WalkedRecord<'a>) -> Result<(usize, FixedSample<'a, SAMPLE_TYPE>), SampleError> {
-        check_walked_sample(record, self.endian)?;
-        let sample = FixedSample::new(record.bytes, record.endian)?;
+    pub fn sample<'a, R: RecordRef<'a>>(
+        &self,
+        record: R,
+    ) -> Result<(usize, FixedSample<'a, SAMPLE_TYPE>), SampleError> {
+        let endian = check_sample_ref(record, self.endian)?;
+        let bytes = record.record_bytes();
+        let sample = FixedSample::new(bytes, endian)?;
         if self.events.len() < 2 {
             return Ok((0, sample));
         }
         // With several events `fixed` made sure the id has a place (ID_END ≥ 16), and `new`
         // that the record reaches it: this read is one load.
         let at = Offsets::<SAMPLE_TYPE>::ID_END.wrapping_sub(8);
-        let id = record.endian.u64_at(record.bytes, at).unwrap_or(0);
+        let id = endian.u64_at(bytes, at).unwrap_or(0);
         match lookup(self.ids, id) {
             Some(index) => Ok((index, sample)),
             None => Err(AttributeError::UnknownId { id }.into()),
@@ -399,6 +403,7 @@ impl<'a, const SAMPLE_TYPE: u64> FixedSample<'a, SAMPLE_TYPE> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::WalkedRecord;
     use crate::record::{read_format as rf, types, Attr, Walker};
 
     fn attr(sample_type: u64) -> Attr {
@@ -562,11 +567,11 @@ mod tests {
         assert_eq!((e.to_string(), e.source().map(|s| s.to_string())), (short.to_string(), Some(short.to_string())));
     }
 
-    /// Attribution by `FixedEvents::sample` is `attribute_walked`'s, with the id at `id_pos` 3
+    /// Attribution by `FixedEvents::sample` is `attribute`'s, with the id at `id_pos` 3
     /// (ID after IP, TID, TIME), in both byte orders; unknown ids, other record types and a
     /// walk in the other byte order are typed errors.
     #[test]
-    fn a_fixed_sample_goes_to_the_event_of_its_id_as_attribute_walked_says() {
+    fn a_fixed_sample_goes_to_the_event_of_its_id_as_attribute_says() {
         for endian in [Endian::Little, Endian::Big] {
             let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 8]);
             let a = set.add_event(&attr(ST), endian).unwrap();
@@ -578,11 +583,11 @@ mod tests {
             for (id, want) in [(11, Ok(a)), (23, Ok(b)), (0, Ok(a)), (99, Err(AttributeError::UnknownId { id: 99 }))] {
                 let (bytes, size) = record(&[0x400000, (7 << 32) | 8, 1000, id, 3, 1], endian);
                 let walked = Walker::new(&bytes[..size], endian).next().unwrap().unwrap();
-                assert_eq!(set.attribute_walked(&walked), want);
+                assert_eq!(set.attribute(&walked), want);
                 let got = fixed.sample(&walked);
                 assert_eq!(got.map(|(index, _)| index), want.map_err(SampleError::Attribute));
                 if let Ok((index, s)) = got {
-                    let v = set.event(index).unwrap().sample_walked(&walked).unwrap();
+                    let v = set.event(index).unwrap().sample(&walked).unwrap();
                     assert_eq!((s.id(), s.cpu(), s.period()), (Some(id), v.cpu(), Some(1)));
                 }
                 let other = match endian {

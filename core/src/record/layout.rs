@@ -272,41 +272,51 @@ impl SampleLayout {
         Some(1 + ((t & st::CPU != 0) as usize) + ((t & st::STREAM_ID != 0) as usize))
     }
 
-    /// A view of the SAMPLE record `bytes` (header included, `header.size` bytes): checks the
-    /// type, that the fixed prefix fits and that `bytes` is no longer than a record can be,
-    /// once; the accessors then read single fields.
+    /// A view of a SAMPLE record — its bytes (header included, `header.size` bytes) or a
+    /// record a [`Walker`](super::Walker) handed out ([`RecordRef`](super::RecordRef)): checks
+    /// the type, the byte order (a walked record read in the other order than this layout's
+    /// is [`DecodeError::ByteOrderMismatch`]), that the fixed fields fit and that the record is
+    /// no longer than a record can be, once; the accessors then read single fields. A walk in
+    /// a constant byte order (a ring's records are native) makes every field read one load.
     #[inline]
-    pub fn sample<'a>(&'a self, bytes: &'a [u8]) -> Result<SampleView<'a>, DecodeError> {
-        check_sample(bytes, self.ctx.endian)?;
-        if bytes.len() > u16::MAX as usize {
-            return Err(DecodeError::SizeMismatch { header_size: u16::MAX as usize, len: bytes.len() });
+    pub fn sample<'a, R: super::RecordRef<'a>>(&'a self, record: R) -> Result<SampleView<'a>, DecodeError> {
+        let bytes = record.record_bytes();
+        let endian = match record.parsed() {
+            Some((header, endian)) => {
+                // A walked record is `header.size` bytes, so it is no longer than a u16 allows.
+                if header.type_ != types::SAMPLE {
+                    return Err(not_a_sample(header.type_));
+                }
+                if endian != self.ctx.endian {
+                    return Err(DecodeError::ByteOrderMismatch { layout: self.ctx.endian, record: endian });
+                }
+                endian
+            }
+            None => {
+                check_sample(bytes, self.ctx.endian)?;
+                if bytes.len() > u16::MAX as usize {
+                    return Err(DecodeError::SizeMismatch { header_size: u16::MAX as usize, len: bytes.len() });
+                }
+                self.ctx.endian
+            }
+        };
+        if bytes.len() < self.min_size as usize {
+            return Err(self.too_short(bytes.len()));
+        }
+        Ok(SampleView { bytes, layout: self, endian })
+    }
+
+    /// [`sample`](Self::sample) for a record whose type is known to be SAMPLE and that is no
+    /// longer than a record can be: the byte order and the fixed fields' length checked.
+    #[inline(always)]
+    pub(super) fn sample_typed<'a>(&'a self, bytes: &'a [u8], endian: Endian) -> Result<SampleView<'a>, DecodeError> {
+        if endian != self.ctx.endian {
+            return Err(DecodeError::ByteOrderMismatch { layout: self.ctx.endian, record: endian });
         }
         if bytes.len() < self.min_size as usize {
             return Err(self.too_short(bytes.len()));
         }
-        Ok(SampleView { bytes, layout: self, endian: self.ctx.endian })
-    }
-
-    /// [`sample`](Self::sample) for a record a [`Walker`](super::Walker) handed out: the
-    /// header it parsed is used, not read again, and the fields are read in the walk's byte
-    /// order (a record walked in the other order than this layout's is
-    /// [`DecodeError::ByteOrderMismatch`]). A walk in a constant byte order (a ring's records
-    /// are native) makes every field read one load.
-    #[inline]
-    pub fn sample_walked<'a>(&'a self, record: &super::WalkedRecord<'a>) -> Result<SampleView<'a>, DecodeError> {
-        // `check_walked_sample`'s two tests, written out: through the helper the decoder row
-        // of `make bench-instructions` measured 79 instructions against 78 (callgrind).
-        if record.header.type_ != types::SAMPLE {
-            return Err(not_a_sample(record.header.type_));
-        }
-        if record.endian != self.ctx.endian {
-            return Err(DecodeError::ByteOrderMismatch { layout: self.ctx.endian, record: record.endian });
-        }
-        // A walked record is `header.size` bytes, so it is no longer than a u16 allows.
-        if record.bytes.len() < self.min_size as usize {
-            return Err(self.too_short(record.bytes.len()));
-        }
-        Ok(SampleView { bytes: record.bytes, layout: self, endian: record.endian })
+        Ok(SampleView { bytes, layout: self, endian })
     }
 
     // (Its own body rather than a call of the free `too_short`: as a one-call wrapper the
@@ -362,18 +372,22 @@ pub(super) fn check_sample(bytes: &[u8], endian: Endian) -> Result<(), DecodeErr
     }
 }
 
-/// That a walked record is a SAMPLE walked in `endian`, the byte order of the layout that
-/// reads it ([`FixedEvents::sample`](super::FixedEvents::sample); `SampleLayout::sample_walked`
-/// writes the same two tests out, measured faster there).
+/// That a record is a SAMPLE, read in `endian` (the byte order of the layout that reads it;
+/// a walked record's own order must be it): the byte order to read its fields in.
 #[inline(always)]
-pub(super) fn check_walked_sample(record: &super::WalkedRecord<'_>, endian: Endian) -> Result<(), DecodeError> {
-    if record.header.type_ != types::SAMPLE {
-        return Err(not_a_sample(record.header.type_));
+pub(super) fn check_sample_ref<'a>(record: impl super::RecordRef<'a>, endian: Endian) -> Result<Endian, DecodeError> {
+    match record.parsed() {
+        Some((header, walked)) => {
+            if header.type_ != types::SAMPLE {
+                return Err(not_a_sample(header.type_));
+            }
+            if walked != endian {
+                return Err(DecodeError::ByteOrderMismatch { layout: endian, record: walked });
+            }
+            Ok(walked)
+        }
+        None => check_sample(record.record_bytes(), endian).map(|()| endian),
     }
-    if record.endian != endian {
-        return Err(DecodeError::ByteOrderMismatch { layout: endian, record: record.endian });
-    }
-    Ok(())
 }
 
 #[inline(always)]
@@ -400,7 +414,7 @@ impl SampleView<'_> {
         // SAFETY: `bit` is in the `sample_type` that `SampleLayout::new` computed this layout
         // from (the layout's fields are private and only `new` sets them), so `off` is that
         // field's offset and `off + 8 <= fixed_end <= min_size`; a `SampleView` is only made for
-        // `bytes` of at least `min_size` bytes (`SampleLayout::sample`, `sample_walked`,
+        // `bytes` of at least `min_size` bytes (`SampleLayout::sample`, `sample`,
         // `RecordView::as_sample`). So the 8 bytes are inside `bytes`; `read_unaligned` needs
         // no alignment.
         Some(unsafe { core::ptr::read_unaligned(self.bytes.as_ptr().add(at).cast::<[u8; 8]>()) })
@@ -929,10 +943,10 @@ mod tests {
             assert_eq!(r.endian, walk);
             let ctx = |endian| DecodeContext { sample_type: st::IP | st::TID, ..DecodeContext::new(endian) };
             let same = SampleLayout::new(&ctx(walk));
-            let v = same.sample_walked(&r).unwrap();
+            let v = same.sample(&r).unwrap();
             assert_eq!((v.ip(), v.pid(), v.tid()), (Some(0x1234), Some(7), Some(8)));
             let crossed = SampleLayout::new(&ctx(other));
-            let e = crossed.sample_walked(&r).unwrap_err();
+            let e = crossed.sample(&r).unwrap_err();
             assert_eq!(e, DecodeError::ByteOrderMismatch { layout: other, record: walk });
             extern crate std;
             use std::string::ToString;

@@ -35,10 +35,10 @@
 //! assert_eq!((s.ip, s.tid.map(|t| (t.pid, t.tid))), (Some(0x4000), Some((7, 8))));
 //! ```
 //!
-//! **2. Views** — [`EventSet::sample_walked`] finds the SAMPLE's event by its id and gives a
+//! **2. Views** — [`EventSet::sample`] finds the SAMPLE's event by its id and gives a
 //! [`SampleView`] through that event's run-time [`SampleLayout`] (75 instructions): every
 //! SAMPLE field, read lazily (the fixed prefix one load each; the fields after it walk only
-//! what precedes them); [`EventSet::attribute_walked`] and [`RecordView`] do the same for the
+//! what precedes them); [`EventSet::attribute`] and [`RecordView`] do the same for the
 //! identifying fields of any record.
 //!
 //! ```
@@ -52,7 +52,7 @@
 //!     ring.extend_from_slice(&word.to_ne_bytes());
 //! }
 //! for record in Walker::new(&ring, Endian::NATIVE) {
-//!     let (index, view) = set.sample_walked(&record.unwrap()).unwrap();
+//!     let (index, view) = set.sample(&record.unwrap()).unwrap();
 //!     assert_eq!((index, view.ip(), view.phys_addr()), (event, Some(0x4000), Ok(Some(0x9000))));
 //! }
 //! ```
@@ -230,7 +230,7 @@ pub use switch::{Switch, SwitchCpuWide};
 pub use task::{Comm, Task};
 pub use text_poke::TextPoke;
 pub use throttle::Throttle;
-pub use walk::{WalkError, WalkedRecord, Walker};
+pub use walk::{RecordRef, WalkError, WalkedRecord, Walker};
 
 /// Largest record size: `header.size` is a u16 and every record is a multiple of 8 bytes.
 pub const MAX_RECORD_SIZE: usize = 65528;

@@ -25,8 +25,8 @@
 //! # A constant byte order
 //!
 //! A walked record carries the walk's byte order, and
-//! [`EventSet::attribute_walked`](super::EventSet::attribute_walked) and
-//! [`SampleLayout::sample_walked`](super::SampleLayout::sample_walked) read its fields in that
+//! [`EventSet::attribute`](super::EventSet::attribute) and
+//! [`SampleLayout::sample`](super::SampleLayout::sample) read its fields in that
 //! order. When the walker is made
 //! with a constant — a ring's records are always `Endian::NATIVE` — and the loop is inlined,
 //! every field read is one load with no byte-order select. For a perf.data file, whose order is
@@ -53,6 +53,69 @@ use core::fmt;
 use super::header::{types, Header};
 use super::Endian;
 
+/// A record as every reader takes it: its bytes alone (`&[u8]`, or anything that is bytes: the
+/// whole record; its header
+/// is read from them, in the reader's byte order), or a record a [`Walker`] handed out
+/// (`&WalkedRecord`: its header parsed once and its byte order known, so neither is read
+/// again — with a walk in a constant order, `Endian::NATIVE` as a ring's records are, the
+/// compiler drops the byte-order select from every field read). One method per reader takes
+/// either: [`EventSet::attribute`](super::EventSet::attribute),
+/// [`EventSet::attribute_event`](super::EventSet::attribute_event),
+/// [`EventSet::sample`](super::EventSet::sample), [`SampleLayout::sample`](super::SampleLayout::sample),
+/// [`EventLayout::sample`](super::EventLayout::sample) and
+/// [`FixedEvents::sample`](super::FixedEvents::sample).
+pub trait RecordRef<'a>: Copy + sealed::Sealed {
+    /// The whole record, header included.
+    fn record_bytes(self) -> &'a [u8];
+    /// The header and the byte order it was read in, if already parsed.
+    fn parsed(self) -> Option<(Header, Endian)>;
+    /// The record's type and the byte order to read it in (`endian` for bytes alone, whose
+    /// type is read in it), or `None` for bytes too short for a header or longer than a
+    /// record can be.
+    fn type_and_endian(self, endian: Endian) -> Option<(u32, Endian)>;
+}
+
+/// The record's bytes: a slice, an array, a `Vec` (anything that is bytes).
+impl<'a, T: AsRef<[u8]> + ?Sized> RecordRef<'a> for &'a T {
+    #[inline(always)]
+    fn record_bytes(self) -> &'a [u8] {
+        self.as_ref()
+    }
+    #[inline(always)]
+    fn parsed(self) -> Option<(Header, Endian)> {
+        None
+    }
+    #[inline(always)]
+    fn type_and_endian(self, endian: Endian) -> Option<(u32, Endian)> {
+        let bytes = self.as_ref();
+        if bytes.len() < Header::SIZE || bytes.len() > u16::MAX as usize {
+            return None;
+        }
+        Some((endian.u32_at(bytes, 0)?, endian))
+    }
+}
+
+impl<'a> RecordRef<'a> for &WalkedRecord<'a> {
+    #[inline(always)]
+    fn record_bytes(self) -> &'a [u8] {
+        self.bytes
+    }
+    #[inline(always)]
+    fn parsed(self) -> Option<(Header, Endian)> {
+        Some((self.header, self.endian))
+    }
+    #[inline(always)]
+    fn type_and_endian(self, _: Endian) -> Option<(u32, Endian)> {
+        Some((self.header.type_, self.endian))
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<T: AsRef<[u8]> + ?Sized> Sealed for &T {}
+    impl Sealed for &super::WalkedRecord<'_> {}
+}
+
 /// One record of a [`Walker`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WalkedRecord<'a> {
@@ -62,10 +125,8 @@ pub struct WalkedRecord<'a> {
     pub bytes: &'a [u8],
     /// Offset of the record in the walked buffer.
     pub offset: usize,
-    /// The byte order the walk read the header in.
-    /// [`EventSet::attribute_walked`](super::EventSet::attribute_walked) and
-    /// [`SampleLayout::sample_walked`](super::SampleLayout::sample_walked) read the record's
-    /// fields in it; a walker made with a constant (`Endian::NATIVE`, as a ring's records
+    /// The byte order the walk read the header in. The readers ([`RecordRef`]) read the
+    /// record's fields in it; a walker made with a constant (`Endian::NATIVE`, as a ring's records
     /// always are) lets the compiler drop the byte-order select from every field read.
     pub endian: Endian,
     /// In a [`Walker::perf_data`] walk, the bytes that follow the record and that
