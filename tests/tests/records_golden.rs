@@ -23,8 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use perfring::record::*;
-use perfring_data::features;
-use shim::{FileRecord, PerfData, PerfDataWriter};
+use perfring_data::{features, Feature, FileAttr, Reader, Writer};
 
 // ---------------------------------------------------------------------------------------------
 // Running perf and reading its dump.
@@ -139,13 +138,13 @@ fn cstr(s: &std::ffi::CStr) -> String {
 
 /// Context of one file for the expectations.
 struct FileView<'f> {
-    file: &'f PerfData,
+    file: &'f Capture,
     combined_sample_type: u64,
     sample_id_all: bool,
 }
 
 impl<'f> FileView<'f> {
-    fn new(file: &'f PerfData) -> Self {
+    fn new(file: &'f Capture) -> Self {
         let combined_sample_type = file.attrs.iter().fold(0, |a, f| a | f.attr.sample_type);
         let sample_id_all = file.attrs[0].attr.has(attr_flags::SAMPLE_ID_ALL);
         FileView { file, combined_sample_type, sample_id_all }
@@ -166,7 +165,7 @@ impl<'f> FileView<'f> {
     }
 
     /// The dump perf prints for `rec` (decoded from `fr`, written by event `attr`).
-    fn expect(&self, fr: &FileRecord<'_>, rec: &Record<'_>, attr: usize) -> Dumped {
+    fn expect(&self, fr: &Captured<'_>, rec: &Record<'_>, attr: usize) -> Dumped {
         let a = &self.file.attrs[attr].attr;
         let sid = rec.sample_id().copied().unwrap_or_default();
         let mut details = Vec::new();
@@ -335,7 +334,7 @@ impl<'f> FileView<'f> {
         Dumped { prefix, size: fr.bytes.len(), head: norm(&head), details }
     }
 
-    fn sample_details(&self, fr: &FileRecord<'_>, s: &Sample<'_>, a: &Attr, d: &mut Vec<String>) {
+    fn sample_details(&self, fr: &Captured<'_>, s: &Sample<'_>, a: &Attr, d: &mut Vec<String>) {
         if let Some(c) = &s.callchain {
             d.push(format!("... FP chain: nr:{}", c.len()));
             for (i, ip) in c.iter().enumerate() {
@@ -456,13 +455,12 @@ fn same(ours: &str, perf: &str) -> bool {
 /// Decode every record of `path` and compare it with `perf report -D`. Returns how many records
 /// were compared, per type name.
 fn check_file_against_perf(path: &Path) -> BTreeMap<&'static str, usize> {
-    let file = PerfData::open(path).unwrap();
+    let file = Capture::open(path);
     let dump = parse_dump(&perf(&["report", "-D", "--stdio", "-i", path.to_str().unwrap()]));
     let view = FileView::new(&file);
     let mut counts = BTreeMap::new();
     let mut ours_kernel_offsets = Vec::new();
     for fr in file.records() {
-        let fr = fr.unwrap();
         let (attr, rec) = file.decode(&fr).unwrap_or_else(|e| panic!("{path:?} at {:#x}: {e}", fr.offset));
         if let Record::Unknown { .. } = rec {
             continue;
@@ -527,10 +525,9 @@ fn fixtures_decode_to_what_perf_report_prints() {
 /// `{u16 common_type, u8 flags, u8 preempt_count, i32 common_pid}`: the type is the attr's
 /// `config` (the tracepoint id) and the pid the sample's tid.
 fn check_raw_tracepoint_headers(path: &Path) {
-    let file = PerfData::open(path).unwrap();
+    let file = Capture::open(path);
     let mut n = 0;
     for fr in file.records() {
-        let fr = fr.unwrap();
         if let (Some(i), Record::Sample(s)) = file.decode(&fr).unwrap() {
             let a = &file.attrs[i].attr;
             if let (2, Some(raw)) = (a.type_, s.raw) {
@@ -940,22 +937,24 @@ impl Arrays {
 fn write_synthetic(endian: Endian, name: &str, keep: &dyn Fn(&Record<'_>) -> bool) -> PathBuf {
     let store = Store::new();
     let arrays = Arrays::new();
-    let mut w = PerfDataWriter::new(endian);
-    for (attr, id) in synthetic_attrs() {
-        w.add_attr(attr, &[id]);
-    }
+    let attrs = synthetic_attrs().into_iter().map(|(attr, id)| FileAttr { attr, ids: vec![id] }).collect();
+    let mut w = Writer::new(std::io::Cursor::new(Vec::new()), endian, attrs).unwrap();
     let ctxs: Vec<DecodeContext> = (0..3).map(|i| w.context(i).unwrap()).collect();
     for (i, rec) in synthetic_records(&store, &ctxs, &arrays).into_iter().filter(|(_, r)| keep(r)) {
-        w.push(&rec, &ctxs[i]).unwrap_or_else(|e| panic!("{e}: {rec:?}"));
+        w.write_record(&rec, i).unwrap_or_else(|e| panic!("{e}: {rec:?}"));
     }
-    w.finished_round();
-    w.set_string_feature(features::HOSTNAME, "perfring-golden");
-    w.set_string_feature(features::OSRELEASE, "6.1.0-golden");
-    w.set_string_feature(features::VERSION, "6.1");
-    w.set_string_feature(features::ARCH, "x86_64");
-    w.set_nrcpus(2, 2);
+    w.finished_round().unwrap();
+    for (bit, value) in [
+        (features::HOSTNAME, "perfring-golden"),
+        (features::OSRELEASE, "6.1.0-golden"),
+        (features::VERSION, "6.1"),
+        (features::ARCH, "x86_64"),
+    ] {
+        w.set_feature(bit, &Feature::String(value.into())).unwrap();
+    }
+    w.set_feature(features::NRCPUS, &Feature::NrCpus { available: 2, online: 2 }).unwrap();
     let path = tmp(name);
-    w.write(&path).unwrap();
+    std::fs::write(&path, w.finish().unwrap().into_inner()).unwrap();
     path
 }
 
@@ -963,13 +962,12 @@ fn write_synthetic(endian: Endian, name: &str, keep: &dyn Fn(&Record<'_>) -> boo
 fn check_synthetic_decodes(path: &Path, keep: &dyn Fn(&Record<'_>) -> bool) -> usize {
     let store = Store::new();
     let arrays = Arrays::new();
-    let file = PerfData::open(path).unwrap();
+    let file = Capture::open(path);
     let ctxs: Vec<DecodeContext> = (0..3).map(|i| file.context(i).unwrap()).collect();
     let expected: Vec<(usize, Record<'_>)> =
         synthetic_records(&store, &ctxs, &arrays).into_iter().filter(|(_, r)| keep(r)).collect();
     let mut n = 0;
     for fr in file.records() {
-        let fr = fr.unwrap();
         let (attr, rec) = file.decode(&fr).unwrap();
         if fr.header.type_ == types::FINISHED_ROUND {
             continue;
@@ -990,7 +988,7 @@ fn every_record_type_and_sample_bit_written_by_us_reads_back_in_perf() {
     if !perf_available() {
         return;
     }
-    let file = PerfData::open(&path).unwrap();
+    let file = Capture::open(&path);
     // Between them the events set every sample_type bit, and every read_format bit.
     let bits = file.attrs.iter().fold(0, |a, f| a | f.attr.sample_type);
     assert_eq!(bits, sample_type::ALL);
@@ -1101,33 +1099,35 @@ fn compare_dumps(le: &BTreeMap<usize, Dumped>, be: &BTreeMap<usize, Dumped>, wha
 /// A copy of `file` with every kernel record re-encoded in `endian` from its decoded form (perf's
 /// own records dropped but FINISHED_ROUND, no features, tracepoints presented as software
 /// events). Returns the copy and, per record, the original record's bytes.
-fn rewrite(file: &PerfData, endian: Endian) -> (Vec<u8>, Vec<&[u8]>) {
-    let mut w = PerfDataWriter::new(endian);
-    for a in &file.attrs {
-        let mut attr = a.attr;
-        if attr.type_ == 2 {
-            // A tracepoint needs the TRACING_DATA feature (event formats, in a layout of its
-            // own per byte order), which the copy does not carry: present the event as a
-            // bpf-output software event, whose samples perf dumps the same way.
-            (attr.type_, attr.config) = (1, 10);
-        }
-        w.add_attr(attr, &a.ids);
-    }
+fn rewrite(file: &Capture, endian: Endian) -> (Vec<u8>, Vec<&[u8]>) {
+    let attrs = file
+        .attrs
+        .iter()
+        .map(|a| {
+            let mut attr = a.attr;
+            if attr.type_ == 2 {
+                // A tracepoint needs the TRACING_DATA feature (event formats, in a layout of
+                // its own per byte order), which the copy does not carry: present the event as
+                // a bpf-output software event, whose samples perf dumps the same way.
+                (attr.type_, attr.config) = (1, 10);
+            }
+            FileAttr { attr, ids: a.ids.clone() }
+        })
+        .collect();
+    let mut w = Writer::new(std::io::Cursor::new(Vec::new()), endian, attrs).unwrap();
     let mut originals = Vec::new();
     for fr in file.records() {
-        let fr = fr.unwrap();
         let (attr, rec) = file.decode(&fr).unwrap();
         match rec {
-            Record::Unknown { header, .. } if header.type_ == types::FINISHED_ROUND => w.finished_round(),
+            Record::Unknown { header, .. } if header.type_ == types::FINISHED_ROUND => w.finished_round().unwrap(),
             Record::Unknown { .. } => continue,
             rec => {
-                let ctx = w.context(attr.unwrap()).unwrap();
-                w.push(&rec, &ctx).unwrap();
+                w.write_record(&rec, attr.unwrap()).unwrap();
                 originals.push(fr.bytes);
             }
         }
     }
-    (w.to_bytes().unwrap(), originals)
+    (w.finish().unwrap().into_inner(), originals)
 }
 
 #[test]
@@ -1158,17 +1158,16 @@ fn big_endian_copies_decode_to_the_same_fields() {
     // Every fixture, copied record by record into both orders.
     for path in fixtures() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        let file = PerfData::open(&path).unwrap();
+        let file = Capture::open(&path);
         let (le_bytes, originals) = rewrite(&file, Endian::Little);
         let (be_bytes, _) = rewrite(&file, Endian::Big);
-        let le = PerfData::parse(le_bytes.clone()).unwrap();
-        let be = PerfData::parse(be_bytes.clone()).unwrap();
+        let le = Capture::parse(le_bytes.clone());
+        let be = Capture::parse(be_bytes.clone());
         assert_eq!(be.endian, Endian::Big);
         let mut n = 0;
         let mut be_records = be.records();
         for (i, fr) in le.records().enumerate() {
-            let fr = fr.unwrap();
-            let fb = be_records.next().unwrap().unwrap();
+            let fb = be_records.next().unwrap();
             assert_eq!((fr.offset, fr.header.size), (fb.offset, fb.header.size));
             if fr.header.type_ == types::FINISHED_ROUND {
                 continue;
@@ -1201,7 +1200,7 @@ fn big_endian_copies_decode_to_the_same_fields() {
 // Fuzz seeds: the golden records, in the input layout of `fuzz/fuzz_targets/decode.rs`.
 
 /// `[5 × u64 LE attr fields][u8 flags][record]` for one record of `file`.
-fn seed(file: &PerfData, attr: usize, record: &[u8]) -> Vec<u8> {
+fn seed(file: &Capture, attr: usize, record: &[u8]) -> Vec<u8> {
     let a = &file.attrs[attr].attr;
     let mut s = Vec::new();
     for v in [a.sample_type, a.read_format, a.sample_regs_user, a.sample_regs_intr, a.branch_sample_type] {
@@ -1216,20 +1215,19 @@ fn seed(file: &PerfData, attr: usize, record: &[u8]) -> Vec<u8> {
 /// Every kernel record of the fixtures and of the synthetic file, in both orders, as fuzz
 /// inputs named `<type>-<le|be>-<n>`.
 fn seed_inputs() -> Vec<(String, Vec<u8>)> {
-    let mut files: Vec<PerfData> = fixtures().iter().map(|p| PerfData::open(p).unwrap()).collect();
+    let mut files: Vec<Capture> = fixtures().iter().map(Capture::open).collect();
     for (endian, name) in [(Endian::Little, "seed-le.data"), (Endian::Big, "seed-be.data")] {
         let p = write_synthetic(endian, name, &|_| true);
-        files.push(PerfData::open(&p).unwrap());
+        files.push(Capture::open(&p));
         std::fs::remove_file(&p).ok();
     }
-    let be: Vec<PerfData> =
-        files.iter().take(fixtures().len()).map(|f| PerfData::parse(rewrite(f, Endian::Big).0).unwrap()).collect();
+    let be: Vec<Capture> =
+        files.iter().take(fixtures().len()).map(|f| Capture::parse(rewrite(f, Endian::Big).0)).collect();
     files.extend(be);
     let mut out = Vec::new();
     let mut n = BTreeMap::<String, usize>::new();
     for file in &files {
         for fr in file.records() {
-            let fr = fr.unwrap();
             let Some(attr) = file.attr_index(fr.bytes) else { continue };
             let order = if file.endian == Endian::Big { "be" } else { "le" };
             let key =
@@ -1289,130 +1287,68 @@ fn fuzz_seeds_are_golden_records() {
     println!("{} golden fuzz inputs; {checked} checked-in seeds decode", inputs.len());
 }
 
-/// The whole-file view these tests were written against, over `perfring_data`'s reader and
-/// writer: records collected once (offset, header, bytes, event), the writer buffering
-/// encoded records until `to_bytes`.
-mod shim {
-    use perfring::record::{Attr, DecodeContext, DecodeError, Endian, Header, Record};
-    use perfring_data::{features, Error, Feature, FileAttr, Reader, Writer};
-    use std::path::Path;
+/// A perf.data file read once with `perfring_data::Reader`, its records kept with their
+/// offset, header, bytes and event, so that tests can walk it more than once and side by side
+/// with another file.
+struct Capture {
+    bytes: Vec<u8>,
+    endian: Endian,
+    attrs: Vec<FileAttr>,
+    contexts: Vec<DecodeContext>,
+    records: Vec<(usize, Header, std::ops::Range<usize>, Option<usize>)>,
+}
 
-    /// One record of the data section.
-    #[derive(Debug, Clone, Copy)]
-    pub struct FileRecord<'a> {
-        pub offset: usize,
-        pub header: Header,
-        pub bytes: &'a [u8],
-        event: Option<usize>,
+/// One record of a [`Capture`].
+#[derive(Debug, Clone, Copy)]
+struct Captured<'a> {
+    offset: usize,
+    header: Header,
+    bytes: &'a [u8],
+    event: Option<usize>,
+}
+
+impl Capture {
+    fn open(path: impl AsRef<Path>) -> Capture {
+        Capture::parse(std::fs::read(path).unwrap())
     }
 
-    pub struct PerfData {
-        bytes: Vec<u8>,
-        pub endian: Endian,
-        pub attrs: Vec<FileAttr>,
-        contexts: Vec<DecodeContext>,
-        records: Vec<(usize, Header, std::ops::Range<usize>, Option<usize>)>,
+    fn parse(bytes: Vec<u8>) -> Capture {
+        let mut reader = Reader::from_bytes(&bytes).unwrap();
+        let (endian, attrs) = (reader.endian(), reader.attrs().to_vec());
+        let contexts = (0..attrs.len()).map(|i| reader.context(i).unwrap()).collect();
+        let base = bytes.as_ptr() as usize;
+        let mut records = Vec::new();
+        while let Some(r) = reader.next_record().unwrap() {
+            assert!(!r.decompressed, "these tests read uncompressed files");
+            let start = r.bytes.as_ptr() as usize - base;
+            records.push((r.offset as usize, r.header, start..start + r.bytes.len(), r.event));
+        }
+        drop(reader);
+        Capture { bytes, endian, attrs, contexts, records }
     }
 
-    impl PerfData {
-        pub fn open(path: impl AsRef<Path>) -> Result<PerfData, Error> {
-            PerfData::parse(std::fs::read(path).map_err(|error| Error::Io { offset: 0, error })?)
-        }
-
-        pub fn parse(bytes: Vec<u8>) -> Result<PerfData, Error> {
-            let mut reader = Reader::from_bytes(&bytes)?;
-            let (endian, attrs) = (reader.endian(), reader.attrs().to_vec());
-            let contexts = (0..attrs.len()).map(|i| reader.context(i).unwrap()).collect();
-            let base = bytes.as_ptr() as usize;
-            let mut records = Vec::new();
-            while let Some(r) = reader.next_record()? {
-                assert!(!r.decompressed, "these tests read uncompressed files");
-                let start = r.bytes.as_ptr() as usize - base;
-                records.push((r.offset as usize, r.header, start..start + r.bytes.len(), r.event));
-            }
-            drop(reader);
-            Ok(PerfData { bytes, endian, attrs, contexts, records })
-        }
-
-        pub fn records(&self) -> impl Iterator<Item = Result<FileRecord<'_>, Error>> + '_ {
-            self.records.iter().map(|(offset, header, range, event)| {
-                Ok(FileRecord { offset: *offset, header: *header, bytes: &self.bytes[range.clone()], event: *event })
-            })
-        }
-
-        pub fn context(&self, index: usize) -> Option<DecodeContext> {
-            self.contexts.get(index).copied()
-        }
-
-        pub fn attr_index(&self, record: &[u8]) -> Option<usize> {
-            let at = record.as_ptr() as usize - self.bytes.as_ptr() as usize;
-            self.records.iter().find(|r| r.2.start == at).and_then(|r| r.3)
-        }
-
-        pub fn decode<'a>(&self, fr: &FileRecord<'a>) -> Result<(Option<usize>, Record<'a>), DecodeError> {
-            let ctx = fr.event.or(if self.attrs.is_empty() { None } else { Some(0) });
-            let ctx = ctx.and_then(|i| self.context(i)).unwrap_or(DecodeContext::new(self.endian));
-            Ok((fr.event, perfring::record::decode(fr.bytes, &ctx)?))
-        }
+    fn records(&self) -> impl Iterator<Item = Captured<'_>> + '_ {
+        self.records.iter().map(|(offset, header, range, event)| Captured {
+            offset: *offset,
+            header: *header,
+            bytes: &self.bytes[range.clone()],
+            event: *event,
+        })
     }
 
-    pub struct PerfDataWriter {
-        endian: Endian,
-        attrs: Vec<FileAttr>,
-        records: Vec<Vec<u8>>,
-        features: Vec<(u32, Feature)>,
+    fn context(&self, index: usize) -> Option<DecodeContext> {
+        self.contexts.get(index).copied()
     }
 
-    impl PerfDataWriter {
-        pub fn new(endian: Endian) -> PerfDataWriter {
-            PerfDataWriter { endian, attrs: Vec::new(), records: Vec::new(), features: Vec::new() }
-        }
+    fn attr_index(&self, record: &[u8]) -> Option<usize> {
+        let at = record.as_ptr() as usize - self.bytes.as_ptr() as usize;
+        self.records.iter().find(|r| r.2.start == at).and_then(|r| r.3)
+    }
 
-        pub fn add_attr(&mut self, attr: Attr, ids: &[u64]) -> usize {
-            self.attrs.push(FileAttr { attr, ids: ids.to_vec() });
-            self.attrs.len() - 1
-        }
-
-        pub fn context(&self, index: usize) -> Option<DecodeContext> {
-            Some(DecodeContext::from_attr(&self.attrs.get(index)?.attr, self.endian))
-        }
-
-        pub fn push(&mut self, record: &Record<'_>, ctx: &DecodeContext) -> Result<(), Error> {
-            let mut b = vec![0u8; record.encoded_size(ctx)?];
-            record.encode(ctx, &mut b)?;
-            self.records.push(b);
-            Ok(())
-        }
-
-        pub fn finished_round(&mut self) {
-            self.records.push(Vec::new());
-        }
-
-        pub fn set_string_feature(&mut self, bit: u32, value: &str) {
-            self.features.push((bit, Feature::String(value.into())));
-        }
-
-        pub fn set_nrcpus(&mut self, available: u32, online: u32) {
-            self.features.push((features::NRCPUS, Feature::NrCpus { available, online }));
-        }
-
-        pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
-            let mut w = Writer::new(std::io::Cursor::new(Vec::new()), self.endian, self.attrs.clone())?;
-            for r in &self.records {
-                if r.is_empty() {
-                    w.finished_round()?;
-                } else {
-                    w.write_raw(r, &[])?;
-                }
-            }
-            for (bit, f) in &self.features {
-                w.set_feature(*bit, f)?;
-            }
-            Ok(w.finish()?.into_inner())
-        }
-
-        pub fn write(&self, path: impl AsRef<Path>) -> Result<(), Error> {
-            std::fs::write(path, self.to_bytes()?).map_err(|error| Error::Io { offset: 0, error })
-        }
+    /// The record's event (the file's first for records without one) and its complete decode.
+    fn decode<'a>(&self, fr: &Captured<'a>) -> Result<(Option<usize>, Record<'a>), DecodeError> {
+        let ctx = fr.event.or(if self.attrs.is_empty() { None } else { Some(0) });
+        let ctx = ctx.and_then(|i| self.context(i)).unwrap_or(DecodeContext::new(self.endian));
+        Ok((fr.event, decode(fr.bytes, &ctx)?))
     }
 }
