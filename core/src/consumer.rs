@@ -321,32 +321,24 @@ impl<M: RingMemory, T: Trust> Consumer<M, T> {
         Ok(c)
     }
 
-    /// Set how this consumer releases and paces ([`Config`]).
+    /// Set how this consumer releases and paces ([`Config`]). A tail deferral of more than a
+    /// quarter of the data area is taken as a quarter (the producer always keeps three
+    /// quarters); [`config`](Self::config) reports the value in force.
     pub fn configure(&mut self, config: Config) {
-        self.set_tail_policy(config.tail);
+        self.defer = match config.tail {
+            TailPolicy::EveryBatch => 0,
+            TailPolicy::Deferred { bytes } => bytes.clamp(1, (self.mask + 1) / 4),
+        };
         self.pace = config.pace;
     }
 
     /// How this consumer releases and paces.
     pub fn config(&self) -> Config {
-        Config { tail: self.tail_policy(), pace: self.pace }
-    }
-
-    /// When this consumer stores `data_tail`. A deferral of more than a quarter of the data
-    /// area is taken as a quarter (the producer always keeps three quarters).
-    pub fn set_tail_policy(&mut self, policy: TailPolicy) {
-        self.defer = match policy {
-            TailPolicy::EveryBatch => 0,
-            TailPolicy::Deferred { bytes } => bytes.clamp(1, (self.mask + 1) / 4),
-        };
-    }
-
-    /// The current [`TailPolicy`].
-    pub fn tail_policy(&self) -> TailPolicy {
-        match self.defer {
+        let tail = match self.defer {
             0 => TailPolicy::EveryBatch,
             bytes => TailPolicy::Deferred { bytes },
-        }
+        };
+        Config { tail, pace: self.pace }
     }
 
     /// Store the tail now if a deferred store is pending (before a consumer stops reading

@@ -4,7 +4,8 @@
 //! it, with compile-time checks on every offset. It is a plain `#[repr(C)]` struct for layout and
 //! documentation; the protocol never forms a reference to a page that a peer may write. It reaches
 //! the page's words through the [`crate::memory::RingMemory`] seam, which uses atomics at the
-//! offsets listed in [`offsets`].
+//! fields' offsets: `core::mem::offset_of!(MmapPage, data_head)` and so on (each is checked here
+//! against the number the ABI fixes).
 
 /// The control page of a perf mapping, `struct perf_event_mmap_page`.
 ///
@@ -69,7 +70,7 @@ pub struct MmapPage {
 }
 
 /// Byte offsets of the fields of [`MmapPage`], as the kernel ABI fixes them.
-pub mod offsets {
+pub(crate) mod offsets {
     /// `lock`
     pub const LOCK: usize = 8;
     /// `index`

@@ -679,7 +679,7 @@ fn the_tail_is_released_by_policy_when_caught_up_and_on_drop() {
     let mut map = Mapping::new(bytes, 4096).unwrap();
     {
         let (p, mut c) = split(&mut map, Config::default()).unwrap();
-        assert_eq!(c.tail_policy(), TailPolicy::Deferred { bytes: 1024 }, "a quarter of 4 KiB");
+        assert_eq!(c.config().tail, TailPolicy::Deferred { bytes: 1024 }, "a quarter of 4 KiB");
         let stored =
             |c: &crate::Consumer<&Mapping<'_>>| c.memory().position(Position::DataTail).load(crate::fences::LOCAL);
         for i in 0..10 {

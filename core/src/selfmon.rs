@@ -31,10 +31,12 @@ use crate::page::{offsets, Capabilities};
 /// Retries [`read()`] allows by default before [`SelfmonError::Unstable`].
 pub const DEFAULT_MAX_RETRIES: u32 = 1000;
 
-/// A consistent copy of the self-monitoring fields of the control page.
+/// The self-monitoring fields of the control page: a consistent copy that [`read()`] took, or
+/// what [`write()`] publishes (`perf_event_update_userpage`'s fields).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Snapshot {
-    /// The (even) `lock` value the fields were read under.
+    /// The (even) `lock` value the fields were read under. [`write()`] ignores it: the writer
+    /// moves the lock itself.
     pub lock: u32,
     /// Hardware counter index + 1; 0: the counter cannot be read directly.
     pub index: u32,
@@ -44,7 +46,7 @@ pub struct Snapshot {
     pub time_enabled: u64,
     /// Time the event was running (ns).
     pub time_running: u64,
-    /// Capability bits.
+    /// Capability bits ([`write()`] always adds `cap_bit0_is_deprecated`).
     pub capabilities: Capabilities,
     /// Bit width of the hardware counter.
     pub pmc_width: u16,
@@ -169,13 +171,13 @@ fn read_fields<M: RingMemory>(mem: &M, lock: u32) -> Snapshot {
 ///
 /// ```
 /// use perfring::page::Capabilities;
-/// use perfring::selfmon::{self, CounterSource, Update, DEFAULT_MAX_RETRIES};
+/// use perfring::selfmon::{self, CounterSource, Snapshot, DEFAULT_MAX_RETRIES};
 /// use perfring::Mapping;
 /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
 /// # let mut buf = Buf([0; 4096 + 4096]);
 /// let map = Mapping::new(&mut buf.0, 4096).unwrap();
 /// // The exporter (a hypervisor, the kernel) publishes a counter and its clock.
-/// selfmon::write(&map, &Update {
+/// selfmon::write(&map, &Snapshot {
 ///     index: 1,
 ///     offset: 1000,
 ///     time_enabled: 500,
@@ -184,7 +186,7 @@ fn read_fields<M: RingMemory>(mem: &M, lock: u32) -> Snapshot {
 ///     pmc_width: 48,
 ///     time_shift: 1,
 ///     time_mult: 1,
-///     ..Update::default()
+///     ..Snapshot::default()
 /// });
 /// // The reader supplies the hardware reads (rdpmc/rdtsc on x86; fixed values here).
 /// struct Fixed;
@@ -240,38 +242,10 @@ pub fn read<M: RingMemory, C: CounterSource>(
     Err(SelfmonError::Unstable { retries: max_retries })
 }
 
-/// What [`write()`] publishes (`perf_event_update_userpage`'s fields).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Update {
-    /// `index`.
-    pub index: u32,
-    /// `offset`.
-    pub offset: i64,
-    /// `time_enabled`.
-    pub time_enabled: u64,
-    /// `time_running`.
-    pub time_running: u64,
-    /// Capability bits (`cap_bit0_is_deprecated` is always added).
-    pub capabilities: Capabilities,
-    /// `pmc_width`.
-    pub pmc_width: u16,
-    /// `time_shift`.
-    pub time_shift: u16,
-    /// `time_mult`.
-    pub time_mult: u32,
-    /// `time_offset`.
-    pub time_offset: u64,
-    /// `time_zero`.
-    pub time_zero: u64,
-    /// `time_cycles`.
-    pub time_cycles: u64,
-    /// `time_mask`.
-    pub time_mask: u64,
-}
-
-/// Publish `u` under the seqlock (the kernel's `perf_event_update_userpage`). Writers must not
+/// Publish `u` (all but its `lock`) under the seqlock (the kernel's
+/// `perf_event_update_userpage`). Writers must not
 /// nest or run concurrently on one page ("otherwise the seqlock logic goes bad").
-pub fn write<M: RingMemory>(mem: &M, u: &Update) {
+pub fn write<M: RingMemory>(mem: &M, u: &Snapshot) {
     let lock = mem.page_word(offsets::LOCK);
     let seq = lock.load(LOCAL);
     lock.store(seq.wrapping_add(1) | 1, LOCAL);

@@ -71,7 +71,9 @@ fn scale_uses_128_bits_and_refuses_zero_running() {
 fn written_fields_read_back_through_the_seqlock() {
     let ring = crate::ModelRing::<8>::new().unwrap();
     let caps = Capabilities(Capabilities::USER_TIME | Capabilities::USER_RDPMC);
-    let u = Update {
+    let u = Snapshot {
+        // Odd on purpose: `write` ignores it and moves the page's lock itself.
+        lock: 7,
         index: 3,
         offset: -5,
         time_enabled: 1000,
@@ -106,7 +108,7 @@ fn written_fields_read_back_through_the_seqlock() {
     assert_eq!(r.count, (-21i64) as u64, "offset + sign-extended pmc");
     // delta = 7 + (100 * 1024) >> 10 = 107
     assert_eq!((r.enabled, r.running), (1107, 507));
-    assert_eq!(r.snapshot.lock % 2, 0);
+    assert_eq!(r.snapshot.lock, 2, "one write: the lock went 0 -> 1 -> 2, whatever u.lock said");
 }
 
 #[test]
@@ -127,7 +129,7 @@ fn no_counters_adds_nothing_to_the_count_or_the_times() {
     let ring = crate::ModelRing::<8>::new().unwrap();
     write(
         &ring,
-        &Update {
+        &Snapshot {
             index: 1,
             offset: 1000,
             time_enabled: 500,
@@ -135,7 +137,7 @@ fn no_counters_adds_nothing_to_the_count_or_the_times() {
             capabilities: Capabilities(Capabilities::USER_RDPMC | Capabilities::USER_TIME),
             pmc_width: 48,
             time_mult: 1,
-            ..Update::default()
+            ..Snapshot::default()
         },
     );
     let r = read(&ring, &mut NoCounters, 3).unwrap();
@@ -183,7 +185,7 @@ fn the_reader_touches_the_hardware_only_when_the_page_allows_it() {
     let read_with = |caps: u64, index: u32, enabled: u64, running: u64| {
         write(
             &ring,
-            &Update {
+            &Snapshot {
                 index,
                 offset: 1000,
                 time_enabled: enabled,
@@ -192,7 +194,7 @@ fn the_reader_touches_the_hardware_only_when_the_page_allows_it() {
                 pmc_width: 48,
                 time_mult: 1,
                 time_offset: 7,
-                ..Update::default()
+                ..Snapshot::default()
             },
         );
         let mut calls = Calls::default();
@@ -263,7 +265,7 @@ fn each_write_holds_the_lock_odd_while_it_stores_and_leaves_it_two_higher() {
     let lock = || ring.page_word(offsets::LOCK).load(LOCAL);
     for (i, before) in [0u32, 2, 4].into_iter().enumerate() {
         assert_eq!(lock(), before);
-        write(&mid, &Update { time_enabled: i as u64, ..Update::default() });
+        write(&mid, &Snapshot { time_enabled: i as u64, ..Snapshot::default() });
         let (during, reader) = mid.seen.take().unwrap();
         assert_eq!(during, before + 1, "odd while the fields change");
         assert_eq!(reader, Err(SelfmonError::Unstable { retries: 2 }), "a reader mid-update retries");
@@ -272,7 +274,7 @@ fn each_write_holds_the_lock_odd_while_it_stores_and_leaves_it_two_higher() {
     // A writer that died mid-update left the lock odd: the next update is still odd while it
     // stores, and even after.
     ring.page_word(offsets::LOCK).store(7, LOCAL);
-    write(&mid, &Update::default());
+    write(&mid, &Snapshot::default());
     assert_eq!(mid.seen.take().unwrap().0, 9);
     assert_eq!(lock(), 10);
 }
@@ -281,7 +283,7 @@ fn each_write_holds_the_lock_odd_while_it_stores_and_leaves_it_two_higher() {
 fn written_capabilities_always_carry_bit0_is_deprecated() {
     let ring = crate::ModelRing::<8>::new().unwrap();
     for caps in [0, Capabilities::USER_TIME, Capabilities::USER_TIME | Capabilities::BIT0_IS_DEPRECATED] {
-        write(&ring, &Update { capabilities: Capabilities(caps), ..Update::default() });
+        write(&ring, &Snapshot { capabilities: Capabilities(caps), ..Snapshot::default() });
         let got = read(&ring, &mut NoCounters, 0).unwrap().snapshot.capabilities.0;
         assert_eq!(got, caps | Capabilities::BIT0_IS_DEPRECATED, "written {caps:#x}");
     }

@@ -21,12 +21,13 @@
 use perfring::fences::{fence, C_HEAD_LOAD, LOCAL};
 use perfring::loom::{AtomicBool, AtomicU32, AtomicUsize};
 use perfring::memory::{Area, Position, RingMemory};
-use perfring::page::offsets;
+use perfring::page::MmapPage;
+use std::mem::{offset_of, size_of};
 
 use crate::sys;
 
 /// Words of the control page's self-monitoring header that [`RingMemory::page_word`] reaches.
-const HEADER_WORDS: usize = offsets::RESERVED / 4;
+const HEADER_WORDS: usize = offset_of!(MmapPage, reserved) / 4;
 
 /// Byte offset of the low-order `usize` of a u64 position field (see `perfring::memory`).
 const LOW_HALF: usize = if usize::BITS == 64 || cfg!(target_endian = "little") { 0 } else { 4 };
@@ -62,7 +63,7 @@ impl<'r> ReadOnlyMapping<'r> {
     /// relaxed u32 loads (the halves are not read at one instant; use the accessors of
     /// [`perfring::selfmon`] for fields under the seqlock). `None` past the page's fields.
     pub fn load_u64(&self, offset: usize) -> Option<u64> {
-        if offset % 8 != 0 || offset >= offsets::END {
+        if offset % 8 != 0 || offset >= size_of::<MmapPage>() {
             return None;
         }
         let (a, b) = (self.mmap.load_relaxed_u32(offset)?, self.mmap.load_relaxed_u32(offset + 4)?);
@@ -99,8 +100,8 @@ unsafe impl RingMemory for ReadOnlyMapping<'_> {
     }
 
     fn page_word(&self, offset: usize) -> &AtomicU32 {
-        debug_assert!(offset % 4 == 0 && offset < offsets::RESERVED);
-        let offset = (offset % offsets::RESERVED) & !3;
+        debug_assert!(offset % 4 == 0 && offset < offset_of!(MmapPage, reserved));
+        let offset = (offset % offset_of!(MmapPage, reserved)) & !3;
         let live = self.mmap.load_relaxed_u32(offset).unwrap_or(0);
         // Acquire, as the seqlock reader's loads of these words are (perfring::selfmon).
         fence(C_HEAD_LOAD);

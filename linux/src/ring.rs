@@ -6,9 +6,10 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 
 use perfring::aux::AuxConsumer;
 use perfring::consumer::Trusted;
-use perfring::page::offsets;
+use perfring::page::MmapPage;
 use perfring::record::attr_flags;
 use perfring::{BackwardReader, Consumer, Mapping};
+use std::mem::offset_of;
 
 use crate::error::{io as io_err, Error};
 use crate::event::Event;
@@ -205,8 +206,8 @@ impl Ring {
         // The data area ends at a page boundary: the mapping is `1 + 2^n` pages.
         let offset = self.mmap.len() as u64;
         self.mmap
-            .store_u64(offsets::AUX_OFFSET, offset, self.writable)
-            .and_then(|()| self.mmap.store_u64(offsets::AUX_SIZE, size as u64, self.writable))
+            .store_u64(offset_of!(MmapPage, aux_offset), offset, self.writable)
+            .and_then(|()| self.mmap.store_u64(offset_of!(MmapPage, aux_size), size as u64, self.writable))
             .ok_or(Error::AuxNeedsWritableRing)?;
         let mmap =
             sys::Mmap::map(self.fd.as_fd(), size, offset, writable).map_err(|error| match error.raw_os_error() {
@@ -222,7 +223,7 @@ impl Ring {
     /// [`Ring::map_aux`] (both 0 before).
     pub fn aux_layout(&self) -> (u64, u64) {
         let load = |off| self.mmap.load_u64(off).unwrap_or(0);
-        (load(offsets::AUX_OFFSET), load(offsets::AUX_SIZE))
+        (load(offset_of!(MmapPage, aux_offset)), load(offset_of!(MmapPage, aux_size)))
     }
 }
 

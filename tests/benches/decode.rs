@@ -7,7 +7,7 @@
 //!
 //! Per record, every library walks to the record, finds its event, and decodes it:
 //! * perfring: its own `Walker`, `EventSet` and, for SAMPLE, the event's `SampleView`;
-//!   other records through the complete `decode_parsed`;
+//!   other records through the complete `decode_into`;
 //! * the peers have no walker and no id map: they share one bench-local walker and id map
 //!   (`BenchWalk`, `IdMap`), then parse each record with their own API.
 //!
@@ -221,7 +221,7 @@ fn perfring_walk<F: FnMut(&Fields)>(
             sample(&f);
         } else {
             // Into a caller-owned value: no half-KiB `Record` moved per record.
-            match decode_into(r.header, r.bytes, event.context(), &mut rec) {
+            match decode_into(&r, event.context(), &mut rec) {
                 Ok(()) => {
                     black_box(&rec);
                 }

@@ -4,8 +4,10 @@
 #![cfg(not(loom))]
 
 use perfring::memory::Position;
+use perfring::page::MmapPage;
 use perfring_tests::hostile::{run_consumer, run_producer, ConsumerCase, PeerWrite, ProducerCase};
 use proptest::prelude::*;
+use std::mem::offset_of;
 
 fn peer_write() -> impl Strategy<Value = PeerWrite> {
     prop_oneof![
@@ -64,9 +66,7 @@ fn untrusted_consumer_racing_a_peer_thread_on_real_memory_is_defined_behaviour()
     let mut buf: Vec<u64> = vec![0; words];
     let base = buf.as_mut_ptr().cast::<u8>();
     // data_offset and data_size, written as the page's owner would.
-    for (off, v) in
-        [(perfring::page::offsets::DATA_OFFSET, PAGE as u64), (perfring::page::offsets::DATA_SIZE, DATA as u64)]
-    {
+    for (off, v) in [(offset_of!(MmapPage, data_offset), PAGE as u64), (offset_of!(MmapPage, data_size), DATA as u64)] {
         // SAFETY: 8-aligned u64 fields inside the buffer; nothing else accesses them yet.
         unsafe { base.add(off).cast::<u64>().write(v) };
     }
@@ -88,7 +88,7 @@ fn untrusted_consumer_racing_a_peer_thread_on_real_memory_is_defined_behaviour()
                 // SAFETY: aligned usize words inside the buffer, accessed only atomically by both threads.
                 unsafe { AtomicUsize::from_ptr(shared.0.add(word).cast()).store(x, Relaxed) };
                 if i % 3 == 0 {
-                    let head = perfring::page::offsets::DATA_HEAD;
+                    let head = offset_of!(MmapPage, data_head);
                     // SAFETY: as above.
                     unsafe { AtomicUsize::from_ptr(shared.0.add(head).cast()).store((x % 64) * 8, Relaxed) };
                 }

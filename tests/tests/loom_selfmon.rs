@@ -8,7 +8,7 @@
 #![cfg(loom)]
 
 use loom::thread;
-use perfring::selfmon::{read, write, NoCounters, Update};
+use perfring::selfmon::{read, write, NoCounters, Snapshot};
 use perfring::ModelRing;
 
 #[test]
@@ -18,7 +18,7 @@ fn reader_never_returns_a_torn_snapshot() {
     model.check(|| {
         let ring: &'static ModelRing<8> = Box::leak(Box::new(ModelRing::new().unwrap()));
         let writer = thread::spawn(move || {
-            write(ring, &Update { time_enabled: 10, time_running: 11, ..Update::default() });
+            write(ring, &Snapshot { time_enabled: 10, time_running: 11, ..Snapshot::default() });
         });
         if let Ok(r) = read(ring, &mut NoCounters, 1) {
             let s = r.snapshot;

@@ -22,8 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use perfring::record::{
-    decode_parsed, types, Endian, EventLayout, EventSet, IdEntry, ReadValues, Record, SampleLayout, WalkedRecord,
-    Walker,
+    decode, types, Endian, EventLayout, EventSet, IdEntry, ReadValues, Record, SampleLayout, WalkedRecord, Walker,
 };
 use perfring_data::{FileAttr, Reader};
 
@@ -89,7 +88,7 @@ fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData,
     let (index, event) = set.attribute_event(r.bytes).unwrap_or_else(|e| panic!("record at {}: {e}", r.offset));
     // perfring-data's reader and the event set agree.
     assert_eq!(file.attr_index(r.bytes), Some(index), "record at {}", r.offset);
-    let full = decode_parsed(r.header, r.bytes, event.context()).unwrap();
+    let full = decode(r, event.context()).unwrap();
     let view = event.record(r.bytes);
     let what = format!("record at {} ({})", r.offset, full.name());
     if !matches!(full, Record::Unknown { .. }) {

@@ -2,8 +2,10 @@
 //! edges (shift 0 and 31, mult near u32::MAX, cycles near 2^64, short-time masks).
 #![cfg(not(loom))]
 
+use perfring::page::MmapPage;
 use perfring::selfmon::{cycles_to_delta, cycles_to_timestamp, scale, short_cycles, sign_extend, timestamp_to_cycles};
 use proptest::prelude::*;
+use std::mem::offset_of;
 
 fn edge_u64() -> impl Strategy<Value = u64> {
     prop_oneof![
@@ -87,7 +89,7 @@ proptest! {
 /// torn snapshot (the writer keeps `time_running == time_enabled / 2` and `offset == -enabled`).
 #[test]
 fn a_racing_writer_makes_the_reader_retry_and_never_tear() {
-    use perfring::selfmon::{read, write, NoCounters, Update};
+    use perfring::selfmon::{read, write, NoCounters, Snapshot};
     use perfring::RingMemory;
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
     let ring = perfring::ModelRing::<8>::new().unwrap();
@@ -99,12 +101,12 @@ fn a_racing_writer_makes_the_reader_retry_and_never_tear() {
             while !stop.load(Relaxed) {
                 write(
                     &ring,
-                    &Update {
+                    &Snapshot {
                         time_enabled: t,
                         time_running: t / 2,
                         offset: -(t as i64),
                         time_zero: t,
-                        ..Update::default()
+                        ..Snapshot::default()
                     },
                 );
                 t += 2;
@@ -112,7 +114,7 @@ fn a_racing_writer_makes_the_reader_retry_and_never_tear() {
         });
         // Wait for the writer to start (its first update), then read until it has made the
         // reader retry, or 20 million reads (a bound, not a time limit).
-        while ring.page_word(perfring::page::offsets::LOCK).load(Relaxed) == 0 {
+        while ring.page_word(offset_of!(MmapPage, lock)).load(Relaxed) == 0 {
             std::hint::spin_loop();
         }
         for _ in 0..20_000_000 {

@@ -110,7 +110,7 @@ pub unsafe trait RingMemory {
 
     /// The 32-bit word at byte `offset` of the self-monitoring header of the control page.
     ///
-    /// `offset` must be a multiple of 4 below [`crate::page::offsets::RESERVED`] (96). Other
+    /// `offset` must be a multiple of 4 below 96 (the start of the page's `__reserved`). Other
     /// values are a caller bug: implementations clamp them to a word of that header (and
     /// `debug_assert`), never touching memory outside it.
     fn page_word(&self, offset: usize) -> &AtomicU32;

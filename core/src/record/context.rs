@@ -1,7 +1,7 @@
 //! [`DecodeContext`]: the `perf_event_attr` fields that decide a record's layout.
 
 use super::attr::{flags, Attr};
-use super::{DecodeError, Endian};
+use super::Endian;
 
 /// What a codec must know besides the bytes: the fields of the writer's `perf_event_attr` that
 /// shape its records, and the byte order. The same context encodes and decodes.
@@ -53,12 +53,6 @@ impl DecodeContext {
             branch_sample_type: attr.branch_sample_type,
             endian,
         }
-    }
-
-    /// The context of records written for the raw `perf_event_attr` in `bytes` (offsets of
-    /// include/uapi/linux/perf_event.h, struct perf_event_attr; fields past `attr.size` are zero).
-    pub fn from_attr_bytes(bytes: &[u8], endian: Endian) -> Result<DecodeContext, DecodeError> {
-        Ok(Self::from_attr(&Attr::from_bytes(bytes, endian)?, endian))
     }
 
     /// The `sample_type` bits that make up the trailer of non-SAMPLE records, or `None` without

@@ -4,8 +4,8 @@ use super::body::{self, Body};
 use super::header::{misc, types, CpuMode, Header};
 use super::{
     Aux, AuxOutputHwId, BpfEvent, CallchainDeferred, Cgroup, Comm, DecodeContext, DecodeError, ItraceStart, Ksymbol,
-    Lost, LostSamples, Mmap, Mmap2, Namespaces, Read, Sample, SampleId, Switch, SwitchCpuWide, Task, TextPoke,
-    Throttle,
+    Lost, LostSamples, Mmap, Mmap2, Namespaces, Read, RecordRef, Sample, SampleId, Switch, SwitchCpuWide, Task,
+    TextPoke, Throttle,
 };
 
 /// One record, borrowing strings, arrays and raw data from the bytes it was decoded from. One
@@ -71,8 +71,9 @@ pub enum Record<'a> {
     },
 }
 
-/// Decode one record: `bytes` is exactly the record, header included (`header.size` must be
-/// `bytes.len()`), laid out for `ctx`. Never panics and never reads outside `bytes`.
+/// Decode one record laid out for `ctx`: its bytes, exactly the record with its header
+/// (`header.size` must be their length), or a [`WalkedRecord`](super::WalkedRecord), whose
+/// header is not parsed again. Never panics and never reads outside the record.
 ///
 /// ```
 /// use perfring::record::{decode, sample_type as st, Comm, DecodeContext, DecodeError, Endian, Record, SampleId};
@@ -93,39 +94,49 @@ pub enum Record<'a> {
 /// // A record cut short is a typed error naming the field, never a panic.
 /// assert!(matches!(decode(&buf[..n - 8], &ctx), Err(DecodeError::SizeMismatch { .. })));
 /// ```
-pub fn decode<'a>(bytes: &'a [u8], ctx: &DecodeContext) -> Result<Record<'a>, DecodeError> {
-    let header = Header::parse(bytes, ctx.endian).ok_or(DecodeError::Truncated {
-        field: "header",
-        offset: 0,
-        need: Header::SIZE,
-        have: bytes.len(),
-    })?;
-    decode_parsed(header, bytes, ctx)
-}
-
-/// [`decode`] for a record whose header the caller already parsed (a [`Walker`](super::Walker)
-/// does): `header` must be `bytes`' own header, as parsed in `ctx.endian`; it is not read again.
-pub fn decode_parsed<'a>(header: Header, bytes: &'a [u8], ctx: &DecodeContext) -> Result<Record<'a>, DecodeError> {
-    check_size(header, bytes)?;
+pub fn decode<'a, R: RecordRef<'a>>(record: R, ctx: &DecodeContext) -> Result<Record<'a>, DecodeError> {
+    let (header, bytes) = header_of(record, ctx)?;
     let m = header.misc;
     Ok(by_type!(header, bytes, m, ctx, |r| r))
 }
 
-/// [`decode_parsed`] into a caller-owned value: only the decoded variant's bytes are written,
-/// where returning a [`Record`] moves all of it (about half a KiB: SAMPLE is the large variant).
-/// The fast way to decode the non-SAMPLE records of a stream whose SAMPLEs are read through a
+/// [`decode`] into a caller-owned value: only the decoded variant's bytes are written, where
+/// returning a [`Record`] moves all of it (about half a KiB: SAMPLE is the large variant). The
+/// fast way to decode the non-SAMPLE records of a stream whose SAMPLEs are read through a
 /// [`SampleView`](super::SampleView). On error `out` is left as it was.
 #[inline]
-pub fn decode_into<'a>(
-    header: Header,
-    bytes: &'a [u8],
+pub fn decode_into<'a, R: RecordRef<'a>>(
+    record: R,
     ctx: &DecodeContext,
     out: &mut Record<'a>,
 ) -> Result<(), DecodeError> {
-    check_size(header, bytes)?;
+    let (header, bytes) = header_of(record, ctx)?;
     let m = header.misc;
     by_type!(header, bytes, m, ctx, |r| *out = r);
     Ok(())
+}
+
+/// The record's header (parsed now in `ctx.endian`, or as its walk parsed it, which must have
+/// been in `ctx.endian`) and its bytes, checked to be `header.size` long.
+#[inline(always)]
+fn header_of<'a, R: RecordRef<'a>>(record: R, ctx: &DecodeContext) -> Result<(Header, &'a [u8]), DecodeError> {
+    let bytes = record.record_bytes();
+    let header = match record.parsed() {
+        Some((header, endian)) => {
+            if endian != ctx.endian {
+                return Err(DecodeError::ByteOrderMismatch { layout: ctx.endian, record: endian });
+            }
+            header
+        }
+        None => Header::parse(bytes, ctx.endian).ok_or(DecodeError::Truncated {
+            field: "header",
+            offset: 0,
+            need: Header::SIZE,
+            have: bytes.len(),
+        })?,
+    };
+    check_size(header, bytes)?;
+    Ok((header, bytes))
 }
 
 fn check_size(header: Header, bytes: &[u8]) -> Result<(), DecodeError> {

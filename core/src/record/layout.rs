@@ -20,6 +20,8 @@
 //! it reads. The complete [`decode`](super::decode) stays the reference: `tests/tests/
 //! records_view.rs` checks that both agree on every field of every record of every fixture.
 
+use core::cell::Cell;
+
 use super::cursor::Reader;
 use super::header::{types, Header};
 use super::read_format as rf;
@@ -303,7 +305,7 @@ impl SampleLayout {
         if bytes.len() < self.min_size as usize {
             return Err(self.too_short(bytes.len()));
         }
-        Ok(SampleView { bytes, layout: self, endian })
+        Ok(SampleView { bytes, layout: self, endian, tail_start: Cell::new(0) })
     }
 
     /// [`sample`](Self::sample) for a record whose type is known to be SAMPLE and that is no
@@ -316,7 +318,7 @@ impl SampleLayout {
         if bytes.len() < self.min_size as usize {
             return Err(self.too_short(bytes.len()));
         }
-        Ok(SampleView { bytes, layout: self, endian })
+        Ok(SampleView { bytes, layout: self, endian, tail_start: Cell::new(0) })
     }
 
     // (Its own body rather than a call of the free `too_short`: as a one-call wrapper the
@@ -433,13 +435,17 @@ impl SampleView<'_> {
 /// one load each; [`callchain`](SampleView::callchain) and [`raw`](SampleView::raw) walk only
 /// the fields before them; [`decode`](SampleView::decode) gives the complete [`Sample`].
 /// Each accessor is `None` exactly when the event's `sample_type` lacks the field.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct SampleView<'a> {
     bytes: &'a [u8],
     layout: &'a SampleLayout,
     /// The layout's byte order, held by value: when it is a constant where the view is made
     /// (a walk in `Endian::NATIVE`), the compiler drops the select from every field read.
     endian: Endian,
+    /// Where the fields after RAW start, once a tail accessor has walked READ, CALLCHAIN and
+    /// RAW to find it (0: not walked yet; the fixed fields end after the 8-byte header): a
+    /// second tail field read starts there instead of walking the variable fields again.
+    tail_start: Cell<usize>,
 }
 
 impl<'a> SampleView<'a> {
@@ -579,15 +585,22 @@ impl<'a> SampleView<'a> {
         if t & bit == 0 {
             return Ok(None);
         }
-        let mut r = self.after_read()?;
-        if t & st::CALLCHAIN != 0 {
-            let nr = r.u64("sample.callchain.nr")?;
-            r.u64s(nr, 1, "sample.callchain.nr")?;
-        }
-        if t & st::RAW != 0 {
-            let size = r.u32("sample.raw.size")?;
-            r.take_counted(u64::from(size), "sample.raw.size")?;
-        }
+        let mut r = match self.tail_start.get() {
+            0 => {
+                let mut r = self.after_read()?;
+                if t & st::CALLCHAIN != 0 {
+                    let nr = r.u64("sample.callchain.nr")?;
+                    r.u64s(nr, 1, "sample.callchain.nr")?;
+                }
+                if t & st::RAW != 0 {
+                    let size = r.u32("sample.raw.size")?;
+                    r.take_counted(u64::from(size), "sample.raw.size")?;
+                }
+                self.tail_start.set(r.offset());
+                r
+            }
+            start => Reader::new(self.bytes, start, self.bytes.len(), self.endian),
+        };
         // Straight-line, in output order: inlined into an accessor (`bit` a constant), only the
         // skips before its field remain.
         macro_rules! upto {
@@ -851,6 +864,7 @@ impl<'a> RecordView<'a> {
             bytes: self.bytes,
             layout: self.layout,
             endian: self.layout.ctx.endian,
+            tail_start: Cell::new(0),
         })
     }
     /// TIME.

@@ -3,7 +3,7 @@
 //! For a buffer that holds whole records back to back: a consumer batch copied out of a ring,
 //! a perf.data data section, a pipe's payload. Each step reads the 8-byte header once, checks
 //! `header.size` against what is left, and hands out the header it parsed with the record's
-//! bytes, so that [`decode_parsed`](super::decode_parsed) or an [`EventSet`](super::EventSet)
+//! bytes, so that [`decode`](super::decode) or an [`EventSet`](super::EventSet)
 //! need not parse it again. A bad size ends the walk with a [`WalkError`] that says where; the
 //! walk never loops (every step advances by at least 8 bytes) and never reads past the buffer.
 //!

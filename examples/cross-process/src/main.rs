@@ -23,6 +23,8 @@
 
 mod shm;
 
+use perfring::page::MmapPage;
+use std::mem::offset_of;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -107,7 +109,7 @@ fn guest(fd: Option<i32>) -> Result<(), Error> {
     std::thread::sleep(Duration::from_millis(50));
     // Hostile: junk where the host reads next, published as if it were records (the host sees
     // record-shaped garbage), then heads that make no sense at all.
-    let data_head = perfring::page::offsets::DATA_HEAD;
+    let data_head = offset_of!(MmapPage, data_head);
     for round in 0..20u64 {
         let junk: Vec<u8> = (0..512u64).map(|i| (i.wrapping_mul(2654435761).wrapping_add(round) >> 7) as u8).collect();
         let tail = mapping.position(Position::DataTail).load(perfring::fences::LOCAL);

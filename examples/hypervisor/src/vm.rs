@@ -2,6 +2,8 @@
 //! put in 64-bit mode, and [`GuestRing`], perfring's [`RingMemory`] over guest memory. All of
 //! this example's `unsafe` is here.
 
+use perfring::page::MmapPage;
+use std::mem::offset_of;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
 use kvm_bindings::{kvm_segment, kvm_userspace_memory_region};
@@ -144,7 +146,7 @@ impl<'m> GuestRing<'m> {
     /// The ring laid out at guest-physical `at` (control page of `page` bytes, data area of
     /// `data` bytes): the sizes are the host's, never read back from the guest's page.
     pub fn new(mem: &'m GuestMemoryMmap, at: u64, page: usize, data: usize) -> Result<GuestRing<'m>, Error> {
-        if !data.is_power_of_two() || page < perfring::page::offsets::DATA_TAIL + 8 {
+        if !data.is_power_of_two() || page < offset_of!(MmapPage, data_tail) + 8 {
             return Err("ring sizes".into());
         }
         let word = |offset: usize| -> Result<&'m AtomicUsize, Error> {
@@ -164,7 +166,7 @@ impl<'m> GuestRing<'m> {
             word(Position::AuxHead.page_offset())?,
             word(Position::AuxTail.page_offset())?,
         ];
-        let words = perfring::page::offsets::RESERVED / 4;
+        let words = offset_of!(MmapPage, reserved) / 4;
         let slice = mem.get_slice(GuestAddress(at), words * 4)?;
         let ptr = slice.ptr_guard().as_ptr();
         // SAFETY: `words` aligned u32s of guest memory (the page is page-aligned), mapped for 'm.

@@ -9,19 +9,41 @@ use core::fmt;
 
 use super::cursor::{Reader, Writer};
 use super::{DecodeError, EncodeError, U64Array};
+use read_format::{GROUP, ID, LOST, TOTAL_TIME_ENABLED, TOTAL_TIME_RUNNING};
 
-/// `PERF_FORMAT_TOTAL_TIME_ENABLED`
-pub const TOTAL_TIME_ENABLED: u64 = 1 << 0;
-/// `PERF_FORMAT_TOTAL_TIME_RUNNING`
-pub const TOTAL_TIME_RUNNING: u64 = 1 << 1;
-/// `PERF_FORMAT_ID`
-pub const ID: u64 = 1 << 2;
-/// `PERF_FORMAT_GROUP`
-pub const GROUP: u64 = 1 << 3;
-/// `PERF_FORMAT_LOST` (since Linux 6.0)
-pub const LOST: u64 = 1 << 4;
-/// Every bit this crate knows.
-pub const ALL: u64 = (1 << 5) - 1;
+/// The `read_format` bits (`enum perf_event_read_format`) and the block size they give.
+pub mod read_format {
+    /// `PERF_FORMAT_TOTAL_TIME_ENABLED`
+    pub const TOTAL_TIME_ENABLED: u64 = 1 << 0;
+    /// `PERF_FORMAT_TOTAL_TIME_RUNNING`
+    pub const TOTAL_TIME_RUNNING: u64 = 1 << 1;
+    /// `PERF_FORMAT_ID`
+    pub const ID: u64 = 1 << 2;
+    /// `PERF_FORMAT_GROUP`
+    pub const GROUP: u64 = 1 << 3;
+    /// `PERF_FORMAT_LOST` (since Linux 6.0)
+    pub const LOST: u64 = 1 << 4;
+    /// Every bit this crate knows.
+    pub const ALL: u64 = (1 << 5) - 1;
+
+    /// Size in bytes of a block for `read_format` with `nr` group entries (`nr` ignored without
+    /// GROUP); the kernel's `read_size`.
+    pub const fn read_size(read_format: u64, nr: usize) -> usize {
+        let mut head = 8;
+        if read_format & TOTAL_TIME_ENABLED != 0 {
+            head += 8;
+        }
+        if read_format & TOTAL_TIME_RUNNING != 0 {
+            head += 8;
+        }
+        let per = 8 + if read_format & ID != 0 { 8 } else { 0 } + if read_format & LOST != 0 { 8 } else { 0 };
+        if read_format & GROUP != 0 {
+            head + nr * per
+        } else {
+            head + per - 8
+        }
+    }
+}
 
 /// A decoded `read_format` block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -266,23 +288,5 @@ impl<'a> ReadValues<'a> {
                 }
             }
         }
-    }
-}
-
-/// Size in bytes of a block for `read_format` with `nr` group entries (`nr` ignored without
-/// GROUP); the kernel's `read_size`.
-pub const fn read_size(read_format: u64, nr: usize) -> usize {
-    let mut head = 8;
-    if read_format & TOTAL_TIME_ENABLED != 0 {
-        head += 8;
-    }
-    if read_format & TOTAL_TIME_RUNNING != 0 {
-        head += 8;
-    }
-    let per = 8 + if read_format & ID != 0 { 8 } else { 0 } + if read_format & LOST != 0 { 8 } else { 0 };
-    if read_format & GROUP != 0 {
-        head + nr * per
-    } else {
-        head + per - 8
     }
 }

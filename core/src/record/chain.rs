@@ -9,33 +9,37 @@ use super::body::{common_fields, Body};
 use super::cursor::{Reader, Writer};
 use super::{DecodeContext, DecodeError, EncodeError, SampleId, U64Array};
 
-/// `PERF_CONTEXT_HV`
-pub const CONTEXT_HV: u64 = (-32i64) as u64;
-/// `PERF_CONTEXT_KERNEL`
-pub const CONTEXT_KERNEL: u64 = (-128i64) as u64;
-/// `PERF_CONTEXT_USER`
-pub const CONTEXT_USER: u64 = (-512i64) as u64;
-/// `PERF_CONTEXT_USER_DEFERRED` (newest mainline): the user part follows in a
-/// CALLCHAIN_DEFERRED record.
-pub const CONTEXT_USER_DEFERRED: u64 = (-640i64) as u64;
-/// `PERF_CONTEXT_GUEST`
-pub const CONTEXT_GUEST: u64 = (-2048i64) as u64;
-/// `PERF_CONTEXT_GUEST_KERNEL`
-pub const CONTEXT_GUEST_KERNEL: u64 = (-2176i64) as u64;
-/// `PERF_CONTEXT_GUEST_USER`
-pub const CONTEXT_GUEST_USER: u64 = (-2560i64) as u64;
-/// `PERF_CONTEXT_MAX`: every entry at or above it is a marker, not an address.
-pub const CONTEXT_MAX: u64 = (-4095i64) as u64;
-/// `PERF_MAX_STACK_DEPTH`: the default maximum number of frames.
-pub const MAX_STACK_DEPTH: usize = 127;
+/// The context markers of a callchain (uapi `enum perf_callchain_context`) and the kernel's
+/// depth limit.
+pub mod callchain {
+    /// `PERF_CONTEXT_HV`
+    pub const CONTEXT_HV: u64 = (-32i64) as u64;
+    /// `PERF_CONTEXT_KERNEL`
+    pub const CONTEXT_KERNEL: u64 = (-128i64) as u64;
+    /// `PERF_CONTEXT_USER`
+    pub const CONTEXT_USER: u64 = (-512i64) as u64;
+    /// `PERF_CONTEXT_USER_DEFERRED` (newest mainline): the user part follows in a
+    /// CALLCHAIN_DEFERRED record.
+    pub const CONTEXT_USER_DEFERRED: u64 = (-640i64) as u64;
+    /// `PERF_CONTEXT_GUEST`
+    pub const CONTEXT_GUEST: u64 = (-2048i64) as u64;
+    /// `PERF_CONTEXT_GUEST_KERNEL`
+    pub const CONTEXT_GUEST_KERNEL: u64 = (-2176i64) as u64;
+    /// `PERF_CONTEXT_GUEST_USER`
+    pub const CONTEXT_GUEST_USER: u64 = (-2560i64) as u64;
+    /// `PERF_CONTEXT_MAX`: every entry at or above it is a marker, not an address.
+    pub const CONTEXT_MAX: u64 = (-4095i64) as u64;
+    /// `PERF_MAX_STACK_DEPTH`: the default maximum number of frames.
+    pub const MAX_STACK_DEPTH: usize = 127;
 
-/// Whether a callchain entry is a context marker rather than an address.
-pub const fn is_context(entry: u64) -> bool {
-    entry >= CONTEXT_MAX
+    /// Whether a callchain entry is a context marker rather than an address.
+    pub const fn is_context(entry: u64) -> bool {
+        entry >= CONTEXT_MAX
+    }
 }
 
 /// `PERF_RECORD_CALLCHAIN_DEFERRED`: the user part of callchains whose samples carried
-/// [`CONTEXT_USER_DEFERRED`].
+/// [`CONTEXT_USER_DEFERRED`](callchain::CONTEXT_USER_DEFERRED).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CallchainDeferred<'a> {
     /// `header.misc` (the kernel writes `USER`).
