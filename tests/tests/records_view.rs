@@ -117,6 +117,44 @@ fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData,
     assert_eq!(v.read().unwrap(), s.read, "{what}");
     assert_eq!(v.callchain().unwrap(), s.callchain, "{what}");
     assert_eq!(v.raw().unwrap(), s.raw, "{what}");
+    // The fields after RAW, in output order on this view and in reverse order on a fresh one:
+    // the first tail field read remembers where the tail starts, and the others must read the
+    // same from there whichever came first.
+    type Field = fn(&perfring::record::SampleView<'_>) -> String;
+    let fields: [Field; 12] = [
+        |v| format!("{:?}", v.branch_stack().unwrap()),
+        |v| format!("{:?}", v.regs_user().unwrap()),
+        |v| format!("{:?}", v.stack_user().unwrap()),
+        |v| format!("{:?}", v.weight().unwrap()),
+        |v| format!("{:?}", v.data_src().unwrap()),
+        |v| format!("{:?}", v.transaction().unwrap()),
+        |v| format!("{:?}", v.regs_intr().unwrap()),
+        |v| format!("{:?}", v.phys_addr().unwrap()),
+        |v| format!("{:?}", v.cgroup().unwrap()),
+        |v| format!("{:?}", v.data_page_size().unwrap()),
+        |v| format!("{:?}", v.code_page_size().unwrap()),
+        |v| format!("{:?}", v.aux().unwrap()),
+    ];
+    let want = [
+        format!("{:?}", s.branch_stack),
+        format!("{:?}", s.regs_user),
+        format!("{:?}", s.stack_user),
+        format!("{:?}", s.weight),
+        format!("{:?}", s.data_src),
+        format!("{:?}", s.transaction),
+        format!("{:?}", s.regs_intr),
+        format!("{:?}", s.phys_addr),
+        format!("{:?}", s.cgroup),
+        format!("{:?}", s.data_page_size),
+        format!("{:?}", s.code_page_size),
+        format!("{:?}", s.aux),
+    ];
+    let forward: Vec<String> = fields.iter().map(|f| f(&v)).collect();
+    assert_eq!(forward, want, "{what}: the fields after RAW");
+    let fresh = event.sample(r.bytes).unwrap();
+    let mut reversed: Vec<String> = fields.iter().rev().map(|f| f(&fresh)).collect();
+    reversed.reverse();
+    assert_eq!(reversed, want, "{what}: the fields after RAW, read last to first");
     assert_eq!(v.decode().unwrap(), s, "{what}");
     assert_eq!(view.as_sample().map(|s| s.bytes()), Some(v.bytes()), "{what}");
     true

@@ -33,12 +33,14 @@ impl<'a> Regs<'a> {
         bits.zip(self.regs.iter())
     }
 
-    pub(crate) fn decode(r: &mut Reader<'a>, mask: u64, field: &'static str) -> Result<Regs<'a>, DecodeError> {
+    /// The block at `r`: the ABI, then `words` registers (the bits of the event's register
+    /// mask) unless the ABI is `NONE`.
+    pub(crate) fn decode(r: &mut Reader<'a>, words: u32, field: &'static str) -> Result<Regs<'a>, DecodeError> {
         let abi = r.u64(field)?;
         if abi == ABI_NONE {
             return Ok(Regs { abi, regs: U64Array::EMPTY });
         }
-        let regs = r.u64s(u64::from(mask.count_ones()), 1, field)?;
+        let regs = r.u64s(u64::from(words), 1, field)?;
         Ok(Regs { abi, regs })
     }
 

@@ -214,7 +214,7 @@ impl<'a> Sample<'a> {
             s.branch_stack = Some(BranchStack::decode(r, ctx.branch_sample_type, no_stack_form)?);
         }
         if t & st::REGS_USER != 0 {
-            s.regs_user = Some(Regs::decode(r, ctx.sample_regs_user, "sample.regs_user")?);
+            s.regs_user = Some(Regs::decode(r, ctx.sample_regs_user.count_ones(), "sample.regs_user")?);
         }
         if t & st::STACK_USER != 0 {
             let size = r.u64("sample.stack_user.size")?;
@@ -237,7 +237,7 @@ impl<'a> Sample<'a> {
         s.data_src = opt_u64(r, t, st::DATA_SRC, "sample.data_src")?;
         s.transaction = opt_u64(r, t, st::TRANSACTION, "sample.transaction")?;
         if t & st::REGS_INTR != 0 {
-            s.regs_intr = Some(Regs::decode(r, ctx.sample_regs_intr, "sample.regs_intr")?);
+            s.regs_intr = Some(Regs::decode(r, ctx.sample_regs_intr.count_ones(), "sample.regs_intr")?);
         }
         s.phys_addr = opt_u64(r, t, st::PHYS_ADDR, "sample.phys_addr")?;
         s.cgroup = opt_u64(r, t, st::CGROUP, "sample.cgroup")?;
