@@ -71,8 +71,10 @@ msrv:
 SKIP_LOG := $(CURDIR)/target/test-skips.log
 unit:
 	@mkdir -p target && rm -f $(SKIP_LOG)
-	@# The embedding tests build a KVM guest and a Cortex-M image.
+	@# The embedding tests build a KVM guest and a Cortex-M image, and run the image under QEMU
+	@# (installed here if missing and apt-get can; otherwise that test says it skipped).
 	@for t in x86_64-unknown-none thumbv7em-none-eabihf; do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
+	@command -v qemu-system-arm >/dev/null || ! command -v apt-get >/dev/null || (apt-get update -qq && apt-get install -y -qq qemu-system-arm >/dev/null) || echo "make unit: could not install qemu-system-arm"
 	PERFRING_SKIP_LOG=$(SKIP_LOG) $(CARGO) test --workspace -q
 	@n=$$(cat $(SKIP_LOG) 2>/dev/null | wc -l); \
 	if [ "$$n" -gt 0 ]; then echo "make unit: $$n tests skipped:"; sed 's/^/  /' $(SKIP_LOG); fi; \
