@@ -11,8 +11,8 @@
 //! * the peers have no walker and no id map: they share one bench-local walker and id map
 //!   (`BenchWalk`, `IdMap`), then parse each record with their own API.
 //!
-//! For every SAMPLE the same fields are folded (ANSWERS.md "How the decode figures are
-//! measured"): pid, tid, time, ip, period, addr, id, stream_id, cpu, callchain length and raw
+//! For every SAMPLE the same fields are folded (every field all three libraries return):
+//! pid, tid, time, ip, period, addr, id, stream_id, cpu, callchain length and raw
 //! length — each present in a capture only if its `sample_type` has it, so a lazy view pays for
 //! what it is asked. Before timing, the libraries' fields are compared sample by sample; a
 //! library that disagrees with perfring (or fails) on a capture is left out of that capture's
