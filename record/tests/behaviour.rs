@@ -5,13 +5,13 @@
 //! kernel samples are kept where permitted; the feature sections and build ids are there.
 //! perf reading a file "with no warning but lost-event ones" is checked on its stderr.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn tmp(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("perfring-rec-{}-{name}", std::process::id()))
-}
+use common::tmp;
 
 fn recorder() -> Command {
     Command::new(env!("CARGO_BIN_EXE_perfring-record"))
@@ -281,6 +281,20 @@ fn kernel_samples_are_kept_and_modifiers_and_lists_are_perfs() {
     std::fs::remove_file(&file).ok();
 }
 
+/// The workload of the build-id test: 300 ms of CPU in its own code.
+const BUSY: &str = r#"
+fn main() {
+    let t0 = std::time::Instant::now();
+    let mut x = 0u64;
+    while t0.elapsed() < std::time::Duration::from_millis(300) {
+        for i in 0..10_000u64 {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+        }
+    }
+    std::hint::black_box(x);
+}
+"#;
+
 /// The build id `readelf -n` prints for `path`.
 fn readelf_build_id(path: &Path) -> Option<String> {
     let out = Command::new("readelf").arg("-n").arg(path).output().ok()?;
@@ -296,11 +310,10 @@ fn the_file_carries_perfs_features_build_ids_and_sample_fields() {
         return;
     }
     let file = tmp("feat.data");
-    let work = std::env::current_exe().unwrap(); // this test binary: it has a build id
+    let work = common::build("busy", BUSY); // built by the system linker: it has a build id
     let out = Command::new(env!("CARGO_BIN_EXE_perfring-record"))
         .args(["-q", "-F", "10000", "-o", file.to_str().unwrap(), "--"])
         .arg(&work)
-        .args(["--exact", "busy_loop_for_the_build_id_test", "--ignored", "--nocapture"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -322,7 +335,7 @@ fn the_file_carries_perfs_features_build_ids_and_sample_fields() {
         assert!(header.contains(key), "perf report --header-only lists {key:?}:\n{header}");
     }
     let ids = perf(&["buildid-list"], &file);
-    let want = readelf_build_id(&work).expect("the test binary has a build id");
+    let want = readelf_build_id(&work).expect("the workload has a build id");
     let path = work.canonicalize().unwrap();
     assert!(
         ids.lines().any(|l| l.starts_with(&want) && l.ends_with(path.to_str().unwrap())),
@@ -341,19 +354,5 @@ fn the_file_carries_perfs_features_build_ids_and_sample_fields() {
         &sizes[..5.min(sizes.len())]
     );
     std::fs::remove_file(&file).ok();
-}
-
-/// The workload of the build-id test (run through this binary, ignored otherwise): 300 ms of
-/// CPU in this binary's own code.
-#[test]
-#[ignore = "the workload of the_file_carries_perfs_features_build_ids_and_sample_fields"]
-fn busy_loop_for_the_build_id_test() {
-    let t0 = Instant::now();
-    let mut x = 0u64;
-    while t0.elapsed() < Duration::from_millis(300) {
-        for i in 0..10_000u64 {
-            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
-        }
-    }
-    assert!(x != 1);
+    std::fs::remove_file(&work).ok();
 }

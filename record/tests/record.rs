@@ -13,8 +13,12 @@
 //! Tolerance: 5% of perf's count plus 20 faults, for the start-up faults each recorder's
 //! release of the command sees differently.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use common::tmp;
 
 /// Pages the two threads touch, in the order `per_thread` sorts them (most samples first).
 const PAGES: [u64; 2] = [1200, 600];
@@ -45,19 +49,9 @@ fn main() {
 }
 "#;
 
-fn tmp(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("perfring-record-{}-{name}", std::process::id()))
-}
-
 /// The workload, built with the rustc that builds these tests.
 fn workload() -> PathBuf {
-    let src = tmp("work.rs");
-    let bin = tmp("work");
-    std::fs::write(&src, WORKLOAD).unwrap();
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let out = Command::new(&rustc).args(["-O", "-g", "-o"]).arg(&bin).arg(&src).output().unwrap();
-    assert!(out.status.success(), "{rustc} could not build the workload: {}", String::from_utf8_lossy(&out.stderr));
-    bin
+    common::build("work", WORKLOAD)
 }
 
 /// `perf script` samples per thread (tid → count), sorted by count, descending.
