@@ -117,42 +117,30 @@ fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData,
     assert_eq!(v.read().unwrap(), s.read, "{what}");
     assert_eq!(v.callchain().unwrap(), s.callchain, "{what}");
     assert_eq!(v.raw().unwrap(), s.raw, "{what}");
-    // The fields after RAW, in output order on this view and in reverse order on a fresh one:
-    // the first tail field read remembers where the tail starts, and the others must read the
-    // same from there whichever came first.
-    type Field = fn(&perfring::record::SampleView<'_>) -> String;
+    // Each field after RAW as the view reads it and as the complete decode has it, read in
+    // output order on this view and in reverse order on a fresh one: the first tail field read
+    // remembers where the tail starts, and the others must read the same from there whichever
+    // came first.
+    type Field = (fn(&perfring::record::SampleView<'_>) -> String, fn(&perfring::record::Sample<'_>) -> String);
     let fields: [Field; 12] = [
-        |v| format!("{:?}", v.branch_stack().unwrap()),
-        |v| format!("{:?}", v.regs_user().unwrap()),
-        |v| format!("{:?}", v.stack_user().unwrap()),
-        |v| format!("{:?}", v.weight().unwrap()),
-        |v| format!("{:?}", v.data_src().unwrap()),
-        |v| format!("{:?}", v.transaction().unwrap()),
-        |v| format!("{:?}", v.regs_intr().unwrap()),
-        |v| format!("{:?}", v.phys_addr().unwrap()),
-        |v| format!("{:?}", v.cgroup().unwrap()),
-        |v| format!("{:?}", v.data_page_size().unwrap()),
-        |v| format!("{:?}", v.code_page_size().unwrap()),
-        |v| format!("{:?}", v.aux().unwrap()),
+        (|v| format!("{:?}", v.branch_stack().unwrap()), |s| format!("{:?}", s.branch_stack)),
+        (|v| format!("{:?}", v.regs_user().unwrap()), |s| format!("{:?}", s.regs_user)),
+        (|v| format!("{:?}", v.stack_user().unwrap()), |s| format!("{:?}", s.stack_user)),
+        (|v| format!("{:?}", v.weight().unwrap()), |s| format!("{:?}", s.weight)),
+        (|v| format!("{:?}", v.data_src().unwrap()), |s| format!("{:?}", s.data_src)),
+        (|v| format!("{:?}", v.transaction().unwrap()), |s| format!("{:?}", s.transaction)),
+        (|v| format!("{:?}", v.regs_intr().unwrap()), |s| format!("{:?}", s.regs_intr)),
+        (|v| format!("{:?}", v.phys_addr().unwrap()), |s| format!("{:?}", s.phys_addr)),
+        (|v| format!("{:?}", v.cgroup().unwrap()), |s| format!("{:?}", s.cgroup)),
+        (|v| format!("{:?}", v.data_page_size().unwrap()), |s| format!("{:?}", s.data_page_size)),
+        (|v| format!("{:?}", v.code_page_size().unwrap()), |s| format!("{:?}", s.code_page_size)),
+        (|v| format!("{:?}", v.aux().unwrap()), |s| format!("{:?}", s.aux)),
     ];
-    let want = [
-        format!("{:?}", s.branch_stack),
-        format!("{:?}", s.regs_user),
-        format!("{:?}", s.stack_user),
-        format!("{:?}", s.weight),
-        format!("{:?}", s.data_src),
-        format!("{:?}", s.transaction),
-        format!("{:?}", s.regs_intr),
-        format!("{:?}", s.phys_addr),
-        format!("{:?}", s.cgroup),
-        format!("{:?}", s.data_page_size),
-        format!("{:?}", s.code_page_size),
-        format!("{:?}", s.aux),
-    ];
-    let forward: Vec<String> = fields.iter().map(|f| f(&v)).collect();
+    let want: Vec<String> = fields.iter().map(|(_, of)| of(&s)).collect();
+    let forward: Vec<String> = fields.iter().map(|(read, _)| read(&v)).collect();
     assert_eq!(forward, want, "{what}: the fields after RAW");
     let fresh = event.sample(r.bytes).unwrap();
-    let mut reversed: Vec<String> = fields.iter().rev().map(|f| f(&fresh)).collect();
+    let mut reversed: Vec<String> = fields.iter().rev().map(|(read, _)| read(&fresh)).collect();
     reversed.reverse();
     assert_eq!(reversed, want, "{what}: the fields after RAW, read last to first");
     assert_eq!(v.decode().unwrap(), s, "{what}");
