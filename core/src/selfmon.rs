@@ -243,8 +243,8 @@ pub fn read<M: RingMemory, C: CounterSource>(
 }
 
 /// Publish `u` (all but its `lock`) under the seqlock (the kernel's
-/// `perf_event_update_userpage`). Writers must not
-/// nest or run concurrently on one page ("otherwise the seqlock logic goes bad").
+/// `perf_event_update_userpage`). Writers must not nest or run concurrently on one page
+/// ("otherwise the seqlock logic goes bad").
 pub fn write<M: RingMemory>(mem: &M, u: &Snapshot) {
     let lock = mem.page_word(offsets::LOCK);
     let seq = lock.load(LOCAL);
