@@ -524,12 +524,22 @@ impl<'a> SampleView<'a> {
     /// Offset of the first variable field after READ, and a reader positioned there.
     fn after_read(&self) -> Result<Reader<'a>, DecodeError> {
         let ctx = &self.layout.ctx;
-        let mut r = Reader::new(self.bytes, self.layout.fixed_end as usize, self.bytes.len(), ctx.endian);
-        if ctx.sample_type & st::READ != 0 && ctx.read_format & rf::GROUP != 0 {
-            r = Reader::new(self.bytes, self.layout.read as usize, self.bytes.len(), ctx.endian);
-            super::ReadValues::decode(&mut r, ctx.read_format)?;
-        }
-        Ok(r)
+        let start = if ctx.sample_type & st::READ != 0 && ctx.read_format & rf::GROUP != 0 {
+            self.read_group_end()?
+        } else {
+            self.layout.fixed_end as usize
+        };
+        Ok(Reader::new(self.bytes, start, self.bytes.len(), ctx.endian))
+    }
+
+    /// The offset after a READ group (its length is in the record): out of line, so the
+    /// reader of the callers stays in registers.
+    #[inline(never)]
+    fn read_group_end(&self) -> Result<usize, DecodeError> {
+        let ctx = &self.layout.ctx;
+        let mut r = Reader::new(self.bytes, self.layout.read as usize, self.bytes.len(), ctx.endian);
+        super::ReadValues::decode(&mut r, ctx.read_format)?;
+        Ok(r.offset())
     }
 
     /// READ, by `read_format` (with GROUP, the entries borrow the record).
