@@ -277,15 +277,34 @@ impl<'o> Writer<'o> {
     }
 }
 
-/// Index of the first NUL byte of `bytes`, 8 bytes at a time: the strings of records are
-/// 8-aligned in the record and padded with NULs to a multiple of 8, so most of a path is read
-/// in whole words (measured against core's `memchr`: `BENCHMARKS.md`, "Decoding").
+/// Index of the first NUL byte of `bytes`: on x86-64 16 bytes a step (SSE2, which every
+/// x86-64 has), then 8 bytes at a time. The strings of records are 8-aligned in the record and
+/// padded with NULs to a multiple of 8, so most of a string is read in whole blocks and words
+/// (measured against core's `memchr`: `BENCHMARKS.md`, "Decoding").
 #[inline]
 fn first_nul(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
-    let mut words = bytes.chunks_exact(8);
     let mut at = 0;
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    let bytes = {
+        use core::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_setzero_si128};
+        let mut blocks = bytes.chunks_exact(16);
+        for b in &mut blocks {
+            // SAFETY: SSE2 is enabled (the `cfg` above; every x86-64 has it); `b` is 16 bytes
+            // long (`chunks_exact(16)`), exactly what the load reads, and `loadu` has no
+            // alignment requirement.
+            let zeros = unsafe {
+                _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(b.as_ptr().cast()), _mm_setzero_si128()))
+            };
+            if zeros != 0 {
+                return Some(at + zeros.trailing_zeros() as usize);
+            }
+            at += 16;
+        }
+        blocks.remainder()
+    };
+    let mut words = bytes.chunks_exact(8);
     for w in &mut words {
         // Bytes in memory order: the first byte is the lowest. A byte is 0 exactly where the
         // subtraction borrows into its high bit with that bit clear; a borrow never reaches
