@@ -150,6 +150,7 @@ impl<'a> Reader<'a> {
 
     /// A NUL-terminated string that fills the rest of the area (the kernel pads it with zeros
     /// to 8 bytes; the padding is not checked). Consumes the whole rest.
+    #[inline(always)]
     pub(crate) fn cstr_rest(&mut self, field: &'static str) -> Result<&'a CStr, DecodeError> {
         let offset = self.offset();
         let rest = self.take(self.remaining(), field)?;
