@@ -154,7 +154,7 @@ bench:
 bench-decode:
 	scripts/decode-captures.sh
 	$(CARGO) bench -q -p perfring-tests --bench decode
-	@echo "make bench-decode: figures above (records/s, medians of 5 interleaved runs; see BENCHMARKS.md)"
+	@echo "make bench-decode: figures above (records/s of the median pass, ratios the median of paired rounds; see BENCHMARKS.md)"
 
 ## The hypervisor embedding: a KVM VMM (examples/hypervisor) runs its no_std guest, which writes
 ## a perf ring in guest memory; the VMM reads it untrusted and writes hypervisor.data for perf.
