@@ -266,8 +266,24 @@ impl<'a> Walker<'a> {
         }
         self.pos = offset + (rest.len() - after.len());
         self.rest = after;
+        prefetch(after);
         Some(Ok(WalkedRecord { header, bytes, offset, endian: self.endian, trailing }))
     }
+}
+
+/// Ask for the cache line at the start of `next` (the next record's header, whose size the
+/// next step reads): while the caller reads this record, a large record's successor (a SAMPLE
+/// with a user stack is KiBs away) is on its way. A hint: it reads nothing.
+#[inline(always)]
+fn prefetch(next: &[u8]) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
+    // SAFETY: SSE is enabled (the `cfg`); a prefetch is a hint that reads nothing and cannot
+    // fault, whatever the address (here `next`'s start, one past the end when it is empty).
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(next.as_ptr().cast());
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse")))]
+    let _ = next;
 }
 
 impl<'a> Iterator for Walker<'a> {
