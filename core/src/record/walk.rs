@@ -248,6 +248,7 @@ impl<'a> Walker<'a> {
         let Some((bytes, mut after)) = rest.split_at_checked(size) else {
             return Some(Err(WalkError::Truncated { offset, need: size as u64, have: rest.len() }));
         };
+        prefetch(after);
         let mut trailing: &'a [u8] = &[];
         let trailing_len = match header.type_ {
             // `struct perf_record_auxtrace`: header, then the u64 size of the data that follows.
@@ -266,7 +267,6 @@ impl<'a> Walker<'a> {
         }
         self.pos = offset + (rest.len() - after.len());
         self.rest = after;
-        prefetch(after);
         Some(Ok(WalkedRecord { header, bytes, offset, endian: self.endian, trailing }))
     }
 }
