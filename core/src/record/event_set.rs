@@ -324,8 +324,8 @@ fn home(id: u64, len: usize) -> usize {
 /// every slot looked at (`None`, or event 0 for id 0: a full table has no empty slot).
 ///
 /// (`insert` walks the same slots with its own loop. One probe serving both — "the slot of
-/// `id` or the first empty one" — was measured: the same instructions, but the demo's
-/// records/s against linux-perf-event-reader 6.0–6.2× → 5.3–5.4×, `make bench-decode`.)
+/// `id` or the first empty one" — ran the same instructions but slower in `make bench-decode`;
+/// BENCHMARKS.md, "Decoding", has the figures.)
 #[inline(always)]
 fn probe(table: &[IdEntry], id: u64, mut at: usize) -> Option<usize> {
     let len = table_len(table);
@@ -572,8 +572,8 @@ where
         }
     }
 
-    // Always inlined: the caller's type test and the `Result` then fold into its own code (the
-    // out-of-line call measured 82 instructions per record against 28 inlined, callgrind).
+    // Always inlined: the caller's type test and the `Result` then fold into its own code (an
+    // out-of-line call costs about three times the instructions; BENCHMARKS.md, "Decoding").
     #[inline(always)]
     fn attribute_typed(&self, type_: u32, record: &[u8], endian: Endian) -> Result<usize, AttributeError> {
         if self.n_events < 2 {

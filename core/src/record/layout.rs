@@ -89,8 +89,8 @@ pub struct SampleLayout {
     /// Size of the trailer (0 without `sample_id_all`).
     trailer: u16,
     /// Registers in REGS_USER and REGS_INTR (the bits of `sample_regs_user`/`_intr`), counted
-    /// once here rather than at every read (a popcount is some twenty instructions on the
-    /// x86-64 baseline, which has no `popcnt`).
+    /// once here rather than at every read (a popcount is a software routine on the x86-64
+    /// baseline, which has no `popcnt`).
     regs_user_words: u8,
     regs_intr_words: u8,
 }
@@ -329,8 +329,8 @@ impl SampleLayout {
     }
 
     // (Its own body rather than a call of the free `too_short`: as a one-call wrapper the
-    // compiler treated it otherwise, and the decode bench's captures took 10 more instructions
-    // per record, demo 157 -> 167, callgrind.)
+    // compiler treated it otherwise, and every capture of the decode bench took more
+    // instructions per record.)
     #[cold]
     fn too_short(&self, len: usize) -> DecodeError {
         DecodeError::Truncated { field: FIXED_FIELDS, offset: 0, need: self.min_size as usize, have: len }
@@ -562,8 +562,8 @@ impl<'a> SampleView<'a> {
     }
 
     // (The test and the walk stay two functions: merged, with the walk shared with `raw`, the
-    // compiler stopped inlining them into the caller's loop — callchain-fp 176 -> 755
-    // instructions per record, callgrind.)
+    // compiler stopped inlining them into the caller's loop, and a callchain capture's
+    // instructions per record grew fourfold.)
     #[inline]
     fn callchain_walk(&self) -> Result<U64Array<'a>, DecodeError> {
         let mut r = self.after_read()?;

@@ -30,8 +30,8 @@
 //! order. When the walker is made
 //! with a constant — a ring's records are always `Endian::NATIVE` — and the loop is inlined,
 //! every field read is one load with no byte-order select. For a perf.data file, whose order is
-//! known only when it is opened, match on it once and walk in each arm (measured: 195 -> 169
-//! instructions per record on the demo's perf.data, BENCHMARKS.md "Decoding"):
+//! known only when it is opened, match on it once and walk in each arm (measured on the demo's
+//! perf.data: BENCHMARKS.md, "Decoding"):
 //!
 //! ```
 //! use perfring::record::{Endian, Walker};
