@@ -527,7 +527,9 @@ fn main() {
         }
         return;
     }
-    println!("decode: records/s, single thread, median pass of paired rounds; ratio = median of the rounds' perfring / peer");
+    println!(
+        "decode: records/s, single thread, median pass of paired rounds; ratio = median of the rounds' perfring / peer"
+    );
     println!("| capture | records | perfring rec/s | linux-perf-event-reader rec/s | ratio | perf-event-data rec/s | ratio |");
     println!("|---|---:|---:|---:|---:|---:|---:|");
     let (mut logs_l, mut logs_p) = (Vec::new(), Vec::new());

@@ -295,9 +295,8 @@ fn first_nul(bytes: &[u8]) -> Option<usize> {
             // SAFETY: SSE2 is enabled (the `cfg` above; every x86-64 has it); `b` is 16 bytes
             // long (`chunks_exact(16)`), exactly what the load reads, and `loadu` has no
             // alignment requirement.
-            let zeros = unsafe {
-                _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(b.as_ptr().cast()), _mm_setzero_si128()))
-            };
+            let zeros =
+                unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(b.as_ptr().cast()), _mm_setzero_si128())) };
             if zeros != 0 {
                 return Some(at + zeros.trailing_zeros() as usize);
             }
