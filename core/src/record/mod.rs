@@ -18,9 +18,9 @@
 //!
 //! From the most general to the fastest (their instructions per SAMPLE, walk and event lookup
 //! included, are `make bench-instructions`' decoder rows; figures in BENCHMARKS.md,
-//! "Decoding"). A stream of records (a consumer batch, a
-//! perf.data data section) is walked by [`Walker`], which hands out each record with its
-//! parsed header, bounds checked once; each tier then reads it in one call.
+//! "Decoding"). A stream of records (a consumer batch, a perf.data data section) is walked by
+//! [`Walker`], which hands out each record with its parsed header, bounds checked once; each
+//! tier then reads it in one call.
 //!
 //! **1. The complete decode** — [`decode`] gives a [`Record`] with every field of every type,
 //! every check made; the reference the other tiers are tested against.
@@ -36,10 +36,10 @@
 //! ```
 //!
 //! **2. Views** — [`EventSet::sample`] finds the SAMPLE's event by its id and gives a
-//! [`SampleView`] through that event's run-time [`SampleLayout`]: every
-//! SAMPLE field, read lazily (the fixed prefix one load each; the fields after it walk only
-//! what precedes them); [`EventSet::attribute`] and [`RecordView`] do the same for the
-//! identifying fields of any record.
+//! [`SampleView`] through that event's run-time [`SampleLayout`]: every SAMPLE field, read
+//! lazily (the fixed prefix one load each; the fields after it walk only what precedes them);
+//! [`EventSet::attribute`] and [`RecordView`] do the same for the identifying fields of any
+//! record.
 //!
 //! ```
 //! use perfring::record::{sample_type as st, Attr, Endian, EventLayout, EventSet, IdEntry, Walker};
@@ -59,8 +59,8 @@
 //!
 //! **3. Compile-time layouts** — [`EventSet::fixed`] checks once that every event has the
 //! `sample_type` named as a const parameter; [`FixedEvents::sample`] then finds the event and
-//! gives a [`FixedSample`] whose fields sit at constant offsets; a record
-//! already attributed gets the same view from [`EventLayout::fixed_sample`].
+//! gives a [`FixedSample`] whose fields sit at constant offsets; a record already attributed
+//! gets the same view from [`EventLayout::fixed_sample`].
 //!
 //! ```
 //! use perfring::record::{sample_type as st, Attr, Endian, EventLayout, EventSet, IdEntry, Walker};

@@ -271,9 +271,10 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// Ask for the cache line at the start of `next` (the next record's header, whose size the
-/// next step reads): while the caller reads this record, a large record's successor (a SAMPLE
-/// with a user stack is KiBs away) is on its way. A hint: it reads nothing.
+/// Ask for the cache line at the start of `next`, the bytes after this record (the next
+/// record's header, whose size the next step reads, or this record's trailing data): while the
+/// caller reads this record, a large record's successor (a SAMPLE with a user stack is KiBs
+/// away) is on its way. A hint: it reads nothing.
 #[inline(always)]
 fn prefetch(next: &[u8]) {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse"))]
