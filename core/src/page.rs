@@ -86,6 +86,9 @@ pub(crate) mod offsets {
     /// `pmc_width` (u16) and `time_shift` (u16) share the 32-bit word at 48.
     pub const PMC_WIDTH: usize = 48;
     /// `time_shift`
+    // Read only by the offset assertion below, which Rust 1.81 (the minimum) does not count as
+    // a use; later compilers do.
+    #[allow(dead_code)]
     pub const TIME_SHIFT: usize = 50;
     /// `time_mult`
     pub const TIME_MULT: usize = 52;
