@@ -681,9 +681,10 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         self.wake_if_stamped(handle_wakeup)
     }
 
-    /// The ordering before kernel commit 1b038c6e05ff (2019): `nest` is decremented before `data_head` is stored. An
-    /// interrupt in between publishes a newer head, which this writer then overwrites with its
-    /// older one: `data_head` goes backwards until the re-check repairs it.
+    /// The ordering before kernel commit 1b038c6e05ff (2019): `nest` is decremented before
+    /// `data_head` is stored. An interrupt in between publishes a newer head, which this writer
+    /// then overwrites with its older one: `data_head` goes backwards until the re-check
+    /// repairs it.
     fn put_handle_legacy(&self, handle_wakeup: usize) -> bool {
         loop {
             let head = self.head.load(LOCAL);

@@ -521,7 +521,8 @@ impl<'a> SampleView<'a> {
         self.u64(st::PERIOD, self.layout.period)
     }
 
-    /// Offset of the first variable field after READ, and a reader positioned there.
+    /// A reader at the first variable field after READ (past a READ group, whose length is in
+    /// the record).
     fn after_read(&self) -> Result<Reader<'a>, DecodeError> {
         let ctx = &self.layout.ctx;
         let start = if ctx.sample_type & st::READ != 0 && ctx.read_format & rf::GROUP != 0 {
