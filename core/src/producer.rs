@@ -28,16 +28,19 @@
 //!
 //! A producer runs where it may distort what it measures (an NMI, in the kernel), so the common
 //! case is kept short (`make bench-instructions` counts it; `BENCHMARKS.md` breaks it down):
-//! two tests send everything rare out of line: the `lost` word, which carries a mode bit beside
-//! the count (nonzero: a LOST record to write, or another mode), and `paused`; the forward
-//! read-write reservation is compiled for its mode (no direction or overwrite branches); space
-//! is checked against a cached space end, so `data_tail` is loaded (A) only when the ring looks
-//! full; the wakeup stamp is kept with the watermark added, so the watermark rule is one
-//! compare; the handle keeps the kernel's `handle->addr` as a data-area offset, so each write is
-//! one compare against the end of the area and a copy that compiles to moves when its length is
-//! known, and both paths hand the caller its `size` bytes to fill, so a fixed-size record leaves
-//! nothing to check at the end; the wrap, zero-fill and tail-reload paths are cold functions
-//! that cannot unwind, so an open handle stays in registers.
+//! two tests send everything rare out of line: `paused`, and one signed compare of the record's
+//! end against `fast_end`, the nearer of the space end by the last tail loaded (so `data_tail`
+//! is loaded (A) only when the ring looks full) and the wakeup stamp (kept with the watermark
+//! added: a record that crosses the watermark takes the general path, which applies the rule).
+//! A nonzero `lost` word (a LOST record to write, or a mode bit: backward or overwrite) keeps
+//! `fast_end` closed, so the forward read-write path needs no mode or loss test; the general
+//! path refreshes it after each reservation. The handle keeps the kernel's `handle->addr` as a
+//! data-area offset, so each write is one compare against the end of the area and a copy that
+//! compiles to moves when its length is known, and both paths hand the caller its `size` bytes
+//! to fill, so a fixed-size record leaves nothing to check at the end. An overwrite producer's
+//! outermost writer marks `nest`, so publishing needs no mode test either. The wrap, zero-fill
+//! and tail-reload paths are cold functions that cannot unwind, so an open handle stays in
+//! registers.
 
 use core::cell::Cell;
 use core::marker::PhantomData;
@@ -155,11 +158,14 @@ pub enum PreemptPoint {
     AfterNestDecrement,
     /// `put_handle` P5: just before re-checking `rb->head`.
     BeforeRecheck,
+    /// The general path, after a reservation: the fast path's limit is computed and not yet
+    /// stored (a nested writer that counts a loss here must still close the fast path).
+    FastPathRefresh,
 }
 
 impl PreemptPoint {
     /// Every point, in the order a writer passes them.
-    pub const ALL: [PreemptPoint; 8] = [
+    pub const ALL: [PreemptPoint; 9] = [
         PreemptPoint::AfterNestIncrement,
         PreemptPoint::AfterHeadLoad,
         PreemptPoint::AfterReserve,
@@ -168,6 +174,7 @@ impl PreemptPoint {
         PreemptPoint::AfterHeadStore,
         PreemptPoint::AfterNestDecrement,
         PreemptPoint::BeforeRecheck,
+        PreemptPoint::FastPathRefresh,
     ];
 }
 
@@ -196,6 +203,16 @@ pub trait Hooks<M: RingMemory>: Sized {
 
 /// One lost record in [`Producer`]'s `lost` word, whose bit 0 is the mode bit.
 const LOST_ONE: usize = 2;
+
+/// Set in `nest` by the outermost writer of an overwrite-mode producer (beside the count), so
+/// that `put_handle`'s inner-writer test also catches the writer that must end the write
+/// generation, and the forward read-write path needs no mode test to publish.
+const OVERWRITE_WRITER: u32 = 1 << 31;
+
+/// How far behind `rb->head` a closed [`Producer::fast_end`] is set: the fast path's signed
+/// distance is then negative until a quarter of the address space has been written, and the
+/// general path reopens (or closes again) on every reservation it makes.
+const FAST_PATH_CLOSED: usize = usize::MAX / 4 + 1;
 
 /// Hooks that do nothing.
 #[derive(Debug, Clone, Copy, Default)]
@@ -249,12 +266,13 @@ pub struct Producer<M: RingMemory, H: Hooks<M> = NoHooks> {
     /// open. Free-running (increasing forward, decreasing backward).
     head: LocalUsize,
     /// `rb->nest`: writers open on this CPU (0 when idle). Only the writer that brings it from 1
-    /// to 0 publishes.
+    /// to 0 publishes. An overwrite producer's outermost writer also sets [`OVERWRITE_WRITER`].
     nest: LocalU32,
     /// `rb->lost` (records dropped and not yet reported by a PERF_RECORD_LOST) in steps of
     /// [`LOST_ONE`], with bit 0 ([`Producer::other_mode`]) set when the producer is not in the
-    /// forward read-write mode, so the fast path's one `!= 0` test covers both "a LOST record to
-    /// write" and "another mode". (The count wraps after `usize::MAX / 2` unreported drops.)
+    /// forward read-write mode: nonzero keeps [`Producer::fast_end`] closed, for "a LOST record
+    /// to write" and "another mode" alike. (The count wraps after `usize::MAX / 2` unreported
+    /// drops.)
     lost: LocalUsize,
     /// The kernel's `rb->wakeup + rb->watermark`: the bytes-written position past which the
     /// next watermark step is due. It moves exactly when `rb->wakeup` does (by the watermark, or
@@ -268,6 +286,13 @@ pub struct Producer<M: RingMemory, H: Hooks<M> = NoHooks> {
     /// Space is checked against it first; the tail is re-loaded only when that check fails, so
     /// the fast path neither reads the consumer's word nor recomputes the space from it.
     space_end: LocalUsize,
+    /// How far the fast path may reserve: the nearer of [`Producer::space_end`] and the wakeup
+    /// stamp (`wakeup_at`), so one signed compare covers "fits by the last tail" and "crosses
+    /// no watermark". Closed (set [`FAST_PATH_CLOSED`] behind `rb->head`) while the `lost`
+    /// word is nonzero: a LOST record to write, or a mode other than forward read-write. Every
+    /// value it takes is at most the true limit at the time it is compared (both sources only
+    /// move forward), so a stale one only sends a writer down the general path.
+    fast_end: LocalUsize,
     /// Overwrite mode: `rb->head` when the outermost writer opened. Everything nested writers
     /// reserve before it closes lies between this and `rb->head`.
     episode: LocalUsize,
@@ -301,7 +326,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         check_area_size(size, MIN_DATA_SIZE)?;
         let watermark = if config.watermark == 0 { size / 2 } else { config.watermark.min(size) };
         let head = mem.position(Position::DataHead).load(LOCAL);
-        Ok(Producer {
+        let producer = Producer {
             mask: size - 1,
             size,
             head: LocalUsize::new(head),
@@ -314,6 +339,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             events: LocalUsize::new(0),
             episode: LocalUsize::new(head),
             space_end: LocalUsize::new(initial_space_end(&mem, head, config.backward, size - 1)),
+            fast_end: LocalUsize::new(head.wrapping_sub(FAST_PATH_CLOSED)),
             backward: config.backward,
             overwrite: config.overwrite,
             watermark,
@@ -321,7 +347,10 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             hooks,
             mem,
             _one_cpu: PhantomData,
-        })
+        };
+        let open = producer.lost.load(LOCAL) == 0;
+        producer.fast_end.store(if open { producer.fast_limit() } else { producer.fast_path_closed() }, LOCAL);
+        Ok(producer)
     }
 
     /// Reserve `size` bytes for one record (`perf_output_begin`).
@@ -336,16 +365,35 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         if size % 8 != 0 || !(8..=MAX_RECORD_SIZE).contains(&size) {
             return Err(size_error(size));
         }
-        // The fast path: forward, respecting the tail (what `perf record` maps), nothing lost to
-        // report, not paused. Everything else takes one out-of-line call. Both paths hand back
+        // The fast path: forward, respecting the tail (what `perf record` maps), not paused, and
+        // the record ends by `fast_end` (fits by the cached tail, crosses no watermark, nothing
+        // lost to report). Everything else takes one out-of-line call. Both paths hand back
         // plain values (where the caller's `size` bytes go, after any LOST record the slow path
         // wrote, and the wakeup stamp), so the handle is built here, stays in registers, and has
         // `size` bytes remaining on both: a fixed-size record leaves nothing to check at the end.
-        let (off, wakeup) = if self.lost.load(LOCAL) != 0 || self.mem.paused().load(LOCAL) {
+        let head = self.head.load(LOCAL);
+        let (off, wakeup) = if self.mem.paused().load(LOCAL)
+            || (self.fast_end.load(LOCAL).wrapping_sub(head) as isize) < size as isize
+        {
+            unlikely();
             self.output_begin_general(size, writer)?
         } else {
-            let (start, wakeup) = self.reserve_in::<false, false>(size)?;
-            (start & self.mask, wakeup)
+            // Enter after the test: an interrupt in between that reserves moves `rb->head`,
+            // and the reservation below then fails and retries out of line.
+            let nest = self.get_handle_in::<false>();
+            self.hooks.preempt(PreemptPoint::AfterNestIncrement, self);
+            let handle_wakeup = self.wakeup_at.load(LOCAL);
+            self.hooks.preempt(PreemptPoint::AfterHeadLoad, self);
+            let start = match local_compare_exchange(&self.head, head, head.wrapping_add(size)) {
+                Ok(_) => {
+                    compiler_barrier();
+                    self.hooks.preempt(PreemptPoint::AfterReserve, self);
+                    head
+                }
+                // A nested writer reserved first.
+                Err(_) => self.reserve_raced(size, nest, handle_wakeup)?,
+            };
+            (start & self.mask, handle_wakeup)
         };
         Ok(Handle::at(self, off, size, wakeup))
     }
@@ -376,9 +424,52 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             debug_assert_eq!(n, lost_size);
             handle.copy_in(&buf[..n]);
         }
+        self.refresh_fast_end();
         let (off, remaining, wakeup) = handle.into_parts();
         debug_assert_eq!(remaining, size);
         Ok((off, wakeup))
+    }
+
+    /// The fast path's reservation lost a race with a nested writer (already entered, with
+    /// its wakeup stamp): reserve as the general path does, then reopen the fast path.
+    #[cold]
+    #[inline(never)]
+    fn reserve_raced(&self, total: usize, nest: u32, handle_wakeup: usize) -> Result<usize, ReserveError> {
+        let (start, _) = self.reserve_entered::<false, false>(total, nest, handle_wakeup)?;
+        self.refresh_fast_end();
+        Ok(start)
+    }
+
+    /// Set [`Producer::fast_end`] from the current space end, wakeup stamp and `lost` word.
+    /// Stored first, then the `lost` word re-read: a nested writer that counted a loss in
+    /// between closed the path, and this store must not reopen it.
+    fn refresh_fast_end(&self) {
+        let limit = self.fast_limit();
+        self.hooks.preempt(PreemptPoint::FastPathRefresh, self);
+        self.fast_end.store(limit, LOCAL);
+        compiler_barrier();
+        if self.lost.load(LOCAL) != 0 {
+            self.fast_end.store(self.fast_path_closed(), LOCAL);
+        }
+    }
+
+    /// The nearer of the space end and the wakeup stamp, seen from `rb->head`.
+    fn fast_limit(&self) -> usize {
+        let head = self.head.load(LOCAL);
+        let space_end = self.space_end.load(LOCAL);
+        let stamp = self.wakeup_at.load(LOCAL);
+        if (space_end.wrapping_sub(head) as isize) < (stamp.wrapping_sub(head) as isize) {
+            space_end
+        } else {
+            stamp
+        }
+    }
+
+    /// A [`Producer::fast_end`] that sends every writer down the general path until
+    /// [`Producer::refresh_fast_end`] runs.
+    #[inline(always)]
+    fn fast_path_closed(&self) -> usize {
+        self.head.load(LOCAL).wrapping_sub(FAST_PATH_CLOSED)
     }
 
     /// Reserve `total` bytes as a writer: enter (`nest`), reserve, stamp the watermark. Returns
@@ -408,7 +499,18 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         let nest = self.get_handle_in::<OVERWRITE>();
         self.hooks.preempt(PreemptPoint::AfterNestIncrement, self);
         let handle_wakeup = self.wakeup_at.load(LOCAL);
+        self.reserve_entered::<BACKWARD, OVERWRITE>(total, nest, handle_wakeup)
+    }
 
+    /// The reservation of [`Producer::reserve_in`] by a writer already entered (`nest` is the
+    /// value before its increment, `handle_wakeup` its opening stamp).
+    #[inline(always)]
+    fn reserve_entered<const BACKWARD: bool, const OVERWRITE: bool>(
+        &self,
+        total: usize,
+        nest: u32,
+        handle_wakeup: usize,
+    ) -> Result<(usize, usize), ReserveError> {
         let mut offset = self.head.load(LOCAL);
         let new_head = loop {
             self.hooks.preempt(PreemptPoint::AfterHeadLoad, self);
@@ -546,6 +648,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     #[inline(always)]
     fn count_lost(&self) {
         self.lost.fetch_add(LOST_ONE, LOCAL);
+        self.fast_end.store(self.fast_path_closed(), LOCAL);
     }
 
     /// The reservation cursor (`rb->head`), ahead of `data_head` while writers are open.
@@ -555,7 +658,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
 
     /// Writers currently open (`rb->nest`).
     pub fn nest(&self) -> u32 {
-        self.nest.load(LOCAL)
+        self.nest.load(LOCAL) & !OVERWRITE_WRITER
     }
 
     /// The memory this producer writes.
@@ -624,7 +727,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     #[inline(always)]
     fn get_handle_in<const OVERWRITE: bool>(&self) -> u32 {
         let nest = self.nest.load(LOCAL);
-        self.nest.store(nest + 1, LOCAL);
+        self.nest.store(if OVERWRITE && nest == 0 { OVERWRITE_WRITER | 1 } else { nest + 1 }, LOCAL);
         compiler_barrier();
         if OVERWRITE && nest == 0 {
             self.write_gen_begin();
@@ -649,12 +752,25 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         if H::LEGACY_PUT_HANDLE {
             return self.put_handle_legacy(handle_wakeup);
         }
-        // P0: an inner writer never publishes and never wakes.
+        // P0: an inner writer never publishes and never wakes. The one test also sends the
+        // outermost writer of an overwrite ring (`nest` carries [`OVERWRITE_WRITER`]) aside, so
+        // the forward read-write path has no mode test here.
+        if self.nest.load(LOCAL) <= 1 {
+            return self.publish::<false>(handle_wakeup);
+        }
+        unlikely();
         let nest = self.nest.load(LOCAL);
-        if nest > 1 {
+        if nest & !OVERWRITE_WRITER > 1 {
             self.nest.store(nest - 1, LOCAL);
             return false;
         }
+        self.publish::<true>(handle_wakeup)
+    }
+
+    /// `put_handle` of the outermost writer (`nest` is 1, or `OVERWRITE_WRITER | 1` in
+    /// overwrite mode): publish `data_head`, leave, wake if the stamp moved.
+    #[inline(always)]
+    fn publish<const OVERWRITE: bool>(&self, handle_wakeup: usize) -> bool {
         loop {
             // P1: load rb->head after our nest increment (program order + barrier), so a head
             // published by an IRQ between them cannot be missed.
@@ -676,9 +792,12 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             if head == self.head.load(LOCAL) {
                 break;
             }
-            self.nest.store(1, LOCAL);
+            self.nest.store(if OVERWRITE { OVERWRITE_WRITER | 1 } else { 1 }, LOCAL);
         }
-        self.wake_if_stamped(handle_wakeup)
+        if OVERWRITE {
+            self.write_gen_end();
+        }
+        self.wake_if_moved(handle_wakeup)
     }
 
     /// The ordering before kernel commit 1b038c6e05ff (2019): `nest` is decremented before
@@ -690,10 +809,11 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             let head = self.head.load(LOCAL);
             self.hooks.preempt(PreemptPoint::PutAfterHeadLoad, self);
             let nest = self.nest.load(LOCAL) - 1;
-            self.nest.store(nest, LOCAL);
-            if nest != 0 {
+            if nest & !OVERWRITE_WRITER != 0 {
+                self.nest.store(nest, LOCAL);
                 return false;
             }
+            self.nest.store(0, LOCAL);
             self.hooks.preempt(PreemptPoint::AfterNestDecrement, self);
             self.mem.position(Position::DataHead).store(head, B_HEAD_STORE);
             self.hooks.preempt(PreemptPoint::AfterHeadStore, self);
@@ -701,9 +821,12 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             if head == self.head.load(LOCAL) {
                 break;
             }
-            self.nest.store(self.nest.load(LOCAL) + 1, LOCAL);
+            self.nest.store(nest + 1, LOCAL);
         }
-        self.wake_if_stamped(handle_wakeup)
+        if self.overwrite {
+            self.write_gen_end();
+        }
+        self.wake_if_moved(handle_wakeup)
     }
 
     /// Overwrite mode, outermost writer opening: make the write generation odd, before any data
@@ -728,10 +851,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
 
     /// P6: wake if the stamp moved since this writer's `get_handle`.
     #[inline(always)]
-    fn wake_if_stamped(&self, handle_wakeup: usize) -> bool {
-        if self.overwrite {
-            self.write_gen_end();
-        }
+    fn wake_if_moved(&self, handle_wakeup: usize) -> bool {
         if handle_wakeup != self.wakeup_at.load(LOCAL) {
             self.hooks.wakeup(self);
             true

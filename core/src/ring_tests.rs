@@ -234,40 +234,80 @@ impl<M: RingMemory> Hooks<M> for &LegacyInject {
 
 #[test]
 fn nested_writer_at_every_preemption_point_keeps_order_and_data_head_monotonic() {
-    for at in PreemptPoint::ALL {
-        for depth in 1..=3 {
-            let mut ring = ModelRing::<64>::new().unwrap();
-            let inject = Inject::new(at, depth);
-            let (p, mut c) = split_with_hooks(&mut ring, Config::default(), &inject).unwrap();
-            let outer = record(1, 32);
-            let mut h = p.output_begin(32, &EventIdentity::ANONYMOUS).unwrap();
-            h.write(&outer[..8]).unwrap();
-            h.write(&outer[8..]).unwrap();
-            h.end();
-            assert_eq!(inject.fired.get(), depth, "{at:?}: every nested level ran");
-            assert_eq!(p.nest(), 0);
-            let got: Vec<Vec<u8>> = drain(&mut c).into_iter().map(|(_, b)| b).collect();
-            assert_eq!(got.len(), 1 + depth as usize, "{at:?} depth {depth}: all records published");
-            let nested: Vec<Vec<u8>> = (1..=depth).map(|l| record(100 + l as u8, 16)).collect();
-            // Nested writers that ran before the outer reservation come first (deepest level
-            // reserved first); after it, the outer record comes first.
-            let before = matches!(at, PreemptPoint::AfterNestIncrement | PreemptPoint::AfterHeadLoad);
-            let mut expect: Vec<Vec<u8>> = Vec::new();
-            if before {
-                // Level 1 interrupts the outer, level 2 interrupts level 1 at the same point, ...:
-                // the deepest reserves first.
-                expect.extend(nested.iter().rev().cloned());
-                expect.push(outer.clone());
-            } else {
-                expect.push(outer.clone());
-                // Each level interrupts the previous after its reservation: shallow first.
-                expect.extend(nested.iter().cloned());
+    // Twice: on the fast path, and on the general path (a watermark of 8 bytes: every record
+    // crosses it), where the fast path's limit is refreshed after each reservation.
+    for (config, general) in [(Config::default(), false), (Config { watermark: 8, ..Config::default() }, true)] {
+        for at in PreemptPoint::ALL {
+            if at == PreemptPoint::FastPathRefresh && !general {
+                continue; // only the general path refreshes
             }
-            assert_eq!(got, expect, "{at:?} depth {depth}");
-            let heads = inject.heads.borrow();
-            assert!(heads.windows(2).all(|w| w[0] <= w[1]), "{at:?}: data_head went backwards: {heads:?}");
+            for depth in 1..=3 {
+                let mut ring = ModelRing::<64>::new().unwrap();
+                let inject = Inject::new(at, depth);
+                let (p, mut c) = split_with_hooks(&mut ring, config, &inject).unwrap();
+                let outer = record(1, 32);
+                let mut h = p.output_begin(32, &EventIdentity::ANONYMOUS).unwrap();
+                h.write(&outer[..8]).unwrap();
+                h.write(&outer[8..]).unwrap();
+                h.end();
+                assert_eq!(inject.fired.get(), depth, "{at:?}: every nested level ran");
+                assert_eq!(p.nest(), 0);
+                let got: Vec<Vec<u8>> = drain(&mut c).into_iter().map(|(_, b)| b).collect();
+                assert_eq!(got.len(), 1 + depth as usize, "{at:?} depth {depth}: all records published");
+                let nested: Vec<Vec<u8>> = (1..=depth).map(|l| record(100 + l as u8, 16)).collect();
+                // Nested writers that ran before the outer reservation come first (deepest level
+                // reserved first); after it, the outer record comes first.
+                let before = matches!(at, PreemptPoint::AfterNestIncrement | PreemptPoint::AfterHeadLoad);
+                let mut expect: Vec<Vec<u8>> = Vec::new();
+                if before {
+                    // Level 1 interrupts the outer, level 2 interrupts level 1 at the same point, ...:
+                    // the deepest reserves first.
+                    expect.extend(nested.iter().rev().cloned());
+                    expect.push(outer.clone());
+                } else {
+                    expect.push(outer.clone());
+                    // Each level interrupts the previous after its reservation: shallow first.
+                    expect.extend(nested.iter().cloned());
+                }
+                assert_eq!(got, expect, "{at:?} depth {depth}");
+                let heads = inject.heads.borrow();
+                assert!(heads.windows(2).all(|w| w[0] <= w[1]), "{at:?}: data_head went backwards: {heads:?}");
+            }
         }
     }
+}
+
+/// At `FastPathRefresh`, once: a nested writer whose record cannot fit (counted as lost).
+struct LoseOnRefresh(Cell<bool>);
+impl<M: RingMemory> Hooks<M> for &LoseOnRefresh {
+    fn preempt(&self, at: PreemptPoint, p: &Producer<M, Self>) {
+        if at == PreemptPoint::FastPathRefresh && self.0.replace(false) {
+            assert_eq!(p.output(&record(9, 48), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+        }
+    }
+}
+
+#[test]
+fn a_loss_counted_while_the_fast_path_reopens_is_reported_by_the_next_record() {
+    let mut ring = ModelRing::<8>::new().unwrap(); // 64-byte data area
+    let hook = LoseOnRefresh(Cell::new(false));
+    let (p, mut c) = split_with_hooks(&mut ring, Config::default(), &hook).unwrap();
+    // A loss closes the fast path: the next record takes the general path with its LOST.
+    p.output(&record(1, 40), &EventIdentity::ANONYMOUS).unwrap();
+    assert_eq!(p.output(&record(2, 40), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+    drain(&mut c);
+    // This record reopens the fast path after its reservation; a nested writer drops one there.
+    hook.0.set(true);
+    p.output(&record(3, 16), &EventIdentity::ANONYMOUS).unwrap();
+    assert_eq!(p.lost_pending(), 1);
+    let got = drain(&mut c);
+    assert_eq!(got.iter().map(|(h, _)| h.type_).collect::<Vec<_>>(), [types::LOST, types::SAMPLE]);
+    // The nested loss kept the fast path closed: the next record reports it first.
+    p.output(&record(4, 16), &EventIdentity::ANONYMOUS).unwrap();
+    assert_eq!(p.lost_pending(), 0);
+    let got = drain(&mut c);
+    assert_eq!(got.iter().map(|(h, _)| h.type_).collect::<Vec<_>>(), [types::LOST, types::SAMPLE]);
+    assert_eq!(got[1].1, record(4, 16));
 }
 
 #[test]

@@ -4,7 +4,10 @@
 //!
 //! `instructions producer N`: N × (`output_begin` + copy of a 40-byte record, an 8-byte header
 //! and 32 bytes of payload + `output_end`) into a ring large enough never to fill (no hooks:
-//! `NoHooks` compiles the preemption points away). `instructions producer32 N`: the same with a
+//! `NoHooks` compiles the preemption points away). `instructions producer-owned N`: the same by a producer
+//! that owns its `Mapping` (`Producer::new(map, ..)`), as a firmware or guest producer does whose
+//! consumer is on the other side: every control word and the data area are one load from the
+//! producer, where through `split`'s shared `&Mapping` they are two. `instructions producer32 N`: the same with a
 //! 32-byte record (header and 24 bytes of payload: a 32-byte copy in all).
 //! `instructions consumer N`: the same N writes, then one batch reading all N records; the
 //! Makefile subtracts the producer run to get the consumer's share.
@@ -35,6 +38,7 @@ fn main() {
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
     match mode.as_str() {
         "producer32" => run::<32>(n, false),
+        "producer-owned" => run_owned(n),
         "consumer" => run::<40>(n, true),
         "rtrb-producer" => rtrb_run(n, false),
         "rtrb-consumer" => rtrb_run(n, true),
@@ -78,6 +82,31 @@ fn run<const SIZE: usize>(n: usize, consume: bool) {
         assert_eq!(read, n);
         black_box(sum);
     }
+}
+
+/// N 40-byte records by a producer that owns its `Mapping` (no consumer in this process).
+fn run_owned(n: usize) {
+    const SIZE: usize = 40;
+    let ring = 16 << 20;
+    assert!(n * SIZE < ring);
+    let mut mem = vec![0u64; (4096 + ring) / 8];
+    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
+    let map = Mapping::new(bytes, 4096).unwrap();
+    // SAFETY: the only producer of this ring.
+    let producer = unsafe { perfring::Producer::new(map, Config::default()) }.unwrap();
+    let mut record = [0x5Au8; SIZE];
+    let header = Header { type_: types::SAMPLE, misc: 0, size: SIZE as u16 };
+    record[..8].copy_from_slice(&header.to_bytes(Endian::NATIVE));
+    let record: &[u8; SIZE] = black_box(&record);
+    for _ in 0..n {
+        let Ok(mut h) = producer.output_begin(SIZE, &EventIdentity::ANONYMOUS) else { std::process::abort() };
+        if h.write(record).is_err() {
+            std::process::abort();
+        }
+        h.end();
+    }
+    black_box(producer.head());
 }
 
 /// rtrb, the reference: N chunks of 32 bytes written, then optionally read one by one.

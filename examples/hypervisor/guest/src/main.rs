@@ -80,7 +80,9 @@ fn here() -> u64 {
 const SAMPLE_TYPE: u64 = st::IP | st::TID | st::TIME | st::PERIOD;
 
 struct Guest<'m> {
-    producer: Producer<&'m Mapping<'m>>,
+    /// Owning its mapping: every control word and the data area one load away (see
+    /// `make bench-instructions`).
+    producer: Producer<Mapping<'m>>,
     ctx: DecodeContext,
     attempts: u32,
 }
@@ -136,7 +138,7 @@ fn main() {
     // guest alone writes (as its producer) and the VMM reads.
     let map = unsafe { Mapping::attach(RING as *mut u8, PAGE + DATA) }.unwrap_or_else(|_| fail(1));
     // SAFETY: the guest's one vCPU is the ring's only producer.
-    let producer = unsafe { Producer::new(&map, Config::default()) }.unwrap_or_else(|_| fail(3));
+    let producer = unsafe { Producer::new(map, Config::default()) }.unwrap_or_else(|_| fail(3));
     let ctx = DecodeContext { sample_type: SAMPLE_TYPE, ..DecodeContext::new(Endian::NATIVE) };
     let mut g = Guest { producer, ctx, attempts: 0 };
 
@@ -166,10 +168,11 @@ fn main() {
     out32(PORT_ATTEMPTS, g.attempts);
     // Wait until the VMM has read everything, then turn hostile.
     let head = g.producer.head();
+    let map = g.producer.memory();
     while map.position(Position::DataTail).load(perfring::fences::LOCAL) != head {
         spin(1000);
     }
-    hostile(&map);
+    hostile(map);
     out32(PORT_DONE, 0);
 }
 
