@@ -147,7 +147,7 @@ soak:
 ## Peers side by side (rtrb, ringbuf, crossbeam ArrayQueue, bbqueue), memcpy and a cross-core ceiling.
 bench:
 	$(CARGO) bench -q -p perfring-tests --bench rings
-	@echo "make bench: figures above (medians of 5 runs; see BENCHMARKS.md for the machine)"
+	@echo "make bench: figures above (rates: medians of the rounds; ratios: medians of paired ratios within each round; see BENCHMARKS.md)"
 
 ## Decoding speed: perfring beside linux-perf-event-reader and perf-event-data on the
 ## demo's perf.data and real `perf record` captures, made under target/decode-captures/ first.

@@ -562,7 +562,11 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
 
     /// Reserve, copy `record` (header included) and publish, in one call. Returns whether this
     /// write signalled a wakeup.
-    #[inline]
+    ///
+    /// Always inlined: called out of line, its prologue's register saves are stores that queue
+    /// behind the record's in the store buffer, and a producer whose stores wait for cache lines
+    /// the consumer holds is bound by that queue (`make bench`: `BENCHMARKS.md`, "Cross-core").
+    #[inline(always)]
     pub fn output(&self, record: &[u8], writer: &EventIdentity) -> Result<bool, ReserveError> {
         let mut handle = self.output_begin(record.len(), writer)?;
         handle.copy_in(record);

@@ -3,11 +3,14 @@
 //! Each row moves `N` records of a fixed payload size from a producer thread pinned to CPU 0 to
 //! a consumer thread pinned to CPU 1, through a 64 KiB ring, record by record on the producer
 //! side; the consumer reads every payload byte (a checksum), so every row moves every byte
-//! between the cores and no copy is optimised away. Every figure is the median of `RUNS` runs,
-//! interleaved across the rows (run 1 of every row, then run 2, ...), so that a burst of load
-//! from other tenants of a shared machine lands on every row, not on one. `rings 32` runs one
-//! payload size; `BENCH_ROWS=perfring,rtrb` runs the rows whose names contain those words.
-//! Rows:
+//! between the cores and no copy is optimised away. The rows run in rounds (round 1 runs every
+//! row once, then round 2, ...; `BENCH_ROUNDS`, 15 by default): a rate is the median of the
+//! rounds, and a ratio (`perfring/x`, `x/rtrb`, `ceiling %`) the median of the ratios *within*
+//! each round, so that the machine's state (a shared host moves the cross-core cost by 4x within
+//! minutes) is the same for both sides of every ratio. The spread column gives the rounds'
+//! middle half of `perfring/x`. `rings 32` runs one payload size; `BENCH_ROWS=perfring,rtrb`
+//! runs the rows whose names contain those words; `BENCH_RAW=1` also prints every round's
+//! rate. Rows:
 //!
 //! * `perfring`: `output` per record (the kernel's protocol: one `data_head` store per record);
 //!   the consumer drains everything available per read, with its default `Config` (the tail
@@ -43,7 +46,6 @@ use perfring::{split, ConsumerConfig, Mapping, Pace};
 const EVERY_BATCH: ConsumerConfig = ConsumerConfig::EVERY_BATCH;
 
 const RING: usize = 64 * 1024;
-const RUNS: usize = 5;
 
 fn pin(cpu: usize) {
     // SAFETY: a zeroed cpu_set_t is valid; CPU_SET writes inside it; sched_setaffinity on the
@@ -56,9 +58,14 @@ fn pin(cpu: usize) {
 }
 
 fn records_for(payload: usize) -> usize {
-    // About 128 MiB per run for big payloads, 2M records for small ones; BENCH_SCALE divides.
+    // About 32 MiB per run for big payloads, 500k records for small ones; BENCH_SCALE divides.
     let scale: usize = std::env::var("BENCH_SCALE").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
-    (128 * 1024 * 1024 / payload.max(64)).min(2_000_000) / scale.max(1)
+    (32 * 1024 * 1024 / payload.max(64)).min(500_000) / scale.max(1)
+}
+
+/// Rounds of the table (`BENCH_ROUNDS`, at least 3).
+fn rounds() -> usize {
+    std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15).max(3)
 }
 
 /// Run producer and consumer on two pinned threads; returns the wall time.
@@ -348,22 +355,23 @@ fn checksum(bytes: &[u8]) -> u64 {
 /// A row of the table: its name and one timed run.
 type Row<'a> = (&'static str, Box<dyn Fn() -> Duration + 'a>);
 
-/// Medians of `RUNS` runs per row, interleaved (run 1 of every row, then run 2, ...), so that a
-/// burst of load from other tenants of the machine hits every row rather than one.
-fn interleaved_medians(rows: &[Row<'_>]) -> Vec<Duration> {
-    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(RUNS); rows.len()];
-    for _ in 0..RUNS {
+/// Every row's time in each of `rounds` rounds (`times[row][round]`); each round runs every row
+/// once, so the rows of one round see the same state of the machine.
+fn rounds_of(rows: &[Row<'_>], rounds: usize) -> Vec<Vec<Duration>> {
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(rounds); rows.len()];
+    for _ in 0..rounds {
         for (row, t) in rows.iter().zip(&mut times) {
             t.push((row.1)());
         }
     }
     times
-        .into_iter()
-        .map(|mut v| {
-            v.sort_unstable();
-            v[RUNS / 2]
-        })
-        .collect()
+}
+
+/// The median and the quartiles of `v` (sorted in place).
+fn quartiles(v: &mut [f64]) -> (f64, f64, f64) {
+    v.sort_unstable_by(f64::total_cmp);
+    let at = |q: usize| v[(v.len() - 1) * q / 4];
+    (at(1), at(2), at(3))
 }
 
 fn main() {
@@ -372,10 +380,14 @@ fn main() {
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let wanted: Option<Vec<String>> =
         std::env::var("BENCH_ROWS").ok().map(|v| v.split(',').map(|w| w.trim().to_string()).collect());
-    println!("perfring bench: producer on CPU 0, consumer on CPU 1, 64 KiB rings, median of {RUNS} interleaved runs");
+    let rounds = rounds();
     println!(
-        "{:<28} {:>7} {:>12} {:>10} {:>12} {:>12}",
-        "row", "payload", "records/s", "GB/s", "perfring/x", "ceiling %"
+        "perfring bench: producer on CPU 0, consumer on CPU 1, 64 KiB rings, {rounds} rounds; \
+         rates: median of the rounds; ratios: median of each round's ratio"
+    );
+    println!(
+        "{:<36} {:>7} {:>12} {:>8} {:>10} {:>13} {:>8} {:>9}",
+        "row", "payload", "records/s", "GB/s", "perfring/x", "(middle half)", "x/rtrb", "ceiling %"
     );
     for payload in [8usize, 32, 256, 4096] {
         if filter.as_deref().is_some_and(|f| f != payload.to_string()) {
@@ -434,21 +446,42 @@ fn main() {
                     || wanted.as_ref().map_or(true, |w| w.iter().any(|w| name.contains(w.as_str())))
             })
             .collect();
-        let medians = interleaved_medians(&rows);
-        let find = |name: &str| rows.iter().position(|r| r.0 == name).map(|i| medians[i]);
+        let times = rounds_of(&rows, rounds);
+        if std::env::var_os("BENCH_RAW").is_some() {
+            for ((name, _), t) in rows.iter().zip(&times) {
+                let v: Vec<String> = t.iter().map(|d| format!("{:.1}", rate(*d) / 1e6)).collect();
+                println!("raw {name:<36} {}", v.join(" "));
+            }
+        }
+        let find = |name: &str| rows.iter().position(|r| r.0 == name).map(|i| &times[i]);
         let ceiling = find("cross-core copy ceiling").expect("the ceiling row is always run");
         let perfring = find("perfring");
-        for ((name, _), d) in rows.iter().zip(&medians) {
-            let r = rate(*d);
-            let ratio = perfring.map_or(String::from("-"), |p| format!("{:.2}", rate(p) / r));
+        let rtrb = find("rtrb (chunks)");
+        // Per round: `a`'s rate over `b`'s.
+        let ratios = |a: &[Duration], b: &[Duration]| -> Vec<f64> {
+            a.iter().zip(b).map(|(a, b)| b.as_secs_f64() / a.as_secs_f64()).collect()
+        };
+        for ((name, _), t) in rows.iter().zip(&times) {
+            let (_, r, _) = quartiles(&mut t.iter().map(|d| rate(*d)).collect::<Vec<_>>());
+            let (ratio, spread) = match perfring {
+                Some(p) => {
+                    let (lo, mid, hi) = quartiles(&mut ratios(p, t));
+                    (format!("{mid:.2}"), format!("{lo:.2}-{hi:.2}"))
+                }
+                None => (String::from("-"), String::new()),
+            };
+            let of_rtrb = rtrb.map_or(String::from("-"), |b| format!("{:.2}", quartiles(&mut ratios(t, b)).1));
+            let (_, of_ceiling, _) = quartiles(&mut ratios(t, ceiling));
             println!(
-                "{:<28} {:>7} {:>12.3e} {:>10.2} {:>12} {:>11.0}%",
+                "{:<36} {:>7} {:>12.3e} {:>8.2} {:>10} {:>13} {:>8} {:>8.0}%",
                 name,
                 payload,
                 r,
                 r * payload as f64 / 1e9,
                 ratio,
-                100.0 * r / rate(ceiling)
+                spread,
+                of_rtrb,
+                100.0 * of_ceiling
             );
         }
     }
