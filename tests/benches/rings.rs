@@ -4,7 +4,7 @@
 //! a consumer thread pinned to CPU 1, through a 64 KiB ring, record by record on the producer
 //! side; the consumer reads every payload byte (a checksum), so every row moves every byte
 //! between the cores and no copy is optimised away. The rows run in rounds (round 1 runs every
-//! row once, then round 2, ...; `BENCH_ROUNDS`, 15 by default): a rate is the median of the
+//! row once, then round 2, ...; `BENCH_ROUNDS`, 31 by default): a rate is the median of the
 //! rounds, and a ratio (`perfring/x`, `x/rtrb`, `ceiling %`) the median of the ratios *within*
 //! each round, so that the machine's state (a shared host moves the cross-core cost by 4x within
 //! minutes) is the same for both sides of every ratio. The spread column gives the rounds'
@@ -65,7 +65,7 @@ fn records_for(payload: usize) -> usize {
 
 /// Rounds of the table (`BENCH_ROUNDS`, at least 3).
 fn rounds() -> usize {
-    std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(15).max(3)
+    std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(31).max(3)
 }
 
 /// Run producer and consumer on two pinned threads; returns the wall time.
