@@ -28,30 +28,41 @@
 use std::hint::black_box;
 
 use perfring::consumer::Scratch;
+use perfring::memory::RingMemory;
 use perfring::producer::{Config, EventIdentity};
 use perfring::record::{sample_type as st, types, Attr, Endian, EventLayout, EventSet, Header, IdEntry, Walker};
-use perfring::{split, Mapping};
+use perfring::{split, Mapping, Producer};
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "producer".into());
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(100_000);
     match mode.as_str() {
-        "producer32" => run::<32>(n, false),
-        "producer-owned" => run_owned(n),
-        "consumer" => run::<40>(n, true),
+        "producer32" => run::<32>(n, Ends::Split(false)),
+        "producer-owned" => run::<40>(n, Ends::Owned),
+        "consumer" => run::<40>(n, Ends::Split(true)),
         "rtrb-producer" => rtrb_run(n, false),
         "rtrb-consumer" => rtrb_run(n, true),
         "decode-setup" => decode_run(n, Decode::Setup),
         "decode" => decode_run(n, Decode::Layout),
         "decode-fixed" => decode_run(n, Decode::Fixed),
         "decode-fused" => decode_run(n, Decode::Fused),
-        _ => run::<40>(n, false),
+        _ => run::<40>(n, Ends::Split(false)),
     }
 }
 
+/// Who holds the ring in [`run`].
+#[derive(Clone, Copy)]
+enum Ends {
+    /// `split`: a producer and a consumer over a shared `&Mapping`; the consumer reads the
+    /// records after the producer wrote them all, if `true`.
+    Split(bool),
+    /// A producer owning its `Mapping` (no consumer in this process).
+    Owned,
+}
+
 /// N records of `SIZE` bytes (8-byte header + payload), then optionally one batch read of them.
-fn run<const SIZE: usize>(n: usize, consume: bool) {
+fn run<const SIZE: usize>(n: usize, ends: Ends) {
     // A fixed size (setup cost must not grow with N): room for 400,000 records of 40 bytes.
     let ring = 16 << 20;
     assert!(n * SIZE < ring);
@@ -59,13 +70,36 @@ fn run<const SIZE: usize>(n: usize, consume: bool) {
     // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
     let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
     let mut map = Mapping::new(bytes, 4096).unwrap();
-    let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
     let mut record = [0x5Au8; SIZE];
     let header = Header { type_: types::SAMPLE, misc: 0, size: SIZE as u16 };
     record[..8].copy_from_slice(&header.to_bytes(Endian::NATIVE));
     // The record's address is opaque, its length is not: the fast path is measured for a
     // fixed-size record, as the kernel's output paths copy fixed-size fields.
     let record: &[u8; SIZE] = black_box(&record);
+    match ends {
+        Ends::Owned => {
+            // SAFETY: the only producer of this ring.
+            let producer = unsafe { Producer::new(map, Config::default()) }.unwrap();
+            write_records(&producer, record, n);
+            black_box(producer.head());
+        }
+        Ends::Split(consume) => {
+            let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
+            write_records(&producer, record, n);
+            if consume {
+                let mut scratch = Scratch::new();
+                let mut sum = 0u64;
+                let read = consumer.for_each(&mut scratch, |r| sum += u64::from(r.bytes[8])).unwrap();
+                assert_eq!(read, n);
+                black_box(sum);
+            }
+        }
+    }
+}
+
+/// The measured loop: `n` × (`output_begin`, one write of `record`, `end`).
+#[inline(always)]
+fn write_records<M: RingMemory, const SIZE: usize>(producer: &Producer<M>, record: &[u8; SIZE], n: usize) {
     for _ in 0..n {
         // No unwrap: an unwinding panic would make the handle's drop glue keep it in memory,
         // which a `panic = "abort"` kernel or firmware build never pays.
@@ -75,38 +109,6 @@ fn run<const SIZE: usize>(n: usize, consume: bool) {
         }
         h.end();
     }
-    if consume {
-        let mut scratch = Scratch::new();
-        let mut sum = 0u64;
-        let read = consumer.for_each(&mut scratch, |r| sum += u64::from(r.bytes[8])).unwrap();
-        assert_eq!(read, n);
-        black_box(sum);
-    }
-}
-
-/// N 40-byte records by a producer that owns its `Mapping` (no consumer in this process).
-fn run_owned(n: usize) {
-    const SIZE: usize = 40;
-    let ring = 16 << 20;
-    assert!(n * SIZE < ring);
-    let mut mem = vec![0u64; (4096 + ring) / 8];
-    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
-    let map = Mapping::new(bytes, 4096).unwrap();
-    // SAFETY: the only producer of this ring.
-    let producer = unsafe { perfring::Producer::new(map, Config::default()) }.unwrap();
-    let mut record = [0x5Au8; SIZE];
-    let header = Header { type_: types::SAMPLE, misc: 0, size: SIZE as u16 };
-    record[..8].copy_from_slice(&header.to_bytes(Endian::NATIVE));
-    let record: &[u8; SIZE] = black_box(&record);
-    for _ in 0..n {
-        let Ok(mut h) = producer.output_begin(SIZE, &EventIdentity::ANONYMOUS) else { std::process::abort() };
-        if h.write(record).is_err() {
-            std::process::abort();
-        }
-        h.end();
-    }
-    black_box(producer.head());
 }
 
 /// rtrb, the reference: N chunks of 32 bytes written, then optionally read one by one.
