@@ -348,8 +348,10 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             mem,
             _one_cpu: PhantomData,
         };
-        let open = producer.lost.load(LOCAL) == 0;
-        producer.fast_end.store(if open { producer.fast_limit() } else { producer.fast_path_closed() }, LOCAL);
+        // Built closed; opened only in the forward read-write mode (no hooks run here).
+        if producer.lost.load(LOCAL) == 0 {
+            producer.fast_end.store(producer.fast_limit(), LOCAL);
+        }
         Ok(producer)
     }
 
@@ -441,9 +443,15 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     }
 
     /// Set [`Producer::fast_end`] from the current space end, wakeup stamp and `lost` word.
-    /// Stored first, then the `lost` word re-read: a nested writer that counted a loss in
-    /// between closed the path, and this store must not reopen it.
+    /// Closed again (relative to the current `rb->head`) at once while `lost` is nonzero: a
+    /// backward or overwrite producer comes here on every reservation. Otherwise stored first,
+    /// then the `lost` word re-read: a nested writer that counted a loss in between closed the
+    /// path, and this store must not reopen it.
     fn refresh_fast_end(&self) {
+        if self.lost.load(LOCAL) != 0 {
+            self.fast_end.store(self.fast_path_closed(), LOCAL);
+            return;
+        }
         let limit = self.fast_limit();
         self.hooks.preempt(PreemptPoint::FastPathRefresh, self);
         self.fast_end.store(limit, LOCAL);
@@ -759,11 +767,11 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         // P0: an inner writer never publishes and never wakes. The one test also sends the
         // outermost writer of an overwrite ring (`nest` carries [`OVERWRITE_WRITER`]) aside, so
         // the forward read-write path has no mode test here.
-        if self.nest.load(LOCAL) <= 1 {
+        let nest = self.nest.load(LOCAL);
+        if nest <= 1 {
             return self.publish::<false>(handle_wakeup);
         }
         unlikely();
-        let nest = self.nest.load(LOCAL);
         if nest & !OVERWRITE_WRITER > 1 {
             self.nest.store(nest - 1, LOCAL);
             return false;

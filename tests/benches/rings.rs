@@ -6,11 +6,11 @@
 //! between the cores and no copy is optimised away. The rows run in rounds (round 1 runs every
 //! row once, then round 2, ...; `BENCH_ROUNDS`, 31 by default): a rate is the median of the
 //! rounds, and a ratio (`perfring/x`, `x/rtrb`, `ceiling %`) the median of the ratios *within*
-//! each round, so that the machine's state (a shared host moves the cross-core cost by 4x within
-//! minutes) is the same for both sides of every ratio. The spread column gives the rounds'
-//! middle half of `perfring/x`. `rings 32` runs one payload size; `BENCH_ROWS=perfring,rtrb`
-//! runs the rows whose names contain those words; `BENCH_RAW=1` also prints every round's
-//! rate. Rows:
+//! each round, so that the machine's state (a shared host moves the cross-core cost by up to
+//! 5x within minutes) is the same for both sides of every ratio. The spread column gives the
+//! rounds' middle half of `perfring/x`. `rings 32` runs one payload size;
+//! `BENCH_ROWS=perfring,rtrb` runs the rows whose names contain those words; `BENCH_RAW=1`
+//! also prints every round's rate. Rows:
 //!
 //! * `perfring`: `output` per record (the kernel's protocol: one `data_head` store per record);
 //!   the consumer drains everything available per read, with its default `Config` (the tail
