@@ -191,6 +191,7 @@ bench-instructions:
 	p1=$$(count producer 100000); p2=$$(count producer 200000); \
 	q1=$$(count producer32 100000); q2=$$(count producer32 200000); \
 	o1=$$(count producer-owned 100000); o2=$$(count producer-owned 200000); \
+	b1=$$(count producer-batch 100000); b2=$$(count producer-batch 200000); \
 	c1=$$(count consumer 100000); c2=$$(count consumer 200000); \
 	r1=$$(count rtrb-producer 100000); r2=$$(count rtrb-producer 200000); \
 	s1=$$(count rtrb-consumer 100000); s2=$$(count rtrb-consumer 200000); \
@@ -204,6 +205,7 @@ bench-instructions:
 	echo "  (the embeddings: the consumer is the host or the hypervisor):       $$owned instructions per record"; \
 	echo "producer fast path, 40-byte record, through split's shared &Mapping:  $$prod instructions per record"; \
 	echo "producer fast path, 32-byte record (a 32-byte copy in all), split:    $$prod32 instructions per record"; \
+	echo "producer, 40-byte records in batches of 16 (Batch::output), split:    $$(( (b2 - b1) / 100000 )) instructions per record"; \
 	echo "consumer (batch read, per 40-byte record):                            $$cons instructions per record"; \
 	echo "reference, rtrb producer (write_chunk(32) + 32-byte copy + commit):    $$rprod instructions per record"; \
 	echo "reference, rtrb consumer (read_chunk(32) + commit, per record):        $$rcons instructions per record"; \

@@ -277,6 +277,78 @@ fn nested_writer_at_every_preemption_point_keeps_order_and_data_head_monotonic()
     }
 }
 
+#[test]
+fn batch_output_with_a_nested_writer_at_every_preemption_point_keeps_order_and_publishes_at_the_end() {
+    // `Batch::output` reserves without a writer of its own (the batch holds `nest`): an
+    // interrupt's writer at any point of it, or of the batch's closing publish, must be neither
+    // lost nor published early nor reordered. On the fast path, and on the general path (a
+    // watermark of 8 bytes: every record crosses it), where `Batch::output` falls back to a
+    // nested writer.
+    for (config, general) in [(Config::default(), false), (Config { watermark: 8, ..Config::default() }, true)] {
+        for at in PreemptPoint::ALL {
+            for depth in 1..=3 {
+                let mut ring = ModelRing::<64>::new().unwrap();
+                let inject = Inject::new(at, depth);
+                let (p, mut c) = split_with_hooks(&mut ring, config, &inject).unwrap();
+                let outer = record(1, 32);
+                let ((), _) = p.batch(|b| {
+                    b.output(&outer, &EventIdentity::ANONYMOUS).unwrap();
+                    let head = b.memory().position(Position::DataHead).load(crate::fences::LOCAL);
+                    assert_eq!(head, 0, "{at:?} depth {depth}: nothing published inside the batch");
+                });
+                assert_eq!(p.nest(), 0);
+                // A whole record is copied without a `Handle` (no `InPayload`), and the fast
+                // path enters no writer and refreshes no limit.
+                let passed = at != PreemptPoint::InPayload
+                    && (general || !matches!(at, PreemptPoint::AfterNestIncrement | PreemptPoint::FastPathRefresh));
+                let fired = if passed { depth } else { 0 };
+                assert_eq!(inject.fired.get(), fired, "{at:?} depth {depth} general {general}");
+                let nested: Vec<Vec<u8>> = (1..=fired).map(|l| record(100 + l as u8, 16)).collect();
+                let before = matches!(at, PreemptPoint::AfterNestIncrement | PreemptPoint::AfterHeadLoad);
+                let mut expect: Vec<Vec<u8>> = Vec::new();
+                if before {
+                    // A writer before the reservation reserves first (the deepest level first).
+                    expect.extend(nested.iter().rev().cloned());
+                    expect.push(outer.clone());
+                } else {
+                    expect.push(outer.clone());
+                    expect.extend(nested.iter().cloned());
+                }
+                let got: Vec<Vec<u8>> = drain(&mut c).into_iter().map(|(_, b)| b).collect();
+                assert_eq!(got, expect, "{at:?} depth {depth} general {general}");
+                let heads = inject.heads.borrow();
+                assert!(heads.windows(2).all(|w| w[0] <= w[1]), "{at:?}: data_head went backwards: {heads:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn batch_output_refusals_are_counted_and_reported_after_the_batch() {
+    let mut ring = ModelRing::<8>::new().unwrap(); // 64-byte data area
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let ((), _) = p.batch(|b| {
+        assert_eq!(b.output(&record(1, 12), &EventIdentity::ANONYMOUS), Err(ReserveError::BadSize { size: 12 }));
+        assert_eq!(b.lost_pending(), 0, "a caller bug is not a loss");
+        b.output(&record(1, 40), &EventIdentity::ANONYMOUS).unwrap();
+        assert_eq!(b.output(&record(2, 40), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+        b.pause_output(true);
+        assert_eq!(b.output(&record(3, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::Paused));
+        b.pause_output(false);
+        assert_eq!(b.lost_pending(), 2);
+    });
+    assert_eq!(drain(&mut c), [(got_header(40), record(1, 40))]);
+    // The losses close the fast path: the next batched record reports them first.
+    let ((), _) = p.batch(|b| b.output(&record(4, 16), &EventIdentity::ANONYMOUS).unwrap());
+    let got = drain(&mut c);
+    assert_eq!(got.iter().map(|(h, _)| h.type_).collect::<Vec<_>>(), [types::LOST, types::SAMPLE]);
+    let mut expect = [0u8; 24];
+    LostRecord { id: 0, lost: 2, sample_id: None }.encode(0, Endian::NATIVE, &mut expect).unwrap();
+    assert_eq!(got[0].1, expect, "one LOST record counting both refusals");
+    assert_eq!(got[1].1, record(4, 16));
+    assert_eq!(p.lost_pending(), 0);
+}
+
 /// At `FastPathRefresh`, once: a nested writer whose record cannot fit (counted as lost).
 struct LoseOnRefresh(Cell<bool>);
 impl<M: RingMemory> Hooks<M> for &LoseOnRefresh {

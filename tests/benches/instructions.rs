@@ -9,6 +9,9 @@
 //! consumer is on the other side: every control word and the data area are one load from the
 //! producer, where through `split`'s shared `&Mapping` they are two. `instructions producer32 N`: the same with a
 //! 32-byte record (header and 24 bytes of payload: a 32-byte copy in all).
+//! `instructions producer-batch N`: the 40-byte records written 16 at a time with
+//! `Batch::output` inside `Producer::batch` (the batch's open and publish included, shared by
+//! its 16 records).
 //! `instructions consumer N`: the same N writes, then one batch reading all N records; the
 //! Makefile subtracts the producer run to get the consumer's share.
 //!
@@ -40,6 +43,7 @@ fn main() {
     match mode.as_str() {
         "producer32" => run::<32>(n, Ends::Split(false)),
         "producer-owned" => run::<40>(n, Ends::Owned),
+        "producer-batch" => run::<40>(n, Ends::Batch),
         "consumer" => run::<40>(n, Ends::Split(true)),
         "rtrb-producer" => rtrb_run(n, false),
         "rtrb-consumer" => rtrb_run(n, true),
@@ -59,6 +63,8 @@ enum Ends {
     Split(bool),
     /// A producer owning its `Mapping` (no consumer in this process).
     Owned,
+    /// `split`'s producer writing in batches of 16 (`Batch::output` in `Producer::batch`).
+    Batch,
 }
 
 /// N records of `SIZE` bytes (8-byte header + payload), then optionally one batch read of them.
@@ -82,6 +88,19 @@ fn run<const SIZE: usize>(n: usize, ends: Ends) {
             let producer = unsafe { Producer::new(map, Config::default()) }.unwrap();
             write_records(&producer, record, n);
             black_box(producer.head());
+        }
+        Ends::Batch => {
+            let (producer, _consumer) = split(&mut map, Config::default()).unwrap();
+            for _ in 0..n / 16 {
+                producer.batch(|b| {
+                    for _ in 0..16 {
+                        if b.output(record, &EventIdentity::ANONYMOUS).is_err() {
+                            std::process::abort();
+                        }
+                    }
+                });
+            }
+            write_records(&producer, record, n % 16);
         }
         Ends::Split(consume) => {
             let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();

@@ -19,7 +19,10 @@
 //!   `data_tail` store per read, `Config::EVERY_BATCH`) — the row before the consumer policy.
 //! * `perfring, tail deferred, unpaced`: the deferred tail alone.
 //! * `perfring, producer batch<=16`: up to 16 records per `Producer::batch` (one `data_head`
-//!   store per batch, ending early when the ring is full) — batching, reported as such.
+//!   store per batch, ending early when the ring is full), written with `Batch::output` —
+//!   batching, reported as such.
+//! * `perfring, batch of nested writers`: the same batches, each record a nested writer
+//!   (`Producer::output` inside the batch: what `Batch::output` saves).
 //! * `perfring, 1 record per read`: the consumer stores `data_tail` after every record.
 //! * `rtrb (chunks)`: `write_chunk` / `read_chunk` of one record.
 //! * `ringbuf`: `push_slice` / `pop_slice` of one record.
@@ -37,9 +40,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use perfring::consumer::Scratch;
-use perfring::producer::{Config, EventIdentity};
+use perfring::memory::RingMemory;
+use perfring::producer::{Batch, Config, EventIdentity};
 use perfring::record::{types, Endian, Header};
-use perfring::{split, ConsumerConfig, Mapping, Pace};
+use perfring::{split, ConsumerConfig, Mapping, Pace, Producer};
 
 /// The kernel tools' release and pacing (the tail after every batch, no pacing); the rows
 /// without it take the consumer's default (a deferred tail, a nearly empty ring given a moment).
@@ -100,11 +104,26 @@ fn aligned_buffer(len: usize) -> Vec<u64> {
 }
 
 /// How the perfring producer publishes: per record (the kernel's way), or in batches of up to
-/// `k` records (one `data_head` store per batch, through [`perfring::Producer::batch`]).
+/// `k` records (one `data_head` store per batch, through [`perfring::Producer::batch`]), each
+/// record written with `Batch::output` or, if `nested`, as a nested writer (`Producer::output`).
 #[derive(Clone, Copy)]
 enum Publish {
     PerRecord,
-    Batch(usize),
+    Batch { k: usize, nested: bool },
+}
+
+/// One `Producer::batch` of up to `k` records, each written by `write` until it refuses one.
+/// Returns how many were written.
+fn batch_of<M: RingMemory>(producer: &Producer<M>, k: usize, write: impl Fn(&Batch<'_, M>) -> bool) -> usize {
+    producer
+        .batch(|b| {
+            let mut wrote = 0;
+            while wrote < k && write(b) {
+                wrote += 1;
+            }
+            wrote
+        })
+        .0
 }
 
 fn perfring_run(payload: usize, n: usize, consumer_batch: bool, publish: Publish, config: ConsumerConfig) -> Duration {
@@ -131,16 +150,16 @@ fn perfring_run(payload: usize, n: usize, consumer_batch: bool, publish: Publish
                             std::hint::spin_loop();
                         }
                     }
-                    Publish::Batch(k) => {
-                        // Adaptive: the batch ends at the first full-ring refusal.
-                        let (wrote, _) = producer.batch(|p| {
-                            let mut wrote = 0;
-                            while wrote < k.min(n - sent) && p.output(&record, &EventIdentity::ANONYMOUS).is_ok() {
-                                wrote += 1;
-                            }
-                            wrote
+                    // Adaptive: a batch ends at the first full-ring refusal.
+                    Publish::Batch { k, nested: false } => {
+                        sent += batch_of(&producer, k.min(n - sent), |b| {
+                            b.output(&record, &EventIdentity::ANONYMOUS).is_ok()
                         });
-                        sent += wrote;
+                    }
+                    Publish::Batch { k, nested: true } => {
+                        sent += batch_of(&producer, k.min(n - sent), |b| {
+                            Producer::output(b, &record, &EventIdentity::ANONYMOUS).is_ok()
+                        });
                     }
                 }
             }
@@ -402,7 +421,9 @@ fn main() {
             ),
             (
                 "perfring, producer batch<=16",
-                Box::new(move || perfring_run(payload, n, true, Publish::Batch(16), ConsumerConfig::default())),
+                Box::new(move || {
+                    perfring_run(payload, n, true, Publish::Batch { k: 16, nested: false }, ConsumerConfig::default())
+                }),
             ),
             (
                 "perfring, tail every batch, unpaced",
@@ -423,6 +444,12 @@ fn main() {
             (
                 "perfring, 1 record per read",
                 Box::new(move || perfring_run(payload, n, false, Publish::PerRecord, EVERY_BATCH)),
+            ),
+            (
+                "perfring, batch of nested writers",
+                Box::new(move || {
+                    perfring_run(payload, n, true, Publish::Batch { k: 16, nested: true }, ConsumerConfig::default())
+                }),
             ),
             ("rtrb (chunks)", Box::new(move || rtrb_run(payload, n))),
             ("ringbuf", Box::new(move || ringbuf_run(payload, n))),
