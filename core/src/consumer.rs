@@ -210,8 +210,10 @@ pub enum TailPolicy {
 /// transfers each. A batch that finds fewer than `min_bytes` published waits `spins` spin-loop
 /// hints and loads `data_head` once more, so that the producer gets ahead and the next batch
 /// reads several records (whole lines) per transfer of the control line. The price is latency:
-/// up to `spins` hints (about a microsecond per hundred on current x86) before a lone record
-/// is read. Off with `min_bytes: 0`.
+/// up to `spins` hints before a lone record is read. A hint's cost depends on the CPU and on
+/// virtualisation (x86's `pause` takes from a few to tens of nanoseconds: 27 ns in the KVM
+/// guest of `BENCHMARKS.md`, where the default's 128 hints are 3.5 µs). Off with
+/// `min_bytes: 0`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pace {
     /// Bytes published below which a batch waits once.
