@@ -581,7 +581,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         Ok(handle.end())
     }
 
-    /// [`Batch::output`] when its fast path does not apply: the record as a nested writer.
+    /// [`BatchWriter::output`] when its fast path does not apply: the record as a nested writer.
     #[cold]
     #[inline(never)]
     fn output_nested(&self, record: &[u8], writer: &EventIdentity) -> Result<(), ReserveError> {
@@ -592,12 +592,12 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// the final `put_handle` publishes everything written inside with one (B) store. Returns
     /// `f`'s result and whether a wakeup was signalled.
     ///
-    /// `f` gets a [`Batch`]: its [`Batch::output`] reserves and copies a record without entering
-    /// and leaving a writer of its own (the batch is the open writer), which is what makes a
-    /// batched record cheaper than one written alone (`make bench-instructions`). Every other
-    /// [`Producer`] method is reachable through it (it dereferences to the producer); a record
-    /// written with [`Producer::output_begin`] inside the batch is a nested writer, the kernel's
-    /// `nest` mechanism, and is published with the rest.
+    /// `f` gets a [`BatchWriter`]: its [`BatchWriter::output`] reserves and copies a record
+    /// without entering and leaving a writer of its own (the batch is the open writer), which
+    /// makes a batched record cheaper than one written alone (`make bench-instructions`). Every
+    /// other [`Producer`] method is reachable through it (it dereferences to the producer); a
+    /// record written with [`Producer::output_begin`] inside the batch is a nested writer, the
+    /// kernel's `nest` mechanism, and is published with the rest.
     ///
     /// Records written inside are invisible to the consumer until `f` returns, so the space they
     /// use cannot be freed meanwhile: end the batch when a write fails with
@@ -622,7 +622,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// assert_eq!((written, consumer.available(), producer.nest()), (3, Ok(24), 0));
     /// assert_eq!(consumer.for_each(&mut [0u8; 64], |_| {}), Ok(3));
     /// ```
-    pub fn batch<R>(&self, f: impl FnOnce(&Batch<'_, M, H>) -> R) -> (R, bool) {
+    pub fn batch<R>(&self, f: impl FnOnce(&BatchWriter<'_, M, H>) -> R) -> (R, bool) {
         struct Outer<'p, M: RingMemory, H: Hooks<M>> {
             producer: &'p Producer<M, H>,
             wakeup: usize,
@@ -635,7 +635,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         }
         self.get_handle();
         let outer = Outer { producer: self, wakeup: self.wakeup_at.load(LOCAL), woke: false };
-        let result = f(&Batch { producer: self });
+        let result = f(&BatchWriter { producer: self });
         let mut outer = core::mem::ManuallyDrop::new(outer);
         outer.woke = self.put_handle(outer.wakeup);
         (result, outer.woke)
@@ -1119,22 +1119,22 @@ impl<M: RingMemory, H: Hooks<M>> Drop for Handle<'_, M, H> {
     }
 }
 
-/// The open writer of a [`Producer::batch`]: records written with [`Batch::output`] are
-/// published together when the batch ends. It dereferences to the [`Producer`], so everything
+/// The open writer of a [`Producer::batch`]: records written with [`BatchWriter::output`]
+/// are published together when the batch ends. It dereferences to the [`Producer`], so everything
 /// else (a [`Handle`] from [`Producer::output_begin`], [`Producer::lost_pending`], ...) is at
 /// hand inside the batch.
-pub struct Batch<'p, M: RingMemory, H: Hooks<M> = NoHooks> {
+pub struct BatchWriter<'p, M: RingMemory, H: Hooks<M> = NoHooks> {
     producer: &'p Producer<M, H>,
 }
 
-impl<M: RingMemory, H: Hooks<M>> core::ops::Deref for Batch<'_, M, H> {
+impl<M: RingMemory, H: Hooks<M>> core::ops::Deref for BatchWriter<'_, M, H> {
     type Target = Producer<M, H>;
     fn deref(&self) -> &Producer<M, H> {
         self.producer
     }
 }
 
-impl<M: RingMemory, H: Hooks<M>> Batch<'_, M, H> {
+impl<M: RingMemory, H: Hooks<M>> BatchWriter<'_, M, H> {
     /// Reserve and copy `record` (header included), to be published when the batch ends:
     /// [`Producer::output`] without a writer of its own.
     ///

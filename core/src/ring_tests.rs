@@ -279,10 +279,10 @@ fn nested_writer_at_every_preemption_point_keeps_order_and_data_head_monotonic()
 
 #[test]
 fn batch_output_with_a_nested_writer_at_every_preemption_point_keeps_order_and_publishes_at_the_end() {
-    // `Batch::output` reserves without a writer of its own (the batch holds `nest`): an
+    // `BatchWriter::output` reserves without a writer of its own (the batch holds `nest`): an
     // interrupt's writer at any point of it, or of the batch's closing publish, must be neither
     // lost nor published early nor reordered. On the fast path, and on the general path (a
-    // watermark of 8 bytes: every record crosses it), where `Batch::output` falls back to a
+    // watermark of 8 bytes: every record crosses it), where `BatchWriter::output` falls back to a
     // nested writer.
     for (config, general) in [(Config::default(), false), (Config { watermark: 8, ..Config::default() }, true)] {
         for at in PreemptPoint::ALL {

@@ -10,7 +10,7 @@
 //! producer, where through `split`'s shared `&Mapping` they are two. `instructions producer32 N`: the same with a
 //! 32-byte record (header and 24 bytes of payload: a 32-byte copy in all).
 //! `instructions producer-batch N`: the 40-byte records written 16 at a time with
-//! `Batch::output` inside `Producer::batch` (the batch's open and publish included, shared by
+//! `BatchWriter::output` inside `Producer::batch` (the batch's open and publish included, shared by
 //! its 16 records).
 //! `instructions consumer N`: the same N writes, then one batch reading all N records; the
 //! Makefile subtracts the producer run to get the consumer's share.
@@ -63,7 +63,7 @@ enum Ends {
     Split(bool),
     /// A producer owning its `Mapping` (no consumer in this process).
     Owned,
-    /// `split`'s producer writing in batches of 16 (`Batch::output` in `Producer::batch`).
+    /// `split`'s producer writing in batches of 16 (`BatchWriter::output` in `Producer::batch`).
     Batch,
 }
 

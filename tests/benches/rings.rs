@@ -19,10 +19,10 @@
 //!   `data_tail` store per read, `Config::EVERY_BATCH`) — the row before the consumer policy.
 //! * `perfring, tail deferred, unpaced`: the deferred tail alone.
 //! * `perfring, producer batch<=16`: up to 16 records per `Producer::batch` (one `data_head`
-//!   store per batch, ending early when the ring is full), written with `Batch::output` —
+//!   store per batch, ending early when the ring is full), written with `BatchWriter::output` —
 //!   batching, reported as such.
 //! * `perfring, batch of nested writers`: the same batches, each record a nested writer
-//!   (`Producer::output` inside the batch: what `Batch::output` saves).
+//!   (`Producer::output` inside the batch: what `BatchWriter::output` saves).
 //! * `perfring, 1 record per read`: the consumer stores `data_tail` after every record.
 //! * `rtrb (chunks)`: `write_chunk` / `read_chunk` of one record.
 //! * `ringbuf`: `push_slice` / `pop_slice` of one record.
@@ -41,7 +41,7 @@ use std::time::{Duration, Instant};
 
 use perfring::consumer::Scratch;
 use perfring::memory::RingMemory;
-use perfring::producer::{Batch, Config, EventIdentity};
+use perfring::producer::{BatchWriter, Config, EventIdentity};
 use perfring::record::{types, Endian, Header};
 use perfring::{split, ConsumerConfig, Mapping, Pace, Producer};
 
@@ -105,7 +105,7 @@ fn aligned_buffer(len: usize) -> Vec<u64> {
 
 /// How the perfring producer publishes: per record (the kernel's way), or in batches of up to
 /// `k` records (one `data_head` store per batch, through [`perfring::Producer::batch`]), each
-/// record written with `Batch::output` or, if `nested`, as a nested writer (`Producer::output`).
+/// record written with `BatchWriter::output` or, if `nested`, as a nested writer (`Producer::output`).
 #[derive(Clone, Copy)]
 enum Publish {
     PerRecord,
@@ -114,7 +114,7 @@ enum Publish {
 
 /// One `Producer::batch` of up to `k` records, each written by `write` until it refuses one.
 /// Returns how many were written.
-fn batch_of<M: RingMemory>(producer: &Producer<M>, k: usize, write: impl Fn(&Batch<'_, M>) -> bool) -> usize {
+fn batch_of<M: RingMemory>(producer: &Producer<M>, k: usize, write: impl Fn(&BatchWriter<'_, M>) -> bool) -> usize {
     producer
         .batch(|b| {
             let mut wrote = 0;

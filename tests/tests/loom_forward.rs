@@ -20,7 +20,7 @@ fn leak_ring() -> &'static mut Ring {
 /// Producer writes `n` 24-byte records while the consumer drains twice; the main thread drains
 /// the rest. Checks every byte of every record, order, and
 /// `produced = consumed + Σ LOST.lost + lost_pending`. With `batch` above 1 the producer writes
-/// them `batch` at a time with `Batch::output` inside `Producer::batch` (one publish each).
+/// them `batch` at a time with `BatchWriter::output` inside `Producer::batch` (one publish each).
 fn forward_model(n: u64, batch: u64) {
     loom::model(move || {
         let ring = leak_ring();
@@ -81,7 +81,7 @@ fn forward_lost_counting_under_a_full_ring() {
 
 #[test]
 fn forward_batched_records_published_together() {
-    // Two batches of two (`Batch::output`: no writer per record, one publish per batch): the
+    // Two batches of two (`BatchWriter::output`: no writer per record, one publish per batch): the
     // consumer may see a batch only whole, and the second batch reuses freed bytes or counts
     // its losses.
     forward_model(4, 2);
