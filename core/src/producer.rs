@@ -1120,9 +1120,9 @@ impl<M: RingMemory, H: Hooks<M>> Drop for Handle<'_, M, H> {
 }
 
 /// The open writer of a [`Producer::batch`]: records written with [`BatchWriter::output`]
-/// are published together when the batch ends. It dereferences to the [`Producer`], so everything
-/// else (a [`Handle`] from [`Producer::output_begin`], [`Producer::lost_pending`], ...) is at
-/// hand inside the batch.
+/// are published together when the batch ends. It dereferences to the [`Producer`], so
+/// everything else (a [`Handle`] from [`Producer::output_begin`], [`Producer::lost_pending`],
+/// ...) is at hand inside the batch.
 pub struct BatchWriter<'p, M: RingMemory, H: Hooks<M> = NoHooks> {
     producer: &'p Producer<M, H>,
 }

@@ -232,6 +232,19 @@ impl<M: RingMemory> Hooks<M> for &LegacyInject {
     }
 }
 
+/// The records in ring order after `Inject` ran `levels` nested writers at `at` inside the
+/// writer of `outer`. Nested writers that ran before the outer reservation come first: level 1
+/// interrupts the outer, level 2 interrupts level 1 at the same point, ..., so the deepest
+/// reserves first. After it, the outer record comes first, then each level, shallow first.
+fn injected_order(at: PreemptPoint, outer: &[u8], levels: u32) -> Vec<Vec<u8>> {
+    let nested = (1..=levels).map(|l| record(100 + l as u8, 16));
+    if matches!(at, PreemptPoint::AfterNestIncrement | PreemptPoint::AfterHeadLoad) {
+        nested.rev().chain([outer.to_vec()]).collect()
+    } else {
+        [outer.to_vec()].into_iter().chain(nested).collect()
+    }
+}
+
 #[test]
 fn nested_writer_at_every_preemption_point_keeps_order_and_data_head_monotonic() {
     // Twice: on the fast path, and on the general path (a watermark of 8 bytes: every record
@@ -254,22 +267,7 @@ fn nested_writer_at_every_preemption_point_keeps_order_and_data_head_monotonic()
                 assert_eq!(p.nest(), 0);
                 let got: Vec<Vec<u8>> = drain(&mut c).into_iter().map(|(_, b)| b).collect();
                 assert_eq!(got.len(), 1 + depth as usize, "{at:?} depth {depth}: all records published");
-                let nested: Vec<Vec<u8>> = (1..=depth).map(|l| record(100 + l as u8, 16)).collect();
-                // Nested writers that ran before the outer reservation come first (deepest level
-                // reserved first); after it, the outer record comes first.
-                let before = matches!(at, PreemptPoint::AfterNestIncrement | PreemptPoint::AfterHeadLoad);
-                let mut expect: Vec<Vec<u8>> = Vec::new();
-                if before {
-                    // Level 1 interrupts the outer, level 2 interrupts level 1 at the same point, ...:
-                    // the deepest reserves first.
-                    expect.extend(nested.iter().rev().cloned());
-                    expect.push(outer.clone());
-                } else {
-                    expect.push(outer.clone());
-                    // Each level interrupts the previous after its reservation: shallow first.
-                    expect.extend(nested.iter().cloned());
-                }
-                assert_eq!(got, expect, "{at:?} depth {depth}");
+                assert_eq!(got, injected_order(at, &outer, depth), "{at:?} depth {depth}");
                 let heads = inject.heads.borrow();
                 assert!(heads.windows(2).all(|w| w[0] <= w[1]), "{at:?}: data_head went backwards: {heads:?}");
             }
@@ -303,19 +301,8 @@ fn batch_output_with_a_nested_writer_at_every_preemption_point_keeps_order_and_p
                     && (general || !matches!(at, PreemptPoint::AfterNestIncrement | PreemptPoint::FastPathRefresh));
                 let fired = if passed { depth } else { 0 };
                 assert_eq!(inject.fired.get(), fired, "{at:?} depth {depth} general {general}");
-                let nested: Vec<Vec<u8>> = (1..=fired).map(|l| record(100 + l as u8, 16)).collect();
-                let before = matches!(at, PreemptPoint::AfterNestIncrement | PreemptPoint::AfterHeadLoad);
-                let mut expect: Vec<Vec<u8>> = Vec::new();
-                if before {
-                    // A writer before the reservation reserves first (the deepest level first).
-                    expect.extend(nested.iter().rev().cloned());
-                    expect.push(outer.clone());
-                } else {
-                    expect.push(outer.clone());
-                    expect.extend(nested.iter().cloned());
-                }
                 let got: Vec<Vec<u8>> = drain(&mut c).into_iter().map(|(_, b)| b).collect();
-                assert_eq!(got, expect, "{at:?} depth {depth} general {general}");
+                assert_eq!(got, injected_order(at, &outer, fired), "{at:?} depth {depth} general {general}");
                 let heads = inject.heads.borrow();
                 assert!(heads.windows(2).all(|w| w[0] <= w[1]), "{at:?}: data_head went backwards: {heads:?}");
             }
