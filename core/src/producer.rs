@@ -364,9 +364,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// [`Handle::end`] to publish.
     #[inline]
     pub fn output_begin(&self, size: usize, writer: &EventIdentity) -> Result<Handle<'_, M, H>, ReserveError> {
-        if size % 8 != 0 || !(8..=MAX_RECORD_SIZE).contains(&size) {
-            return Err(size_error(size));
-        }
+        check_size(size)?;
         // The fast path: forward, respecting the tail (what `perf record` maps), not paused, and
         // the record ends by `fast_end` (fits by the cached tail, crosses no watermark, nothing
         // lost to report). Everything else takes one out-of-line call. Both paths hand back
@@ -374,9 +372,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         // wrote, and the wakeup stamp), so the handle is built here, stays in registers, and has
         // `size` bytes remaining on both: a fixed-size record leaves nothing to check at the end.
         let head = self.head.load(LOCAL);
-        let (off, wakeup) = if self.mem.paused().load(LOCAL)
-            || (self.fast_end.load(LOCAL).wrapping_sub(head) as isize) < size as isize
-        {
+        let (off, wakeup) = if !self.fast_path_takes(head, size) {
             unlikely();
             self.output_begin_general(size, writer)?
         } else {
@@ -385,15 +381,11 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             let nest = self.get_handle_in::<false>();
             self.hooks.preempt(PreemptPoint::AfterNestIncrement, self);
             let handle_wakeup = self.wakeup_at.load(LOCAL);
-            self.hooks.preempt(PreemptPoint::AfterHeadLoad, self);
-            let start = match local_compare_exchange(&self.head, head, head.wrapping_add(size)) {
-                Ok(_) => {
-                    compiler_barrier();
-                    self.hooks.preempt(PreemptPoint::AfterReserve, self);
-                    head
-                }
+            let start = if self.reserve_fast(head, size) {
+                head
+            } else {
                 // A nested writer reserved first.
-                Err(_) => self.reserve_raced(size, nest, handle_wakeup)?,
+                self.reserve_raced(size, nest, handle_wakeup)?
             };
             (start & self.mask, handle_wakeup)
         };
@@ -449,7 +441,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// path, and this store must not reopen it.
     fn refresh_fast_end(&self) {
         if self.lost.load(LOCAL) != 0 {
-            self.fast_end.store(self.fast_path_closed(), LOCAL);
+            self.close_fast_path();
             return;
         }
         let limit = self.fast_limit();
@@ -457,7 +449,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         self.fast_end.store(limit, LOCAL);
         compiler_barrier();
         if self.lost.load(LOCAL) != 0 {
-            self.fast_end.store(self.fast_path_closed(), LOCAL);
+            self.close_fast_path();
         }
     }
 
@@ -473,11 +465,31 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         }
     }
 
-    /// A [`Producer::fast_end`] that sends every writer down the general path until
-    /// [`Producer::refresh_fast_end`] runs.
+    /// Whether a record of `size` bytes at `head` (`rb->head` as just loaded) may take the fast
+    /// path: not paused, and it ends by [`Producer::fast_end`].
     #[inline(always)]
-    fn fast_path_closed(&self) -> usize {
-        self.head.load(LOCAL).wrapping_sub(FAST_PATH_CLOSED)
+    fn fast_path_takes(&self, head: usize, size: usize) -> bool {
+        !self.mem.paused().load(LOCAL) && (self.fast_end.load(LOCAL).wrapping_sub(head) as isize) >= size as isize
+    }
+
+    /// The fast path's reservation of `size` bytes at `head` (`rb->head` as loaded before the
+    /// test): false, reserving nothing, if a nested writer moved `rb->head` since.
+    #[inline(always)]
+    fn reserve_fast(&self, head: usize, size: usize) -> bool {
+        self.hooks.preempt(PreemptPoint::AfterHeadLoad, self);
+        if local_compare_exchange(&self.head, head, head.wrapping_add(size)).is_err() {
+            return false;
+        }
+        compiler_barrier();
+        self.hooks.preempt(PreemptPoint::AfterReserve, self);
+        true
+    }
+
+    /// Send every writer down the general path until [`Producer::refresh_fast_end`] reopens
+    /// the fast path: [`Producer::fast_end`] set [`FAST_PATH_CLOSED`] behind `rb->head`.
+    #[inline(always)]
+    fn close_fast_path(&self) {
+        self.fast_end.store(self.head.load(LOCAL).wrapping_sub(FAST_PATH_CLOSED), LOCAL);
     }
 
     /// Reserve `total` bytes as a writer: enter (`nest`), reserve, stamp the watermark. Returns
@@ -673,7 +685,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     #[inline(always)]
     fn count_lost(&self) {
         self.lost.fetch_add(LOST_ONE, LOCAL);
-        self.fast_end.store(self.fast_path_closed(), LOCAL);
+        self.close_fast_path();
     }
 
     /// The reservation cursor (`rb->head`), ahead of `data_head` while writers are open.
@@ -942,7 +954,17 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
 #[inline(never)]
 fn unlikely() {}
 
-/// The error for a size `output_begin` refuses before counting anything.
+/// Refuse, before counting anything, a record size that is not a multiple of 8 from 8 to
+/// [`MAX_RECORD_SIZE`] (`output_begin` and `BatchWriter::output`).
+#[inline(always)]
+fn check_size(size: usize) -> Result<(), ReserveError> {
+    if size % 8 != 0 || !(8..=MAX_RECORD_SIZE).contains(&size) {
+        return Err(size_error(size));
+    }
+    Ok(())
+}
+
+/// The error for a size [`check_size`] refuses.
 #[cold]
 fn size_error(size: usize) -> ReserveError {
     if size > MAX_RECORD_SIZE && size % 8 == 0 {
@@ -1150,22 +1172,17 @@ impl<M: RingMemory, H: Hooks<M>> BatchWriter<'_, M, H> {
     pub fn output(&self, record: &[u8], writer: &EventIdentity) -> Result<(), ReserveError> {
         let p = self.producer;
         let size = record.len();
-        if size % 8 != 0 || !(8..=MAX_RECORD_SIZE).contains(&size) {
-            return Err(size_error(size));
-        }
+        check_size(size)?;
         let head = p.head.load(LOCAL);
-        if p.mem.paused().load(LOCAL) || (p.fast_end.load(LOCAL).wrapping_sub(head) as isize) < size as isize {
+        if !p.fast_path_takes(head, size) {
             unlikely();
             return p.output_nested(record, writer);
         }
-        p.hooks.preempt(PreemptPoint::AfterHeadLoad, p);
-        if local_compare_exchange(&p.head, head, head.wrapping_add(size)).is_err() {
+        if !p.reserve_fast(head, size) {
             // An interrupt's writer reserved first.
             unlikely();
             return p.output_nested(record, writer);
         }
-        compiler_barrier();
-        p.hooks.preempt(PreemptPoint::AfterReserve, p);
         p.put(head & p.mask, record);
         Ok(())
     }
