@@ -245,29 +245,30 @@ fn injected_order(at: PreemptPoint, outer: &[u8], levels: u32) -> Vec<Vec<u8>> {
     }
 }
 
-#[test]
-fn nested_writer_at_every_preemption_point_keeps_order_and_data_head_monotonic() {
-    // Twice: on the fast path, and on the general path (a watermark of 8 bytes: every record
-    // crosses it), where the fast path's limit is refreshed after each reservation.
+/// For the fast path and the general path (a watermark of 8 bytes: every record crosses it,
+/// and the fast path's limit is refreshed after each reservation), every preemption point and
+/// nesting depths 1–3: `write` the 32-byte record `outer` while `Inject` runs its nested
+/// writers at the point. The point is passed, and the nested levels run, where
+/// `passes(at, general)`. Checks that every record is published in the order
+/// [`injected_order`] gives and that `data_head` never goes backwards.
+fn with_a_nested_writer_at_every_point(
+    passes: impl Fn(PreemptPoint, bool) -> bool,
+    write: impl Fn(&Producer<&ModelRing<64>, &Inject>, &[u8]),
+) {
     for (config, general) in [(Config::default(), false), (Config { watermark: 8, ..Config::default() }, true)] {
         for at in PreemptPoint::ALL {
-            if at == PreemptPoint::FastPathRefresh && !general {
-                continue; // only the general path refreshes
-            }
             for depth in 1..=3 {
                 let mut ring = ModelRing::<64>::new().unwrap();
                 let inject = Inject::new(at, depth);
                 let (p, mut c) = split_with_hooks(&mut ring, config, &inject).unwrap();
                 let outer = record(1, 32);
-                let mut h = p.output_begin(32, &EventIdentity::ANONYMOUS).unwrap();
-                h.write(&outer[..8]).unwrap();
-                h.write(&outer[8..]).unwrap();
-                h.end();
-                assert_eq!(inject.fired.get(), depth, "{at:?}: every nested level ran");
+                write(&p, &outer);
+                let fired = if passes(at, general) { depth } else { 0 };
+                assert_eq!(inject.fired.get(), fired, "{at:?} depth {depth} general {general}: every nested level ran");
                 assert_eq!(p.nest(), 0);
                 let got: Vec<Vec<u8>> = drain(&mut c).into_iter().map(|(_, b)| b).collect();
-                assert_eq!(got.len(), 1 + depth as usize, "{at:?} depth {depth}: all records published");
-                assert_eq!(got, injected_order(at, &outer, depth), "{at:?} depth {depth}");
+                assert_eq!(got.len(), 1 + fired as usize, "{at:?} depth {depth}: all records published");
+                assert_eq!(got, injected_order(at, &outer, fired), "{at:?} depth {depth} general {general}");
                 let heads = inject.heads.borrow();
                 assert!(heads.windows(2).all(|w| w[0] <= w[1]), "{at:?}: data_head went backwards: {heads:?}");
             }
@@ -276,38 +277,39 @@ fn nested_writer_at_every_preemption_point_keeps_order_and_data_head_monotonic()
 }
 
 #[test]
+fn nested_writer_at_every_preemption_point_keeps_order_and_data_head_monotonic() {
+    // Only the general path refreshes the fast path's limit.
+    with_a_nested_writer_at_every_point(
+        |at, general| general || at != PreemptPoint::FastPathRefresh,
+        |p, outer| {
+            let mut h = p.output_begin(32, &EventIdentity::ANONYMOUS).unwrap();
+            h.write(&outer[..8]).unwrap();
+            h.write(&outer[8..]).unwrap();
+            h.end();
+        },
+    );
+}
+
+#[test]
 fn batch_output_with_a_nested_writer_at_every_preemption_point_keeps_order_and_publishes_at_the_end() {
     // `BatchWriter::output` reserves without a writer of its own (the batch holds `nest`): an
     // interrupt's writer at any point of it, or of the batch's closing publish, must be neither
-    // lost nor published early nor reordered. On the fast path, and on the general path (a
-    // watermark of 8 bytes: every record crosses it), where `BatchWriter::output` falls back to a
-    // nested writer.
-    for (config, general) in [(Config::default(), false), (Config { watermark: 8, ..Config::default() }, true)] {
-        for at in PreemptPoint::ALL {
-            for depth in 1..=3 {
-                let mut ring = ModelRing::<64>::new().unwrap();
-                let inject = Inject::new(at, depth);
-                let (p, mut c) = split_with_hooks(&mut ring, config, &inject).unwrap();
-                let outer = record(1, 32);
-                let ((), _) = p.batch(|b| {
-                    b.output(&outer, &EventIdentity::ANONYMOUS).unwrap();
-                    let head = b.memory().position(Position::DataHead).load(crate::fences::LOCAL);
-                    assert_eq!(head, 0, "{at:?} depth {depth}: nothing published inside the batch");
-                });
-                assert_eq!(p.nest(), 0);
-                // A whole record is copied without a `Handle` (no `InPayload`), and the fast
-                // path enters no writer and refreshes no limit.
-                let passed = at != PreemptPoint::InPayload
-                    && (general || !matches!(at, PreemptPoint::AfterNestIncrement | PreemptPoint::FastPathRefresh));
-                let fired = if passed { depth } else { 0 };
-                assert_eq!(inject.fired.get(), fired, "{at:?} depth {depth} general {general}");
-                let got: Vec<Vec<u8>> = drain(&mut c).into_iter().map(|(_, b)| b).collect();
-                assert_eq!(got, injected_order(at, &outer, fired), "{at:?} depth {depth} general {general}");
-                let heads = inject.heads.borrow();
-                assert!(heads.windows(2).all(|w| w[0] <= w[1]), "{at:?}: data_head went backwards: {heads:?}");
-            }
-        }
-    }
+    // lost nor published early nor reordered. On the general path it falls back to a nested
+    // writer. A whole record is copied without a `Handle` (no `InPayload`), and the fast path
+    // enters no writer and refreshes no limit.
+    with_a_nested_writer_at_every_point(
+        |at, general| {
+            at != PreemptPoint::InPayload
+                && (general || !matches!(at, PreemptPoint::AfterNestIncrement | PreemptPoint::FastPathRefresh))
+        },
+        |p, outer| {
+            let ((), _) = p.batch(|b| {
+                b.output(outer, &EventIdentity::ANONYMOUS).unwrap();
+                let head = b.memory().position(Position::DataHead).load(crate::fences::LOCAL);
+                assert_eq!(head, 0, "nothing published inside the batch");
+            });
+        },
+    );
 }
 
 #[test]
