@@ -205,7 +205,7 @@ bench-instructions:
 	echo "  (the embeddings: the consumer is the host or the hypervisor):       $$owned instructions per record"; \
 	echo "producer fast path, 40-byte record, through split's shared &Mapping:  $$prod instructions per record"; \
 	echo "producer fast path, 32-byte record (a 32-byte copy in all), split:    $$prod32 instructions per record"; \
-	echo "producer, 40-byte records in batches of 16 (Batch::output), split:    $$(( (b2 - b1) / 100000 )) instructions per record"; \
+	echo "producer, 40-byte records 16 per batch (BatchWriter::output), split:  $$(( (b2 - b1) / 100000 )) instructions per record"; \
 	echo "consumer (batch read, per 40-byte record):                            $$cons instructions per record"; \
 	echo "reference, rtrb producer (write_chunk(32) + 32-byte copy + commit):    $$rprod instructions per record"; \
 	echo "reference, rtrb consumer (read_chunk(32) + commit, per record):        $$rcons instructions per record"; \

@@ -4,14 +4,14 @@
 //!
 //! `instructions producer N`: N × (`output_begin` + copy of a 40-byte record, an 8-byte header
 //! and 32 bytes of payload + `output_end`) into a ring large enough never to fill (no hooks:
-//! `NoHooks` compiles the preemption points away). `instructions producer-owned N`: the same by a producer
-//! that owns its `Mapping` (`Producer::new(map, ..)`), as a firmware or guest producer does whose
-//! consumer is on the other side: every control word and the data area are one load from the
-//! producer, where through `split`'s shared `&Mapping` they are two. `instructions producer32 N`: the same with a
-//! 32-byte record (header and 24 bytes of payload: a 32-byte copy in all).
-//! `instructions producer-batch N`: the 40-byte records written 16 at a time with
-//! `BatchWriter::output` inside `Producer::batch` (the batch's open and publish included, shared by
-//! its 16 records).
+//! `NoHooks` compiles the preemption points away). `instructions producer-owned N`: the same by
+//! a producer that owns its `Mapping` (`Producer::new(map, ..)`), as a firmware or guest
+//! producer does whose consumer is on the other side: every control word and the data area are
+//! one load from the producer, where through `split`'s shared `&Mapping` they are two.
+//! `instructions producer32 N`: the same with a 32-byte record (header and 24 bytes of payload:
+//! a 32-byte copy in all). `instructions producer-batch N`: the 40-byte records written 16 at a
+//! time with `BatchWriter::output` inside `Producer::batch` (the batch's open and publish
+//! included, shared by its 16 records).
 //! `instructions consumer N`: the same N writes, then one batch reading all N records; the
 //! Makefile subtracts the producer run to get the consumer's share.
 //!

@@ -105,7 +105,8 @@ fn aligned_buffer(len: usize) -> Vec<u64> {
 
 /// How the perfring producer publishes: per record (the kernel's way), or in batches of up to
 /// `k` records (one `data_head` store per batch, through [`perfring::Producer::batch`]), each
-/// record written with `BatchWriter::output` or, if `nested`, as a nested writer (`Producer::output`).
+/// record written with `BatchWriter::output` or, if `nested`, as a nested writer
+/// (`Producer::output`).
 #[derive(Clone, Copy)]
 enum Publish {
     PerRecord,

@@ -13,8 +13,8 @@
 //! with [`Consumer::untrusted`]: the target's memory is copied, then validated. The firmware
 //! counts every record it tries to write (`STATUS.attempts`); the host checks
 //! `attempted = read + lost` (once it stays away until the firmware has attempted twice what
-//! the ring holds, so the ring fills and the firmware drops). `make firmware-qemu` builds and runs it; `tests/qemu.rs` checks
-//! the story against `perf report`.
+//! the ring holds, so the ring fills and the firmware drops). `make firmware-qemu` builds and
+//! runs it; `tests/qemu.rs` checks the story against `perf report`.
 
 mod gdb;
 mod probe;
@@ -40,6 +40,13 @@ const SAMPLE_SIZE: usize = 40;
 const MAGIC: u32 = 0x5052_4652;
 /// How often the host halts the core to read.
 const POLL: Duration = Duration::from_millis(20);
+
+/// Let the halted target run for one [`POLL`], then halt it again.
+fn run_one_poll(ring: &probe::ProbeRing) -> std::io::Result<()> {
+    ring.gdb().resume()?;
+    std::thread::sleep(POLL);
+    ring.gdb().interrupt()
+}
 
 type Error = Box<dyn std::error::Error>;
 
@@ -131,9 +138,7 @@ fn run(elf_path: &str, out: &str) -> Result<(), Error> {
         Ok([0, 4, 8, 12].map(|i| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])))
     };
     loop {
-        ring.gdb().resume()?;
-        std::thread::sleep(POLL);
-        ring.gdb().interrupt()?;
+        run_one_poll(&ring)?;
         if status(&ring)?[0] == MAGIC {
             break;
         }
@@ -177,9 +182,7 @@ fn run(elf_path: &str, out: &str) -> Result<(), Error> {
         if Instant::now() > deadline {
             return Err("the firmware did not finish in 60 s".into());
         }
-        ring.gdb().resume()?;
-        std::thread::sleep(POLL);
-        ring.gdb().interrupt()?;
+        run_one_poll(&ring)?;
         if polls == 5 {
             // Once, a host busy elsewhere: the target runs unread until it has attempted twice
             // what the ring holds (however fast the emulator runs), so it fills the ring and
@@ -194,9 +197,7 @@ fn run(elf_path: &str, out: &str) -> Result<(), Error> {
                 if Instant::now() > deadline {
                     return Err("the firmware did not fill its ring in 60 s".into());
                 }
-                ring.gdb().resume()?;
-                std::thread::sleep(POLL);
-                ring.gdb().interrupt()?;
+                run_one_poll(&ring)?;
             }
         }
     };
