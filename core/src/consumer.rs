@@ -381,12 +381,14 @@ impl<M: RingMemory, T: Trust> Consumer<M, T> {
                 ReadError::HeadTooFarAhead { head, tail, data_size: self.mask + 1 }
             });
         }
-        Ok(Batch { consumer: self, head, pos: tail })
+        let end = in_place_end(tail, head, self.mask);
+        Ok(Batch { consumer: self, head, pos: tail, end })
     }
 
     /// Read every available record, calling `f` on each, then release them all with one tail
     /// store. Returns the number of records read; stops at the first error (the records before
     /// it are still consumed).
+    #[inline]
     pub fn for_each(&mut self, scratch: &mut [u8], mut f: impl FnMut(&RawRecord<'_>)) -> Result<usize, ReadError> {
         let mut batch = self.batch()?;
         let mut n = 0;
@@ -436,6 +438,22 @@ pub struct Batch<'c, M: RingMemory, T: Trust> {
     consumer: &'c mut Consumer<M, T>,
     head: usize,
     pos: usize,
+    /// The nearer of `head` and the end of the data area after `pos` (where offsets wrap to
+    /// 0): a record whose header puts it inside `[pos, end)` is published and contiguous, so
+    /// one compare admits it to the zero-copy fast path. Recomputed by the general path.
+    end: usize,
+}
+
+/// The end of what can be read in place from `pos`: `head`, or the end of the data area if
+/// that comes first (`mask` is the data size - 1). Both free-running; `head - pos` is at most
+/// the data size (checked by [`Consumer::batch`]).
+fn in_place_end(pos: usize, head: usize, mask: usize) -> usize {
+    let wrap = (pos | mask).wrapping_add(1);
+    if head.wrapping_sub(pos) <= wrap.wrapping_sub(pos) {
+        head
+    } else {
+        wrap
+    }
 }
 
 impl<M: RingMemory, T: Trust> Batch<'_, M, T> {
@@ -462,73 +480,135 @@ impl<M: RingMemory, T: Trust> Batch<'_, M, T> {
         self.head.wrapping_sub(self.pos)
     }
 
+    /// The fast path of a trusted ring: a header of a nonzero multiple of 8 bytes that ends
+    /// inside `[pos, end)` (published, contiguous) is one test, and the record a view. Anything
+    /// else goes out of line to [`read_checked`]; every record of an untrusted ring takes it
+    /// inline.
     #[inline]
     fn read_one<'b>(&'b mut self, scratch: &'b mut [u8]) -> Result<RawRecord<'b>, ReadError> {
         let c = &*self.consumer;
-        let mem = &c.mem;
-        let size_total = c.mask + 1;
         let position = self.pos;
-        let available = self.head.wrapping_sub(position);
-        let off = position & c.mask;
-        // Records are 8-aligned, so the header never straddles the end of the ring.
-        let mut raw = [0u8; 8];
         if T::ZERO_COPY {
-            // SAFETY: off is 8-aligned (positions advance by multiples of 8) so off + 8 <= size;
-            // the bytes are published (below head, checked at batch()) and the producer does not
-            // write them until we release the tail (trusted protocol).
-            unsafe { mem.read(Area::Data, off, &mut raw) };
-        } else if !mem.load_words(Area::Data, off, &mut raw) {
-            // Only if `off` is unaligned, which our own arithmetic never makes.
-            return Err(ReadError::MisalignedSize { position, size: 0 });
+            let off = position & c.mask;
+            let mut raw = [0u8; 8];
+            // SAFETY: as in `read_checked`: `off` is 8-aligned and `off + 8 <= size`; the bytes
+            // are published and unwritten until we release them (trusted protocol).
+            unsafe { c.mem.read(Area::Data, off, &mut raw) };
+            let header = Header::from_bytes(raw, Endian::NATIVE);
+            let len = usize::from(header.size);
+            // `len - 1 < end - pos` is `0 < len <= end - pos`.
+            if len % 8 == 0 && len.wrapping_sub(1) < self.end.wrapping_sub(position) {
+                // SAFETY: [off, off+len) is inside the area (it ends at or before `end`, which is
+                // at or before the area's end) and published (before `head`); it stays
+                // unwritten until the batch, which this borrow outlives not, stores the tail.
+                let bytes: &'b [u8] = match unsafe { c.mem.view(Area::Data, off, len) } {
+                    Some(view) => view,
+                    None => {
+                        let dst = scratch_for(scratch, header.size)?;
+                        // SAFETY: same range as above, copied instead of viewed (loom).
+                        unsafe { c.mem.read(Area::Data, off, dst) };
+                        dst
+                    }
+                };
+                self.pos = position.wrapping_add(len);
+                return Ok(RawRecord { header, bytes, position });
+            }
         }
-        let header = Header::from_bytes(raw, Endian::NATIVE);
-        let size = header.size;
-        let len = usize::from(size);
-        if len == 0 {
-            return Err(ReadError::ZeroSize { position });
+        let record = if T::ZERO_COPY {
+            read_checked_cold(c, position, self.head, scratch)?
+        } else {
+            read_checked(c, position, self.head, scratch)?
+        };
+        self.pos = position.wrapping_add(usize::from(record.header.size));
+        self.end = in_place_end(self.pos, self.head, c.mask);
+        Ok(record)
+    }
+}
+
+/// [`read_checked`] out of line, off a trusted ring's fast path: the hot loop keeps its
+/// registers (an inlined slow path with its copies made the compiler spill the position).
+#[cold]
+#[inline(never)]
+fn read_checked_cold<'b, M: RingMemory, T: Trust>(
+    c: &'b Consumer<M, T>,
+    position: usize,
+    head: usize,
+    scratch: &'b mut [u8],
+) -> Result<RawRecord<'b>, ReadError> {
+    read_checked(c, position, head, scratch)
+}
+
+/// The record at `position` (before `head`, which [`Consumer::batch`] checked), with every check
+/// and its typed error; a record that wraps the end of the ring, and every record of an
+/// untrusted ring, is copied into `scratch`. The caller advances past it by its header's size.
+#[inline]
+fn read_checked<'b, M: RingMemory, T: Trust>(
+    c: &'b Consumer<M, T>,
+    position: usize,
+    head: usize,
+    scratch: &'b mut [u8],
+) -> Result<RawRecord<'b>, ReadError> {
+    let mem = &c.mem;
+    let size_total = c.mask + 1;
+    let available = head.wrapping_sub(position);
+    let off = position & c.mask;
+    // Records are 8-aligned, so the header never straddles the end of the ring.
+    let mut raw = [0u8; 8];
+    if T::ZERO_COPY {
+        // SAFETY: off is 8-aligned (positions advance by multiples of 8) so off + 8 <= size;
+        // the bytes are published (below head, checked at batch()) and the producer does not
+        // write them until we release the tail (trusted protocol).
+        unsafe { mem.read(Area::Data, off, &mut raw) };
+    } else if !mem.load_words(Area::Data, off, &mut raw) {
+        // Only if `off` is unaligned, which our own arithmetic never makes.
+        return Err(ReadError::MisalignedSize { position, size: 0 });
+    }
+    let header = Header::from_bytes(raw, Endian::NATIVE);
+    let size = header.size;
+    let len = usize::from(size);
+    if len == 0 {
+        return Err(ReadError::ZeroSize { position });
+    }
+    if len % 8 != 0 {
+        return Err(ReadError::MisalignedSize { position, size });
+    }
+    if len > available {
+        return Err(ReadError::SizeBeyondHead { position, size, available });
+    }
+    let contiguous = off + len <= size_total;
+    let bytes: &'b [u8] = if T::ZERO_COPY && contiguous {
+        // SAFETY: [off, off+len) is inside the area (contiguous) and published; it stays
+        // unwritten until the batch, which this borrow outlives not, stores the tail.
+        match unsafe { mem.view(Area::Data, off, len) } {
+            Some(view) => view,
+            None => {
+                let dst = scratch_for(scratch, size)?;
+                // SAFETY: same range as above, copied instead of viewed (loom).
+                unsafe { mem.read(Area::Data, off, dst) };
+                dst
+            }
         }
-        if len % 8 != 0 {
-            return Err(ReadError::MisalignedSize { position, size });
-        }
-        if len > available {
-            return Err(ReadError::SizeBeyondHead { position, size, available });
-        }
-        let contiguous = off + len <= size_total;
-        let bytes: &'b [u8] = if T::ZERO_COPY && contiguous {
-            // SAFETY: [off, off+len) is inside the area (contiguous) and published; it stays
-            // unwritten until the batch, which this borrow outlives not, stores the tail.
-            match unsafe { mem.view(Area::Data, off, len) } {
-                Some(view) => view,
-                None => {
-                    let dst = scratch_for(scratch, size)?;
-                    // SAFETY: same range as above, copied instead of viewed (loom).
-                    unsafe { mem.read(Area::Data, off, dst) };
-                    dst
-                }
+    } else {
+        let dst = scratch_for(scratch, size)?;
+        let first = len.min(size_total - off);
+        if T::ZERO_COPY {
+            // SAFETY: [off, off+first) and [0, len-first) are inside the area, published and
+            // unwritten until we release them (trusted protocol).
+            unsafe {
+                mem.read(Area::Data, off, &mut dst[..first]);
+                mem.read(Area::Data, 0, &mut dst[first..]);
             }
         } else {
-            let dst = scratch_for(scratch, size)?;
-            let first = len.min(size_total - off);
-            if T::ZERO_COPY {
-                // SAFETY: [off, off+first) and [0, len-first) are inside the area, published and
-                // unwritten until we release them (trusted protocol).
-                unsafe {
-                    mem.read(Area::Data, off, &mut dst[..first]);
-                    mem.read(Area::Data, 0, &mut dst[first..]);
-                }
-            } else {
-                // Copy-then-validate: the header we checked goes into the copy; the body is read
-                // with atomic word loads; nothing is read from the ring twice.
-                dst[..8].copy_from_slice(&raw);
-                let ok = mem.load_words(Area::Data, off + 8, &mut dst[8..first])
-                    && mem.load_words(Area::Data, 0, &mut dst[first..]);
-                debug_assert!(ok, "aligned in-bounds ranges");
-            }
-            dst
-        };
-        self.pos = position.wrapping_add(len);
-        Ok(RawRecord { header, bytes, position })
-    }
+            // Copy-then-validate: the header we checked goes into the copy; the body is read
+            // with atomic word loads; nothing is read from the ring twice.
+            dst[..8].copy_from_slice(&raw);
+            let ok = mem.load_words(Area::Data, off + 8, &mut dst[8..first])
+                && mem.load_words(Area::Data, 0, &mut dst[first..]);
+            debug_assert!(ok, "aligned in-bounds ranges");
+        }
+        dst
+    };
+    Ok(RawRecord { header, bytes, position })
 }
 
 fn scratch_for(scratch: &mut [u8], size: u16) -> Result<&mut [u8], ReadError> {

@@ -81,6 +81,71 @@ fn record_wrapping_the_end_is_reassembled_in_scratch() {
 }
 
 #[test]
+fn one_batch_across_the_wrap_views_every_contiguous_record_and_copies_only_the_straddling_one() {
+    // Four laps of a 1 KiB data area, each read in one batch that crosses the end of the area:
+    // the zero-copy fast path must stop at the end (the record across it is reassembled in
+    // scratch) and resume after it, also when a record ends exactly at the end.
+    let mut buf = Aligned([0u8; 4096 + 1024]);
+    let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
+    let (p, mut c) = split(&mut map, Config::default()).unwrap();
+    c.configure(crate::ConsumerConfig::EVERY_BATCH);
+    // SAFETY: a 1-byte view at offset 0 of the data area, only used for its address.
+    let ring = unsafe { c.memory().view(Area::Data, 0, 1).unwrap().as_ptr() } as usize;
+    let mut scratch = Scratch::new();
+    let scratch_at = scratch.as_ptr() as usize;
+    let mut tag = 0u8;
+    let (mut copied, mut ended_at_the_end) = (0, 0);
+    // Record sizes (8-byte steps) cycled until each batch reaches the end of the area: one that
+    // ends exactly there (the first lap), then ones straddling it by various amounts.
+    for (lap, sizes) in
+        [[200usize, 216, 96, 40], [248, 256, 64, 24], [120, 136, 56, 72], [64, 64, 64, 88]].iter().enumerate()
+    {
+        // Start each lap in the area's second half, so that reaching its end fits the ring.
+        if c.tail() % 1024 < 512 {
+            p.output(&record(0, 512 - c.tail() % 1024), &EventIdentity::ANONYMOUS).unwrap();
+            drain(&mut c);
+        }
+        let start = c.tail();
+        let area_end = (start / 1024 + 1) * 1024;
+        let mut want: Vec<Vec<u8>> = Vec::new();
+        let mut end = start;
+        while end < area_end {
+            let r = record(tag, sizes[want.len() % 4]);
+            tag = tag.wrapping_add(1);
+            p.output(&r, &EventIdentity::ANONYMOUS).unwrap();
+            end += r.len();
+            want.push(r);
+        }
+        // Two more after the end, so the fast path has to resume.
+        for _ in 0..2 {
+            let r = record(tag, 16);
+            tag = tag.wrapping_add(1);
+            p.output(&r, &EventIdentity::ANONYMOUS).unwrap();
+            want.push(r);
+        }
+        let mut batch = c.batch().unwrap();
+        for (i, w) in want.iter().enumerate() {
+            let r = batch.next(&mut scratch).unwrap().unwrap();
+            assert_eq!(r.bytes, &w[..], "lap {lap}, record {i}");
+            let (first, last) = (r.position % 1024, (r.position + w.len() - 1) % 1024);
+            let at = r.bytes.as_ptr() as usize;
+            if first <= last {
+                assert_eq!(at, ring + first, "lap {lap}, record {i} at {first}: a view into the ring");
+                ended_at_the_end += usize::from(last == 1023);
+            } else {
+                assert_eq!(at, scratch_at, "lap {lap}, record {i} across the end: copied");
+                copied += 1;
+            }
+        }
+        assert!(batch.next(&mut scratch).is_none());
+        drop(batch);
+        assert_eq!(c.tail() - start, want.iter().map(Vec::len).sum::<usize>());
+    }
+    // Every lap reaches the end of the area: by a record that ends there or one across it.
+    assert_eq!((copied, ended_at_the_end), (3, 1), "three records straddled the end, one ended there");
+}
+
+#[test]
 fn scratch_too_small_for_a_wrapping_record_is_an_error_not_a_panic() {
     let mut ring = ModelRing::<8>::new().unwrap();
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
