@@ -31,7 +31,16 @@
 //! * references: single-thread `memcpy` of the payload, and a cross-core copy ceiling (two
 //!   threads handing sixteen 4 KiB blocks round-robin, one flag each: the cost of moving the
 //!   cache lines between the cores, which no queue can beat).
+//! * `consumer alone: perfring` / `rtrb` / `no ring`: one thread reads a ring it filled to
+//!   three quarters beforehand (only the reading is timed), with the same consumer loop as the
+//!   cross-core rows; `no ring` runs the consumers' own work alone (the checksum of each
+//!   payload of a flat buffer). When the lines move cheaply the consumer bounds a cross-core
+//!   row, and these rates are what the rows tend to: `no ring / rtrb` is the most any ring can
+//!   be over rtrb in that state. Their `perfring/x` and `x/rtrb` compare them with each other.
+//!   Like the ceiling, always run.
 //!
+//! Every perfring row but `1 record per read` reads with `Consumer::for_each`, the way the
+//! embeddings read.
 //! Why not criterion/divan: they time one closure on one thread; a two-thread, pinned,
 //! steady-state transfer needs its own loop. Timing is wall-clock over the whole transfer.
 
@@ -43,7 +52,7 @@ use perfring::consumer::Scratch;
 use perfring::memory::RingMemory;
 use perfring::producer::{BatchWriter, Config, EventIdentity};
 use perfring::record::{types, Endian, Header};
-use perfring::{split, ConsumerConfig, Mapping, Pace, Producer};
+use perfring::{split, Consumer, ConsumerConfig, Mapping, Pace, Producer};
 
 /// The kernel tools' release and pacing (the tail after every batch, no pacing); the rows
 /// without it take the consumer's default (a deferred tail, a nearly empty ring given a moment).
@@ -127,6 +136,14 @@ fn batch_of<M: RingMemory>(producer: &Producer<M>, k: usize, write: impl Fn(&Bat
         .0
 }
 
+/// A SAMPLE record of `payload` bytes after its header.
+fn sample_of(payload: usize) -> Vec<u8> {
+    let size = 8 + payload;
+    let mut record = vec![0xABu8; size];
+    record[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: size as u16 }.to_bytes(Endian::NATIVE));
+    record
+}
+
 fn perfring_run(payload: usize, n: usize, consumer_batch: bool, publish: Publish, config: ConsumerConfig) -> Duration {
     let mut mem = aligned_buffer(4096 + RING);
     // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
@@ -134,9 +151,7 @@ fn perfring_run(payload: usize, n: usize, consumer_batch: bool, publish: Publish
     let mut map = Mapping::new(bytes, 4096).unwrap();
     let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
     consumer.configure(config);
-    let size = 8 + payload;
-    let mut record = vec![0xABu8; size];
-    record[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: size as u16 }.to_bytes(Endian::NATIVE));
+    let record = sample_of(payload);
     two_threads(
         move || {
             // A full ring drops and counts the record (then a PERF_RECORD_LOST precedes the
@@ -165,25 +180,40 @@ fn perfring_run(payload: usize, n: usize, consumer_batch: bool, publish: Publish
                 }
             }
         },
-        move || {
-            let mut scratch = Scratch::new();
-            let (mut got, mut sum) = (0usize, 0u64);
-            while got < n {
-                let mut batch = consumer.batch().unwrap();
-                while let Some(r) = batch.next(&mut scratch) {
-                    let r = r.unwrap();
+        move || perfring_consume(&mut consumer, &mut Scratch::new(), n, consumer_batch),
+    )
+}
+
+/// The consumer loop of every perfring row: read until `n` SAMPLE records are read (a LOST
+/// record is read and not counted), checksumming each payload; every available record per
+/// batch, or one if not `per_batch`.
+#[inline(always)]
+fn perfring_consume<M: RingMemory>(
+    consumer: &mut Consumer<M>,
+    scratch: &mut Scratch,
+    n: usize,
+    per_batch: bool,
+) -> u64 {
+    let (mut got, mut sum) = (0usize, 0u64);
+    while got < n {
+        if per_batch {
+            consumer
+                .for_each(scratch, |r| {
                     if r.header.type_ == types::SAMPLE {
                         sum += checksum(&r.bytes[8..]);
                         got += 1;
                     }
-                    if !consumer_batch {
-                        break;
-                    }
-                }
+                })
+                .unwrap();
+        } else if let Some(r) = consumer.batch().unwrap().next(scratch) {
+            let r = r.unwrap();
+            if r.header.type_ == types::SAMPLE {
+                sum += checksum(&r.bytes[8..]);
+                got += 1;
             }
-            sum
-        },
-    )
+        }
+    }
+    sum
 }
 
 fn rtrb_run(payload: usize, n: usize) -> Duration {
@@ -204,19 +234,95 @@ fn rtrb_run(payload: usize, n: usize) -> Duration {
                 }
             }
         },
-        move || {
-            let (mut got, mut sum) = (0usize, 0u64);
-            while got < n {
-                if let Ok(chunk) = c.read_chunk(payload) {
-                    let (a, b) = chunk.as_slices();
-                    sum += checksum(a) + checksum(b);
-                    chunk.commit_all();
-                    got += 1;
-                }
-            }
-            sum
-        },
+        move || rtrb_consume(&mut c, payload, n),
     )
+}
+
+/// The consumer loop of the rtrb row: `n` chunks of `payload` bytes read and checksummed.
+#[inline(always)]
+fn rtrb_consume(c: &mut rtrb::Consumer<u8>, payload: usize, n: usize) -> u64 {
+    let (mut got, mut sum) = (0usize, 0u64);
+    while got < n {
+        if let Ok(chunk) = c.read_chunk(payload) {
+            let (a, b) = chunk.as_slices();
+            sum += checksum(a) + checksum(b);
+            chunk.commit_all();
+            got += 1;
+        }
+    }
+    sum
+}
+
+/// Records of one fill of a ring read alone: three quarters of it, at most `n`.
+fn fill_of(size: usize, n: usize) -> usize {
+    (RING * 3 / 4 / size).min(n)
+}
+
+/// One thread, perfring: the ring filled to three quarters by the producer (not timed), then
+/// read by [`perfring_consume`] (timed), until `n` records are read. The consumer's rate when
+/// every record is published and in its cache: what a cross-core row tends to when the
+/// consumer bounds it.
+fn perfring_alone(payload: usize, n: usize) -> Duration {
+    let mut mem = aligned_buffer(4096 + RING);
+    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
+    let mut map = Mapping::new(bytes, 4096).unwrap();
+    let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
+    let record = sample_of(payload);
+    let mut scratch = Scratch::new();
+    let (mut read, mut took, mut sum) = (0, Duration::ZERO, 0);
+    while read < n {
+        let k = fill_of(record.len(), n - read);
+        for _ in 0..k {
+            producer.output(&record, &EventIdentity::ANONYMOUS).unwrap();
+        }
+        let start = Instant::now();
+        sum += perfring_consume(&mut consumer, &mut scratch, k, true);
+        took += start.elapsed();
+        read += k;
+    }
+    black_box(sum);
+    took
+}
+
+/// One thread, rtrb: as [`perfring_alone`], with [`rtrb_consume`].
+fn rtrb_alone(payload: usize, n: usize) -> Duration {
+    let (mut p, mut c) = rtrb::RingBuffer::<u8>::new(RING);
+    let data = vec![0xABu8; payload];
+    let (mut read, mut took, mut sum) = (0, Duration::ZERO, 0);
+    while read < n {
+        let k = fill_of(payload, n - read);
+        for _ in 0..k {
+            let mut chunk = p.write_chunk(payload).unwrap();
+            let (a, b) = chunk.as_mut_slices();
+            a.copy_from_slice(&data[..a.len()]);
+            b.copy_from_slice(&data[a.len()..]);
+            chunk.commit_all();
+        }
+        let start = Instant::now();
+        sum += rtrb_consume(&mut c, payload, k);
+        took += start.elapsed();
+        read += k;
+    }
+    black_box(sum);
+    took
+}
+
+/// One thread, no ring: the consumers' own work alone — `n` payloads of a flat buffer (three
+/// quarters of a ring, read again and again) checksummed. No ring's consumer can be faster.
+fn no_ring_alone(payload: usize, n: usize) -> Duration {
+    let buf = vec![0xABu8; fill_of(payload, usize::MAX) * payload];
+    let (mut read, mut sum) = (0, 0);
+    let start = Instant::now();
+    while read < n {
+        let buf = black_box(&buf[..]);
+        for p in buf.chunks_exact(black_box(payload)).take(n - read) {
+            sum += checksum(p);
+            read += 1;
+        }
+    }
+    black_box(sum);
+    start.elapsed()
 }
 
 fn ringbuf_run(payload: usize, n: usize) -> Duration {
@@ -372,6 +478,9 @@ fn checksum(bytes: &[u8]) -> u64 {
     bytes.iter().map(|&b| u64::from(b)).sum()
 }
 
+/// The rows of one thread reading a prefilled ring (always run, compared with each other).
+const ALONE: &str = "consumer alone";
+
 /// A row of the table: its name and one timed run.
 type Row<'a> = (&'static str, Box<dyn Fn() -> Duration + 'a>);
 
@@ -396,7 +505,8 @@ fn quartiles(v: &mut [f64]) -> (f64, f64, f64) {
 
 fn main() {
     // `rings [PAYLOAD]`: one payload size; `BENCH_ROWS=rtrb,perfring`: rows whose name contains
-    // one of the words (the ceiling row is always run: the last column needs it).
+    // one of the words (the ceiling row is always run: the last column needs it; so are the
+    // consumer-alone rows: they say what bounds the state the machine is in).
     let filter = std::env::args().nth(1).filter(|a| !a.starts_with('-'));
     let wanted: Option<Vec<String>> =
         std::env::var("BENCH_ROWS").ok().map(|v| v.split(',').map(|w| w.trim().to_string()).collect());
@@ -466,11 +576,15 @@ fn main() {
             ("bbqueue (grants)", Box::new(move || bbqueue_run(payload, n))),
             ("cross-core copy ceiling", Box::new(move || ceiling_run(payload, n))),
             ("memcpy, one thread", Box::new(move || memcpy_run(payload, n))),
+            ("consumer alone: perfring", Box::new(move || perfring_alone(payload, n))),
+            ("consumer alone: rtrb", Box::new(move || rtrb_alone(payload, n))),
+            ("consumer alone: no ring", Box::new(move || no_ring_alone(payload, n))),
         ];
         let rows: Vec<Row<'_>> = rows
             .into_iter()
             .filter(|(name, _)| {
                 name.starts_with("cross-core")
+                    || name.starts_with(ALONE)
                     || wanted.as_ref().map_or(true, |w| w.iter().any(|w| name.contains(w.as_str())))
             })
             .collect();
@@ -483,13 +597,17 @@ fn main() {
         }
         let find = |name: &str| rows.iter().position(|r| r.0 == name).map(|i| &times[i]);
         let ceiling = find("cross-core copy ceiling").expect("the ceiling row is always run");
-        let perfring = find("perfring");
-        let rtrb = find("rtrb (chunks)");
+        // The consumer-alone rows are compared with each other; every other row with the
+        // cross-core perfring and rtrb rows.
+        let (perfring, rtrb) = (find("perfring"), find("rtrb (chunks)"));
+        let (perfring_alone, rtrb_alone) = (find("consumer alone: perfring"), find("consumer alone: rtrb"));
         // Per round: `a`'s rate over `b`'s.
         let ratios = |a: &[Duration], b: &[Duration]| -> Vec<f64> {
             a.iter().zip(b).map(|(a, b)| b.as_secs_f64() / a.as_secs_f64()).collect()
         };
         for ((name, _), t) in rows.iter().zip(&times) {
+            let (perfring, rtrb) =
+                if name.starts_with(ALONE) { (perfring_alone, rtrb_alone) } else { (perfring, rtrb) };
             let (_, r, _) = quartiles(&mut t.iter().map(|d| rate(*d)).collect::<Vec<_>>());
             let (ratio, spread) = match perfring {
                 Some(p) => {
