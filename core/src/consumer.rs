@@ -440,7 +440,8 @@ pub struct Batch<'c, M: RingMemory, T: Trust> {
     pos: usize,
     /// The nearer of `head` and the end of the data area after `pos` (where offsets wrap to
     /// 0): a record whose header puts it inside `[pos, end)` is published and contiguous, so
-    /// one compare admits it to the zero-copy fast path. Recomputed by the general path.
+    /// one compare admits it to the zero-copy fast path. Recomputed by the general path (of a
+    /// trusted ring: an untrusted one has no fast path).
     end: usize,
 }
 
@@ -520,7 +521,9 @@ impl<M: RingMemory, T: Trust> Batch<'_, M, T> {
             read_checked(c, position, self.head, scratch)?
         };
         self.pos = position.wrapping_add(usize::from(record.header.size));
-        self.end = in_place_end(self.pos, self.head, c.mask);
+        if T::ZERO_COPY {
+            self.end = in_place_end(self.pos, self.head, c.mask);
+        }
         Ok(record)
     }
 }
