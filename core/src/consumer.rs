@@ -243,14 +243,27 @@ impl Config {
     /// The tail stored after every batch, no pacing (perf's `perf_mmap__consume` after each
     /// read of a ring).
     pub const EVERY_BATCH: Config = Config { tail: TailPolicy::EveryBatch, pace: Pace::OFF };
+
+    /// The default's tail deferral: 4 KiB. One tail store per 4 KiB read makes the control
+    /// line's transfer a small share of a record's cost (at 40-byte records, one store per
+    /// ~100 records), while a producer short of space waits for at most 4 KiB it could already
+    /// reuse. A quarter of the data area, the default until 2026-11-26, held back 16 KiB of a
+    /// 64 KiB ring: a producer that had filled the ring then waited for 16 KiB at a time. In
+    /// paired runs of the cross-core bench, 4 KiB was faster for a batching producer, most in
+    /// the machine's faster states (`BENCHMARKS.md`, 2026-11-26).
+    pub const DEFAULT_DEFERRAL: usize = 4096;
 }
 
 impl Default for Config {
-    /// The tail deferred by a quarter of the data area, and a batch of less than 256 bytes
-    /// waiting 128 spin-loop hints once: the settings the line-transfer model and the
-    /// cross-core bench support (`BENCHMARKS.md`).
+    /// The tail deferred by [`Config::DEFAULT_DEFERRAL`] (4 KiB; a quarter of a data area
+    /// smaller than 16 KiB), and a batch of less than 256 bytes waiting 128 spin-loop hints
+    /// once: the settings the line-transfer model and the cross-core bench support
+    /// (`BENCHMARKS.md`).
     fn default() -> Config {
-        Config { tail: TailPolicy::Deferred { bytes: usize::MAX / 4 }, pace: Pace { min_bytes: 256, spins: 128 } }
+        Config {
+            tail: TailPolicy::Deferred { bytes: Config::DEFAULT_DEFERRAL },
+            pace: Pace { min_bytes: 256, spins: 128 },
+        }
     }
 }
 

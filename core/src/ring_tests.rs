@@ -832,9 +832,9 @@ fn a_producer_resumed_over_a_full_ring_drops_rather_than_overwrite_unread_record
     assert_eq!(got[1].1, record(2, 8));
 }
 
-/// The tail policy: by default the tail store waits until a quarter of the data area is read
-/// and unreleased, and is made at once when a batch finds the ring empty and when the consumer
-/// is dropped; `EVERY_BATCH` stores it after every batch (the behaviour before the policy,
+/// The tail policy: by default the tail store waits until 4 KiB (at most a quarter of the data
+/// area) is read and unreleased, and is made at once when a batch finds the ring empty and when
+/// the consumer is dropped; `EVERY_BATCH` stores it after every batch (the behaviour before the policy,
 /// and perf's). Nothing read is ever re-read, and nothing is lost, either way.
 #[test]
 fn the_tail_is_released_by_policy_when_caught_up_and_on_drop() {
@@ -845,7 +845,7 @@ fn the_tail_is_released_by_policy_when_caught_up_and_on_drop() {
     let mut map = Mapping::new(bytes, 4096).unwrap();
     {
         let (p, mut c) = split(&mut map, Config::default()).unwrap();
-        assert_eq!(c.config().tail, TailPolicy::Deferred { bytes: 1024 }, "a quarter of 4 KiB");
+        assert_eq!(c.config().tail, TailPolicy::Deferred { bytes: 1024 }, "at most a quarter of 4 KiB");
         let stored =
             |c: &crate::Consumer<&Mapping<'_>>| c.memory().position(Position::DataTail).load(crate::fences::LOCAL);
         for i in 0..10 {
@@ -876,4 +876,9 @@ fn the_tail_is_released_by_policy_when_caught_up_and_on_drop() {
     }
     // The consumer was dropped with 64 bytes unreleased: the drop stored them.
     assert_eq!(map.position(Position::DataTail).load(crate::fences::LOCAL), 2112);
+    // A 64 KiB data area: the default's 4 KiB, not a quarter.
+    let mut big = ModelRing::<8192>::new().unwrap();
+    let (_, c) = split(&mut big, Config::default()).unwrap();
+    assert_eq!(c.config().tail, TailPolicy::Deferred { bytes: ConsumerConfig::DEFAULT_DEFERRAL });
+    assert_eq!(ConsumerConfig::DEFAULT_DEFERRAL, 4096);
 }

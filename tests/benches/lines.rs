@@ -264,7 +264,8 @@ fn main() {
         ("perfring, tail every batch, unpaced (before)", Box::new(|| Box::new(perfring(40, 0, 0, 0)))),
         ("perfring, tail deferred 16 KiB, unpaced", Box::new(|| Box::new(perfring(40, RING / 4, 0, 0)))),
         ("perfring, tail every batch, paced", Box::new(|| Box::new(perfring(40, 0, 256, 8)))),
-        ("perfring, default (deferred + paced)", Box::new(|| Box::new(perfring(40, RING / 4, 256, 8)))),
+        ("perfring, tail deferred 16 KiB + paced", Box::new(|| Box::new(perfring(40, RING / 4, 256, 8)))),
+        ("perfring, default (deferred 4 KiB + paced)", Box::new(|| Box::new(perfring(40, 4096, 256, 8)))),
         (
             "rtrb (chunks of one record)",
             Box::new(|| Box::new(Rtrb { record: 32, p_index: 0, p_cached_c: 0, c_index: 0, c_cached_p: 0 })),
