@@ -14,7 +14,7 @@
 //!
 //! * `perfring`: `output` per record (the kernel's protocol: one `data_head` store per record);
 //!   the consumer drains everything available per read, with its default `Config` (the tail
-//!   store deferred by a quarter ring, a nearly empty ring given 128 spin hints once).
+//!   store deferred by 4 KiB, a nearly empty ring given 128 spin hints once).
 //! * `perfring, tail every batch, unpaced`: the consumer as perf reads a kernel ring (one
 //!   `data_tail` store per read, `Config::EVERY_BATCH`) — the row before the consumer policy.
 //! * `perfring, tail deferred, unpaced`: the deferred tail alone.
@@ -186,8 +186,10 @@ fn perfring_run(payload: usize, n: usize, consumer_batch: bool, publish: Publish
 
 /// The consumer loop of every perfring row: read until `n` SAMPLE records are read (a LOST
 /// record is read and not counted), checksumming each payload; every available record per
-/// batch, or one if not `per_batch`.
-#[inline(always)]
+/// batch, or one if not `per_batch`. Out of line, so that every row runs the same machine code
+/// (inlined, its register allocation followed the surrounding closure, and moved the
+/// consumer-alone row by up to 20% between builds that changed nothing in it).
+#[inline(never)]
 fn perfring_consume<M: RingMemory>(
     consumer: &mut Consumer<M>,
     scratch: &mut Scratch,
@@ -238,8 +240,9 @@ fn rtrb_run(payload: usize, n: usize) -> Duration {
     )
 }
 
-/// The consumer loop of the rtrb row: `n` chunks of `payload` bytes read and checksummed.
-#[inline(always)]
+/// The consumer loop of the rtrb rows: `n` chunks of `payload` bytes read and checksummed (out
+/// of line, as [`perfring_consume`]).
+#[inline(never)]
 fn rtrb_consume(c: &mut rtrb::Consumer<u8>, payload: usize, n: usize) -> u64 {
     let (mut got, mut sum) = (0usize, 0u64);
     while got < n {
