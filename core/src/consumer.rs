@@ -515,15 +515,7 @@ impl<M: RingMemory, T: Trust> Batch<'_, M, T> {
                 // SAFETY: [off, off+len) is inside the area (it ends at or before `end`, which is
                 // at or before the area's end) and published (before `head`); it stays
                 // unwritten until the batch, which this borrow outlives not, stores the tail.
-                let bytes: &'b [u8] = match unsafe { c.mem.view(Area::Data, off, len) } {
-                    Some(view) => view,
-                    None => {
-                        let dst = scratch_for(scratch, header.size)?;
-                        // SAFETY: same range as above, copied instead of viewed (loom).
-                        unsafe { c.mem.read(Area::Data, off, dst) };
-                        dst
-                    }
-                };
+                let bytes = unsafe { in_place(&c.mem, off, header.size, scratch)? };
                 self.pos = position.wrapping_add(len);
                 return Ok(RawRecord { header, bytes, position });
             }
@@ -595,15 +587,7 @@ fn read_checked<'b, M: RingMemory, T: Trust>(
     let bytes: &'b [u8] = if T::ZERO_COPY && contiguous {
         // SAFETY: [off, off+len) is inside the area (contiguous) and published; it stays
         // unwritten until the batch, which this borrow outlives not, stores the tail.
-        match unsafe { mem.view(Area::Data, off, len) } {
-            Some(view) => view,
-            None => {
-                let dst = scratch_for(scratch, size)?;
-                // SAFETY: same range as above, copied instead of viewed (loom).
-                unsafe { mem.read(Area::Data, off, dst) };
-                dst
-            }
-        }
+        unsafe { in_place(mem, off, size, scratch)? }
     } else {
         let dst = scratch_for(scratch, size)?;
         let first = len.min(size_total - off);
@@ -625,6 +609,31 @@ fn read_checked<'b, M: RingMemory, T: Trust>(
         dst
     };
     Ok(RawRecord { header, bytes, position })
+}
+
+/// A trusted ring's record of `size` bytes at `off`, in place: a view into the ring, or, from a
+/// memory that lends no views (loom's), a copy in `scratch`.
+///
+/// # Safety
+/// `[off, off + size)` is inside the data area, published, and unwritten by the producer while
+/// the returned bytes are borrowed.
+#[inline(always)]
+unsafe fn in_place<'b, M: RingMemory>(
+    mem: &'b M,
+    off: usize,
+    size: u16,
+    scratch: &'b mut [u8],
+) -> Result<&'b [u8], ReadError> {
+    // SAFETY: the caller's contract.
+    match unsafe { mem.view(Area::Data, off, usize::from(size)) } {
+        Some(view) => Ok(view),
+        None => {
+            let dst = scratch_for(scratch, size)?;
+            // SAFETY: the same range, copied instead of viewed.
+            unsafe { mem.read(Area::Data, off, dst) };
+            Ok(dst)
+        }
+    }
 }
 
 fn scratch_for(scratch: &mut [u8], size: u16) -> Result<&mut [u8], ReadError> {
