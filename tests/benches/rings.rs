@@ -108,8 +108,17 @@ fn two_threads(producer: impl FnOnce() + Send, consumer: impl FnOnce() -> u64 + 
     start.elapsed()
 }
 
-fn aligned_buffer(len: usize) -> Vec<u64> {
-    vec![0u64; len.div_ceil(8)]
+/// The memory of one perfring bench ring, 8-aligned: a 4 KiB control page and `RING` bytes of
+/// data area.
+fn ring_memory() -> Vec<u64> {
+    vec![0u64; (4096 + RING) / 8]
+}
+
+/// The ring laid out over `mem` (from [`ring_memory`]).
+fn mapping(mem: &mut [u64]) -> Mapping<'_> {
+    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
+    Mapping::new(bytes, 4096).unwrap()
 }
 
 /// How the perfring producer publishes: per record (the kernel's way), or in batches of up to
@@ -145,10 +154,8 @@ fn sample_of(payload: usize) -> Vec<u8> {
 }
 
 fn perfring_run(payload: usize, n: usize, consumer_batch: bool, publish: Publish, config: ConsumerConfig) -> Duration {
-    let mut mem = aligned_buffer(4096 + RING);
-    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
-    let mut map = Mapping::new(bytes, 4096).unwrap();
+    let mut mem = ring_memory();
+    let mut map = mapping(&mut mem);
     let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
     consumer.configure(config);
     let record = sample_of(payload);
@@ -266,10 +273,8 @@ fn fill_of(size: usize, n: usize) -> usize {
 /// every record is published and in its cache: what a cross-core row tends to when the
 /// consumer bounds it.
 fn perfring_alone(payload: usize, n: usize) -> Duration {
-    let mut mem = aligned_buffer(4096 + RING);
-    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
-    let mut map = Mapping::new(bytes, 4096).unwrap();
+    let mut mem = ring_memory();
+    let mut map = mapping(&mut mem);
     let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
     let record = sample_of(payload);
     let mut scratch = Scratch::new();
