@@ -364,7 +364,7 @@ impl<M: RingMemory> AuxConsumer<M> {
         let head = self.mem.position(Position::AuxHead).load(C_HEAD_LOAD);
         let avail = head.wrapping_sub(self.prev).min(self.mask + 1).min(out.len());
         let start = self.prev;
-        self.copy(start, &mut out[..avail], false);
+        self.copy(start, &mut out[..avail]);
         self.prev = start.wrapping_add(avail);
         // (D): our reads before the tail store; pairs with the producer's (A).
         self.mem.position(Position::AuxTail).store(self.prev, D_TAIL_STORE);
@@ -383,7 +383,7 @@ impl<M: RingMemory> AuxConsumer<M> {
         let len = new.min(size).min(out.len());
         let mut overwritten = new > size;
         let start = head.wrapping_sub(len);
-        self.copy(start, &mut out[..len], true);
+        self.copy(start, &mut out[..len]);
         // Whatever the hardware wrote after `head` overwrote the oldest bytes of our copy.
         crate::fences::fence(crate::fences::S4_SEQ_READ_END);
         let moved = self.mem.position(Position::AuxHead).load(C_HEAD_LOAD).wrapping_sub(head);
@@ -399,21 +399,18 @@ impl<M: RingMemory> AuxConsumer<M> {
         Snapshot { start, len, overwritten }
     }
 
-    fn copy(&self, start: usize, out: &mut [u8], racy: bool) {
+    /// Copy `out.len()` bytes from free-running `start`, wrapping at the area's end. Every byte
+    /// is an atomic word load: this consumer is safe to make over any memory, so it cannot rely
+    /// on the producer (hardware, a peer, a snapshot-mode area read with [`AuxConsumer::read`])
+    /// leaving the bytes alone while they are copied.
+    fn copy(&self, start: usize, out: &mut [u8]) {
         let size = self.mask + 1;
         let mut pos = start;
         let mut done = 0;
         while done < out.len() {
             let off = pos & self.mask;
             let n = (out.len() - done).min(size - off);
-            let dst = &mut out[done..done + n];
-            if racy {
-                copy_atomic(&self.mem, off, dst);
-            } else {
-                // SAFETY: off + n <= size; the bytes are published (below aux_head, (C)) and the
-                // producer does not write them before we store aux_tail (non-overwrite).
-                unsafe { self.mem.read(Area::Aux, off, dst) };
-            }
+            copy_atomic(&self.mem, off, &mut out[done..done + n]);
             pos = pos.wrapping_add(n);
             done += n;
         }

@@ -74,6 +74,13 @@ pub enum BackwardError {
         /// The record size.
         size: u16,
     },
+    /// The memory behind the ring could not load bytes of a record
+    /// ([`RingMemory::load_words`] returned `false`: a debug probe's failed read, a guest page
+    /// the hypervisor refused).
+    LoadFailed {
+        /// Position of the record.
+        position: usize,
+    },
 }
 
 impl core::fmt::Display for BackwardError {
@@ -85,7 +92,14 @@ impl core::fmt::Display for BackwardError {
             BackwardError::CrossesPrevious { position } => {
                 write!(f, "record at {position:#x} crosses the previous read position")
             }
-            BackwardError::ScratchTooSmall { size } => write!(f, "scratch too small for a {size}-byte record"),
+            BackwardError::ScratchTooSmall { size } => write!(
+                f,
+                "scratch too small for a {size}-byte record: pass a larger one (perfring::consumer::Scratch \
+                 holds any record)"
+            ),
+            BackwardError::LoadFailed { position } => {
+                write!(f, "the ring's memory could not load the record at {position:#x}")
+            }
         }
     }
 }
@@ -215,7 +229,8 @@ impl<M: RingMemory> BackwardReader<M> {
             let off = pos & self.mask;
             let mut raw = [0u8; 8];
             if !self.mem.load_words(Area::Data, off, &mut raw) {
-                return Err(BackwardError::BadSize { position: pos, size: 0 });
+                // `off` is aligned and in bounds (our arithmetic), so the memory itself failed.
+                return Err(BackwardError::LoadFailed { position: pos });
             }
             let header = Header::from_bytes(raw, Endian::NATIVE);
             let len = usize::from(header.size);
@@ -244,7 +259,9 @@ impl<M: RingMemory> BackwardReader<M> {
             dst[..8].copy_from_slice(&raw);
             let ok = self.mem.load_words(Area::Data, off + 8, &mut dst[8..first])
                 && self.mem.load_words(Area::Data, 0, &mut dst[first..]);
-            debug_assert!(ok);
+            if !ok {
+                return Err(BackwardError::LoadFailed { position: pos });
+            }
             if let Some(e) = self.interference(gen, head, done + len, size) {
                 return Err(e);
             }

@@ -429,7 +429,12 @@ fn backward_errors_print_what_went_wrong_with_the_values() {
         (BackwardError::Overrun { position: 0x40 }, "record at 0x40 was overwritten while read"),
         (BackwardError::BadSize { position: 0x40, size: 12 }, "record at 0x40 has invalid size 12"),
         (BackwardError::CrossesPrevious { position: 0x40 }, "record at 0x40 crosses the previous read position"),
-        (BackwardError::ScratchTooSmall { size: 48 }, "scratch too small for a 48-byte record"),
+        (
+            BackwardError::ScratchTooSmall { size: 48 },
+            "scratch too small for a 48-byte record: pass a larger one (perfring::consumer::Scratch holds any \
+             record)",
+        ),
+        (BackwardError::LoadFailed { position: 0x40 }, "the ring's memory could not load the record at 0x40"),
     ];
     for (err, text) in cases {
         assert_eq!(err.to_string(), text);

@@ -105,6 +105,21 @@ pub enum ReadError {
         /// The scratch length.
         scratch: usize,
     },
+    /// `data_head` is not a multiple of 8: records are 8-byte aligned, so no producer publishes
+    /// such a head (the peer wrote garbage).
+    MisalignedHead {
+        /// The head read.
+        head: usize,
+    },
+    /// The memory behind the ring could not load bytes of a record
+    /// ([`RingMemory::load_words`] returned `false`: a debug probe's failed read, a guest page
+    /// the hypervisor refused). Nothing was consumed: retry, or [`Consumer::skip_to_head`].
+    LoadFailed {
+        /// Position of the record.
+        position: usize,
+        /// Bytes of it that were being loaded (8: its header).
+        len: usize,
+    },
 }
 
 impl core::fmt::Display for ReadError {
@@ -121,9 +136,19 @@ impl core::fmt::Display for ReadError {
             ReadError::SizeBeyondHead { position, size, available } => {
                 write!(f, "record at {position:#x} of size {size} extends past data_head ({available} bytes published)")
             }
-            ReadError::ScratchTooSmall { size, scratch } => {
-                write!(f, "record of {size} bytes needs copying but scratch holds {scratch}")
+            ReadError::ScratchTooSmall { size, scratch } => write!(
+                f,
+                "record of {size} bytes needs copying but scratch holds {scratch}: pass a larger scratch \
+                 (perfring::consumer::Scratch holds any record)"
+            ),
+            ReadError::MisalignedHead { head } => {
+                write!(f, "data_head {head:#x} is not a multiple of 8 (records are 8-byte aligned)")
             }
+            ReadError::LoadFailed { position, len } => write!(
+                f,
+                "the ring's memory could not load {len} bytes of the record at {position:#x}: retry, or \
+                 skip_to_head"
+            ),
         }
     }
 }
@@ -386,14 +411,7 @@ impl<M: RingMemory, T: Trust> Consumer<M, T> {
             // Caught up: about to wait, so nothing read stays unreleased (deferred policy).
             self.release();
         }
-        let ahead = head.wrapping_sub(tail);
-        if ahead > self.mask + 1 {
-            return Err(if tail.wrapping_sub(head) <= self.mask + 1 {
-                ReadError::HeadBehindTail { head, tail }
-            } else {
-                ReadError::HeadTooFarAhead { head, tail, data_size: self.mask + 1 }
-            });
-        }
+        check_head(head, tail, self.mask)?;
         let end = in_place_end(tail, head, self.mask);
         Ok(Batch { consumer: self, head, pos: tail, end })
     }
@@ -415,18 +433,16 @@ impl<M: RingMemory, T: Trust> Consumer<M, T> {
     /// Bytes published and not yet consumed, or an error if the head is invalid.
     pub fn available(&self) -> Result<usize, ReadError> {
         let head = self.mem.position(Position::DataHead).load(LOCAL);
-        let ahead = head.wrapping_sub(self.tail);
-        if ahead > self.mask + 1 {
-            Err(ReadError::HeadTooFarAhead { head, tail: self.tail, data_size: self.mask + 1 })
-        } else {
-            Ok(ahead)
-        }
+        check_head(head, self.tail, self.mask)
     }
 
     /// Give up on everything published (after an error, to resynchronise): move the tail to the
     /// current head and store it. Returns the bytes skipped, so the caller can account for them.
+    ///
+    /// A head that is not a multiple of 8 (garbage from a peer) is taken rounded down: the tail
+    /// stays 8-aligned, as every record position is.
     pub fn skip_to_head(&mut self) -> usize {
-        let head = self.mem.position(Position::DataHead).load(C_HEAD_LOAD);
+        let head = self.mem.position(Position::DataHead).load(C_HEAD_LOAD) & !7;
         let skipped = head.wrapping_sub(self.tail);
         self.tail = head;
         self.released = head;
@@ -456,6 +472,24 @@ pub struct Batch<'c, M: RingMemory, T: Trust> {
     /// one compare admits it to the zero-copy fast path. Recomputed by the general path (of a
     /// trusted ring: an untrusted one has no fast path).
     end: usize,
+}
+
+/// Bytes published between `tail` and `head`, or why `head` cannot be a producer's: not a
+/// multiple of 8, behind the tail, or more than the data size (`mask + 1`) ahead of it.
+#[inline]
+fn check_head(head: usize, tail: usize, mask: usize) -> Result<usize, ReadError> {
+    let ahead = head.wrapping_sub(tail);
+    if ahead > mask + 1 {
+        return Err(if tail.wrapping_sub(head) <= mask + 1 {
+            ReadError::HeadBehindTail { head, tail }
+        } else {
+            ReadError::HeadTooFarAhead { head, tail, data_size: mask + 1 }
+        });
+    }
+    if head % 8 != 0 {
+        return Err(ReadError::MisalignedHead { head });
+    }
+    Ok(ahead)
 }
 
 /// The end of what can be read in place from `pos`: `head`, or the end of the data area if
@@ -568,8 +602,8 @@ fn read_checked<'b, M: RingMemory, T: Trust>(
         // write them until we release the tail (trusted protocol).
         unsafe { mem.read(Area::Data, off, &mut raw) };
     } else if !mem.load_words(Area::Data, off, &mut raw) {
-        // Only if `off` is unaligned, which our own arithmetic never makes.
-        return Err(ReadError::MisalignedSize { position, size: 0 });
+        // `off` is aligned and in bounds (our own arithmetic), so the memory itself failed.
+        return Err(ReadError::LoadFailed { position, len: 8 });
     }
     let header = Header::from_bytes(raw, Endian::NATIVE);
     let size = header.size;
@@ -604,7 +638,11 @@ fn read_checked<'b, M: RingMemory, T: Trust>(
             dst[..8].copy_from_slice(&raw);
             let ok = mem.load_words(Area::Data, off + 8, &mut dst[8..first])
                 && mem.load_words(Area::Data, 0, &mut dst[first..]);
-            debug_assert!(ok, "aligned in-bounds ranges");
+            if !ok {
+                // The ranges are aligned and in bounds, so the memory itself failed: a stale
+                // copy must not pass for the record.
+                return Err(ReadError::LoadFailed { position, len });
+            }
         }
         dst
     };

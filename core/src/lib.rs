@@ -41,7 +41,10 @@
 //!
 //! Positions are `usize`, the kernel's `unsigned long`: on a target without 64-bit atomics the
 //! low 32 bits of `data_head`/`data_tail` carry the index, as on a 32-bit kernel (see
-//! [`memory`]).
+//! [`memory`]); a 64-bit host reading such a ring extends them with
+//! [`memory::extend_position32`]. The producer reserves space by compare-and-swap, so the
+//! target needs it on 32-bit words: thumbv7em and riscv32imac have it, thumbv6m (Cortex-M0)
+//! does not, and is not supported.
 
 #![no_std]
 #![deny(missing_docs)]
@@ -84,7 +87,7 @@ pub use consumer::{Config as ConsumerConfig, Pace};
 pub use consumer::{Consumer, RawRecord, ReadError, TailPolicy};
 #[cfg(not(loom))]
 pub use memory::Mapping;
-pub use memory::{LayoutError, ModelRing, RingMemory};
+pub use memory::{ExclusiveMemory, LayoutError, ModelRing, RingMemory};
 pub use page::MmapPage;
 pub use producer::{Producer, ReserveError};
 pub use split::{split, split_with_hooks};

@@ -70,6 +70,7 @@ fn area_sizes_up_to_half_the_position_range_are_accepted_and_larger_ones_are_too
     assert_eq!(check_area_size(MAX_AREA_SIZE, 64), Ok(()));
     assert_eq!(check_area_size(MAX_AREA_SIZE + 64, 64), Err(LayoutError::TooLarge { size: MAX_AREA_SIZE + 64 }));
     assert_eq!(check_area_size(96, 64), Err(LayoutError::NotPowerOfTwo { size: 96 }));
+    assert_eq!(check_area_size(0, 64), Err(LayoutError::NoArea), "size 0: no such area, said so");
     assert_eq!(check_area_size(32, 64), Err(LayoutError::TooSmall { size: 32, min: 64 }));
     assert_eq!(check_area_size(64, 64), Ok(()));
 }
@@ -77,17 +78,21 @@ fn area_sizes_up_to_half_the_position_range_are_accepted_and_larger_ones_are_too
 #[test]
 fn layout_errors_print_what_went_wrong_with_the_values() {
     let cases = [
-        (LayoutError::NotPowerOfTwo { size: 96 }, "area size 96 is not a power of two"),
-        (LayoutError::TooSmall { size: 32, min: 64 }, "area size 32 is below the minimum 64"),
-        (LayoutError::TooLarge { size: 1 << 40 }, "area size 1099511627776 is larger than half the position range"),
+        (LayoutError::NotPowerOfTwo { size: 96 }, "area size 96 (data_size or aux_size) is not a power of two"),
+        (LayoutError::TooSmall { size: 32, min: 64 }, "area size 32 (data_size or aux_size) is below the minimum 64"),
+        (
+            LayoutError::TooLarge { size: 1 << 40 },
+            "area size 1099511627776 (data_size or aux_size) is larger than half the position range",
+        ),
         (LayoutError::Misaligned { addr: 0x1004 }, "memory at 0x1004 is not 8-byte aligned"),
         (LayoutError::BadPageSize { page_size: 1000 }, "control page size 1000 is below 1088 or not a multiple of 8"),
         (
             LayoutError::OutOfMapping { offset: 0x1000, size: 0x2000, len: 0x2000 },
-            "area [0x1000, +0x2000) does not fit a 0x2000-byte mapping",
+            "area [0x1000, +0x2000) (data_offset and data_size, or aux_offset and aux_size) does not fit a \
+             0x2000-byte mapping",
         ),
-        (LayoutError::MisalignedPosition { position: 12 }, "position 0xc is not a multiple of 8"),
-        (LayoutError::NoArea, "the mapping has no such area"),
+        (LayoutError::MisalignedPosition { position: 12 }, "position 0xc (data_tail) is not a multiple of 8"),
+        (LayoutError::NoArea, "the mapping has no such area (its data_size or aux_size is 0)"),
     ];
     for (err, text) in cases {
         assert_eq!(err.to_string(), text);

@@ -794,7 +794,16 @@ fn read_errors_print_what_went_wrong_with_the_values() {
             ReadError::SizeBeyondHead { position: 0, size: 24, available: 16 },
             "record at 0x0 of size 24 extends past data_head (16 bytes published)",
         ),
-        (ReadError::ScratchTooSmall { size: 48, scratch: 16 }, "record of 48 bytes needs copying but scratch holds 16"),
+        (
+            ReadError::ScratchTooSmall { size: 48, scratch: 16 },
+            "record of 48 bytes needs copying but scratch holds 16: pass a larger scratch (perfring::consumer::Scratch \
+             holds any record)",
+        ),
+        (ReadError::MisalignedHead { head: 0xd }, "data_head 0xd is not a multiple of 8 (records are 8-byte aligned)"),
+        (
+            ReadError::LoadFailed { position: 0x20, len: 8 },
+            "the ring's memory could not load 8 bytes of the record at 0x20: retry, or skip_to_head",
+        ),
     ];
     for (err, text) in cases {
         assert_eq!(err.to_string(), text);
@@ -881,4 +890,94 @@ fn the_tail_is_released_by_policy_when_caught_up_and_on_drop() {
     let (_, c) = split(&mut big, Config::default()).unwrap();
     assert_eq!(c.config().tail, TailPolicy::Deferred { bytes: ConsumerConfig::DEFAULT_DEFERRAL });
     assert_eq!(ConsumerConfig::DEFAULT_DEFERRAL, 4096);
+}
+
+#[test]
+fn a_head_that_is_not_8_aligned_is_named_by_batch_and_available_and_skipped_rounded_down() {
+    let mut ring = ModelRing::<8>::new().unwrap();
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    p.output(&record(1, 16), &EventIdentity::ANONYMOUS).unwrap();
+    drain(&mut c);
+    let head = p.memory().position(Position::DataHead);
+    head.store(16 + 13, crate::fences::LOCAL);
+    assert_eq!(c.batch().err(), Some(ReadError::MisalignedHead { head: 29 }));
+    assert_eq!(c.available(), Err(ReadError::MisalignedHead { head: 29 }));
+    // Behind the tail: the same error from both.
+    head.store(8, crate::fences::LOCAL);
+    assert_eq!(c.available(), Err(ReadError::HeadBehindTail { head: 8, tail: 16 }));
+    assert_eq!(c.batch().err(), Some(ReadError::HeadBehindTail { head: 8, tail: 16 }));
+    // Giving up keeps the tail 8-aligned.
+    head.store(16 + 13, crate::fences::LOCAL);
+    assert_eq!(c.skip_to_head(), 8);
+    assert_eq!(c.tail(), 24);
+    assert_eq!(c.memory().position(Position::DataTail).load(crate::fences::LOCAL), 24);
+}
+
+/// A memory whose word loads fail from the `fail_from`-th call on (a debug probe losing the
+/// target, a guest page the hypervisor refuses).
+struct FailingLoads<'a> {
+    ring: &'a ModelRing<16>,
+    loads: Cell<usize>,
+    fail_from: usize,
+}
+
+// SAFETY: forwards every call to `ring`, which upholds the contract; a failed load copies nothing.
+unsafe impl RingMemory for FailingLoads<'_> {
+    fn size(&self, area: Area) -> usize {
+        self.ring.size(area)
+    }
+    fn position(&self, p: Position) -> &crate::loom::AtomicUsize {
+        self.ring.position(p)
+    }
+    fn page_word(&self, offset: usize) -> &crate::loom::AtomicU32 {
+        self.ring.page_word(offset)
+    }
+    fn paused(&self) -> &crate::loom::AtomicBool {
+        self.ring.paused()
+    }
+    fn write_gen(&self) -> &crate::loom::AtomicUsize {
+        self.ring.write_gen()
+    }
+    unsafe fn write(&self, area: Area, offset: usize, src: &[u8]) {
+        // SAFETY: the caller upholds `write`'s contract.
+        unsafe { self.ring.write(area, offset, src) }
+    }
+    unsafe fn read(&self, area: Area, offset: usize, dst: &mut [u8]) {
+        // SAFETY: the caller upholds `read`'s contract.
+        unsafe { self.ring.read(area, offset, dst) }
+    }
+    fn load_words(&self, area: Area, offset: usize, dst: &mut [u8]) -> bool {
+        let n = self.loads.get();
+        self.loads.set(n + 1);
+        n < self.fail_from && self.ring.load_words(area, offset, dst)
+    }
+    unsafe fn view(&self, area: Area, offset: usize, len: usize) -> Option<&[u8]> {
+        // SAFETY: the caller upholds `view`'s contract.
+        unsafe { self.ring.view(area, offset, len) }
+    }
+}
+
+#[test]
+fn a_failed_load_is_a_typed_error_never_a_stale_copy() {
+    let mut ring = ModelRing::<16>::new().unwrap();
+    let (p, _c) = split(&mut ring, Config::default()).unwrap();
+    p.output(&record(0xaa, 24), &EventIdentity::ANONYMOUS).unwrap();
+    p.output(&record(0xbb, 24), &EventIdentity::ANONYMOUS).unwrap();
+    let ring = p.memory();
+    // Loads: the first record's header, then its body in two parts (up to the area's end and
+    // after it: 3 in all), then the second's header (fails).
+    let mem = FailingLoads { ring, loads: Cell::new(0), fail_from: 3 };
+    let mut c = crate::Consumer::untrusted(&mem).unwrap();
+    let mut scratch = Scratch::new();
+    let mut got = Vec::new();
+    let res = c.for_each(&mut scratch, |r| got.push(r.bytes.to_vec()));
+    assert_eq!(res, Err(ReadError::LoadFailed { position: 24, len: 8 }));
+    assert_eq!(got, [record(0xaa, 24)], "the record before the failure, intact");
+    // The body's load fails (the header loaded): the scratch still holds the first record's
+    // bytes, and they must not come back as the second record.
+    let mem = FailingLoads { ring, loads: Cell::new(0), fail_from: 1 };
+    let mut c = crate::Consumer::untrusted(&mem).unwrap();
+    let res = c.for_each(&mut scratch, |_| panic!("no record from a failed load"));
+    assert_eq!(res, Err(ReadError::LoadFailed { position: 0, len: 24 }));
+    assert_eq!(c.tail(), 0, "nothing consumed");
 }

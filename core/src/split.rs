@@ -1,7 +1,7 @@
 //! The safe way to get the two ends of a ring.
 
 use crate::consumer::{Consumer, Trusted};
-use crate::memory::{LayoutError, RingMemory};
+use crate::memory::{ExclusiveMemory, LayoutError};
 use crate::producer::{Config, Hooks, NoHooks, Producer};
 
 /// The two ends of a ring whose memory `M` is borrowed for `'a`.
@@ -9,8 +9,20 @@ pub type Ends<'a, M, H = NoHooks> = (Producer<&'a M, H>, Consumer<&'a M, Trusted
 
 /// Split exclusively borrowed ring memory into its one producer and one consumer.
 ///
-/// The exclusive borrow is the proof that no other producer writes this ring, which is what
-/// makes the zero-copy [`Trusted`] consumer and the producer safe to hand out.
+/// The exclusive borrow of memory that one value owns ([`ExclusiveMemory`]) is the proof that no
+/// other producer writes this ring and no other consumer frees its bytes, which is what makes
+/// the zero-copy [`Trusted`] consumer and the producer safe to hand out. A shared reference
+/// cannot be split (it could be split twice):
+///
+/// ```compile_fail
+/// use perfring::{split, Mapping, producer::Config};
+/// # #[repr(align(8))] struct Buf([u8; 4096 + 1024]);
+/// let mut buf = Buf([0; 4096 + 1024]);
+/// let map = Mapping::new(&mut buf.0, 4096).unwrap();
+/// let (mut a, mut b) = (&map, &map);
+/// let first = split(&mut a, Config::default());
+/// let second = split(&mut b, Config::default()); // two producers of one ring: refused
+/// ```
 ///
 /// ```
 /// use perfring::{split, Mapping, producer::{Config, EventIdentity}};
@@ -25,18 +37,19 @@ pub type Ends<'a, M, H = NoHooks> = (Producer<&'a M, H>, Consumer<&'a M, Trusted
 /// let n = consumer.for_each(&mut scratch, |r| assert_eq!(r.header.type_, 9)).unwrap();
 /// assert_eq!(n, 1);
 /// ```
-pub fn split<M: RingMemory>(mem: &mut M, config: Config) -> Result<Ends<'_, M>, LayoutError> {
+pub fn split<M: ExclusiveMemory>(mem: &mut M, config: Config) -> Result<Ends<'_, M>, LayoutError> {
     split_with_hooks(mem, config, NoHooks)
 }
 
 /// [`split`], with producer hooks.
-pub fn split_with_hooks<'a, M: RingMemory, H: Hooks<&'a M>>(
+pub fn split_with_hooks<'a, M: ExclusiveMemory, H: Hooks<&'a M>>(
     mem: &'a mut M,
     config: Config,
     hooks: H,
 ) -> Result<Ends<'a, M, H>, LayoutError> {
     let mem: &M = mem;
-    // SAFETY: `mem` was borrowed exclusively, so this is the only producer of the ring and the
-    // consumer's peer is this protocol-following producer.
+    // SAFETY: `mem` was borrowed exclusively and owns its ring alone (`ExclusiveMemory`), so this
+    // is the only producer of the ring and the consumer's peer is this protocol-following
+    // producer.
     unsafe { Ok((Producer::with_hooks(mem, config, hooks)?, Consumer::trusted(mem)?)) }
 }

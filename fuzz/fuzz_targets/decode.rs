@@ -100,7 +100,7 @@ fn fast_path(bytes: &[u8], ctx: &DecodeContext, full: Option<&Record<'_>>) {
                 (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr()),
                 (s.identifier, s.ip, s.tid, s.time, s.addr)
             );
-            assert_eq!((v.id(), v.stream_id(), v.cpu(), v.period()), (s.id, s.stream_id, s.cpu, s.period));
+            assert_eq!((v.id(), v.stream_id(), v.cpu(), v.period()), (s.id.or(s.identifier), s.stream_id, s.cpu, s.period));
             assert_eq!(v.read(), Ok(s.read));
             assert_eq!(v.callchain(), Ok(s.callchain));
             assert_eq!(v.raw(), Ok(s.raw));

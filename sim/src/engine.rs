@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use perfring::backward::{BackwardError, BackwardReader};
 use perfring::consumer::{Consumer, Trusted};
-use perfring::memory::{Position, RingMemory};
+use perfring::memory::{ExclusiveMemory, Position, RingMemory};
 use perfring::producer::{Config, EventIdentity, Hooks, PreemptPoint, Producer, ReserveError};
 use perfring::record::{types, Endian, Header};
 
@@ -344,12 +344,12 @@ enum Reader<M: RingMemory> {
 
 /// Run a session over `rings` (one per buffer of the mode; each a zeroed ring memory) and check
 /// it. The old (pre-2019) put_handle ordering is used if `cfg.legacy_put_handle`.
-pub fn run<M: RingMemory>(cfg: &SimConfig, rings: &mut [M]) -> Report {
+pub fn run<M: ExclusiveMemory>(cfg: &SimConfig, rings: &mut [M]) -> Report {
     run_with_progress(cfg, rings, |_| {})
 }
 
 /// [`run`], calling `progress(step)` every 10,000 steps.
-pub fn run_with_progress<M: RingMemory>(cfg: &SimConfig, rings: &mut [M], progress: impl FnMut(u32)) -> Report {
+pub fn run_with_progress<M: ExclusiveMemory>(cfg: &SimConfig, rings: &mut [M], progress: impl FnMut(u32)) -> Report {
     if cfg.legacy_put_handle {
         run_with::<M, true>(cfg, rings, progress)
     } else {
@@ -357,7 +357,11 @@ pub fn run_with_progress<M: RingMemory>(cfg: &SimConfig, rings: &mut [M], progre
     }
 }
 
-fn run_with<M: RingMemory, const L: bool>(cfg: &SimConfig, rings: &mut [M], mut progress: impl FnMut(u32)) -> Report {
+fn run_with<M: ExclusiveMemory, const L: bool>(
+    cfg: &SimConfig,
+    rings: &mut [M],
+    mut progress: impl FnMut(u32),
+) -> Report {
     let labels = cfg.mode.buffers(cfg.cpus);
     assert_eq!(labels.len(), rings.len(), "one ring per buffer of the mode");
     let threads = (0..cfg.threads.max(1))

@@ -1,7 +1,7 @@
 //! [`SimRing`]: heap memory for simulated rings, of any power-of-two size chosen at run time.
 
 use perfring::loom::{AtomicBool, AtomicU32, AtomicUsize};
-use perfring::memory::{Area, Position, RingMemory};
+use perfring::memory::{Area, ExclusiveMemory, Position, RingMemory};
 
 const W: usize = std::mem::size_of::<usize>();
 const R: std::sync::atomic::Ordering = std::sync::atomic::Ordering::Relaxed;
@@ -46,6 +46,10 @@ impl SimRing {
         }
     }
 }
+
+// SAFETY: every byte of the ring is owned by the value (its vectors of atomics; not Clone), so an
+// exclusive borrow of it reaches the ring alone.
+unsafe impl ExclusiveMemory for SimRing {}
 
 // SAFETY: the size is fixed at construction (a multiple of the word size); ranges inside it map to
 // words of `data`; callers uphold the range contracts (checked again by slice indexing, which

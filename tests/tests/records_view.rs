@@ -110,7 +110,7 @@ fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData,
     assert_eq!(v.pid_tid(), s.tid, "{what}");
     assert_eq!(v.time(), s.time, "{what}");
     assert_eq!(v.addr(), s.addr, "{what}");
-    assert_eq!(v.id(), s.id, "{what}");
+    assert_eq!(v.id(), s.id.or(s.identifier), "{what}: perf's sample->id, ID or else IDENTIFIER");
     assert_eq!(v.stream_id(), s.stream_id, "{what}");
     assert_eq!(v.cpu(), s.cpu, "{what}");
     assert_eq!(v.period(), s.period, "{what}");

@@ -90,6 +90,12 @@ impl<'a> Mapping<'a> {
     /// own copy of this protocol (atomic or protocol-ordered accesses), never by moving or
     /// unmapping it while `'a` lasts. The *contents* need not be trusted: hostile values are
     /// errors, not undefined behaviour (see [`crate::security`]).
+    ///
+    /// A `Mapping` can be [`split`](crate::split) into a producer and a zero-copy consumer,
+    /// which needs it to be the ring's only way in ([`ExclusiveMemory`](super::ExclusiveMemory)):
+    /// if another party produces into these bytes (the kernel, a peer), or another value maps
+    /// them, the caller must also keep the `Mapping` from being split — hand out `&Mapping`,
+    /// never the value or `&mut Mapping` (as `perfring-linux`'s `Ring` does).
     pub unsafe fn attach(ptr: *mut u8, len: usize) -> Result<Self, LayoutError> {
         let addr = ptr as usize;
         if addr % 8 != 0 || ptr.is_null() {
@@ -213,6 +219,11 @@ impl<'a> Mapping<'a> {
         }
     }
 }
+
+// SAFETY: `Mapping::new` borrows its bytes exclusively for 'a, and `Mapping::attach`'s caller
+// promises the same of a split mapping (its contract); a Mapping is neither Clone nor Copy, so an
+// exclusive borrow of one reaches its ring alone.
+unsafe impl super::ExclusiveMemory for Mapping<'_> {}
 
 // SAFETY: sizes are fixed at construction and validated (power of two ≤ MAX_AREA_SIZE, or 0);
 // the areas were validated to lie inside the memory the constructor's caller lent us for 'a; the

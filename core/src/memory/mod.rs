@@ -22,6 +22,12 @@
 //! 0). A 32-bit reader of a 64-bit producer also only needs the low half: every position is used
 //! modulo the area size (at most 2³¹ there), and the kernel's space check
 //! `CIRC_SPACE(head, tail, size)` reads only the low bits of the tail we write.
+//!
+//! The other way round, a 64-bit reader of a 32-bit producer (a host reading a Cortex-M's ring
+//! through a debug probe), sees a `data_head` that wraps to 0 every 4 GiB while its own tail
+//! goes on counting: extend each head it loads with [`extend_position32`] against its tail
+//! before the consumer sees it (`examples/firmware-host` does, in its `RingMemory`). The tail
+//! it stores back needs nothing: the producer reads the low half.
 
 #[cfg(not(loom))]
 mod mapping;
@@ -147,7 +153,11 @@ pub unsafe trait RingMemory {
     /// then be torn; callers validate it after copying.
     ///
     /// `offset` and `dst.len()` must be multiples of 8 and `offset + dst.len() <= size(area)`;
-    /// otherwise nothing is copied and `false` is returned.
+    /// otherwise nothing is copied and `false` is returned. A memory that can fail to load
+    /// (a debug probe's read, a guest address the hypervisor refuses) also returns `false`, with
+    /// `dst` in any state: the readers then return a typed error
+    /// ([`ReadError::LoadFailed`](crate::ReadError::LoadFailed),
+    /// [`BackwardError::LoadFailed`](crate::BackwardError::LoadFailed)), never the bytes.
     fn load_words(&self, area: Area, offset: usize, dst: &mut [u8]) -> bool;
 
     /// A zero-copy view of `len` bytes of `area` at `offset`, if this memory supports one
@@ -158,6 +168,23 @@ pub unsafe trait RingMemory {
     /// returned slice (the consumer ties it to a borrow that ends before it frees them).
     unsafe fn view(&self, area: Area, offset: usize, len: usize) -> Option<&[u8]>;
 }
+
+/// Ring memory that one value owns: while the value is exclusively borrowed, its ring is reached
+/// through that borrow alone. [`split`](crate::split) takes such a borrow as the proof that the
+/// producer and the zero-copy consumer it hands out are the ring's only ones.
+///
+/// A shared reference (`&R`) is [`RingMemory`] but not this: it can be copied and split again,
+/// which would make two producers, or a second consumer that frees bytes the first one still
+/// lends out. Nor is a mapping of a ring that someone else produces (the kernel's, a peer's):
+/// read those with [`Consumer::untrusted`](crate::Consumer::untrusted), or with
+/// [`Consumer::trusted`](crate::Consumer::trusted) under its contract.
+///
+/// # Safety
+/// While a value is exclusively borrowed, nothing reaches its ring's bytes (control words, data
+/// and AUX areas) except through that borrow: no other value, of this type or another, maps the
+/// same bytes for reading or writing, and no other party (the kernel, another process, another
+/// thread) writes them.
+pub unsafe trait ExclusiveMemory: RingMemory {}
 
 // SAFETY: forwards every call to `R`, which upholds the contract.
 unsafe impl<R: RingMemory + ?Sized> RingMemory for &R {
@@ -255,26 +282,62 @@ pub enum LayoutError {
 impl core::fmt::Display for LayoutError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            LayoutError::NotPowerOfTwo { size } => write!(f, "area size {size} is not a power of two"),
-            LayoutError::TooSmall { size, min } => write!(f, "area size {size} is below the minimum {min}"),
-            LayoutError::TooLarge { size } => write!(f, "area size {size} is larger than half the position range"),
+            LayoutError::NotPowerOfTwo { size } => {
+                write!(f, "area size {size} (data_size or aux_size) is not a power of two")
+            }
+            LayoutError::TooSmall { size, min } => {
+                write!(f, "area size {size} (data_size or aux_size) is below the minimum {min}")
+            }
+            LayoutError::TooLarge { size } => {
+                write!(f, "area size {size} (data_size or aux_size) is larger than half the position range")
+            }
             LayoutError::Misaligned { addr } => write!(f, "memory at {addr:#x} is not 8-byte aligned"),
             LayoutError::BadPageSize { page_size } => {
                 write!(f, "control page size {page_size} is below 1088 or not a multiple of 8")
             }
             LayoutError::OutOfMapping { offset, size, len } => {
-                write!(f, "area [{offset:#x}, +{size:#x}) does not fit a {len:#x}-byte mapping")
+                write!(
+                    f,
+                    "area [{offset:#x}, +{size:#x}) (data_offset and data_size, or aux_offset and aux_size) does \
+                     not fit a {len:#x}-byte mapping"
+                )
             }
-            LayoutError::MisalignedPosition { position } => write!(f, "position {position:#x} is not a multiple of 8"),
-            LayoutError::NoArea => write!(f, "the mapping has no such area"),
+            LayoutError::MisalignedPosition { position } => {
+                write!(f, "position {position:#x} (data_tail) is not a multiple of 8")
+            }
+            LayoutError::NoArea => write!(f, "the mapping has no such area (its data_size or aux_size is 0)"),
         }
     }
 }
 
 impl core::error::Error for LayoutError {}
 
+/// The free-running position whose low 32 bits are `low` and which lies nearest `reference`
+/// (within 2³¹ bytes either way): a 32-bit producer's position (its `unsigned long` wraps at
+/// 4 GiB) seen by a 64-bit reader, with `reference` the reader's own tail. A head up to 2 GiB
+/// behind the tail stays behind it, so the consumer still names it
+/// ([`ReadError::HeadBehindTail`](crate::ReadError::HeadBehindTail)). On a 32-bit target it is
+/// `low` itself.
+///
+/// ```
+/// use perfring::memory::extend_position32;
+/// # #[cfg(target_pointer_width = "64")] {
+/// // The reader's tail just below 4 GiB; the producer's head wrapped to 0x40.
+/// assert_eq!(extend_position32(0xffff_ffc0, 0x40), 0x1_0000_0040);
+/// assert_eq!(extend_position32(0x1_0000_0040, 0xffff_ffc0), 0xffff_ffc0); // behind, stays behind
+/// # }
+/// ```
+pub const fn extend_position32(reference: usize, low: u32) -> usize {
+    // The signed distance from the reference's low half: at most 2³¹ either way.
+    let delta = low.wrapping_sub(reference as u32) as i32;
+    reference.wrapping_add(delta as isize as usize)
+}
+
 /// Check that `size` can be the size of a ring area of at least `min` bytes.
 pub(crate) const fn check_area_size(size: usize, min: usize) -> Result<(), LayoutError> {
+    if size == 0 {
+        return Err(LayoutError::NoArea);
+    }
     if size > MAX_AREA_SIZE {
         return Err(LayoutError::TooLarge { size });
     }

@@ -102,6 +102,13 @@ fn for_each_slot(
     }
 }
 
+// SAFETY: every byte of the ring is a field of the value (not Clone, not Copy), so an exclusive
+// borrow of it reaches the ring alone.
+unsafe impl<const DATA_WORDS: usize, const AUX_WORDS: usize> super::ExclusiveMemory
+    for ModelRing<DATA_WORDS, AUX_WORDS>
+{
+}
+
 // SAFETY: sizes are const and were checked by `new` (the only constructor); ranges inside the
 // size map to slots inside the arrays; the atomics are fields of `self`.
 unsafe impl<const DATA_WORDS: usize, const AUX_WORDS: usize> RingMemory for ModelRing<DATA_WORDS, AUX_WORDS> {

@@ -377,10 +377,11 @@ impl<'a, const SAMPLE_TYPE: u64> FixedSample<'a, SAMPLE_TYPE> {
     pub fn addr(&self) -> Option<u64> {
         self.u64(Offsets::<SAMPLE_TYPE>::ADDR)
     }
-    /// ID.
+    /// The event id, as perf's `sample->id`: the ID field, or IDENTIFIER when the event writes
+    /// only that (the two hold the same value when it writes both).
     #[inline]
     pub fn id(&self) -> Option<u64> {
-        self.u64(Offsets::<SAMPLE_TYPE>::ID)
+        self.u64(Offsets::<SAMPLE_TYPE>::ID).or_else(|| self.identifier())
     }
     /// STREAM_ID.
     #[inline]
@@ -465,6 +466,8 @@ mod tests {
                 let read = [f.identifier(), f.ip(), f.time(), f.addr(), f.id(), f.stream_id(), f.period()];
                 let bits = [st::IDENTIFIER, st::IP, st::TIME, st::ADDR, st::ID, st::STREAM_ID, st::PERIOD];
                 for (value, bit) in read.iter().zip(bits) {
+                    // `id()` is perf's sample->id: ID, or IDENTIFIER when only that is written.
+                    let bit = if bit == st::ID { st::ID | st::IDENTIFIER } else { bit };
                     assert_eq!(value.is_some(), ST & bit != 0, "{ST:#x} {bit:#x}");
                     assert!(value.map_or(true, |v| words[..n].contains(&v)));
                 }

@@ -500,10 +500,11 @@ impl<'a> SampleView<'a> {
     pub fn addr(&self) -> Option<u64> {
         self.u64(st::ADDR, self.layout.addr)
     }
-    /// ID.
+    /// The event id, as perf's `sample->id`: the ID field, or IDENTIFIER when the event writes
+    /// only that (the two hold the same value when it writes both).
     #[inline]
     pub fn id(&self) -> Option<u64> {
-        self.u64(st::ID, self.layout.id)
+        self.u64(st::ID, self.layout.id).or_else(|| self.identifier())
     }
     /// STREAM_ID.
     #[inline]
@@ -952,7 +953,7 @@ mod tests {
                         v.cpu(),
                         v.period()
                     ),
-                    (d.identifier, d.ip, d.tid, d.time, d.addr, d.id, d.stream_id, d.cpu, d.period),
+                    (d.identifier, d.ip, d.tid, d.time, d.addr, d.id.or(d.identifier), d.stream_id, d.cpu, d.period),
                     "sample_type {sample_type:#x}, {endian:?}"
                 );
                 assert_eq!(v.ip().is_some(), sample_type & st::IP != 0);

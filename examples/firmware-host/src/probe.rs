@@ -55,11 +55,13 @@ impl ProbeRing {
     }
 
     /// With the target halted: load `data_head`, and read the published span after our tail
-    /// (at most the data area) in one go.
+    /// (at most the data area) in one go. The target is 32-bit: its head is the low half of
+    /// the u64 field and wraps every 4 GiB, so it is extended against our (64-bit) tail.
     pub fn refresh(&self) -> std::io::Result<()> {
-        let head = self.word(Position::DataHead.page_offset())? as usize;
-        self.positions[Position::DataHead.index()].store(head, perfring::fences::LOCAL);
         let tail = self.positions[Position::DataTail.index()].load(perfring::fences::LOCAL);
+        let low = self.word(Position::DataHead.page_offset())? as u32;
+        let head = perfring::memory::extend_position32(tail, low);
+        self.positions[Position::DataHead.index()].store(head, perfring::fences::LOCAL);
         let span = head.wrapping_sub(tail).min(self.data_size);
         let (start, mask) = (tail % self.data_size, self.data_size - 1);
         let first = span.min(self.data_size - start);

@@ -28,7 +28,7 @@ use perfring::producer::{Config, CpuLocal, Producer};
 use perfring::record::{types, Endian, Header};
 use perfring::Mapping;
 
-/// The control page (1088 bytes of ABI fields, rounded to 8) and a 4 KiB data area.
+/// The control page (1088 bytes of ABI fields, rounded to 8) and a 16 KiB data area.
 const PAGE: usize = 1088;
 const DATA: usize = 16384;
 

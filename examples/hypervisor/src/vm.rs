@@ -285,7 +285,8 @@ mod tests {
                     | ReadError::HeadBehindTail { .. }
                     | ReadError::ZeroSize { .. }
                     | ReadError::MisalignedSize { .. }
-                    | ReadError::SizeBeyondHead { .. },
+                    | ReadError::SizeBeyondHead { .. }
+                    | ReadError::MisalignedHead { .. },
                 ) => {
                     errors += 1;
                     c.skip_to_head();
