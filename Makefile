@@ -1,6 +1,8 @@
 # perfring — every target prints what it did in a line a person can read.
 SHELL := /bin/bash
 CARGO ?= cargo
+## Where cargo builds (CARGO_TARGET_DIR if set, as cargo itself reads it).
+TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))
 LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
@@ -122,7 +124,7 @@ embedded:
 	$(CARGO) build -q -p perfring-example-firmware --release --target thumbv7em-none-eabihf
 	@rustup component list --installed | grep -q '^llvm-tools' || rustup component add llvm-tools >/dev/null 2>&1 || true
 	@size=$$(ls $$(rustc --print sysroot)/lib/rustlib/*/bin/llvm-size 2>/dev/null | head -1); \
-	elf=target/thumbv7em-none-eabihf/release/firmware; \
+	elf=$(TARGET_DIR)/thumbv7em-none-eabihf/release/firmware; \
 	if [ -n "$$size" ]; then $$size -A $$elf | awk '$$1 ~ /^\.(text|rodata|data|bss|vector_table)$$/ {printf "  firmware %-14s %6d bytes\n", $$1, $$2}'; \
 	else echo "  (llvm-size not found: rustup component add llvm-tools)"; fi
 	@echo "make embedded: perfring builds for $(EMBEDDED_TARGETS); the firmware example (examples/firmware) for thumbv7em-none-eabihf"
@@ -160,8 +162,8 @@ bench-decode:
 ## a perf ring in guest memory; the VMM reads it untrusted and writes hypervisor.data for perf.
 hypervisor:
 	@rustup target list --installed | grep -q x86_64-unknown-none || rustup target add x86_64-unknown-none
-	cd examples/hypervisor/guest && $(CARGO) build -q --release --target x86_64-unknown-none --target-dir $(CURDIR)/target/guest
-	$(CARGO) run -q --release -p perfring-example-hypervisor --bin hypervisor -- target/guest/x86_64-unknown-none/release/kvm-guest hypervisor.data
+	cd examples/hypervisor/guest && $(CARGO) build -q --release --target x86_64-unknown-none --target-dir $(TARGET_DIR)/guest
+	$(CARGO) run -q --release -p perfring-example-hypervisor --bin hypervisor -- $(TARGET_DIR)/guest/x86_64-unknown-none/release/kvm-guest hypervisor.data
 	@command -v perf >/dev/null && perf report -i hypervisor.data --stdio 2>/dev/null | grep -E '%|Samples' || true
 	@echo "make hypervisor: the guest ran under KVM; its ring became hypervisor.data (perf report -i hypervisor.data)"
 
@@ -172,7 +174,7 @@ firmware-qemu:
 	@command -v qemu-system-arm >/dev/null || (apt-get update -qq && apt-get install -y -qq qemu-system-arm)
 	@rustup target list --installed | grep -q thumbv7em-none-eabihf || rustup target add thumbv7em-none-eabihf
 	$(CARGO) build -q -p perfring-example-firmware --release --target thumbv7em-none-eabihf
-	$(CARGO) run -q --release -p perfring-example-firmware-host --bin firmware-host -- target/thumbv7em-none-eabihf/release/firmware firmware.data
+	$(CARGO) run -q --release -p perfring-example-firmware-host --bin firmware-host -- $(TARGET_DIR)/thumbv7em-none-eabihf/release/firmware firmware.data
 	@command -v perf >/dev/null && perf report -i firmware.data --stdio 2>/dev/null | grep -E '%|Samples' || true
 	@echo "make firmware-qemu: the firmware ran on an emulated Cortex-M4F; its ring became firmware.data (perf report -i firmware.data)"
 
