@@ -184,18 +184,43 @@ impl EventAttr {
         a.0.config2 = len;
         a
     }
-    /// A tracepoint by name, `"group:name"` (e.g. `"sched:sched_switch"`): its id is read from
-    /// tracefs, which this crate never mounts. Raw tracepoint data (`PERF_SAMPLE_RAW`) needs
-    /// `perf_event_paranoid` ≤ -1 or CAP_PERFMON; counting and the other fields do not.
+    /// A tracepoint by name, `"subsystem:event"` (e.g. `"sched:sched_switch"`): its id is read
+    /// from tracefs, which this crate never mounts. Raw tracepoint data (`PERF_SAMPLE_RAW`)
+    /// needs `perf_event_paranoid` ≤ -1 or CAP_PERFMON; counting and the other fields do not.
+    ///
+    /// Each part is 1 to 255 letters, digits, `_`, `-` or `.`, the first a letter, a digit or
+    /// `_` (what tracefs names hold; no `/`, `..` or NUL reaches a path):
+    /// [`Error::BadTracepointName`] names the part at fault (a name without `:` made of those
+    /// characters alone is [`Error::NoSuchTracepoint`]). Then [`Error::TracefsNotMounted`],
+    /// [`Error::TracefsPermissionDenied`] (tracefs or the id file not readable by this user:
+    /// run as root, or make it readable) or [`Error::NoSuchTracepoint`].
     pub fn tracepoint(name: &str) -> Result<EventAttr, Error> {
-        let (group, event) = name.split_once(':').ok_or_else(|| Error::NoSuchTracepoint { name: name.into() })?;
-        let roots = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
-        let root =
-            roots.iter().find(|r| std::path::Path::new(r).join("events").is_dir()).ok_or(Error::TracefsNotMounted)?;
-        let id = std::fs::read_to_string(format!("{root}/events/{group}/{event}/id"))
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-            .ok_or_else(|| Error::NoSuchTracepoint { name: name.into() })?;
+        let bad = |part| Error::BadTracepointName { name: name.into(), part };
+        let Some((subsystem, event)) = name.split_once(':') else {
+            // A name of a tracepoint's characters but no ':' names no tracepoint; any other is
+            // malformed (and its message must not print it raw).
+            return Err(if tracepoint_part_ok(name) {
+                Error::NoSuchTracepoint { name: name.into() }
+            } else {
+                bad("separator")
+            });
+        };
+        if !tracepoint_part_ok(subsystem) {
+            return Err(bad("subsystem"));
+        }
+        if !tracepoint_part_ok(event) {
+            return Err(bad("event"));
+        }
+        let root = tracefs_root(|path| std::fs::metadata(path).map(|m| m.is_dir()))?;
+        let path = format!("{root}/events/{subsystem}/{event}/id");
+        let id = match std::fs::read_to_string(&path) {
+            Ok(text) => text.trim().parse().ok(),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                return Err(Error::TracefsPermissionDenied { path })
+            }
+            Err(_) => None,
+        };
+        let id = id.ok_or_else(|| Error::NoSuchTracepoint { name: name.into() })?;
         Ok(Self::new(event_type::TRACEPOINT, id))
     }
     /// From an attr as it is (its flags untouched).
@@ -400,5 +425,89 @@ impl EventAttr {
 impl From<EventAttr> for Attr {
     fn from(a: EventAttr) -> Attr {
         a.0
+    }
+}
+
+/// Whether `part` (a tracepoint's subsystem or event) is a name tracefs could hold: 1 to 255
+/// (`NAME_MAX`) letters, digits, `_`, `-` or `.`, the first a letter, a digit or `_` (perf's
+/// event names, globs aside; so never `.`, `..`, a `/` or a NUL).
+fn tracepoint_part_ok(part: &str) -> bool {
+    let b = part.as_bytes();
+    (1..=255).contains(&b.len())
+        && (b[0].is_ascii_alphanumeric() || b[0] == b'_')
+        && b.iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+}
+
+/// The tracefs mount whose `events` directory `is_dir` finds (`/sys/kernel/tracing`, then the
+/// older `/sys/kernel/debug/tracing`). None found: [`Error::TracefsPermissionDenied`] if one
+/// could not be looked at for want of permission (EACCES: tracefs is mounted mode 0700 for a
+/// user other than root), else [`Error::TracefsNotMounted`].
+fn tracefs_root(is_dir: impl Fn(&str) -> std::io::Result<bool>) -> Result<&'static str, Error> {
+    let mut denied = None;
+    for root in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
+        let events = format!("{root}/events");
+        match is_dir(&events) {
+            Ok(true) => return Ok(root),
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                denied.get_or_insert(events);
+            }
+            Ok(false) | Err(_) => {}
+        }
+    }
+    Err(denied.map_or(Error::TracefsNotMounted, |path| Error::TracefsPermissionDenied { path }))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Error as IoError, ErrorKind};
+
+    use super::*;
+
+    /// EACCES on tracefs (mounted 0700, looked at by another user) is told apart from tracefs
+    /// being absent; a readable mount wins wherever it is.
+    #[test]
+    fn tracefs_permission_denied_is_not_reported_as_not_mounted() {
+        let denied = |_: &str| Err(IoError::from(ErrorKind::PermissionDenied));
+        match tracefs_root(denied) {
+            Err(Error::TracefsPermissionDenied { path }) => assert_eq!(path, "/sys/kernel/tracing/events"),
+            other => panic!("{other:?}"),
+        }
+        // /sys/kernel/tracing unreadable, no debugfs mount: still permission, not "not mounted".
+        let first_denied = |p: &str| {
+            if p.starts_with("/sys/kernel/tracing") {
+                Err(IoError::from(ErrorKind::PermissionDenied))
+            } else {
+                Err(IoError::from(ErrorKind::NotFound))
+            }
+        };
+        let e = tracefs_root(first_denied).unwrap_err();
+        assert!(matches!(e, Error::TracefsPermissionDenied { .. }), "{e:?}");
+        let message = e.to_string();
+        assert!(message.contains("run as root") && message.contains("readable"), "{message}");
+        // Absent everywhere: not mounted.
+        let absent = |_: &str| Err(IoError::from(ErrorKind::NotFound));
+        assert!(matches!(tracefs_root(absent), Err(Error::TracefsNotMounted)));
+        assert!(matches!(tracefs_root(|_: &str| Ok(false)), Err(Error::TracefsNotMounted)));
+        // Unreadable at one place, mounted at the other: the mount.
+        let debug_only = |p: &str| {
+            if p.starts_with("/sys/kernel/debug") {
+                Ok(true)
+            } else {
+                Err(IoError::from(ErrorKind::PermissionDenied))
+            }
+        };
+        assert_eq!(tracefs_root(debug_only).unwrap(), "/sys/kernel/debug/tracing");
+    }
+
+    #[test]
+    fn tracepoint_parts_are_what_tracefs_names_hold() {
+        for ok in ["sched", "sched_switch", "9p", "9p_client_req", "xfs-foo", "p_do_sys_open.isra.0", "_x"] {
+            assert!(tracepoint_part_ok(ok), "{ok}");
+        }
+        let long = "a".repeat(256);
+        for bad in ["", ".", "..", "-a", ".a", "a/b", "a/../b", "a\0b", "a b", "a*", "a:b", "é", long.as_str()] {
+            assert!(!tracepoint_part_ok(bad), "{bad:?}");
+        }
+        assert!(tracepoint_part_ok(&long[1..]), "NAME_MAX is allowed");
     }
 }

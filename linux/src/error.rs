@@ -124,6 +124,13 @@ pub enum Error {
     /// [`crate::Ring::mapping`] of a read-only (overwrite) ring: perfring's `Mapping` may store
     /// into the control page, which is read-only there. Use [`crate::Ring::read_only`].
     ReadOnlyRing,
+    /// [`crate::Ring::consumer`] while another consumer of the same event's ring is alive (from
+    /// this [`crate::Ring`] or another mapping of the event): a ring has one consumer, since a
+    /// second would free records the first still lends out as views.
+    ConsumerTaken,
+    /// [`crate::Ring::map`] of an event whose records go to another event's ring
+    /// ([`crate::Event::set_output`]): the mapping would be that ring, under another name.
+    RingRedirected,
     /// An AUX area was asked of a read-only (overwrite) ring: its layout (`aux_offset`,
     /// `aux_size`) is written into the control page, which must be mapped writable.
     AuxNeedsWritableRing,
@@ -169,6 +176,28 @@ pub enum Error {
         /// `"group:name"`.
         name: String,
     },
+    /// A call that needs a started command or session came before `start()`: a command is held
+    /// before `exec` until [`Launch::start`](crate::launch::Launch::start) (or
+    /// [`Session::start`](crate::Session::start)), and waiting does not start it.
+    NotStarted,
+    /// An empty command line: nothing to run (`argv[0]` is the program).
+    EmptyCommand,
+    /// tracefs (or the tracepoint's `id` file in it) is there but not readable by this user
+    /// (tracefs is mounted mode 0700 by default, `id` files 0440): a tracepoint's id cannot be
+    /// read.
+    TracefsPermissionDenied {
+        /// The path that could not be read.
+        path: String,
+    },
+    /// A tracepoint name that is not `"subsystem:event"`, each part 1 to 255 letters, digits,
+    /// `_`, `-` or `.`, the first a letter, a digit or `_` (no `/`, no `..`, no NUL: the parts
+    /// are looked up as directories of tracefs).
+    BadTracepointName {
+        /// The name as given.
+        name: String,
+        /// The part at fault: `"subsystem"`, `"event"`, or `"separator"` (no `:`).
+        part: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -196,6 +225,14 @@ impl fmt::Display for Error {
             Error::ReadOnlyRing => f.write_str(
                 "Ring::mapping needs a writable ring (a Mapping may store into the control page, which is \
                  read-only here): use Ring::read_only, or Ring::map(event, pages, true)",
+            ),
+            Error::ConsumerTaken => f.write_str(
+                "this event's ring already has a consumer (Ring::consumer): use that one, or drop it before \
+                 asking for another",
+            ),
+            Error::RingRedirected => f.write_str(
+                "this event's records go to another event's ring (Event::set_output): map and read that \
+                 event's ring, or set_output(None) first",
             ),
             Error::AuxNeedsWritableRing => write!(
                 f,
@@ -235,6 +272,26 @@ impl fmt::Display for Error {
             Error::NoSuchTracepoint { name } => {
                 write!(f, "no tracepoint {name} (see /sys/kernel/tracing/events/ for the available ones)")
             }
+            Error::NotStarted => write!(
+                f,
+                "not started: call start() first (Session::start, Session::run or Launch::start); until then the \
+                 command is held before exec and the events are disabled"
+            ),
+            Error::EmptyCommand => write!(f, "the command is empty: give at least argv[0], the program to run"),
+            Error::TracefsPermissionDenied { path } => write!(
+                f,
+                "permission denied reading {path}: tracepoint ids are read from tracefs; run as root, or make \
+                 tracefs readable to this user (e.g. `mount -o remount,mode=755 /sys/kernel/tracing` and \
+                 `chmod a+r` of the events' id files)"
+            ),
+            Error::BadTracepointName { name, part: "separator" } => {
+                write!(f, "tracepoint name {name:?} has no ':': write \"subsystem:event\", e.g. \"sched:sched_switch\"")
+            }
+            Error::BadTracepointName { name, part } => write!(
+                f,
+                "tracepoint name {name:?}: the {part} must be 1 to 255 letters, digits, '_', '-' or '.', the first a \
+                 letter, a digit or '_' (write \"subsystem:event\", e.g. \"sched:sched_switch\")"
+            ),
         }
     }
 }

@@ -3,11 +3,13 @@
 
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::sync::Arc;
 
 use perfring::record::{read_format as rf, Attr, Endian, ReadValues};
 
 use crate::attr::{event_type, EventAttr};
 use crate::error::{io as io_err, Error, OpenError};
+use crate::ring::RingClaims;
 use crate::sys;
 
 /// What an event measures: `(pid, cpu)` of `perf_event_open`.
@@ -68,6 +70,9 @@ pub struct Event {
     fd: OwnedFd,
     attr: Attr,
     id: u64,
+    /// Shared with the rings mapped from it: one consumer per ring, no mapping of a redirected
+    /// event.
+    ring_claims: Arc<RingClaims>,
 }
 
 impl Event {
@@ -81,7 +86,7 @@ impl Event {
                 .map_err(|_| OpenError::InvalidArgument { suspects: "attr.size (64..=136, a multiple of 8)" })?;
             match sys::perf_event_open(&mut buf, pid, cpu, group.map(|g| g.fd.as_fd()), FLAG_FD_CLOEXEC) {
                 Ok(fd) => {
-                    let mut event = Event { fd, attr: a, id: 0 };
+                    let mut event = Event { fd, attr: a, id: 0, ring_claims: Arc::default() };
                     event.id = event.read_id().map_err(|e| OpenError::Io(io::Error::other(e.to_string())))?;
                     return Ok(event);
                 }
@@ -114,6 +119,11 @@ impl Event {
     /// The event's id (`PERF_EVENT_IOC_ID`): what its records carry in ID/IDENTIFIER.
     pub fn id(&self) -> u64 {
         self.id
+    }
+
+    /// What the rings mapped from this event share.
+    pub(crate) fn ring_claims(&self) -> Arc<RingClaims> {
+        Arc::clone(&self.ring_claims)
     }
 
     fn read_id(&self) -> Result<u64, Error> {
@@ -150,9 +160,13 @@ impl Event {
     }
     /// Send this event's records to `ring_owner`'s ring (`PERF_EVENT_IOC_SET_OUTPUT`); both on
     /// the same CPU (or task), with the same clock and direction. `None` stops redirecting.
+    /// A redirected event's own ring is not mapped ([`Error::RingRedirected`]): its records are
+    /// read from the owner's; the kernel refuses to redirect an event whose ring is mapped.
     pub fn set_output(&self, ring_owner: Option<&Event>) -> Result<(), Error> {
         sys::ioc_set_output(self.fd.as_fd(), ring_owner.map(|e| e.fd.as_fd()))
-            .map_err(io_err("PERF_EVENT_IOC_SET_OUTPUT"))
+            .map_err(io_err("PERF_EVENT_IOC_SET_OUTPUT"))?;
+        self.ring_claims.set_redirected(ring_owner.is_some());
+        Ok(())
     }
     /// Pause (`true`) or resume the ring's output (`PERF_EVENT_IOC_PAUSE_OUTPUT`); while paused
     /// every record is dropped and counted (reported by a LOST record after resuming).

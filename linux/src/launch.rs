@@ -54,9 +54,10 @@ impl Launch {
         Launch::spawn_with(argv, Stdout::Inherit)
     }
 
-    /// [`spawn`](Launch::spawn), the command's standard output sent to `stdout`.
+    /// [`spawn`](Launch::spawn), the command's standard output sent to `stdout`. An empty
+    /// `argv` is [`Error::EmptyCommand`] (nothing is forked).
     pub fn spawn_with(argv: &[String], stdout: Stdout) -> Result<Launch, Error> {
-        let command = argv.first().cloned().unwrap_or_default();
+        let command = argv.first().cloned().ok_or(Error::EmptyCommand)?;
         let argv: Vec<CString> =
             argv.iter().map(|a| CString::new(a.as_str())).collect::<Result<_, _>>().map_err(|_| Error::Io {
                 what: "the command line (a NUL byte)",
@@ -73,7 +74,11 @@ impl Launch {
 
     /// Let the child `exec` the command, and wait until it has: [`Error::Exec`] if the
     /// command could not be executed (not found, not executable; the child then exits with
-    /// status 127).
+    /// status 127), and again on every later call. Once it has started, a further call is
+    /// `Ok(())`. This is the only call that lets the command run: until then it is held
+    /// before `exec` (and [`wait`](Launch::wait) and [`try_wait`](Launch::try_wait) are
+    /// [`Error::NotStarted`]). After [`kill`](Launch::kill) it never runs: [`Error::Exec`]
+    /// (ESRCH).
     pub fn start(&mut self) -> Result<(), Error> {
         self.child.release_and_exec().map_err(|error| Error::Exec { command: self.command.clone(), error })
     }
@@ -91,14 +96,29 @@ impl Launch {
     }
 
     /// The exit status (128 + signal if killed), if the child has ended; does not block.
+    /// [`Error::NotStarted`] before [`start`](Launch::start): a held command never ends by
+    /// itself, and waiting does not start it.
     pub fn try_wait(&mut self) -> Result<Option<i32>, Error> {
+        self.check_started()?;
         self.child.wait(false).map_err(io_err("waitpid"))
     }
 
     /// Wait for the child to end; its exit status (128 + signal if killed). 127: the command
-    /// could not be executed.
+    /// could not be executed ([`start`](Launch::start) said so with [`Error::Exec`]).
+    /// [`Error::NotStarted`] before [`start`](Launch::start) (it would wait forever: the
+    /// command is held before `exec` until then).
     pub fn wait(&mut self) -> Result<i32, Error> {
+        self.check_started()?;
         Ok(self.child.wait(true).map_err(io_err("waitpid"))?.unwrap_or(0))
+    }
+
+    /// [`Error::NotStarted`] while the child is held before `exec` (neither started nor
+    /// killed, nor ended by a signal from elsewhere).
+    fn check_started(&mut self) -> Result<(), Error> {
+        if self.child.held().map_err(io_err("waitpid"))? {
+            return Err(Error::NotStarted);
+        }
+        Ok(())
     }
 }
 

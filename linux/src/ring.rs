@@ -3,18 +3,21 @@
 //! a [`ReadOnlyMapping`]); its [`AuxArea`], read through perfring's [`AuxConsumer`].
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use perfring::aux::AuxConsumer;
 use perfring::consumer::Trusted;
 use perfring::page::MmapPage;
 use perfring::record::attr_flags;
-use perfring::{BackwardReader, Consumer, Mapping};
+use perfring::{BackwardReader, Consumer};
 use std::mem::offset_of;
 
 use crate::error::{io as io_err, Error};
 use crate::event::Event;
 use crate::read_only::ReadOnlyMapping;
 use crate::sys;
+pub use crate::sys::RingMapping;
 
 /// An event's ring, mapped. Four kinds, as the kernel accepts them: forward or backward (the
 /// event's `write_backward`), writable or read-only. A **writable** mapping tells the kernel to
@@ -32,9 +35,13 @@ use crate::sys;
 /// | backward, read-only | [`Ring::overwrite_reader`]: newest first, under [`Ring::pause_output`], as perf reads `--overwrite` rings |
 /// | forward, read-only | none: the kernel overwrites the oldest records with no mark of where one starts (perf never maps this kind) |
 ///
-/// [`Ring::mapping`] (perfring's [`Mapping`], which stores into the control page) is for
-/// writable rings; [`Ring::read_only`] reads any ring with loads alone (self-monitoring of a
-/// control page mapped read-only, for one).
+/// [`Ring::mapping`] (perfring's [`Mapping`](perfring::Mapping), which stores into the control
+/// page, lent as a [`RingMapping`]) is for writable rings; [`Ring::read_only`] reads any ring
+/// with loads alone (self-monitoring of a control page mapped read-only, for one).
+///
+/// An event's ring has one [`Ring::consumer`] at a time, however many times it is mapped (a
+/// second is [`Error::ConsumerTaken`] until the first is dropped), and no perfring producer:
+/// the kernel is its producer.
 ///
 /// The ring holds its own duplicate of the event's descriptor, so it can be waited on
 /// ([`AsFd`]) and paused, and outlives nothing it needs; the views it hands out borrow it, so
@@ -42,6 +49,7 @@ use crate::sys;
 #[derive(Debug)]
 pub struct Ring {
     mmap: sys::Mmap,
+    claims: Arc<RingClaims>,
     fd: OwnedFd,
     writable: bool,
     backward: bool,
@@ -64,35 +72,78 @@ impl std::fmt::Display for RingKind {
     }
 }
 
+/// What the [`Ring`]s of one [`Event`] share: whether a consumer of its ring is alive, and
+/// whether its records go to another event's ring.
+#[derive(Debug, Default)]
+pub(crate) struct RingClaims {
+    consumer: AtomicBool,
+    redirected: AtomicBool,
+}
+
+impl RingClaims {
+    /// Claim the ring for one consumer; false if another holds it.
+    fn take_consumer(&self) -> bool {
+        !self.consumer.swap(true, Ordering::AcqRel)
+    }
+
+    /// Give the consumer claim back (its consumer was dropped).
+    pub(crate) fn release_consumer(&self) {
+        self.consumer.store(false, Ordering::Release);
+    }
+
+    /// Record whether the event's output goes to another event's ring.
+    pub(crate) fn set_redirected(&self, redirected: bool) {
+        self.redirected.store(redirected, Ordering::Release);
+    }
+}
+
 impl Ring {
     /// Map `event`'s ring with `data_pages` pages of data (a power of two) after the control
     /// page. 0 maps the control page alone: no records (no reader), but its self-monitoring
     /// fields (`time_enabled`, `index`, …), read through [`Ring::read_only`] (or
     /// [`Ring::mapping`], writable) and [`perfring::selfmon`].
+    ///
+    /// An event whose records go to another event's ring ([`Event::set_output`]) is
+    /// [`Error::RingRedirected`]: map that event's ring.
     pub fn map(event: &Event, data_pages: usize, writable: bool) -> Result<Ring, Error> {
         if data_pages != 0 && !data_pages.is_power_of_two() {
             return Err(Error::RingSize { data_pages });
+        }
+        let claims = event.ring_claims();
+        if claims.redirected.load(Ordering::Acquire) {
+            return Err(Error::RingRedirected);
         }
         let page = sys::page_size();
         let len = (1 + data_pages).checked_mul(page).ok_or(Error::RingSize { data_pages })?;
         let mmap = sys::Mmap::map(event.as_fd(), len, 0, writable).map_err(io_err("mmap of the ring"))?;
         let fd = event.as_fd().try_clone_to_owned().map_err(io_err("dup of the event fd"))?;
-        let ring = Ring { mmap, fd, writable, backward: event.attr().has(attr_flags::WRITE_BACKWARD) };
+        let ring = Ring { mmap, claims, fd, writable, backward: event.attr().has(attr_flags::WRITE_BACKWARD) };
         if writable {
             ring.mapping()?;
         }
         Ok(ring)
     }
 
-    /// perfring's view of a writable mapping (control page and data area). A read-only ring is
-    /// [`Error::ReadOnlyRing`]: a [`Mapping`] may store into the control page (`data_tail`, the
-    /// self-monitoring fields), which faults on a read-only page; read it with
-    /// [`Ring::read_only`].
-    pub fn mapping(&self) -> Result<Mapping<'_>, Error> {
+    /// perfring's view of a writable mapping (control page and data area), for reading: a
+    /// [`RingMapping`] dereferences to the [`Mapping`](perfring::Mapping) and can be read with
+    /// perfring's readers ([`Consumer::untrusted`], [`BackwardReader`], [`perfring::selfmon`]),
+    /// but not [`split`](perfring::split): the kernel is this ring's producer. A read-only
+    /// ring is [`Error::ReadOnlyRing`]: a `Mapping` may store into the control page
+    /// (`data_tail`, the self-monitoring fields), which faults on a read-only page; read it
+    /// with [`Ring::read_only`].
+    ///
+    /// ```compile_fail
+    /// # fn f(ring: &perfring_linux::Ring) -> Result<(), Box<dyn std::error::Error>> {
+    /// use perfring_linux::perfring::{producer::Config, split};
+    /// let mut mapping = ring.mapping()?;
+    /// let ends = split(&mut mapping, Config::default()); // refused: the kernel is the producer
+    /// # Ok(()) }
+    /// ```
+    pub fn mapping(&self) -> Result<RingMapping<'_>, Error> {
         if !self.writable {
             return Err(Error::ReadOnlyRing);
         }
-        Ok(self.mmap.attach()?)
+        Ok(RingMapping::new(self.mmap.attach()?, None))
     }
 
     /// A view of the ring that only loads (see [`ReadOnlyMapping`]), for a ring of any kind.
@@ -136,12 +187,29 @@ impl Ring {
     /// zero-copy views into the kernel's mapping when contiguous. Another kind of ring is
     /// [`Error::RingKind`]: a backward ring's records do not follow one another forward, and
     /// an overwrite ring's page is read-only and its bytes are overwritten while read.
-    pub fn consumer(&self) -> Result<Consumer<Mapping<'_>, Trusted>, Error> {
+    ///
+    /// One consumer per event's ring: while it is alive, another (from this ring or another
+    /// mapping of the event) is [`Error::ConsumerTaken`]. Pass a scratch of
+    /// [`perfring::consumer::Scratch`] (64 KiB: any record fits) to its readers: a record that
+    /// wraps the end of the ring is copied there, and a smaller one can refuse it.
+    pub fn consumer(&self) -> Result<Consumer<RingMapping<'_>, Trusted>, Error> {
         self.expect_kind(false, true, "Ring::consumer")?;
+        if !self.claims.take_consumer() {
+            return Err(Error::ConsumerTaken);
+        }
+        let mapping = match self.mmap.attach() {
+            Ok(mapping) => RingMapping::new(mapping, Some(Arc::clone(&self.claims))),
+            Err(error) => {
+                self.claims.release_consumer();
+                return Err(error.into());
+            }
+        };
         // SAFETY: the producer of this ring is the kernel, which follows the protocol over a
         // writable mapping (checked above): it never writes between data_tail and data_head,
-        // and zero-copy views are only handed out for the duration of a batch.
-        let mut consumer = unsafe { Consumer::trusted(self.mapping()?) }?;
+        // and zero-copy views are only handed out for the duration of a batch. This is the
+        // ring's one consumer (the claim, held by the mapping until the consumer is dropped),
+        // and the mapping is lent out only where it cannot be split into a producer.
+        let mut consumer = unsafe { Consumer::trusted(mapping) }?;
         consumer.configure(perfring::consumer::Config::EVERY_BATCH);
         Ok(consumer)
     }
@@ -150,7 +218,7 @@ impl Ring {
     /// `data_tail`, so the kernel reuses the space (and drops, counted, when the ring is full).
     /// Another kind of ring is [`Error::RingKind`] (a backward overwrite ring:
     /// [`Ring::overwrite_reader`]).
-    pub fn backward_reader(&self) -> Result<BackwardReader<Mapping<'_>>, Error> {
+    pub fn backward_reader(&self) -> Result<BackwardReader<RingMapping<'_>>, Error> {
         self.expect_kind(true, true, "Ring::backward_reader")?;
         Ok(BackwardReader::new(self.mapping()?, true)?)
     }
@@ -238,14 +306,18 @@ pub struct AuxArea<'r> {
 }
 
 impl AuxArea<'_> {
-    /// perfring's view of the ring (control page and data area) with this AUX area attached.
-    pub fn mapping(&self) -> Result<Mapping<'_>, Error> {
-        Ok(self.mmap.attach_as_aux(self.ring.mapping()?)?)
+    /// perfring's view of the ring (control page and data area) with this AUX area attached,
+    /// lent as a [`RingMapping`] (see [`Ring::mapping`]).
+    pub fn mapping(&self) -> Result<RingMapping<'_>, Error> {
+        if !self.ring.writable {
+            return Err(Error::ReadOnlyRing);
+        }
+        Ok(RingMapping::new(self.mmap.attach_as_aux(self.ring.mmap.attach()?)?, None))
     }
 
     /// The consumer of the AUX area: [`AuxConsumer::read`] in a writable AUX mapping (it
     /// stores `aux_tail`), [`AuxConsumer::snapshot`] in a read-only one.
-    pub fn consumer(&self) -> Result<AuxConsumer<Mapping<'_>>, Error> {
+    pub fn consumer(&self) -> Result<AuxConsumer<RingMapping<'_>>, Error> {
         Ok(AuxConsumer::new(self.mapping()?)?)
     }
 

@@ -34,7 +34,7 @@
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::time::Duration;
 
-use perfring::consumer::RawRecord;
+use perfring::consumer::{RawRecord, Scratch};
 use perfring::record::{
     types, AttributeError, DecodeError, Endian, EventLayout as Layout, EventSet, EventSetError, FixedSample, Header,
     IdEntry, Inconsistency, Record, RecordView, SampleError, SampleView,
@@ -81,7 +81,10 @@ impl SessionBuilder {
         self
     }
 
-    /// Data pages of each CPU's ring (a power of two; default 16).
+    /// Data pages of each CPU's ring: a power of two, at least 1 (default 16). Another number
+    /// (0 among them: a ring of the control page alone holds no records) is
+    /// [`SessionError::DataPages`] from [`open`](SessionBuilder::open), before anything is
+    /// opened or started.
     pub fn data_pages(mut self, pages: usize) -> Self {
         self.data_pages = pages;
         self
@@ -97,9 +100,22 @@ impl SessionBuilder {
     /// Open every event on every online CPU (and, for a process, every thread), map one ring
     /// per CPU and point the CPU's other events at it. A command is started held before
     /// `exec`, so that nothing of it runs unobserved; [`Session::start`] lets it go.
+    ///
+    /// Refused before anything is opened or forked: no event ([`SessionError::NoEvents`]), an
+    /// empty command ([`SessionError::EmptyCommand`]), a pid that is not positive
+    /// ([`SessionError::InvalidPid`]) or names no process ([`SessionError::NoSuchProcess`]),
+    /// `data_pages` not a power of two ≥ 1 ([`SessionError::DataPages`]).
     pub fn open(self) -> Result<Session, SessionError> {
         if self.attrs.is_empty() {
             return Err(SessionError::NoEvents);
+        }
+        match &self.scope {
+            Scope::Command(argv) if argv.is_empty() => return Err(SessionError::EmptyCommand),
+            &Scope::Process(pid) if pid <= 0 => return Err(SessionError::InvalidPid { pid }),
+            _ => {}
+        }
+        if !self.data_pages.is_power_of_two() {
+            return Err(SessionError::DataPages { data_pages: self.data_pages });
         }
         // Checked before anything is opened; the set itself is made of the attrs the kernel took.
         let mut check = EventSet::new(vec![Layout::EMPTY; self.attrs.len()], [IdEntry::EMPTY; 0]);
@@ -142,7 +158,7 @@ impl SessionBuilder {
             set,
             epoll,
             lost,
-            scratch: vec![0; 1 << 16],
+            scratch: RecordScratch(Box::default()),
             started: false,
             status: None,
         })
@@ -224,10 +240,24 @@ pub struct Session {
     epoll: sys::Epoll,
     /// Σ of the LOST records drained from each ring.
     lost: Vec<u64>,
-    /// Where a record that wraps around a ring's end is copied whole.
-    scratch: Vec<u8>,
+    /// Where a record that wraps around a ring's end is copied whole: perfring's [`Scratch`],
+    /// which holds the largest record (a u16 size), so that no record can stop a drain
+    /// ([`perfring::ReadError::ScratchTooSmall`] cannot happen).
+    scratch: RecordScratch,
     started: bool,
     status: Option<i32>,
+}
+
+/// A session's [`Scratch`], boxed (64 KiB: room for any record, whose size is a u16).
+struct RecordScratch(Box<Scratch>);
+
+// Every record fits: a drain can never stop on `ReadError::ScratchTooSmall`.
+const _: () = assert!(std::mem::size_of::<Scratch>() > u16::MAX as usize);
+
+impl std::fmt::Debug for RecordScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Scratch({} bytes)", self.0.len())
+    }
 }
 
 impl Session {
@@ -251,16 +281,25 @@ impl Session {
         SessionBuilder { scope, attrs: Vec::new(), data_pages: 16, stdout: Stdout::Inherit }
     }
 
-    /// Start: let the command `exec` (its events start there), or enable every event.
+    /// Start: let the command `exec` (its events start there), or enable every event. Nothing
+    /// runs or is recorded before this call (or [`run`](Session::run)). [`Error::Exec`] if the
+    /// command could not be executed, on this call and every later one (the command has then
+    /// exited with status 127, which [`exit_status`](Session::exit_status) gives); once
+    /// started, a further call is `Ok(())`.
     pub fn start(&mut self) -> Result<(), Error> {
-        if !self.started {
-            self.started = true;
-            match &mut self.command {
-                Some(command) => command.start()?,
-                None => self.events.iter().try_for_each(|o| o.event.enable())?,
+        match &mut self.command {
+            Some(command) => {
+                // Released whether or not the exec succeeds: the command ends either way.
+                self.started = true;
+                command.start()
             }
+            None if !self.started => {
+                self.events.iter().try_for_each(|o| o.event.enable())?;
+                self.started = true;
+                Ok(())
+            }
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Stop every event (the command, if any, runs on).
@@ -272,11 +311,22 @@ impl Session {
     /// forever). Returns whether the session has ended: the command exited, or every thread
     /// of the process did (a session over all CPUs ends only when the caller stops). After the
     /// end, [`drain`](Session::drain) once more.
+    ///
+    /// [`Error::NotStarted`] before [`start`](Session::start): waiting never starts the
+    /// command (it is held before `exec` until `start`), and nothing would wake it.
     pub fn wait(&mut self, timeout: Option<Duration>) -> Result<bool, Error> {
+        if !self.started {
+            return Err(Error::NotStarted);
+        }
         if self.ended()? {
             return Ok(true);
         }
         let alive: Vec<usize> = (0..self.events.len()).filter(|&i| !self.events[i].hung_up).collect();
+        if alive.is_empty() {
+            // Every event hung up, the command not yet reaped: a short pause, not a spin.
+            std::thread::sleep(timeout.unwrap_or(Duration::MAX).min(Duration::from_millis(10)));
+            return self.ended();
+        }
         let fds: Vec<BorrowedFd<'_>> = alive.iter().map(|&i| self.events[i].event.as_fd()).collect();
         let ready = crate::wait::wait(&fds, timeout)?;
         for (&i, r) in alive.iter().zip(&ready) {
@@ -295,12 +345,14 @@ impl Session {
 
     /// Hand every record now in the rings to `f`, ring by ring (oldest first within a ring),
     /// and free their space; returns how many. LOST records are also added to
-    /// [`lost`](Session::lost).
+    /// [`lost`](Session::lost). A record that wraps around a ring's end is copied whole into
+    /// the session's own [`Scratch`] (64 KiB, room for any record), so a drain never stops
+    /// on one. Before [`start`](Session::start), nothing has been recorded: 0.
     pub fn drain(&mut self, mut f: impl FnMut(&SessionRecord<'_>)) -> Result<usize, Error> {
         let mut n = 0;
         for (ring_index, ring) in self.rings.iter().enumerate() {
             let (set, lost, cpu) = (&self.set, &mut self.lost[ring_index], self.cpus[ring_index]);
-            n += ring.consumer()?.for_each(&mut self.scratch, |raw| {
+            n += ring.consumer()?.for_each(&mut self.scratch.0[..], |raw| {
                 if raw.header.type_ == types::LOST {
                     // `{header, u64 id, u64 lost, …}`: the count at offset 16.
                     *lost += Endian::NATIVE.u64_at(raw.bytes, 16).unwrap_or(0);
@@ -326,7 +378,9 @@ impl Session {
     }
 
     /// The command's exit status, waiting for it to end (`None` without a command). 127: the
-    /// command could not be executed; 128 + N: killed by signal N.
+    /// command could not be executed ([`start`](Session::start) said so with
+    /// [`Error::Exec`]); 128 + N: killed by signal N. [`Error::NotStarted`] before
+    /// [`start`](Session::start): waiting never starts the command.
     pub fn exit_status(&mut self) -> Result<Option<i32>, Error> {
         match &mut self.command {
             Some(command) => Ok(Some(command.wait()?)),
@@ -466,6 +520,25 @@ pub enum SessionError {
     Setup(Error),
     /// The event set refused an event or an id (an id the kernel gave twice).
     EventSet(EventSetError),
+    /// [`Session::command`] with an empty command line: give at least the program.
+    EmptyCommand,
+    /// [`Session::process`] with a pid that is not positive (0 and negative numbers name no
+    /// single process).
+    InvalidPid {
+        /// The pid given.
+        pid: i32,
+    },
+    /// [`Session::process`] of a pid no process has (`/proc/PID/task` is absent): it never
+    /// existed or has exited. No event was opened.
+    NoSuchProcess {
+        /// The pid given.
+        pid: i32,
+    },
+    /// [`SessionBuilder::data_pages`] is not a power of two ≥ 1.
+    DataPages {
+        /// The data pages asked for.
+        data_pages: usize,
+    },
 }
 
 impl std::fmt::Display for SessionError {
@@ -480,6 +553,20 @@ impl std::fmt::Display for SessionError {
             SessionError::Open { event, cpu, error } => write!(f, "event {event} on CPU {cpu}: {error}"),
             SessionError::Setup(e) => write!(f, "{e}"),
             SessionError::EventSet(e) => write!(f, "the event set: {e}"),
+            SessionError::EmptyCommand => {
+                write!(f, "the session's command is empty: give Session::command at least the program to run")
+            }
+            SessionError::InvalidPid { pid } => {
+                write!(f, "Session::process({pid}): a pid must be positive (for this process, use std::process::id())")
+            }
+            SessionError::NoSuchProcess { pid } => {
+                write!(f, "Session::process({pid}): no process {pid} (/proc/{pid}/task is absent): check the pid")
+            }
+            SessionError::DataPages { data_pages } => write!(
+                f,
+                "SessionBuilder::data_pages({data_pages}): each ring needs at least one data page, a power of two \
+                 (1, 2, 4, …)"
+            ),
         }
     }
 }
@@ -491,7 +578,11 @@ impl std::error::Error for SessionError {
             SessionError::Open { error, .. } => Some(error),
             SessionError::Setup(e) => Some(e),
             SessionError::EventSet(e) => Some(e),
-            SessionError::NoEvents => None,
+            SessionError::NoEvents
+            | SessionError::EmptyCommand
+            | SessionError::InvalidPid { .. }
+            | SessionError::NoSuchProcess { .. }
+            | SessionError::DataPages { .. } => None,
         }
     }
 }
@@ -502,12 +593,18 @@ impl From<Error> for SessionError {
     }
 }
 
-/// The threads of a running process (`/proc/PID/task`).
+/// The threads of a running process (`/proc/PID/task`): [`SessionError::NoSuchProcess`] if it
+/// has none (absent, or exited meanwhile).
 fn threads_of(pid: i32) -> Result<Vec<i32>, SessionError> {
-    let mut tids: Vec<i32> = std::fs::read_dir(format!("/proc/{pid}/task"))
-        .map_err(|_| SessionError::Open { event: 0, cpu: 0, error: OpenError::NoSuchTask { pid } })?
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
+    let dir = match std::fs::read_dir(format!("/proc/{pid}/task")) {
+        Ok(dir) => dir,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(SessionError::NoSuchProcess { pid }),
+        Err(e) => return Err(io_err("reading /proc/PID/task")(e).into()),
+    };
+    let mut tids: Vec<i32> = dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect();
+    if tids.is_empty() {
+        return Err(SessionError::NoSuchProcess { pid });
+    }
     tids.sort_unstable();
     Ok(tids)
 }

@@ -330,15 +330,22 @@ pub(crate) fn page_size() -> usize {
     }
 }
 
-/// A child forked to run a command, held between `fork` and `exec` until [`HeldChild::release`]
-/// (so that events can be opened on its pid, with `enable_on_exec`, before it runs), and reaped
-/// with `waitpid`. (`std::process::Command` cannot do this: its `spawn` waits for the `exec`.)
+/// A child forked to run a command, held between `fork` and `exec` until
+/// [`HeldChild::release_and_exec`] (so that events can be opened on its pid, with
+/// `enable_on_exec`, before it runs), and reaped with `waitpid`. (`std::process::Command`
+/// cannot do this: its `spawn` waits for the `exec`.) Only `release_and_exec` releases it:
+/// waiting for a held child never lets it run.
 pub(crate) struct HeldChild {
     pid: i32,
+    /// The write end of the gate the child waits on before `exec`: `None` once released.
     gate: Option<OwnedFd>,
     /// The read end of the pipe the child reports a failed `exec` on (its errno; closed by a
     /// successful `exec`, which the close-on-exec flag does).
     report: Option<OwnedFd>,
+    /// The errno of a failed `exec`, once read from `report`: every later release reports it.
+    exec_errno: Option<i32>,
+    /// SIGKILL sent by [`HeldChild::kill`]: a held child then ends without running.
+    killed: bool,
     status: Option<i32>,
 }
 
@@ -353,6 +360,12 @@ impl HeldChild {
         // Everything the child uses is prepared before the fork: it must not allocate.
         let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
         ptrs.push(std::ptr::null());
+        // From the pipes' creation until this process has closed the child's ends, no other
+        // launch forks: a child held before `exec` keeps whatever it inherited, and one holding
+        // the write end of this child's report pipe would keep `release_and_exec` from ever
+        // seeing it close.
+        static SPAWN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _spawning = SPAWN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut fds = [0i32; 2];
         let mut rep = [0i32; 2];
         // SAFETY: `fds` and `rep` each have room for the two descriptors pipe2 writes.
@@ -402,12 +415,29 @@ impl HeldChild {
         if pid < 0 {
             return Err(io::Error::last_os_error());
         }
-        Ok(HeldChild { pid, gate: Some(gate), report: Some(report), status: None })
+        Ok(HeldChild { pid, gate: Some(gate), report: Some(report), exec_errno: None, killed: false, status: None })
     }
 
-    /// Let the child exec, and wait until it has: the error `execvp` gave, if it failed.
+    /// Let the child exec, and wait until it has: the error `execvp` gave, if it failed (again
+    /// on every later call). A child killed (or ended by a signal) while held never execs:
+    /// ESRCH.
     pub(crate) fn release_and_exec(&mut self) -> io::Result<()> {
-        self.release();
+        if self.gate.is_some() && !self.held()? {
+            return Err(io::Error::from_raw_os_error(libc::ESRCH));
+        }
+        if let Some(gate) = self.gate.take() {
+            // One byte opens the gate. Not the close alone: a child another thread forked
+            // while this one was held inherited a copy of the gate's write end, and the
+            // read would wait for that child too before it saw the end of the pipe.
+            // SAFETY: writing one byte from a valid buffer to our own pipe's write end.
+            let wrote = unsafe { libc::write(gate.as_raw_fd(), [1u8].as_ptr().cast(), 1) };
+            if wrote != 1 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        if let Some(errno) = self.exec_errno {
+            return Err(io::Error::from_raw_os_error(errno));
+        }
         let Some(report) = self.report.take() else { return Ok(()) };
         let mut errno = [0u8; 4];
         let mut got = 0;
@@ -421,7 +451,9 @@ impl HeldChild {
                 _ => return Err(io::Error::last_os_error()),
             }
         }
-        Err(io::Error::from_raw_os_error(i32::from_ne_bytes(errno)))
+        let errno = i32::from_ne_bytes(errno);
+        self.exec_errno = Some(errno);
+        Err(io::Error::from_raw_os_error(errno))
     }
 
     /// Send `signal` to the child unless it has been reaped.
@@ -440,20 +472,28 @@ impl HeldChild {
 
     /// SIGKILL the child (held or running) unless it has been reaped already.
     pub(crate) fn kill(&mut self) -> io::Result<()> {
-        self.signal(libc::SIGKILL)
+        self.signal(libc::SIGKILL)?;
+        self.killed = true;
+        Ok(())
     }
 
-    /// Let the child exec (closing the gate ends its read).
-    pub(crate) fn release(&mut self) {
-        self.gate = None;
+    /// Whether the child is still held before `exec`: not released, not killed, not ended (a
+    /// signal from elsewhere may end a held child; it is reaped here if one did).
+    pub(crate) fn held(&mut self) -> io::Result<bool> {
+        if self.gate.is_none() || self.killed || self.status.is_some() {
+            return Ok(false);
+        }
+        Ok(self.wait(false)?.is_none())
     }
 
-    /// The exit status if the child has ended (`waitpid` with `WNOHANG`, or blocking).
+    /// The exit status if the child has ended (`waitpid` with `WNOHANG`, or blocking). Never
+    /// releases a held child; nor blocks on one (it would never end): a held child that has
+    /// not ended is `Ok(None)` even when `block` (see [`HeldChild::held`]).
     pub(crate) fn wait(&mut self, block: bool) -> io::Result<Option<i32>> {
         if self.status.is_some() {
             return Ok(self.status);
         }
-        self.release();
+        let block = block && (self.gate.is_none() || self.killed);
         let mut status = 0;
         loop {
             // SAFETY: waiting for our own child; `status` is a valid out-parameter.
@@ -516,6 +556,86 @@ pub(crate) fn catch_sigint() -> io::Result<()> {
 /// Whether SIGINT or SIGTERM arrived since [`catch_sigint`].
 pub(crate) fn sigint_seen() -> bool {
     SIGINT_SEEN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// perfring's [`Mapping`](perfring::Mapping) of a [`Ring`](crate::Ring) (its control page and
+/// data area, and its AUX area when from an [`AuxArea`](crate::AuxArea)), lent out so that it
+/// cannot be [`split`](perfring::split): it dereferences to `&Mapping` and is
+/// [`RingMemory`](perfring::RingMemory) by forwarding to it, but it is not
+/// [`ExclusiveMemory`](perfring::ExclusiveMemory). The kernel produces into this ring: a second
+/// producer would fault (the kernel maps the data pages read-only to user space) or race it.
+///
+/// The one consumer of an event's ring ([`Ring::consumer`](crate::Ring::consumer)) reads
+/// through one that holds the ring's claim, given back when it is dropped.
+#[derive(Debug)]
+pub struct RingMapping<'r> {
+    mapping: perfring::Mapping<'r>,
+    claim: Option<std::sync::Arc<crate::ring::RingClaims>>,
+}
+
+impl<'r> RingMapping<'r> {
+    /// `mapping`, holding the consumer claim of `claim` (taken by the caller) until dropped.
+    pub(crate) fn new(mapping: perfring::Mapping<'r>, claim: Option<std::sync::Arc<crate::ring::RingClaims>>) -> Self {
+        RingMapping { mapping, claim }
+    }
+}
+
+impl<'r> std::ops::Deref for RingMapping<'r> {
+    type Target = perfring::Mapping<'r>;
+    fn deref(&self) -> &perfring::Mapping<'r> {
+        &self.mapping
+    }
+}
+
+impl Drop for RingMapping<'_> {
+    fn drop(&mut self) {
+        if let Some(claim) = &self.claim {
+            claim.release_consumer();
+        }
+    }
+}
+
+// SAFETY: forwards every call to the `Mapping`, which upholds the contract for the same bytes.
+unsafe impl perfring::RingMemory for RingMapping<'_> {
+    #[inline(always)]
+    fn size(&self, area: perfring::memory::Area) -> usize {
+        self.mapping.size(area)
+    }
+    #[inline(always)]
+    fn position(&self, p: perfring::memory::Position) -> &perfring::loom::AtomicUsize {
+        self.mapping.position(p)
+    }
+    #[inline(always)]
+    fn page_word(&self, offset: usize) -> &perfring::loom::AtomicU32 {
+        self.mapping.page_word(offset)
+    }
+    #[inline(always)]
+    fn paused(&self) -> &perfring::loom::AtomicBool {
+        self.mapping.paused()
+    }
+    #[inline(always)]
+    fn write_gen(&self) -> &perfring::loom::AtomicUsize {
+        self.mapping.write_gen()
+    }
+    #[inline(always)]
+    unsafe fn write(&self, area: perfring::memory::Area, offset: usize, src: &[u8]) {
+        // SAFETY: the caller upholds `write`'s contract, which is the Mapping's.
+        unsafe { self.mapping.write(area, offset, src) }
+    }
+    #[inline(always)]
+    unsafe fn read(&self, area: perfring::memory::Area, offset: usize, dst: &mut [u8]) {
+        // SAFETY: the caller upholds `read`'s contract, which is the Mapping's.
+        unsafe { self.mapping.read(area, offset, dst) }
+    }
+    #[inline(always)]
+    fn load_words(&self, area: perfring::memory::Area, offset: usize, dst: &mut [u8]) -> bool {
+        self.mapping.load_words(area, offset, dst)
+    }
+    #[inline(always)]
+    unsafe fn view(&self, area: perfring::memory::Area, offset: usize, len: usize) -> Option<&[u8]> {
+        // SAFETY: the caller upholds `view`'s contract, which is the Mapping's.
+        unsafe { self.mapping.view(area, offset, len) }
+    }
 }
 
 #[cfg(test)]

@@ -25,8 +25,12 @@ pub struct Readiness {
 }
 
 /// Wait until one of `fds` is ready or `timeout` passes (`None`: forever); returns each one's
-/// readiness, in order (all not-ready on a timeout).
+/// readiness, in order (all not-ready on a timeout). With no `fds` there is nothing to wait
+/// for: an empty `Vec` at once, whatever the `timeout` (it neither blocks forever nor sleeps).
 pub fn wait(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -> Result<Vec<Readiness>, Error> {
+    if fds.is_empty() {
+        return Ok(Vec::new());
+    }
     let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
     let mut revents = vec![0i16; fds.len()];
     sys::poll(fds, &mut revents, ms).map_err(io_err("poll(2)"))?;
@@ -40,7 +44,7 @@ pub fn wait(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -> Result<Vec<Rea
         .collect())
 }
 
-/// [`wait`] on anything [`AsFd`] (events, rings, or both).
+/// [`wait`] on anything [`AsFd`] (events, rings, or both); none: an empty `Vec` at once.
 pub fn wait_all<F: AsFd>(items: &[&F], timeout: Option<Duration>) -> Result<Vec<Readiness>, Error> {
     let fds: Vec<BorrowedFd<'_>> = items.iter().map(|f| f.as_fd()).collect();
     wait(&fds, timeout)

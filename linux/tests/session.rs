@@ -160,9 +160,7 @@ fn open_refuses_no_events_ambiguous_events_and_a_missing_process() {
         "{e:?}"
     );
     assert!(!marker.exists(), "the command ran although its events did not open");
+    // No process: said of the pid, before any event is opened (not "event 0 on CPU 0").
     let e = Session::process(i32::MAX).event(a).open();
-    assert!(
-        matches!(e, Err(SessionError::Open { error: perfring_linux::OpenError::NoSuchTask { pid: i32::MAX }, .. })),
-        "{e:?}"
-    );
+    assert!(matches!(e, Err(SessionError::NoSuchProcess { pid: i32::MAX })), "{e:?}");
 }
