@@ -183,7 +183,10 @@ fn event_spec(item: &str) -> Result<EventSpec, String> {
         }
         (u, k, h) = (m.contains('u'), m.contains('k'), m.contains('h'));
     }
-    let attr = attr.exclude_user(!u).exclude_kernel(!k).exclude_hv(!h);
+    // perf's default, and its `u` modifier, also leave the guest out (`exclude_guest`: perf
+    // records a host's own activity unless asked for a guest's); `k` or `h` alone do not.
+    let guest = mods.is_some_and(|m| !m.contains('u'));
+    let attr = attr.exclude_user(!u).exclude_kernel(!k).exclude_hv(!h).exclude_guest(!guest);
     Ok(EventSpec { name: item.to_string(), attr, modified: mods.is_some() })
 }
 
@@ -497,12 +500,14 @@ mod tests {
         let bits = |e: &str| {
             let a = event_spec(e).unwrap().attr;
             let f = a.attr().flags;
-            [attr_flags::EXCLUDE_USER, attr_flags::EXCLUDE_KERNEL, attr_flags::EXCLUDE_HV].map(|m| f & m != 0)
+            [attr_flags::EXCLUDE_USER, attr_flags::EXCLUDE_KERNEL, attr_flags::EXCLUDE_HV, attr_flags::EXCLUDE_GUEST]
+                .map(|m| f & m != 0)
         };
-        assert_eq!(bits("cpu-clock"), [false, false, false]);
-        assert_eq!(bits("cpu-clock:u"), [false, true, true]);
-        assert_eq!(bits("page-faults:k"), [true, false, true]);
-        assert_eq!(bits("cs:uk"), [false, false, true]);
+        // As `perf record -e … ; perf evlist -v` shows perf 6.1 setting them.
+        assert_eq!(bits("cpu-clock"), [false, false, false, true]);
+        assert_eq!(bits("cpu-clock:u"), [false, true, true, true]);
+        assert_eq!(bits("page-faults:k"), [true, false, true, false]);
+        assert_eq!(bits("cs:uk"), [false, false, true, true]);
         assert!(event_spec("cpu-clock:x").is_err());
         assert!(event_spec("no-such-event").is_err());
     }
