@@ -12,6 +12,7 @@ use crate::memory::{Area, ModelRing, Position};
 use crate::producer::{Config, EventIdentity, Producer};
 use crate::record::{types, Endian, Header};
 use crate::split;
+use crate::test_memory::LoadHook;
 use crate::RingMemory;
 
 type Ring = ModelRing<64, 8>; // 512-byte data ring, 64-byte AUX area
@@ -315,55 +316,6 @@ fn snapshots_and_reads_at_unaligned_positions_return_exactly_the_bytes_written()
     }
 }
 
-/// A ring whose AUX area the "hardware" overwrites in the middle of a snapshot's copy: on the
-/// consumer's first atomic load of AUX bytes, `bytes` more are written after the head.
-struct OverwrittenDuringCopy<'a> {
-    ring: &'a Ring,
-    bytes: Cell<usize>,
-}
-
-// SAFETY: forwards every call to `ring`, which upholds the contract; the extra write in
-// `load_words` stays inside the AUX area (`off + 1 <= size`) and is single-threaded.
-unsafe impl crate::RingMemory for OverwrittenDuringCopy<'_> {
-    fn size(&self, area: Area) -> usize {
-        self.ring.size(area)
-    }
-    fn position(&self, p: Position) -> &crate::loom::AtomicUsize {
-        self.ring.position(p)
-    }
-    fn page_word(&self, offset: usize) -> &crate::loom::AtomicU32 {
-        self.ring.page_word(offset)
-    }
-    fn paused(&self) -> &crate::loom::AtomicBool {
-        self.ring.paused()
-    }
-    fn write_gen(&self) -> &crate::loom::AtomicUsize {
-        self.ring.write_gen()
-    }
-    unsafe fn write(&self, area: Area, offset: usize, src: &[u8]) {
-        // SAFETY: the caller upholds `write`'s contract.
-        unsafe { self.ring.write(area, offset, src) }
-    }
-    unsafe fn read(&self, area: Area, offset: usize, dst: &mut [u8]) {
-        // SAFETY: the caller upholds `read`'s contract.
-        unsafe { self.ring.read(area, offset, dst) }
-    }
-    fn load_words(&self, area: Area, offset: usize, dst: &mut [u8]) -> bool {
-        let head = self.ring.position(Position::AuxHead);
-        for _ in 0..self.bytes.take() {
-            let at = head.load(LOCAL);
-            // SAFETY: (at & 63) + 1 <= 64, the AUX area's size; nothing else runs.
-            unsafe { self.ring.write(Area::Aux, at & 63, &[0xee]) };
-            head.store(at + 1, B_HEAD_STORE);
-        }
-        self.ring.load_words(area, offset, dst)
-    }
-    unsafe fn view(&self, area: Area, offset: usize, len: usize) -> Option<&[u8]> {
-        // SAFETY: the caller upholds `view`'s contract.
-        unsafe { self.ring.view(area, offset, len) }
-    }
-}
-
 #[test]
 fn a_snapshot_overwritten_during_its_copy_returns_only_the_bytes_still_there() {
     let mut ring = Ring::new().unwrap();
@@ -371,7 +323,20 @@ fn a_snapshot_overwritten_during_its_copy_returns_only_the_bytes_still_there() {
     let ring = *data.memory();
     let all: Vec<u8> = (0..64).collect();
     publish(&mut aux, &data, &all);
-    let racing = OverwrittenDuringCopy { ring, bytes: Cell::new(20) };
+    // The "hardware" overwrites the AUX area in the middle of the copy: on the consumer's first
+    // atomic load of AUX bytes, 20 more are written after the head.
+    let bytes = Cell::new(20);
+    let overwrite = |ring: &Ring, area, offset, dst: &mut [u8]| {
+        let head = ring.position(Position::AuxHead);
+        for _ in 0..bytes.take() {
+            let at = head.load(LOCAL);
+            // SAFETY: (at & 63) + 1 <= 64, the AUX area's size; nothing else runs.
+            unsafe { ring.write(Area::Aux, at & 63, &[0xee]) };
+            head.store(at + 1, B_HEAD_STORE);
+        }
+        ring.load_words(area, offset, dst)
+    };
+    let racing = LoadHook { ring, load: &overwrite };
     let mut snap = AuxConsumer::new(&racing).unwrap();
     let mut out = [0u8; 64];
     let s = snap.snapshot(&mut out);

@@ -81,6 +81,9 @@ mod selfmon_tests;
 #[cfg(all(test, not(loom)))]
 mod memory_tests;
 
+#[cfg(all(test, not(loom)))]
+mod test_memory;
+
 pub use backward::{BackwardError, BackwardReader};
 /// How a consumer releases and paces (re-exported from [`consumer`]).
 pub use consumer::{Config as ConsumerConfig, Pace};

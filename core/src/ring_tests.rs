@@ -10,6 +10,7 @@ use crate::consumer::{ReadError, Scratch};
 use crate::memory::{Area, LayoutError, Mapping, ModelRing, Position, RingMemory};
 use crate::producer::{Config, EventIdentity, Hooks, PreemptPoint, Producer, ReserveError};
 use crate::record::{sample_type, types, Endian, Header, LostRecord, SampleId};
+use crate::test_memory::LoadHook;
 use crate::{split, split_with_hooks};
 
 /// A record of `len` bytes: header {type 9, misc 0, size len}, then bytes `tag`, `tag+1`, ...
@@ -913,50 +914,6 @@ fn a_head_that_is_not_8_aligned_is_named_by_batch_and_available_and_skipped_roun
     assert_eq!(c.memory().position(Position::DataTail).load(crate::fences::LOCAL), 24);
 }
 
-/// A memory whose word loads fail from the `fail_from`-th call on (a debug probe losing the
-/// target, a guest page the hypervisor refuses).
-struct FailingLoads<'a> {
-    ring: &'a ModelRing<16>,
-    loads: Cell<usize>,
-    fail_from: usize,
-}
-
-// SAFETY: forwards every call to `ring`, which upholds the contract; a failed load copies nothing.
-unsafe impl RingMemory for FailingLoads<'_> {
-    fn size(&self, area: Area) -> usize {
-        self.ring.size(area)
-    }
-    fn position(&self, p: Position) -> &crate::loom::AtomicUsize {
-        self.ring.position(p)
-    }
-    fn page_word(&self, offset: usize) -> &crate::loom::AtomicU32 {
-        self.ring.page_word(offset)
-    }
-    fn paused(&self) -> &crate::loom::AtomicBool {
-        self.ring.paused()
-    }
-    fn write_gen(&self) -> &crate::loom::AtomicUsize {
-        self.ring.write_gen()
-    }
-    unsafe fn write(&self, area: Area, offset: usize, src: &[u8]) {
-        // SAFETY: the caller upholds `write`'s contract.
-        unsafe { self.ring.write(area, offset, src) }
-    }
-    unsafe fn read(&self, area: Area, offset: usize, dst: &mut [u8]) {
-        // SAFETY: the caller upholds `read`'s contract.
-        unsafe { self.ring.read(area, offset, dst) }
-    }
-    fn load_words(&self, area: Area, offset: usize, dst: &mut [u8]) -> bool {
-        let n = self.loads.get();
-        self.loads.set(n + 1);
-        n < self.fail_from && self.ring.load_words(area, offset, dst)
-    }
-    unsafe fn view(&self, area: Area, offset: usize, len: usize) -> Option<&[u8]> {
-        // SAFETY: the caller upholds `view`'s contract.
-        unsafe { self.ring.view(area, offset, len) }
-    }
-}
-
 #[test]
 fn a_failed_load_is_a_typed_error_never_a_stale_copy() {
     let mut ring = ModelRing::<16>::new().unwrap();
@@ -964,9 +921,17 @@ fn a_failed_load_is_a_typed_error_never_a_stale_copy() {
     p.output(&record(0xaa, 24), &EventIdentity::ANONYMOUS).unwrap();
     p.output(&record(0xbb, 24), &EventIdentity::ANONYMOUS).unwrap();
     let ring = p.memory();
+    // A memory whose word loads fail from the `fail_from`-th call on (a debug probe losing the
+    // target, a guest page the hypervisor refuses).
+    let (loads, fail_from) = (Cell::new(0), Cell::new(0));
+    let failing = |ring: &ModelRing<16>, area, offset, dst: &mut [u8]| {
+        let n = loads.replace(loads.get() + 1);
+        n < fail_from.get() && ring.load_words(area, offset, dst)
+    };
+    let mem = LoadHook { ring: *ring, load: &failing };
     // Loads: the first record's header, then its body in two parts (up to the area's end and
     // after it: 3 in all), then the second's header (fails).
-    let mem = FailingLoads { ring, loads: Cell::new(0), fail_from: 3 };
+    fail_from.set(3);
     let mut c = crate::Consumer::untrusted(&mem).unwrap();
     let mut scratch = Scratch::new();
     let mut got = Vec::new();
@@ -975,7 +940,9 @@ fn a_failed_load_is_a_typed_error_never_a_stale_copy() {
     assert_eq!(got, [record(0xaa, 24)], "the record before the failure, intact");
     // The body's load fails (the header loaded): the scratch still holds the first record's
     // bytes, and they must not come back as the second record.
-    let mem = FailingLoads { ring, loads: Cell::new(0), fail_from: 1 };
+    // A second consumer from the same tail (the first has not stored its deferred tail).
+    loads.set(0);
+    fail_from.set(1);
     let mut c = crate::Consumer::untrusted(&mem).unwrap();
     let res = c.for_each(&mut scratch, |_| panic!("no record from a failed load"));
     assert_eq!(res, Err(ReadError::LoadFailed { position: 0, len: 24 }));

@@ -12,17 +12,11 @@ use std::time::{Duration, Instant};
 use perfring::record::sample_type as st;
 use perfring_linux::attr::software;
 use perfring_linux::launch::Launch;
-use perfring_linux::{wait, wait_all, Error, EventAttr, Ring, Session, SessionBuilder, SessionError};
+use perfring_linux::{wait, wait_all, Error, EventAttr, Ring, Session, SessionError};
 
-fn open(builder: SessionBuilder) -> Option<Session> {
-    match builder.open() {
-        Ok(s) => Some(s),
-        Err(e) => {
-            perfring_test_support::skip(e);
-            None
-        }
-    }
-}
+mod common;
+
+use common::open_session as open;
 
 fn clock() -> EventAttr {
     EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::TID)

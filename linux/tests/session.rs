@@ -9,19 +9,11 @@ use std::time::{Duration, Instant};
 
 use perfring::record::{sample_type as st, types, SampleError};
 use perfring_linux::attr::software;
-use perfring_linux::{EventAttr, Session, SessionBuilder, SessionError};
+use perfring_linux::{EventAttr, Session, SessionError};
 
 mod common;
 
-fn open(builder: SessionBuilder) -> Option<Session> {
-    match builder.open() {
-        Ok(s) => Some(s),
-        Err(e) => {
-            perfring_test_support::skip(e);
-            None
-        }
-    }
-}
+use common::open_session as open;
 
 const WORK: &str = "i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done";
 

@@ -1,4 +1,5 @@
-//! Helpers shared by the real-kernel tests.
+//! Helpers shared by the real-kernel tests (each test crate uses some of them).
+#![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 
@@ -23,4 +24,18 @@ pub fn busy_on_every_cpu(cpus: &[u32], d: Duration) {
             });
         }
     });
+}
+
+/// Open `builder`'s session, or skip saying why not (a kernel that refuses perf events:
+/// `perfring_test_support::skip`, a failure in CI).
+/// The skip line names the calling test's line.
+#[track_caller]
+pub fn open_session(builder: perfring_linux::SessionBuilder) -> Option<perfring_linux::Session> {
+    match builder.open() {
+        Ok(session) => Some(session),
+        Err(e) => {
+            perfring_test_support::skip(e);
+            None
+        }
+    }
 }
