@@ -452,18 +452,27 @@ fn legacy_put_handle_exposes_a_decreasing_data_head() {
 }
 
 #[test]
-fn consumer_errors_head_behind_and_too_far_ahead() {
+fn consumer_errors_name_a_head_behind_too_far_ahead_or_not_8_aligned() {
     let mut ring = ModelRing::<8>::new().unwrap();
     let (p, mut c) = split(&mut ring, Config::default()).unwrap();
     p.output(&record(1, 16), &EventIdentity::ANONYMOUS).unwrap();
     drain(&mut c);
     let head = p.memory().position(Position::DataHead);
+    // `batch` and `available` name the same fault.
     head.store(8, crate::fences::LOCAL);
     assert_eq!(c.batch().err(), Some(ReadError::HeadBehindTail { head: 8, tail: 16 }));
+    assert_eq!(c.available(), Err(ReadError::HeadBehindTail { head: 8, tail: 16 }));
     head.store(16 + 72, crate::fences::LOCAL);
     assert_eq!(c.batch().err(), Some(ReadError::HeadTooFarAhead { head: 88, tail: 16, data_size: 64 }));
     head.store(usize::MAX / 2, crate::fences::LOCAL);
     assert!(matches!(c.batch().err(), Some(ReadError::HeadTooFarAhead { .. })));
+    head.store(16 + 13, crate::fences::LOCAL);
+    assert_eq!(c.batch().err(), Some(ReadError::MisalignedHead { head: 29 }));
+    assert_eq!(c.available(), Err(ReadError::MisalignedHead { head: 29 }));
+    // Giving up keeps the tail 8-aligned.
+    assert_eq!(c.skip_to_head(), 8);
+    assert_eq!(c.tail(), 24);
+    assert_eq!(c.memory().position(Position::DataTail).load(crate::fences::LOCAL), 24);
 }
 
 /// Write raw header bytes at ring offset `off` and publish `head`.
@@ -891,27 +900,6 @@ fn the_tail_is_released_by_policy_when_caught_up_and_on_drop() {
     let (_, c) = split(&mut big, Config::default()).unwrap();
     assert_eq!(c.config().tail, TailPolicy::Deferred { bytes: ConsumerConfig::DEFAULT_DEFERRAL });
     assert_eq!(ConsumerConfig::DEFAULT_DEFERRAL, 4096);
-}
-
-#[test]
-fn a_head_that_is_not_8_aligned_is_named_by_batch_and_available_and_skipped_rounded_down() {
-    let mut ring = ModelRing::<8>::new().unwrap();
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
-    p.output(&record(1, 16), &EventIdentity::ANONYMOUS).unwrap();
-    drain(&mut c);
-    let head = p.memory().position(Position::DataHead);
-    head.store(16 + 13, crate::fences::LOCAL);
-    assert_eq!(c.batch().err(), Some(ReadError::MisalignedHead { head: 29 }));
-    assert_eq!(c.available(), Err(ReadError::MisalignedHead { head: 29 }));
-    // Behind the tail: the same error from both.
-    head.store(8, crate::fences::LOCAL);
-    assert_eq!(c.available(), Err(ReadError::HeadBehindTail { head: 8, tail: 16 }));
-    assert_eq!(c.batch().err(), Some(ReadError::HeadBehindTail { head: 8, tail: 16 }));
-    // Giving up keeps the tail 8-aligned.
-    head.store(16 + 13, crate::fences::LOCAL);
-    assert_eq!(c.skip_to_head(), 8);
-    assert_eq!(c.tail(), 24);
-    assert_eq!(c.memory().position(Position::DataTail).load(crate::fences::LOCAL), 24);
 }
 
 #[test]
