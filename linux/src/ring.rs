@@ -86,6 +86,11 @@ impl RingClaims {
         !self.consumer.swap(true, Ordering::AcqRel)
     }
 
+    /// Whether the event's output goes to another event's ring.
+    fn redirected(&self) -> bool {
+        self.redirected.load(Ordering::Acquire)
+    }
+
     /// Give the consumer claim back (its consumer was dropped).
     pub(crate) fn release_consumer(&self) {
         self.consumer.store(false, Ordering::Release);
@@ -110,7 +115,7 @@ impl Ring {
             return Err(Error::RingSize { data_pages });
         }
         let claims = event.ring_claims();
-        if claims.redirected.load(Ordering::Acquire) {
+        if claims.redirected() {
             return Err(Error::RingRedirected);
         }
         let page = sys::page_size();
@@ -140,10 +145,16 @@ impl Ring {
     /// # Ok(()) }
     /// ```
     pub fn mapping(&self) -> Result<RingMapping<'_>, Error> {
+        Ok(RingMapping::new(self.attach()?, None))
+    }
+
+    /// perfring's `Mapping` of a writable ring, for this crate to lend out unsplittable
+    /// ([`RingMapping`]); a read-only ring is [`Error::ReadOnlyRing`].
+    fn attach(&self) -> Result<perfring::Mapping<'_>, Error> {
         if !self.writable {
             return Err(Error::ReadOnlyRing);
         }
-        Ok(RingMapping::new(self.mmap.attach()?, None))
+        Ok(self.mmap.attach()?)
     }
 
     /// A view of the ring that only loads (see [`ReadOnlyMapping`]), for a ring of any kind.
@@ -194,16 +205,12 @@ impl Ring {
     /// wraps the end of the ring is copied there, and a smaller one can refuse it.
     pub fn consumer(&self) -> Result<Consumer<RingMapping<'_>, Trusted>, Error> {
         self.expect_kind(false, true, "Ring::consumer")?;
+        let mapping = self.attach()?;
         if !self.claims.take_consumer() {
             return Err(Error::ConsumerTaken);
         }
-        let mapping = match self.mmap.attach() {
-            Ok(mapping) => RingMapping::new(mapping, Some(Arc::clone(&self.claims))),
-            Err(error) => {
-                self.claims.release_consumer();
-                return Err(error.into());
-            }
-        };
+        // From here the claim is the mapping's: given back when it (the consumer) is dropped.
+        let mapping = RingMapping::new(mapping, Some(Arc::clone(&self.claims)));
         // SAFETY: the producer of this ring is the kernel, which follows the protocol over a
         // writable mapping (checked above): it never writes between data_tail and data_head,
         // and zero-copy views are only handed out for the duration of a batch. This is the
@@ -309,10 +316,7 @@ impl AuxArea<'_> {
     /// perfring's view of the ring (control page and data area) with this AUX area attached,
     /// lent as a [`RingMapping`] (see [`Ring::mapping`]).
     pub fn mapping(&self) -> Result<RingMapping<'_>, Error> {
-        if !self.ring.writable {
-            return Err(Error::ReadOnlyRing);
-        }
-        Ok(RingMapping::new(self.mmap.attach_as_aux(self.ring.mmap.attach()?)?, None))
+        Ok(RingMapping::new(self.mmap.attach_as_aux(self.ring.attach()?)?, None))
     }
 
     /// The consumer of the AUX area: [`AuxConsumer::read`] in a writable AUX mapping (it
