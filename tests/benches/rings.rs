@@ -2,8 +2,8 @@
 //!
 //! Each row moves `N` records of a fixed payload size from a producer thread pinned to CPU 0 to
 //! a consumer thread pinned to CPU 1, through a 64 KiB ring, record by record on the producer
-//! side; the consumer reads every payload byte (a checksum), so every row moves every byte
-//! between the cores and no copy is optimised away. The rows run in rounds (round 1 runs every
+//! side; the consumer reads every payload byte (a checksum of its 8-byte words), so every row
+//! moves every byte between the cores and no copy is optimised away. The rows run in rounds (round 1 runs every
 //! row once, then round 2, ...; `BENCH_ROUNDS`, 31 by default): a rate is the median of the
 //! rounds, and a ratio (`perfring/x`, `x/rtrb`, `ceiling %`) the median of the ratios *within*
 //! each round, so that the machine's state (a shared host moves the cross-core cost by up to
@@ -480,10 +480,22 @@ fn ceiling_run(payload: usize, n: usize) -> Duration {
     )
 }
 
-/// Read every byte (the same work for every row).
+/// Read every byte (the same work for every row): the sum of the payload's 8-byte words, then
+/// of its last bytes one by one.
+///
+/// Until 2026-11-26 this summed byte by byte: about 8 ns per 32-byte payload (the `no ring`
+/// row), three times the ring's own cost. Every consumer was then slower than every producer,
+/// a ring ran full in the machine's fast states, and the bench did not measure a consumer that
+/// keeps pace there (`BENCHMARKS.md`, 2026-11-26, fourth pass).
 #[inline]
 fn checksum(bytes: &[u8]) -> u64 {
-    bytes.iter().map(|&b| u64::from(b)).sum()
+    let mut words = bytes.chunks_exact(8);
+    let mut sum = 0u64;
+    for word in &mut words {
+        let word: [u8; 8] = word.try_into().expect("chunks_exact(8) yields 8 bytes");
+        sum = sum.wrapping_add(u64::from_ne_bytes(word));
+    }
+    words.remainder().iter().fold(sum, |sum, &b| sum.wrapping_add(u64::from(b)))
 }
 
 /// The rows of one thread reading a prefilled ring (always run, compared with each other).
