@@ -66,6 +66,16 @@ pub enum DecodeError {
         /// Where the field starts.
         offset: usize,
     },
+    /// A non-SAMPLE record is too short for its body and the `sample_id` trailer the context
+    /// asks for (`sample_id_all`), but is exactly its body without one: the producer wrote the
+    /// record without the trailer. Give the writer the event's `sample_id` (perfring's
+    /// `EventIdentity::sample_id`), or decode with `sample_id_all` off.
+    MissingSampleId {
+        /// The record, e.g. `"PERF_RECORD_LOST"`.
+        record: &'static str,
+        /// Bytes of the trailer the context expects.
+        trailer: usize,
+    },
     /// A walked record (read in the [`Walker`](super::Walker)'s byte order) was given to a
     /// layout of the other byte order: walk with the byte order of the events' data.
     ByteOrderMismatch {
@@ -97,6 +107,11 @@ impl fmt::Display for DecodeError {
             DecodeError::InvalidValue { field, value, offset } => {
                 write!(f, "{field} at offset {offset} has the impossible value {value}")
             }
+            DecodeError::MissingSampleId { record, trailer } => write!(
+                f,
+                "{record} has no room for the {trailer}-byte sample_id trailer that sample_id_all asks for: \
+                 it was written without one (give its writer the event's sample_id, or decode with sample_id_all off)"
+            ),
             DecodeError::ByteOrderMismatch { layout, record } => write!(
                 f,
                 "the record was walked as {record:?}-endian but the event's layout reads {layout:?}-endian: \

@@ -387,6 +387,20 @@ fn every_error_is_typed_and_says_where() {
     // A trailer larger than the body.
     let c = DecodeContext { sample_id_all: true, ..ctx(le, sample_type::SAMPLE_ID_BITS) };
     assert_eq!(decode(rec, &c), Err(DecodeError::Truncated { field: "sample_id", offset: 8, need: 48, have: 16 }));
+    // A record that is exactly its body, decoded where sample_id_all asks for a trailer: its
+    // writer wrote none. Named as such whether the trailer would fit in the body or not.
+    let mut b = Bytes::new(le);
+    b.u64(7).u64(3);
+    let lost = b.finish(types::LOST, 0);
+    for (sample_type, trailer) in [(sample_type::TID | sample_type::TIME, 16), (sample_type::SAMPLE_ID_BITS, 48)] {
+        let c = DecodeContext { sample_id_all: true, ..ctx(le, sample_type) };
+        assert_eq!(decode(lost, &c), Err(DecodeError::MissingSampleId { record: "PERF_RECORD_LOST", trailer }));
+        // Too short for anything else stays a truncation of the field it cuts.
+        let mut b = Bytes::new(le);
+        b.u64(7);
+        let short = b.finish(types::LOST, 0);
+        assert!(matches!(decode(short, &c), Err(DecodeError::Truncated { .. })), "{sample_type:#x}");
+    }
 }
 
 #[test]
@@ -395,6 +409,8 @@ fn errors_display_what_and_where() {
     use std::string::ToString;
     let e = DecodeError::CountTooLarge { field: "sample.callchain.nr", count: 9, offset: 16 };
     assert_eq!(e.to_string(), "sample.callchain.nr = 9 does not fit in the record (items start at offset 16)");
+    let e = DecodeError::MissingSampleId { record: "PERF_RECORD_LOST", trailer: 16 };
+    assert!(e.to_string().starts_with("PERF_RECORD_LOST has no room for the 16-byte sample_id trailer"), "{e}");
     let e = EncodeError::FieldMismatch { field: "sample.time", expected: true };
     assert_eq!(e.to_string(), "sample.time is required by the context but missing");
 }
