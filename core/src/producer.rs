@@ -48,7 +48,7 @@ use core::marker::PhantomData;
 use crate::fences::{fence, A_TAIL_LOAD, B_HEAD_STORE, LOCAL, S1_SEQ_WRITE_BEGIN, S2_SEQ_WRITE_END};
 use crate::loom::{compiler_barrier, local_compare_exchange, LocalU32, LocalUsize};
 use crate::memory::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
-use crate::record::{Endian, LostRecord, SampleId, MAX_RECORD_SIZE};
+use crate::record::{Endian, Header, LostRecord, SampleId, MAX_RECORD_SIZE};
 
 /// How a producer writes: direction and overwrite are two independent settings, as in the kernel
 /// (`attr.write_backward`, and whether the mapping is writable).
@@ -106,6 +106,16 @@ pub enum ReserveError {
     NoSpace,
     /// The ring is paused: the record was dropped and counted in `lost`.
     Paused,
+    /// The record given to [`Producer::output`] or [`BatchWriter::output`] is not one record:
+    /// its header's `size` is not its length. Nothing was written or counted (written, it
+    /// would make the consumer read the following bytes as the next record): build the header
+    /// with `size` = the record's length.
+    HeaderSize {
+        /// `size` in the record's header (native byte order).
+        header: u16,
+        /// The record's length in bytes.
+        len: usize,
+    },
 }
 
 impl core::fmt::Display for ReserveError {
@@ -115,6 +125,10 @@ impl core::fmt::Display for ReserveError {
             ReserveError::TooLarge { size } => write!(f, "record size {size} exceeds {MAX_RECORD_SIZE}"),
             ReserveError::NoSpace => f.write_str("no space in the ring: record dropped and counted as lost"),
             ReserveError::Paused => f.write_str("ring paused: record dropped and counted as lost"),
+            ReserveError::HeaderSize { header, len } => write!(
+                f,
+                "the record's header says {header} bytes but the record has {len}: set header.size to its length"
+            ),
         }
     }
 }
@@ -588,6 +602,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// the consumer holds is bound by that queue (`make bench`: `BENCHMARKS.md`, "Cross-core").
     #[inline(always)]
     pub fn output(&self, record: &[u8], writer: &EventIdentity) -> Result<bool, ReserveError> {
+        check_header(record)?;
         let mut handle = self.output_begin(record.len(), writer)?;
         handle.copy_in(record);
         Ok(handle.end())
@@ -964,6 +979,23 @@ fn check_size(size: usize) -> Result<(), ReserveError> {
     Ok(())
 }
 
+/// A whole record's header must give its length (checked after [`check_size`] where both are:
+/// a record shorter than a header has no `size` to compare, and is refused by that one).
+#[inline(always)]
+fn check_header(record: &[u8]) -> Result<(), ReserveError> {
+    match record.get(6..8) {
+        Some(&[a, b]) if usize::from(u16::from_ne_bytes([a, b])) != record.len() => {
+            Err(header_error(u16::from_ne_bytes([a, b]), record.len()))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cold]
+fn header_error(header: u16, len: usize) -> ReserveError {
+    ReserveError::HeaderSize { header, len }
+}
+
 /// The error for a size [`check_size`] refuses.
 #[cold]
 fn size_error(size: usize) -> ReserveError {
@@ -1008,12 +1040,22 @@ fn initial_space_end<M: RingMemory>(mem: &M, head: usize, backward: bool, mask: 
 /// Dropping publishes too, so a writer that bails out early cannot leave `nest` raised (which
 /// would stop all publication). Bytes left unwritten are zero-filled, so a short write never
 /// exposes stale ring contents.
+///
+/// A writer that gives up before its 8-byte header is written (it reserved, then decided not
+/// to write) would leave a record the consumer cannot step over. Instead, ending such a handle
+/// takes the reservation back when nothing was reserved after it (a forward, non-overwrite
+/// ring: nothing is published and nothing counted). Otherwise (an interrupt's writer reserved
+/// behind it, or another mode) the space becomes a `PERF_RECORD_LOST_SAMPLES` of the reserved
+/// size reporting the one record given up (`lost` = 1, the rest zero), which perf reads as a
+/// lost sample; a strict decoder reports its bytes beyond the record's layout as trailing.
 #[must_use = "a reservation must be filled and ended"]
 pub struct Handle<'p, M: RingMemory, H: Hooks<M>> {
     producer: &'p Producer<M, H>,
     /// Data-area offset of the next byte: masked, or the data size when the last write ended
     /// exactly at the end of the area (the kernel's `handle->addr`).
     off: usize,
+    /// Data-area offset where the caller's record starts (its header).
+    start: usize,
     remaining: usize,
     wakeup: usize,
     _not_send: PhantomData<*const ()>,
@@ -1102,7 +1144,7 @@ impl<'p, M: RingMemory, H: Hooks<M>> Handle<'p, M, H> {
     /// A handle for `remaining` reserved bytes from data-area offset `off`.
     #[inline(always)]
     fn at(producer: &'p Producer<M, H>, off: usize, remaining: usize, wakeup: usize) -> Self {
-        Handle { producer, off, remaining, wakeup, _not_send: PhantomData }
+        Handle { producer, off, start: off, remaining, wakeup, _not_send: PhantomData }
     }
 
     /// Next data offset, bytes remaining and opening wakeup stamp, without ending the writer (for
@@ -1129,9 +1171,46 @@ impl<'p, M: RingMemory, H: Hooks<M>> Handle<'p, M, H> {
     #[inline(always)]
     fn finish(&mut self) -> bool {
         if self.remaining != 0 {
-            self.zero_fill(self.remaining);
+            self.finish_short();
         }
         self.producer.put_handle(self.wakeup)
+    }
+
+    /// A record ended before its reservation was filled: zero the rest, or, if not even its
+    /// header was written, take the reservation back or turn it into a LOST_SAMPLES record
+    /// (see [`Handle`]).
+    #[cold]
+    #[inline(never)]
+    fn finish_short(&mut self) {
+        let p = self.producer;
+        // Bytes written since `start` (`off` may be the data size: see the field).
+        let written = self.off.wrapping_sub(self.start) & p.mask;
+        if written >= 8 {
+            self.zero_fill(self.remaining);
+            return;
+        }
+        let total = written + self.remaining;
+        if !p.backward && !p.overwrite {
+            // The reservation is the newest iff `rb->head` is where it ends; then nothing was
+            // reserved behind it and it can be given back (still unpublished: this writer has
+            // not left).
+            let head = p.head.load(LOCAL);
+            if head.wrapping_sub(total) & p.mask == self.start
+                && local_compare_exchange(&p.head, head, head.wrapping_sub(total)).is_ok()
+            {
+                self.remaining = 0;
+                return;
+            }
+        }
+        // Someone reserved behind it: the space must hold a record the consumer can step over.
+        self.off = self.start;
+        self.remaining = total;
+        let header = Header { type_: crate::record::types::LOST_SAMPLES, misc: 0, size: total as u16 };
+        self.copy_in(&header.to_bytes(Endian::NATIVE));
+        if self.remaining >= 8 {
+            self.copy_in(&1u64.to_ne_bytes());
+        }
+        self.zero_fill(self.remaining);
     }
 }
 
@@ -1173,6 +1252,7 @@ impl<M: RingMemory, H: Hooks<M>> BatchWriter<'_, M, H> {
         let p = self.producer;
         let size = record.len();
         check_size(size)?;
+        check_header(record)?;
         let head = p.head.load(LOCAL);
         if !p.fast_path_takes(head, size) {
             unlikely();
@@ -1194,6 +1274,53 @@ impl<M: RingMemory, H: Hooks<M>> BatchWriter<'_, M, H> {
 /// runs to completion before the interrupted writer resumes). Rust cannot see that property, so
 /// putting a producer in a `static` used by an ISR needs this wrapper, whose constructor is the
 /// promise.
+///
+/// The firmware pattern (`examples/firmware` runs it on a Cortex-M4F): the ring's memory in a
+/// `static`, laid out once at reset, and the producer in a `static` that the task and the
+/// interrupt handlers reach through a shared reference. The host reads the ring's memory (a
+/// debug probe, shared RAM) with [`Consumer::untrusted`](crate::Consumer::untrusted) over a
+/// [`RingMemory`] of its own.
+///
+/// ```
+/// use core::mem::MaybeUninit;
+/// use core::ptr::addr_of_mut;
+/// use perfring::producer::{Config, CpuLocal, EventIdentity, Producer};
+/// use perfring::Mapping;
+///
+/// /// The control page's ABI fields (1088 bytes), then a 4 KiB data area.
+/// #[repr(C, align(8))]
+/// struct Ring([u8; 1088 + 4096]);
+/// static mut RING: Ring = Ring([0; 1088 + 4096]);
+/// static mut MAPPING: MaybeUninit<Mapping<'static>> = MaybeUninit::uninit();
+/// static mut PRODUCER: MaybeUninit<CpuLocal<Producer<&'static Mapping<'static>>>> = MaybeUninit::uninit();
+///
+/// /// At reset, before any interrupt is enabled.
+/// fn boot() {
+///     // SAFETY: runs once, before any interrupt handler can touch these statics; afterwards
+///     // they are only read through shared references.
+///     unsafe {
+///         let map = (*addr_of_mut!(MAPPING)).write(Mapping::new(&mut *addr_of_mut!(RING.0), 1088).unwrap());
+///         let map: &'static Mapping<'static> = map;
+///         // SAFETY (Producer::new): the ring's only producer. (CpuLocal::new): only this CPU
+///         // and the interrupt handlers that nest on it use it.
+///         (*addr_of_mut!(PRODUCER)).write(CpuLocal::new(Producer::new(map, Config::default()).unwrap()));
+///     }
+/// }
+///
+/// fn producer() -> &'static Producer<&'static Mapping<'static>> {
+///     // SAFETY: initialized by `boot` before any caller runs; only shared references are made.
+///     unsafe { (*addr_of_mut!(PRODUCER)).assume_init_ref().get() }
+/// }
+///
+/// /// An interrupt handler: a full ring drops and counts the record; a handler never waits.
+/// fn on_timer_interrupt() {
+///     let _ = producer().output(&[9, 0, 0, 0, 0, 0, 8, 0], &EventIdentity::ANONYMOUS);
+/// }
+///
+/// boot();
+/// on_timer_interrupt();
+/// assert_eq!(producer().head(), 8);
+/// ```
 pub struct CpuLocal<P>(P);
 
 // SAFETY: the constructor's caller promises that only one CPU and its LIFO-nesting interrupt

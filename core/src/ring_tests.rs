@@ -936,3 +936,89 @@ fn a_failed_load_is_a_typed_error_never_a_stale_copy() {
     assert_eq!(res, Err(ReadError::LoadFailed { position: 0, len: 24 }));
     assert_eq!(c.tail(), 0, "nothing consumed");
 }
+
+/// A writer that gives up before writing its header: the reservation is taken back when it is
+/// the newest (nothing published, nothing counted), and otherwise becomes a LOST_SAMPLES record
+/// of the reserved size (`lost` = 1) that the consumer steps over. Never a size-0 header that
+/// stops the reader.
+#[test]
+fn a_reservation_given_up_before_its_header_never_stops_the_reader() {
+    let mut ring = ModelRing::<64>::new().unwrap(); // 512 bytes
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let w = EventIdentity::ANONYMOUS;
+    // Given up outright, and after half a header: taken back.
+    drop(p.output_begin(24, &w).unwrap());
+    let mut h = p.output_begin(32, &w).unwrap();
+    h.write(&[9, 0, 0, 0]).unwrap();
+    assert!(!h.end());
+    assert_eq!((p.head(), c.available(), p.lost_pending()), (0, Ok(0), 0), "nothing reserved, published or lost");
+    p.output(&record(1, 16), &w).unwrap();
+    let got = drain(&mut c);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].1, record(1, 16));
+
+    // Given up with an interrupt's record reserved behind it: a LOST_SAMPLES in its place.
+    let h = p.output_begin(32, &w).unwrap();
+    p.output(&record(2, 24), &w).unwrap(); // the interrupt's writer, nested
+    drop(h);
+    let got = drain(&mut c);
+    assert_eq!(got.len(), 2, "both records, then the reader goes on");
+    assert_eq!(got[0].0, Header { type_: types::LOST_SAMPLES, misc: 0, size: 32 });
+    assert_eq!(&got[0].1[8..], &[&1u64.to_ne_bytes()[..], &[0; 16]].concat()[..]);
+    assert_eq!(got[1].1, record(2, 24));
+
+    // A header written, the body not: zero-filled as before (the header says the size).
+    let mut h = p.output_begin(24, &w).unwrap();
+    h.write(&record(3, 24)[..8]).unwrap();
+    drop(h);
+    let got = drain(&mut c);
+    assert_eq!((got.len(), &got[0].1[8..]), (1, &[0u8; 16][..]));
+    p.output(&record(4, 8), &w).unwrap();
+    assert_eq!(drain(&mut c).len(), 1);
+}
+
+/// The same for a backward (overwrite) ring, which never takes a reservation back: the reader
+/// meets a LOST_SAMPLES record, not a size-0 header.
+#[test]
+fn a_backward_reservation_given_up_becomes_a_lost_samples_record() {
+    use crate::backward::BackwardReader;
+    let cfg = Config { backward: true, overwrite: true, ..Config::default() };
+    let ring = ModelRing::<64>::new().unwrap();
+    // SAFETY: the only producer of this ring.
+    let p = unsafe { Producer::new(&ring, cfg) }.unwrap();
+    let w = EventIdentity::ANONYMOUS;
+    p.output(&record(1, 16), &w).unwrap();
+    drop(p.output_begin(24, &w).unwrap());
+    p.output(&record(2, 16), &w).unwrap();
+    let mut reader = BackwardReader::new(&ring, false).unwrap();
+    let mut got = Vec::new();
+    reader.read(&mut Scratch::new(), |r| got.push((r.header, r.bytes.to_vec()))).unwrap();
+    let types_sizes: Vec<_> = got.iter().map(|(h, _)| (h.type_, h.size)).collect();
+    assert_eq!(types_sizes, [(types::SAMPLE, 16), (types::LOST_SAMPLES, 24), (types::SAMPLE, 16)]);
+    assert_eq!(&got[1].1[8..16], &1u64.to_ne_bytes());
+}
+
+/// `output` takes one whole record: a header whose size is not the record's length is refused,
+/// with nothing written or counted (written, the consumer would read the bytes after it as the
+/// next record, or stop at a size of 0).
+#[test]
+fn output_refuses_a_record_whose_header_size_is_not_its_length() {
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let w = EventIdentity::ANONYMOUS;
+    let mut long = record(1, 8);
+    long[6..8].copy_from_slice(&16u16.to_ne_bytes());
+    let mut zero = record(1, 16);
+    zero[6..8].copy_from_slice(&0u16.to_ne_bytes());
+    assert_eq!(p.output(&long, &w), Err(ReserveError::HeaderSize { header: 16, len: 8 }));
+    assert_eq!(p.output(&zero, &w), Err(ReserveError::HeaderSize { header: 0, len: 16 }));
+    let (r, _) = p.batch(|b| b.output(&zero, &w));
+    assert_eq!(r, Err(ReserveError::HeaderSize { header: 0, len: 16 }));
+    assert_eq!((p.head(), p.lost_pending(), c.available()), (0, 0, Ok(0)), "nothing written or counted");
+    assert_eq!(
+        std::string::ToString::to_string(&ReserveError::HeaderSize { header: 0, len: 16 }),
+        "the record's header says 0 bytes but the record has 16: set header.size to its length"
+    );
+    p.output(&record(2, 16), &w).unwrap();
+    assert_eq!(drain(&mut c).len(), 1);
+}

@@ -106,12 +106,19 @@ fn attack_head_moved_during_a_batch_is_ignored_until_the_next_batch() {
     assert!(matches!(c.batch().err(), Some(ReadError::HeadTooFarAhead { .. })));
 }
 
+/// A SAMPLE record of `len` bytes: its header, then `fill`.
+fn record(fill: u8, len: usize) -> Vec<u8> {
+    let mut r = vec![fill; len];
+    r[..8].copy_from_slice(&Header { type_: 9, misc: 0, size: len as u16 }.to_bytes(Endian::NATIVE));
+    r
+}
+
 /// A producer whose ring holds 56 unread bytes (the fullest state of a 64-byte ring), so the
 /// next reservation cannot be justified by the tail it cached and must load the peer's tail.
 fn producer_after_one_record(ring: &HostileRing) -> Producer<&HostileRing> {
     // SAFETY: the only producer of this ring.
     let p = unsafe { Producer::new(ring, Config::default()) }.unwrap();
-    p.output(&[0xAB; 56], &EventIdentity::ANONYMOUS).unwrap();
+    p.output(&record(0xAB, 56), &EventIdentity::ANONYMOUS).unwrap();
     p
 }
 
@@ -121,7 +128,7 @@ fn attack_tail_moved_backwards_makes_the_producer_drop_not_overwrite() {
     let p = producer_after_one_record(&ring);
     let before = ring.snapshot();
     ring.set(Position::DataTail, 0usize.wrapping_sub(64)); // claims 120 unread bytes
-    assert_eq!(p.output(&[0xCD; 8], &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(0xCD, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
     assert_eq!(ring.snapshot(), before, "nothing written");
     assert_eq!(p.lost_pending(), 1, "the drop is counted");
 }
@@ -132,7 +139,7 @@ fn attack_tail_beyond_head_makes_the_producer_drop_not_overwrite() {
     let p = producer_after_one_record(&ring);
     let before = ring.snapshot();
     ring.set(Position::DataTail, 64); // beyond head (56)
-    assert_eq!(p.output(&[0xCD; 8], &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(0xCD, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
     assert_eq!(ring.snapshot(), before);
     assert_eq!(p.nest(), 0);
 }
