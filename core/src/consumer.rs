@@ -5,9 +5,9 @@
 //! let mut batch = consumer.batch()?;          // loads data_head once, validates it   (C)
 //! while let Some(record) = batch.next(&mut scratch) {
 //!     let record = record?;                    // header validated before any use
-//!     /* record.bytes(): zero-copy if contiguous and trusted, else copied into scratch */
+//!     /* record.bytes: zero-copy if contiguous and trusted, else copied into scratch */
 //! }
-//! drop(batch);                                 // one data_tail store per batch      (D)
+//! drop(batch);                                 // data_tail stored by the TailPolicy  (D)
 //! ```
 //!
 //! Every check of the hostile-peer checklist is here: the head is read once per batch and must
@@ -76,7 +76,9 @@ pub enum ReadError {
         /// Size of the data area.
         data_size: usize,
     },
-    /// A record header with `size == 0` (forward rings never publish one).
+    /// A record header with `size == 0` (the kernel and perfring's producer never publish one;
+    /// a [`Handle`](crate::producer::Handle) given up before its header is taken back or
+    /// becomes a LOST_SAMPLES record).
     ZeroSize {
         /// Position of the header.
         position: usize,
@@ -416,9 +418,12 @@ impl<M: RingMemory, T: Trust> Consumer<M, T> {
         Ok(Batch { consumer: self, head, pos: tail, end })
     }
 
-    /// Read every available record, calling `f` on each, then release them all with one tail
-    /// store. Returns the number of records read; stops at the first error (the records before
-    /// it are still consumed).
+    /// Read every available record, calling `f` on each, then release them by the consumer's
+    /// [`TailPolicy`]: with [`Config::EVERY_BATCH`] one `data_tail` store at the end; with the
+    /// default ([`TailPolicy::Deferred`]) the store waits until 4 KiB are read or the ring is
+    /// found empty ([`Consumer::release`] stores it at once, e.g. before writing the tail back
+    /// to a target through a probe). Returns the number of records read; stops at the first
+    /// error (the records before it are still consumed).
     #[inline]
     pub fn for_each(&mut self, scratch: &mut [u8], mut f: impl FnMut(&RawRecord<'_>)) -> Result<usize, ReadError> {
         let mut batch = self.batch()?;
