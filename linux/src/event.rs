@@ -60,6 +60,15 @@ pub fn paranoid() -> Option<i32> {
     std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").ok()?.trim().parse().ok()
 }
 
+/// `kernel.perf_event_max_sample_rate`: the highest `sample_freq` the kernel accepts (EINVAL
+/// above it), or `u64::MAX` if it cannot be read.
+fn max_sample_rate() -> u64 {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(u64::MAX)
+}
+
 /// `PERF_FLAG_FD_CLOEXEC`.
 const FLAG_FD_CLOEXEC: u64 = 1 << 3;
 
@@ -267,6 +276,10 @@ fn classify(e: io::Error, attr: &Attr, target: Target) -> OpenError {
                 "read_format (bits this kernel does not know)"
             } else if attr.has(f::FREQ) && attr.sample_period == 0 {
                 "sample_freq (0 with freq set)"
+            } else if attr.has(f::FREQ) && attr.sample_period > max_sample_rate() {
+                "sample_freq (above /proc/sys/kernel/perf_event_max_sample_rate)"
+            } else if !attr.has(f::FREQ) && attr.sample_period >> 63 != 0 {
+                "sample_period (at most 2^63 - 1)"
             } else {
                 "config for this type, sample_type/read_format bits, the flags (inherit with a group read, \
                  a CPU number), wakeup_watermark vs the ring, precise_ip"

@@ -300,6 +300,16 @@ fn bad_attrs_are_typed_errors_naming_the_field() {
         Err(OpenError::InvalidArgument { suspects }) => assert!(suspects.contains("sample_type"), "{suspects}"),
         other => panic!("expected EINVAL about sample_type, got {other:?}"),
     }
+    // A period the kernel refuses (bit 63 set), and a frequency above its maximum.
+    for (attr, field) in [
+        (EventAttr::software(software::TASK_CLOCK).sample_period(u64::MAX), "sample_period"),
+        (EventAttr::software(software::TASK_CLOCK).sample_freq(u64::MAX / 2), "sample_freq"),
+    ] {
+        match Event::open(&attr, Target::ThisThread, None) {
+            Err(OpenError::InvalidArgument { suspects }) => assert!(suspects.starts_with(field), "{suspects}"),
+            other => panic!("expected EINVAL about {field}, got {other:?}"),
+        }
+    }
     let bad_size = EventAttr::software(software::TASK_CLOCK).size(72);
     let e = Event::open(&bad_size, Target::ThisThread, None);
     assert!(e.is_ok() || matches!(e, Err(OpenError::InvalidArgument { .. })), "{e:?}");
