@@ -199,8 +199,10 @@ impl<W: Write> Writer<W> {
     /// Compress the records written from now on into COMPRESSED (81) records with zstd at
     /// `level` (perf 6.1 reads type 81; it cannot read 83). Pipe mode: writes the COMPRESSED
     /// feature at once, as perf needs it before the first compressed record. Records are
-    /// gathered up to 256 KiB per zstd frame and written at the next FINISHED_ROUND, `finish`
-    /// or full batch: a writer dropped before either loses the records of its last batch.
+    /// gathered up to 256 KiB per zstd frame and written at the next FINISHED_ROUND, `finish`,
+    /// full batch or AUXTRACE/HEADER_TRACING_DATA record (written uncompressed, see
+    /// [`Writer::write_raw`]): a writer dropped before either loses the records of its last
+    /// batch.
     #[cfg(feature = "zstd")]
     pub fn compress(&mut self, level: i32) -> Result<(), Error> {
         self.compress = Some(level);
@@ -290,8 +292,18 @@ impl<W: Write> Writer<W> {
 
     /// Write an already encoded record (as a [`crate::Reader`] yields it) and the data that
     /// follows it (AUXTRACE, TRACING_DATA; empty otherwise).
+    ///
+    /// A compressing writer ([`Writer::compress`]) writes an AUXTRACE or HEADER_TRACING_DATA
+    /// record and its data uncompressed, after the records gathered before it (flushed first),
+    /// as `perf record -z` does: perf reads their data from the file, never from a COMPRESSED
+    /// record.
     pub fn write_raw(&mut self, record: &[u8], trailing: &[u8]) -> Result<(), Error> {
-        if self.compress.is_some() {
+        let carries_data = !trailing.is_empty()
+            || Header::parse(record, self.endian)
+                .is_some_and(|h| matches!(h.type_, types::AUXTRACE | types::HEADER_TRACING_DATA));
+        if carries_data {
+            self.flush_batch()?;
+        } else if self.compress.is_some() {
             if self.batch.len() + record.len() + trailing.len() > COMPRESS_BATCH {
                 self.flush_batch()?;
             }
