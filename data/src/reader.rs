@@ -645,13 +645,15 @@ impl<S: Source> Reader<S> {
         let hr = match self.src.take(Header::SIZE as u64)? {
             Ok(r) => r,
             Err(ShortOpaque(s)) if s.have == 0 => {
-                if !self.decomp.pending().is_empty() {
-                    let have = self.decomp.pending().len() as u64;
+                let pending = self.decomp.pending();
+                if !pending.is_empty() {
+                    // The record's own size once its header is whole; the header's 8 before.
+                    let need = Header::parse(pending, endian).map_or(Header::SIZE as u64, |h| u64::from(h.size));
                     return Err(Error::Truncated {
                         what: "decompressed record",
                         offset: self.decomp_offset,
-                        need: 8,
-                        have,
+                        need,
+                        have: pending.len() as u64,
                     });
                 }
                 self.done = true;
