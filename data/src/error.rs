@@ -163,6 +163,25 @@ pub enum Error {
         /// The first event whose size differs from event 0's.
         event: usize,
     },
+    /// The bytes given to [`crate::Writer::write_raw`] are not one record and the data it
+    /// carries, which every reader of the file would stumble on: `field` is `value` where
+    /// `expected` is needed. Nothing was written. `field` is one of `"record length"` (fewer
+    /// bytes than a header), `"header.size"` (not the bytes given, or too small for the size
+    /// field of an AUXTRACE or HEADER_TRACING_DATA record), `"header.size % 8"` (a kernel
+    /// record, type below 64, whose size is not a multiple of 8 as the ring's records are),
+    /// `"auxtrace.size"` or `"tracing_data.size"` (the data the record says follows it is not
+    /// the `trailing` bytes given), `"trailing length"` (data after a record that carries
+    /// none).
+    BadRawRecord {
+        /// `header.type` (0 when there is no whole header).
+        type_: u32,
+        /// The field at fault.
+        field: &'static str,
+        /// Its value.
+        value: u64,
+        /// What it must be.
+        expected: u64,
+    },
     /// An event index the writer does not have.
     NoSuchEvent(usize),
     /// A file-mode file read forward from a stream ([`crate::Reader::from_read`]) has a section
@@ -252,6 +271,21 @@ impl fmt::Display for Error {
             Error::Encode(e) => write!(f, "encoding: {e}"),
             Error::MixedAttrSizes { event } => {
                 write!(f, "event {event}'s attr.size differs from event 0's; a file has one attr_size")
+            }
+            Error::BadRawRecord { type_, field, value, expected } => {
+                write!(f, "write_raw: {field} is {value} where {expected} is needed (record type {type_}): ")?;
+                f.write_str(match *field {
+                    "record length" => "a record is at least its 8-byte header",
+                    "header.size % 8" => "a kernel record's size is a multiple of 8, as in the ring",
+                    "trailing length" => {
+                        "only AUXTRACE (71) and HEADER_TRACING_DATA (66) records have data after them"
+                    }
+                    "header.size" => {
+                        "give one whole record (header.size bytes), and the data an AUXTRACE or \
+                         HEADER_TRACING_DATA record carries as `trailing`"
+                    }
+                    _ => "give as `trailing` exactly the data the record says follows it",
+                })
             }
             Error::NoSuchEvent(i) => write!(f, "no event {i} in this writer"),
             Error::EventSet(e) => write!(f, "registering the file's events: {e}"),

@@ -16,7 +16,7 @@ use std::io::{Seek, SeekFrom, Write};
 use perfring::record::{types, Attr, DecodeContext, Endian, Header, Record};
 
 use crate::features::{self, Feature};
-use crate::file_header::Mode;
+use crate::file_header::{u64_of, Mode};
 use crate::metadata::FileAttr;
 use crate::{Error, HEADER_SIZE, MAGIC, PIPE_HEADER_SIZE, SECTION_SIZE};
 
@@ -143,6 +143,43 @@ fn attr_size(attrs: &[FileAttr]) -> Result<u32, Error> {
         return Err(Error::MixedAttrSizes { event });
     }
     Ok(size)
+}
+
+/// The header of `record` if it is one whole record and `trailing` the data it says follows it
+/// ([`Writer::write_raw`]).
+fn check_raw(record: &[u8], trailing: &[u8], endian: Endian) -> Result<Header, Error> {
+    let bad = |type_, field, value: usize, expected: usize| Error::BadRawRecord {
+        type_,
+        field,
+        value: value as u64,
+        expected: expected as u64,
+    };
+    let header = Header::parse(record, endian).ok_or(bad(0, "record length", record.len(), Header::SIZE))?;
+    let (type_, size) = (header.type_, usize::from(header.size));
+    if size != record.len() {
+        return Err(bad(type_, "header.size", size, record.len()));
+    }
+    if type_ < types::HEADER_ATTR && size % 8 != 0 {
+        return Err(bad(type_, "header.size % 8", size % 8, 0));
+    }
+    // The data after the record: as many bytes as its size field says (perf reads exactly those).
+    let said = match type_ {
+        types::AUXTRACE | types::HEADER_TRACING_DATA if size < 16 => {
+            return Err(bad(type_, "header.size", size, 16));
+        }
+        types::AUXTRACE => Some(("auxtrace.size", u64_of(record, 8, endian))),
+        types::HEADER_TRACING_DATA => {
+            Some(("tracing_data.size", u64::from(endian.u32([record[8], record[9], record[10], record[11]]))))
+        }
+        _ => None,
+    };
+    match said {
+        Some((field, n)) if n != trailing.len() as u64 => {
+            Err(Error::BadRawRecord { type_, field, value: n, expected: trailing.len() as u64 })
+        }
+        None if !trailing.is_empty() => Err(bad(type_, "trailing length", trailing.len(), 0)),
+        _ => Ok(header),
+    }
 }
 
 fn compressed_feature(level: i32) -> Feature {
@@ -293,15 +330,19 @@ impl<W: Write> Writer<W> {
     /// Write an already encoded record (as a [`crate::Reader`] yields it) and the data that
     /// follows it (AUXTRACE, TRACING_DATA; empty otherwise).
     ///
+    /// `record` must be one whole record, as perf reads them: at least its 8-byte header,
+    /// `header.size` equal to its length, and, for a kernel record (type below 64), a multiple
+    /// of 8 as the ring's records are; `trailing` must be empty, or be the data an AUXTRACE
+    /// (`auxtrace.size`) or HEADER_TRACING_DATA (`size`) record says follows it. Anything else
+    /// is [`Error::BadRawRecord`], and nothing is written.
+    ///
     /// A compressing writer ([`Writer::compress`]) writes an AUXTRACE or HEADER_TRACING_DATA
     /// record and its data uncompressed, after the records gathered before it (flushed first),
     /// as `perf record -z` does: perf reads their data from the file, never from a COMPRESSED
     /// record.
     pub fn write_raw(&mut self, record: &[u8], trailing: &[u8]) -> Result<(), Error> {
-        let carries_data = !trailing.is_empty()
-            || Header::parse(record, self.endian)
-                .is_some_and(|h| matches!(h.type_, types::AUXTRACE | types::HEADER_TRACING_DATA));
-        if carries_data {
+        let header = check_raw(record, trailing, self.endian)?;
+        if matches!(header.type_, types::AUXTRACE | types::HEADER_TRACING_DATA) {
             self.flush_batch()?;
         } else if self.compress.is_some() {
             if self.batch.len() + record.len() + trailing.len() > COMPRESS_BATCH {

@@ -383,8 +383,9 @@ fn compressed2_records_are_decompressed() {
 #[test]
 fn without_zstd_a_compressed_record_names_the_feature() {
     let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, two_events()).unwrap();
-    let rec = Header { type_: perfring_data::COMPRESSED, misc: 0, size: 16 }.to_bytes(Endian::Little);
-    w.write_raw(&rec, &[0; 8]).unwrap();
+    let mut rec = Header { type_: perfring_data::COMPRESSED, misc: 0, size: 16 }.to_bytes(Endian::Little).to_vec();
+    rec.extend_from_slice(&[0; 8]);
+    w.write_raw(&rec, &[]).unwrap();
     let bytes = w.finish().unwrap().into_inner();
     let e = count(&mut Reader::from_bytes(&bytes).unwrap()).unwrap_err();
     assert!(matches!(e, Error::ZstdDisabled { .. }), "{e:?}");

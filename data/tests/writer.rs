@@ -76,3 +76,48 @@ fn a_compressing_writer_writes_auxtrace_and_its_data_uncompressed_in_order() {
         ]
     );
 }
+
+/// `write_raw` takes one whole record and the data it carries, nothing else: bytes perf and
+/// this crate's reader would refuse are an error naming the field, and nothing is written.
+/// Before, `write_raw(&[1, 2, 3], &[])` was `Ok` and the finished file unreadable.
+#[test]
+fn write_raw_refuses_bytes_that_are_not_one_record() {
+    use perfring_data::Error;
+    let e = Endian::Little;
+    let mut w = Writer::new(Cursor::new(Vec::new()), e, vec![FileAttr { attr: attr(), ids: vec![1] }]).unwrap();
+    let header = |type_, size| Header { type_, misc: 0, size }.to_bytes(e).to_vec();
+    let padded = |mut h: Vec<u8>, n: usize| {
+        h.resize(n, 0);
+        h
+    };
+    let aux = [7u8; 16];
+    // (record, trailing, and the error's type_, field, value, expected)
+    type Case<'a> = (Vec<u8>, &'a [u8], u32, &'static str, u64, u64);
+    let cases: Vec<Case<'_>> = vec![
+        (vec![1, 2, 3], &[], 0, "record length", 3, 8),
+        // A header saying more, or less, than the bytes given.
+        (padded(header(types::SAMPLE, 32), 24), &[], types::SAMPLE, "header.size", 32, 24),
+        (padded(header(types::SAMPLE, 16), 24), &[], types::SAMPLE, "header.size", 16, 24),
+        // A kernel record not a multiple of 8; perf's own types may be (COMPRESSED is).
+        (padded(header(types::SAMPLE, 12), 12), &[], types::SAMPLE, "header.size % 8", 4, 0),
+        // Data after a record that carries none.
+        (padded(header(types::SAMPLE, 16), 16), &aux, types::SAMPLE, "trailing length", 16, 0),
+        // AUXTRACE: its data is auxtrace.size bytes, and it needs room to say so.
+        (auxtrace(e, &aux), &aux[..8], types::AUXTRACE, "auxtrace.size", 16, 8),
+        (header(types::AUXTRACE, 8), &[], types::AUXTRACE, "header.size", 8, 16),
+    ];
+    for (record, trailing, type_, field, value, expected) in cases {
+        let err = w.write_raw(&record, trailing).unwrap_err();
+        assert!(
+            matches!(err, Error::BadRawRecord { type_: t, field: f, value: v, expected: x }
+                if (t, f, v, x) == (type_, field, value, expected)),
+            "{record:?}: {err:?}"
+        );
+        assert!(err.to_string().contains(field), "{err}");
+    }
+    assert_eq!(w.data_size(), 0, "nothing written");
+    // What perf reads is taken: a perf-only record of any size, AUXTRACE and its data.
+    w.write_raw(&padded(header(perfring_data::COMPRESSED, 13), 13), &[]).unwrap();
+    w.write_raw(&auxtrace(e, &aux), &aux).unwrap();
+    assert_eq!(w.data_size(), 13 + 48 + 16);
+}
