@@ -182,6 +182,16 @@ pub enum Error {
         /// What it must be.
         expected: u64,
     },
+    /// [`crate::Writer::set_feature`] was given a [`crate::Feature`] variant other than the one
+    /// the feature bit's layout needs (the one [`crate::Feature::parse`] gives for it).
+    FeatureMismatch {
+        /// Feature bit (`HEADER_*`).
+        feature: u32,
+        /// The variant the bit takes.
+        expected: &'static str,
+        /// The variant given.
+        given: &'static str,
+    },
     /// An event index the writer does not have.
     NoSuchEvent(usize),
     /// A file-mode file read forward from a stream ([`crate::Reader::from_read`]) has a section
@@ -287,6 +297,12 @@ impl fmt::Display for Error {
                     _ => "give as `trailing` exactly the data the record says follows it",
                 })
             }
+            Error::FeatureMismatch { feature, expected, given } => write!(
+                f,
+                "feature {feature} ({}) takes Feature::{expected}, not Feature::{given}: give a \
+                 Feature::{expected}, or its encoded bytes to set_feature_bytes",
+                crate::features::name(*feature).unwrap_or("unnamed")
+            ),
             Error::NoSuchEvent(i) => write!(f, "no event {i} in this writer"),
             Error::EventSet(e) => write!(f, "registering the file's events: {e}"),
             Error::NeedsSeekableInput { what, offset } => write!(

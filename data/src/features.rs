@@ -183,7 +183,88 @@ pub struct GroupDesc {
     pub members: u32,
 }
 
+/// perf's name of feature `bit` (`HEADER_` left out), for messages; `None` for a bit perf
+/// 6.x does not name.
+pub(crate) fn name(bit: u32) -> Option<&'static str> {
+    const NAMES: [&str; 31] = [
+        "TRACING_DATA",
+        "BUILD_ID",
+        "HOSTNAME",
+        "OSRELEASE",
+        "VERSION",
+        "ARCH",
+        "NRCPUS",
+        "CPUDESC",
+        "CPUID",
+        "TOTAL_MEM",
+        "CMDLINE",
+        "EVENT_DESC",
+        "CPU_TOPOLOGY",
+        "NUMA_TOPOLOGY",
+        "BRANCH_STACK",
+        "PMU_MAPPINGS",
+        "GROUP_DESC",
+        "AUXTRACE",
+        "STAT",
+        "CACHE",
+        "SAMPLE_TIME",
+        "MEM_TOPOLOGY",
+        "CLOCKID",
+        "DIR_FORMAT",
+        "BPF_PROG_INFO",
+        "BPF_BTF",
+        "COMPRESSED",
+        "CPU_PMU_CAPS",
+        "CLOCK_DATA",
+        "HYBRID_TOPOLOGY",
+        "PMU_CAPS",
+    ];
+    NAMES.get(usize::try_from(bit).ok()?.checked_sub(1)?).copied()
+}
+
+/// The [`Feature`] variant feature `bit` takes: the one [`Feature::parse`] gives for it.
+pub(crate) fn variant_of_bit(bit: u32) -> &'static str {
+    match bit {
+        HOSTNAME | OSRELEASE | VERSION | ARCH | CPUDESC | CPUID => "String",
+        NRCPUS => "NrCpus",
+        TOTAL_MEM => "TotalMem",
+        CMDLINE => "Cmdline",
+        EVENT_DESC => "EventDesc",
+        CPU_TOPOLOGY => "CpuTopology",
+        NUMA_TOPOLOGY => "NumaTopology",
+        SAMPLE_TIME => "SampleTime",
+        CLOCKID => "ClockId",
+        CLOCK_DATA => "ClockData",
+        BUILD_ID => "BuildIds",
+        PMU_MAPPINGS => "PmuMappings",
+        GROUP_DESC => "GroupDesc",
+        COMPRESSED => "Compressed",
+        _ => "Bytes",
+    }
+}
+
 impl Feature {
+    /// The variant's name, as [`variant_of_bit`] gives it.
+    pub(crate) fn variant(&self) -> &'static str {
+        match self {
+            Feature::String(_) => "String",
+            Feature::NrCpus { .. } => "NrCpus",
+            Feature::TotalMem(_) => "TotalMem",
+            Feature::Cmdline(_) => "Cmdline",
+            Feature::EventDesc(_) => "EventDesc",
+            Feature::CpuTopology { .. } => "CpuTopology",
+            Feature::NumaTopology(_) => "NumaTopology",
+            Feature::SampleTime { .. } => "SampleTime",
+            Feature::ClockId(_) => "ClockId",
+            Feature::ClockData { .. } => "ClockData",
+            Feature::BuildIds(_) => "BuildIds",
+            Feature::PmuMappings(_) => "PmuMappings",
+            Feature::GroupDesc(_) => "GroupDesc",
+            Feature::Compressed { .. } => "Compressed",
+            Feature::Bytes(_) => "Bytes",
+        }
+    }
+
     /// Decode feature `bit`'s payload.
     pub fn parse(bit: u32, payload: &[u8], endian: Endian) -> Result<Feature, Error> {
         let mut c = Cur::new(payload, 0, endian, Site::Feature(bit));

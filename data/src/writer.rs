@@ -282,8 +282,17 @@ impl<W: Write> Writer<W> {
     }
 
     /// Set a feature (file mode: written at [`Writer::finish`]; pipe mode: written now as a
-    /// HEADER_FEATURE record).
+    /// HEADER_FEATURE record). `value` must be the variant [`Feature::parse`] gives for `bit`
+    /// (a [`Feature::String`] for HOSTNAME, [`Feature::NrCpus`] for NRCPUS, …;
+    /// [`Feature::Bytes`] for a bit this crate does not type), or it is
+    /// [`Error::FeatureMismatch`]: its bytes would be read as the bit's layout (perf printed a
+    /// string under NRCPUS as "nrcpus online : 1920298854"). [`Writer::set_feature_bytes`]
+    /// takes encoded bytes for any bit.
     pub fn set_feature(&mut self, bit: u32, value: &Feature) -> Result<(), Error> {
+        let expected = features::variant_of_bit(bit);
+        if value.variant() != expected {
+            return Err(Error::FeatureMismatch { feature: bit, expected, given: value.variant() });
+        }
         let payload = value.encode(self.endian)?;
         self.set_feature_bytes(bit, payload)
     }

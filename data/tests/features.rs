@@ -75,3 +75,39 @@ fn damaged_features_name_the_field() {
         }
     }
 }
+
+/// `Writer::set_feature` takes the variant the bit's layout needs, as `Feature::parse` gives
+/// it; another is an error naming the bit and the variant (before, a string under NRCPUS was
+/// written, and perf printed "nrcpus online : 1920298854").
+#[test]
+fn set_feature_refuses_a_variant_the_bit_does_not_take() {
+    use perfring_data::{FileAttr, Writer};
+    let attr = Attr { size: Attr::SIZE_VER7, ..Attr::default() };
+    let mut w =
+        Writer::new(std::io::Cursor::new(Vec::new()), Endian::Little, vec![FileAttr { attr, ids: vec![] }]).unwrap();
+    for (bit, f) in values() {
+        w.set_feature(bit, &f).unwrap();
+    }
+    let wrong = [
+        (features::NRCPUS, Feature::String("nope".into()), "NrCpus", "String"),
+        (features::HOSTNAME, Feature::SampleTime { first: 1, last: 2 }, "String", "SampleTime"),
+        (features::HOSTNAME, Feature::Bytes(vec![0; 8]), "String", "Bytes"),
+        (features::CACHE, Feature::TotalMem(1), "Bytes", "TotalMem"),
+    ];
+    for (bit, f, expected, given) in wrong {
+        let e = w.set_feature(bit, &f).unwrap_err();
+        assert!(
+            matches!(e, Error::FeatureMismatch { feature, expected: x, given: g } if (feature, x, g) == (bit, expected, given)),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains(&format!("takes Feature::{expected}")), "{e}");
+    }
+    let e = w.set_feature(features::NRCPUS, &Feature::String("x".into())).unwrap_err();
+    assert!(e.to_string().contains("feature 7 (NRCPUS)"), "{e}");
+    // The bits set before are as given.
+    let bytes = w.finish().unwrap().into_inner();
+    let r = perfring_data::Reader::from_bytes(&bytes).unwrap();
+    for (bit, f) in values() {
+        assert_eq!(r.feature_value(bit).unwrap().unwrap(), f, "feature {bit}");
+    }
+}
