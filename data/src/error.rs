@@ -192,6 +192,17 @@ pub enum Error {
         /// The variant given.
         given: &'static str,
     },
+    /// An attr given to the writer has a field set past its `size` (0 counting as 64), which
+    /// the file would drop: raise `attr.size` to `need` or more (`Attr::SIZE_VER7`, 128, is
+    /// what perf 6.1 writes and the largest it reads).
+    AttrFieldsPastSize {
+        /// Index of the event.
+        event: usize,
+        /// Its `attr.size`.
+        size: u32,
+        /// The smallest size that holds every field set.
+        need: u32,
+    },
     /// An event index the writer does not have.
     NoSuchEvent(usize),
     /// A file-mode file read forward from a stream ([`crate::Reader::from_read`]) has a section
@@ -302,6 +313,11 @@ impl fmt::Display for Error {
                 "feature {feature} ({}) takes Feature::{expected}, not Feature::{given}: give a \
                  Feature::{expected}, or its encoded bytes to set_feature_bytes",
                 crate::features::name(*feature).unwrap_or("unnamed")
+            ),
+            Error::AttrFieldsPastSize { event, size, need } => write!(
+                f,
+                "event {event}'s attr.size is {size} (0 counts as 64) but a field past it is set, which the file \
+                 would drop: set attr.size to {need} or more (Attr::SIZE_VER7, 128, is what perf 6.1 writes)"
             ),
             Error::NoSuchEvent(i) => write!(f, "no event {i} in this writer"),
             Error::EventSet(e) => write!(f, "registering the file's events: {e}"),

@@ -387,7 +387,8 @@ impl Feature {
             }
             Feature::EventDesc(v) => {
                 u32s(&mut o, count(v.len())?);
-                let sz = v.first().map_or(Attr::SIZE_VER7, |e| e.attr.size);
+                // One size for all (perf's `sz`): the first's, 0 counting as 64.
+                let sz = v.first().map_or(Attr::SIZE_VER7, |e| e.attr.size.max(Attr::SIZE_VER0));
                 u32s(&mut o, sz);
                 for e in v {
                     let mut a = vec![0u8; sz as usize];

@@ -67,9 +67,10 @@ fn io(offset: u64) -> impl Fn(std::io::Error) -> Error {
 
 impl<W: Write + Seek> Writer<W> {
     /// Start a file-mode file at `out`'s current position 0: header (data size 0), attrs and
-    /// their ids.
+    /// their ids. Every attr has the same `size` (0 counts as 64, `Attr::SIZE_VER0`, and is
+    /// written as 64), and no field set past it ([`Error::AttrFieldsPastSize`]).
     pub fn new(out: W, endian: Endian, attrs: Vec<FileAttr>) -> Result<Writer<W>, Error> {
-        let attr_size = attr_size(&attrs)?;
+        let attr_size = attr_size(&attrs, endian)?;
         let entry = u64::from(attr_size) + SECTION_SIZE as u64;
         let attrs_size = attrs.len() as u64 * entry;
         let ids_off = HEADER_SIZE as u64 + attrs_size;
@@ -126,7 +127,7 @@ impl<W: Write + Seek> Writer<W> {
         for &bit in self.features.keys() {
             bitmap[bit as usize / 64] |= 1 << (bit % 64);
         }
-        let attr_size = attr_size(&self.attrs)?;
+        let attr_size = attr_size(&self.attrs, self.endian)?;
         let entry = u64::from(attr_size) + SECTION_SIZE as u64;
         let head = self.file_header(entry, self.attrs.len() as u64 * entry, self.data_size, bitmap);
         self.out.seek(SeekFrom::Start(0)).map_err(io(0))?;
@@ -137,10 +138,36 @@ impl<W: Write + Seek> Writer<W> {
     }
 }
 
-fn attr_size(attrs: &[FileAttr]) -> Result<u32, Error> {
-    let size = attrs.first().map_or(Attr::SIZE_VER7, |a| a.attr.size);
-    if let Some(event) = attrs.iter().position(|a| a.attr.size != size) {
-        return Err(Error::MixedAttrSizes { event });
+/// The one `attr.size` of a file's attrs ([`written_size`] of each, which must agree).
+fn attr_size(attrs: &[FileAttr], endian: Endian) -> Result<u32, Error> {
+    let mut size = None;
+    for (event, a) in attrs.iter().enumerate() {
+        let this = written_size(event, &a.attr, endian)?;
+        if *size.get_or_insert(this) != this {
+            return Err(Error::MixedAttrSizes { event });
+        }
+    }
+    Ok(size.unwrap_or(Attr::SIZE_VER7))
+}
+
+/// The size event `event`'s attr is written with: its `size`, 0 counting as 64
+/// (`PERF_ATTR_SIZE_VER0`) as [`Attr`] documents it and perf reads it. A field set past that
+/// size, which the file would drop, is [`Error::AttrFieldsPastSize`].
+fn written_size(event: usize, attr: &Attr, endian: Endian) -> Result<u32, Error> {
+    let size = if attr.size == 0 { Attr::SIZE_VER0 } else { attr.size };
+    let kept = |size: u32| {
+        let a = Attr { size, ..*attr };
+        let mut b = [0u8; Attr::SIZE_VER8 as usize];
+        let back = a.to_bytes(endian, &mut b).ok().and_then(|n| Attr::from_bytes(&b[..n], endian).ok());
+        back == Some(a)
+    };
+    // A size the encoder refuses is its error; one that drops a field, the smallest that keeps
+    // them all.
+    Attr { size, ..*attr }.to_bytes(endian, &mut [0u8; Attr::SIZE_VER8 as usize])?;
+    if !kept(size) {
+        if let Some(need) = (size..=Attr::SIZE_VER8).step_by(8).find(|&s| kept(s)) {
+            return Err(Error::AttrFieldsPastSize { event, size: attr.size, need });
+        }
     }
     Ok(size)
 }
@@ -216,7 +243,11 @@ impl<W: Write> Writer<W> {
     }
 
     /// Start a pipe-mode stream (`perf record -o -`): the 16-byte header and one HEADER_ATTR
-    /// record per event.
+    /// record per event. An attr's `size` of 0 counts as 64; no field may be set past its size
+    /// ([`Error::AttrFieldsPastSize`]). An attr smaller than 128 bytes (`Attr::SIZE_VER7`) is
+    /// written as 128, as `perf record` writes it: perf 6.1 takes a HEADER_ATTR's ids to start
+    /// 128 bytes into it, whatever its `attr.size` (a 64-byte attr's ids were read as its
+    /// `config2`).
     pub fn pipe(out: W, endian: Endian, attrs: Vec<FileAttr>) -> Result<Writer<W>, Error> {
         let mut w = Writer::bare(out, endian, Mode::Pipe, attrs, PIPE_HEADER_SIZE as u64);
         let mut head = endian.put_u64(MAGIC).to_vec();
@@ -224,9 +255,12 @@ impl<W: Write> Writer<W> {
         w.out.write_all(&head).map_err(io(0))?;
         for i in 0..w.attrs.len() {
             let a = &w.attrs[i];
-            let size = if a.attr.size == 0 { 64 } else { a.attr.size as usize };
-            let mut body = vec![0u8; size];
-            a.attr.to_bytes(endian, &mut body)?;
+            // perf (6.1) reads a HEADER_ATTR's ids after its own `sizeof(perf_event_attr)`, 128
+            // bytes, whatever attr.size says (`perf_event__process_attr`), and writes its attrs
+            // that size: a smaller attr is written as 128 bytes, the fields past it zero.
+            let size = written_size(i, &a.attr, endian)?.max(Attr::SIZE_VER7);
+            let mut body = vec![0u8; size as usize];
+            Attr { size, ..a.attr }.to_bytes(endian, &mut body)?;
             a.ids.iter().for_each(|id| body.extend_from_slice(&endian.put_u64(*id)));
             w.emit(types::HEADER_ATTR, &body)?;
         }

@@ -121,3 +121,41 @@ fn write_raw_refuses_bytes_that_are_not_one_record() {
     w.write_raw(&auxtrace(e, &aux), &aux).unwrap();
     assert_eq!(w.data_size(), 13 + 48 + 16);
 }
+
+/// `Attr::size` 0 means 64 (`Attr::default()` has it): the writer takes it, in both modes, and
+/// writes 64, as perf reads a 0; a field set past the size, which the file would drop, is an
+/// error saying the size that keeps it. Before, `Writer::new` refused 0 ("attr.size cannot
+/// carry the value 0").
+#[test]
+fn an_attr_size_of_0_is_written_as_64() {
+    use perfring_data::Error;
+    let a = Attr { sample_type: st::IP | st::TID, sample_period: 1, ..Attr::default() };
+    assert_eq!(a.size, 0);
+    let w = Writer::new(Cursor::new(Vec::new()), Endian::Little, vec![FileAttr { attr: a, ids: vec![1] }]).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let r = Reader::from_bytes(&bytes).unwrap();
+    assert_eq!(r.header().attr_size, 64 + 16);
+    assert_eq!(r.attrs()[0].attr, Attr { size: 64, ..a });
+    // With another event of size 64, one attr_size.
+    let b = Attr { size: 64, ..a };
+    let attrs = vec![FileAttr { attr: a, ids: vec![1] }, FileAttr { attr: b, ids: vec![2] }];
+    Writer::new(Cursor::new(Vec::new()), Endian::Big, attrs.clone()).unwrap();
+    let mut p = Writer::pipe(Vec::new(), Endian::Little, attrs).unwrap();
+    p.finished_round().unwrap();
+    let bytes = p.finish_pipe().unwrap();
+    let mut r = Reader::from_bytes(&bytes).unwrap();
+    while r.next_record().unwrap().is_some() {}
+    // Pipe mode: written as 128 bytes, where perf 6.1 looks for the ids.
+    let c = Attr { size: Attr::SIZE_VER7, ..a };
+    assert_eq!(r.attrs(), [FileAttr { attr: c, ids: vec![1] }, FileAttr { attr: c, ids: vec![2] }]);
+    // clockid sits past 64 bytes (VER3: 96): kept only by a size that holds it.
+    let c = Attr { clockid: 1, ..a };
+    let e = Writer::new(Cursor::new(Vec::new()), Endian::Little, vec![FileAttr { attr: c, ids: vec![] }]).unwrap_err();
+    assert!(matches!(e, Error::AttrFieldsPastSize { event: 0, size: 0, need: 96 }), "{e:?}");
+    assert!(e.to_string().contains("set attr.size to 96"), "{e}");
+    let e = Writer::pipe(Vec::new(), Endian::Little, vec![FileAttr { attr: Attr { size: 88, ..c }, ids: vec![] }])
+        .unwrap_err();
+    assert!(matches!(e, Error::AttrFieldsPastSize { event: 0, size: 88, need: 96 }), "{e:?}");
+    Writer::new(Cursor::new(Vec::new()), Endian::Little, vec![FileAttr { attr: Attr { size: 96, ..c }, ids: vec![] }])
+        .unwrap();
+}
