@@ -83,8 +83,9 @@ pub enum Error {
         /// File offset of its attr's flags word (where `sample_id_all` is bit 18).
         offset: u64,
     },
-    /// With more than one event, an event has no ID/IDENTIFIER or has it elsewhere than
-    /// event 0 (perf: "non matching sample_type"). Put IDENTIFIER in every `sample_type`.
+    /// With more than one event, an event has neither ID nor IDENTIFIER in its `sample_type`
+    /// (event 0 included), or has its id at another position than event 0 (perf: "non
+    /// matching sample_type"). Put IDENTIFIER in every `sample_type`.
     NonMatchingSampleType {
         /// The first event that differs from event 0.
         event: usize,
@@ -254,11 +255,24 @@ impl fmt::Display for Error {
             Error::SampleIdAllMismatch { event, offset } => {
                 write!(f, "non matching sample_id_all: event {event}'s (flags at offset {offset}) differs from event 0's")
             }
-            Error::NonMatchingSampleType { event, offset, sample_type } => write!(
-                f,
-                "non matching sample_type: event {event} (sample_type {sample_type:#x} at offset {offset}) has its id elsewhere \
-                 than event 0, or none; give every event PERF_SAMPLE_IDENTIFIER"
-            ),
+            Error::NonMatchingSampleType { event, offset, sample_type } => {
+                let ids = perfring::record::sample_type::ID | perfring::record::sample_type::IDENTIFIER;
+                if sample_type & ids == 0 {
+                    write!(
+                        f,
+                        "non matching sample_type: there are several events and event {event}'s sample_type \
+                         {sample_type:#x} (offset {offset}) has neither ID nor IDENTIFIER, so its records cannot \
+                         be told from the others'; give every event PERF_SAMPLE_IDENTIFIER"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "non matching sample_type: event {event}'s sample_type {sample_type:#x} (offset {offset}) \
+                         puts its id at another position in its records than event 0's does; give every event \
+                         PERF_SAMPLE_IDENTIFIER"
+                    )
+                }
+            }
             Error::NonMatchingReadFormat { offset, read_format } => write!(
                 f,
                 "non matching read_format: event 0 samples READ but its read_format {read_format:#x} (offset {offset}) lacks \

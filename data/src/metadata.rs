@@ -226,13 +226,33 @@ pub(crate) fn read_meta_before_data(
         warnings.push(Warning::NoEvents);
     }
     register(&mut events, &attrs, &mut warnings)?;
-    let attr_at = |event: usize| attr_offsets[event];
+    check_consistent(&events, &attrs, |event| attr_offsets.get(event).copied().unwrap_or(0))?;
+    Ok(Metadata {
+        header,
+        attrs,
+        features: Vec::new(),
+        warnings,
+        events,
+        data: (data_start, data_end),
+        deferred_features: forward && header.feature_bits().next().is_some(),
+    })
+}
+
+/// What perf refuses in a file-mode file's events (`evlist__valid_sample_type`,
+/// `evlist__valid_sample_id_all`, `evlist__valid_read_format`), as errors giving the file offset
+/// of the field (`attr_at`: where event `i`'s attr starts). The reader checks a file with it,
+/// the writer its attrs before writing them.
+pub(crate) fn check_consistent(
+    events: &Events,
+    attrs: &[FileAttr],
+    attr_at: impl Fn(usize) -> u64,
+) -> Result<(), Error> {
     match events.consistency() {
         Some(Inconsistency::SampleIdAllDiffers { event }) => {
             return Err(Error::SampleIdAllMismatch { event, offset: attr_at(event) + 40 })
         }
         Some(Inconsistency::NoId { event } | Inconsistency::IdPositionDiffers { event, .. }) => {
-            let sample_type = attrs[event].attr.sample_type;
+            let sample_type = attrs.get(event).map_or(0, |a| a.attr.sample_type);
             return Err(Error::NonMatchingSampleType { event, offset: attr_at(event) + 24, sample_type });
         }
         Some(_) | None => {}
@@ -246,15 +266,7 @@ pub(crate) fn read_meta_before_data(
             return Err(Error::NonMatchingReadFormat { offset: attr_at(0) + 32, read_format: a.read_format });
         }
     }
-    Ok(Metadata {
-        header,
-        attrs,
-        features: Vec::new(),
-        warnings,
-        events,
-        data: (data_start, data_end),
-        deferred_features: forward && header.feature_bits().next().is_some(),
-    })
+    Ok(())
 }
 
 /// The feature sections of a file-mode file: a table of sections at the end of the data

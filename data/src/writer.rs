@@ -15,9 +15,10 @@ use std::io::{Seek, SeekFrom, Write};
 
 use perfring::record::{types, Attr, DecodeContext, Endian, Header, Record};
 
+use crate::attribution::Events;
 use crate::features::{self, Feature};
 use crate::file_header::{u64_of, Mode};
-use crate::metadata::FileAttr;
+use crate::metadata::{check_consistent, FileAttr};
 use crate::{Error, HEADER_SIZE, MAGIC, PIPE_HEADER_SIZE, SECTION_SIZE};
 
 /// Raw bytes gathered before one compressed frame is cut (perf: one ring's worth).
@@ -68,10 +69,22 @@ fn io(offset: u64) -> impl Fn(std::io::Error) -> Error {
 impl<W: Write + Seek> Writer<W> {
     /// Start a file-mode file at `out`'s current position 0: header (data size 0), attrs and
     /// their ids. Every attr has the same `size` (0 counts as 64, `Attr::SIZE_VER0`, and is
-    /// written as 64), and no field set past it ([`Error::AttrFieldsPastSize`]).
+    /// written as 64), and no field set past it ([`Error::AttrFieldsPastSize`]). What perf
+    /// refuses in a file's events is refused here, before anything is written, with the error
+    /// [`crate::Reader`] gives for such a file (the offset is where the field would be):
+    /// differing `sample_id_all` ([`Error::SampleIdAllMismatch`]), several events without ID or
+    /// IDENTIFIER at one position ([`Error::NonMatchingSampleType`]), READ sampled without
+    /// `PERF_FORMAT_ID` ([`Error::NonMatchingReadFormat`]). (Pipe mode, where perf only warns,
+    /// takes them.)
     pub fn new(out: W, endian: Endian, attrs: Vec<FileAttr>) -> Result<Writer<W>, Error> {
         let attr_size = attr_size(&attrs, endian)?;
         let entry = u64::from(attr_size) + SECTION_SIZE as u64;
+        // What perf (and this crate's reader) would refuse in the file, refused before writing.
+        let mut events = Events::new(endian);
+        for a in &attrs {
+            events.add_event(&a.attr).map_err(Error::EventSet)?;
+        }
+        check_consistent(&events, &attrs, |event| HEADER_SIZE as u64 + event as u64 * entry)?;
         let attrs_size = attrs.len() as u64 * entry;
         let ids_off = HEADER_SIZE as u64 + attrs_size;
         let ids_total: u64 = attrs.iter().map(|a| 8 * a.ids.len() as u64).sum();

@@ -33,6 +33,21 @@ fn file(attrs: Vec<FileAttr>) -> Vec<u8> {
     w.finish().unwrap().into_inner()
 }
 
+/// A file whose attrs are `attrs`, events perf refuses (which the writer refuses too): written
+/// with attrs it takes (IDENTIFIER everywhere, sample_id_all), then each attr overwritten in
+/// place.
+fn patched(attrs: Vec<FileAttr>) -> Vec<u8> {
+    let t = st::IDENTIFIER | st::IP | st::TID | st::TIME;
+    let sane = attrs.iter().map(|a| FileAttr { attr: Attr { size: a.attr.size, ..attr(t, true) }, ids: a.ids.clone() });
+    let mut bytes = file(sane.collect());
+    let entry = u64_at(&bytes, 16) as usize;
+    for (i, a) in attrs.iter().enumerate() {
+        let at = 104 + i * entry;
+        a.attr.to_bytes(Endian::Little, &mut bytes[at..at + a.attr.size as usize]).unwrap();
+    }
+    bytes
+}
+
 fn two_events() -> Vec<FileAttr> {
     let t = st::IDENTIFIER | st::IP | st::TID | st::TIME;
     vec![FileAttr { attr: attr(t, true), ids: vec![11, 12] }, FileAttr { attr: attr(t, true), ids: vec![22] }]
@@ -136,7 +151,7 @@ fn a_file_without_events_warns() {
 fn differing_sample_id_all_is_refused() {
     let mut attrs = two_events();
     attrs[1].attr.flags = 0;
-    let e = Reader::from_bytes(&file(attrs)).unwrap_err();
+    let e = Reader::from_bytes(&patched(attrs)).unwrap_err();
     let entry = u64_at(&file(two_events()), 16);
     assert!(matches!(e, Error::SampleIdAllMismatch { event: 1, offset } if offset == 104 + entry + 40), "{e:?}");
     assert!(e.to_string().contains("non matching sample_id_all"), "{e}");
@@ -147,14 +162,22 @@ fn ids_in_different_places_are_refused() {
     // Event 1 has ID after IP, TID and TIME (id_pos 3) instead of IDENTIFIER (0).
     let mut attrs = two_events();
     attrs[1].attr.sample_type = st::ID | st::IP | st::TID | st::TIME;
-    let e = Reader::from_bytes(&file(attrs.clone())).unwrap_err();
+    let e = Reader::from_bytes(&patched(attrs.clone())).unwrap_err();
     let entry = u64_at(&file(two_events()), 16);
     assert!(matches!(e, Error::NonMatchingSampleType { event: 1, offset, .. } if offset == 104 + entry + 24), "{e:?}");
     assert!(e.to_string().contains("non matching sample_type"), "{e}");
+    assert!(e.to_string().contains("event 1's sample_type 0x47 (offset 272) puts its id at another position"), "{e}");
     // No id at all, with two events.
     attrs[1].attr.sample_type = st::IP | st::TID;
-    let e = Reader::from_bytes(&file(attrs)).unwrap_err();
+    let e = Reader::from_bytes(&patched(attrs.clone())).unwrap_err();
     assert!(matches!(e, Error::NonMatchingSampleType { event: 1, .. }), "{e:?}");
+    // Event 0 without an id: the message says so (it said event 0 had its id "elsewhere than
+    // event 0").
+    attrs[0].attr.sample_type = st::IP | st::TID;
+    attrs[1].attr.sample_type = st::IP | st::TID;
+    let e = Reader::from_bytes(&patched(attrs)).unwrap_err();
+    assert!(matches!(e, Error::NonMatchingSampleType { event: 0, offset: 128, sample_type: 3 }), "{e:?}");
+    assert!(e.to_string().contains("event 0's sample_type 0x3 (offset 128) has neither ID nor IDENTIFIER"), "{e}");
     // One event needs no id.
     let one = vec![FileAttr { attr: attr(st::IP | st::TID, true), ids: vec![] }];
     assert!(Reader::from_bytes(&file(one)).is_ok());
@@ -176,9 +199,7 @@ fn sample_read_without_format_id_is_refused() {
     let t = st::IDENTIFIER | st::IP | st::TID | st::TIME | st::READ;
     let mut attrs = vec![FileAttr { attr: attr(t, true), ids: vec![1] }];
     attrs[0].attr.read_format = perfring::record::read_format::TOTAL_TIME_ENABLED;
-    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs).unwrap();
-    w.finished_round().unwrap();
-    let e = Reader::from_bytes(&w.finish().unwrap().into_inner()).unwrap_err();
+    let e = Reader::from_bytes(&patched(attrs)).unwrap_err();
     assert!(matches!(e, Error::NonMatchingReadFormat { offset: 136, read_format: 1 }), "{e:?}");
     assert!(e.to_string().contains("non matching read_format"), "{e}");
 }

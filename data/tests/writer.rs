@@ -129,7 +129,7 @@ fn write_raw_refuses_bytes_that_are_not_one_record() {
 #[test]
 fn an_attr_size_of_0_is_written_as_64() {
     use perfring_data::Error;
-    let a = Attr { sample_type: st::IP | st::TID, sample_period: 1, ..Attr::default() };
+    let a = Attr { sample_type: st::IDENTIFIER | st::IP | st::TID, sample_period: 1, ..Attr::default() };
     assert_eq!(a.size, 0);
     let w = Writer::new(Cursor::new(Vec::new()), Endian::Little, vec![FileAttr { attr: a, ids: vec![1] }]).unwrap();
     let bytes = w.finish().unwrap().into_inner();
@@ -158,4 +158,30 @@ fn an_attr_size_of_0_is_written_as_64() {
     assert!(matches!(e, Error::AttrFieldsPastSize { event: 0, size: 88, need: 96 }), "{e:?}");
     Writer::new(Cursor::new(Vec::new()), Endian::Little, vec![FileAttr { attr: Attr { size: 96, ..c }, ids: vec![] }])
         .unwrap();
+}
+
+/// What perf refuses in a file's events, the writer refuses before writing, with the error the
+/// reader gives for such a file (before, `Writer::new` wrote a file its own reader and perf
+/// refused: two events without ID/IDENTIFIER). Pipe mode, where perf only warns, takes them.
+#[test]
+fn the_writer_refuses_events_perf_refuses() {
+    use perfring::record::read_format;
+    use perfring_data::Error;
+    let no_id = vec![FileAttr { attr: attr(), ids: vec![1] }, FileAttr { attr: attr(), ids: vec![2] }];
+    let e = Writer::new(Cursor::new(Vec::new()), Endian::Little, no_id.clone()).unwrap_err();
+    // Event 0's sample_type, at 104 + 24 in the file.
+    assert!(matches!(e, Error::NonMatchingSampleType { event: 0, offset: 128, .. }), "{e:?}");
+    assert!(e.to_string().contains("has neither ID nor IDENTIFIER"), "{e}");
+    Writer::pipe(Vec::new(), Endian::Little, no_id).unwrap();
+    let with_id = Attr { sample_type: st::IDENTIFIER | st::IP, ..attr() };
+    let other = Attr { flags: 0, ..with_id };
+    let attrs = vec![FileAttr { attr: with_id, ids: vec![1] }, FileAttr { attr: other, ids: vec![2] }];
+    let e = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs).unwrap_err();
+    assert!(matches!(e, Error::SampleIdAllMismatch { event: 1, offset } if offset == 104 + 144 + 40), "{e:?}");
+    let read = Attr { sample_type: st::IDENTIFIER | st::READ, read_format: 0, ..attr() };
+    let e =
+        Writer::new(Cursor::new(Vec::new()), Endian::Little, vec![FileAttr { attr: read, ids: vec![1] }]).unwrap_err();
+    assert!(matches!(e, Error::NonMatchingReadFormat { offset: 136, .. }), "{e:?}");
+    let read = Attr { read_format: read_format::ID, ..read };
+    Writer::new(Cursor::new(Vec::new()), Endian::Little, vec![FileAttr { attr: read, ids: vec![1] }]).unwrap();
 }
