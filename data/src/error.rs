@@ -16,6 +16,22 @@ pub enum Error {
         /// The error.
         error: std::io::Error,
     },
+    /// A path given to [`crate::Reader::open`] or [`crate::Reader::open_dir`] (or a file of
+    /// the directory) could not be opened, examined or listed.
+    Open {
+        /// The path.
+        path: std::path::PathBuf,
+        /// The error.
+        error: std::io::Error,
+    },
+    /// What [`crate::Reader::open`] or [`crate::Reader::open_dir`] found wrong in the file at
+    /// `path` (`error` gives the offset and the field).
+    InFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What was wrong.
+        error: Box<Error>,
+    },
     /// The input ended inside `what`.
     Truncated {
         /// What was being read.
@@ -225,6 +241,8 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Io { offset, error } => write!(f, "perf.data I/O at offset {offset}: {error}"),
+            Error::Open { path, error } => write!(f, "cannot open {}: {error}", path.display()),
+            Error::InFile { path, error } => write!(f, "{}: {error}", path.display()),
             Error::Truncated { what, offset, need, have } => {
                 write!(f, "the input ends inside {what} at offset {offset}: {need} bytes needed, {have} there")
             }
@@ -347,7 +365,8 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io { error, .. } | Error::Decompress { error, .. } => Some(error),
+            Error::Io { error, .. } | Error::Decompress { error, .. } | Error::Open { error, .. } => Some(error),
+            Error::InFile { error, .. } => Some(error.as_ref()),
             Error::EventSet(e) => Some(e),
             _ => None,
         }
