@@ -12,11 +12,13 @@ use perfring::record::{
 pub(crate) struct Events {
     endian: Endian,
     set: EventSet<Vec<EventLayout>, Vec<IdEntry>>,
+    /// Where the file's one `Warning::DuplicateId` is in its warnings, once there is one.
+    pub(crate) duplicate_warning: Option<usize>,
 }
 
 impl Events {
     pub(crate) fn new(endian: Endian) -> Events {
-        Events { endian, set: EventSet::new(Vec::new(), Vec::new()) }
+        Events { endian, set: EventSet::new(Vec::new(), Vec::new()), duplicate_warning: None }
     }
 
     /// Add an event; returns its index. The only error that asks for more room,

@@ -118,6 +118,21 @@ pub enum Error {
         /// Event 0's `read_format`.
         read_format: u64,
     },
+    /// The attrs' ids sections together list more ids than the file has bytes: they overlap
+    /// (several events point at one ids array) so much that reading them would take memory
+    /// and time out of proportion to the file. perf would register every id once per event
+    /// listing it; this reader refuses. A file perf writes has one ids array per event.
+    TooManyIds {
+        /// The event whose ids section passed the bound.
+        event: usize,
+        /// File offset of its ids section's `{offset, size}`.
+        offset: u64,
+        /// Ids listed by the events up to it.
+        ids: u64,
+        /// The file's size (in file mode read forward, the bytes before the data section,
+        /// or the data section's end).
+        file_size: u64,
+    },
     /// A record's `header.size` is below 8.
     BadRecordSize {
         /// File offset of the record.
@@ -295,6 +310,12 @@ impl fmt::Display for Error {
                 f,
                 "non matching read_format: event 0 samples READ but its read_format {read_format:#x} (offset {offset}) lacks \
                  PERF_FORMAT_ID"
+            ),
+            Error::TooManyIds { event, offset, ids, file_size } => write!(
+                f,
+                "the ids sections of events 0 to {event} (the last at offset {offset}) list {ids} ids, more than \
+                 the file's {file_size} bytes: they overlap (events share ids arrays) beyond what this reader \
+                 registers; a file perf writes has one ids array per event"
             ),
             Error::BadRecordSize { offset, size } => {
                 write!(f, "record at offset {offset} has header.size {size} (at least 8 needed)")

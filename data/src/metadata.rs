@@ -192,10 +192,16 @@ pub(crate) fn read_meta_before_data(
         return Err(Error::BadAttrSize { attr_size, section_size: header.attrs.size });
     }
     let n = if header.attrs.size == 0 { 0 } else { header.attrs.size / attr_size };
-    let mut attrs = Vec::new();
+    let mut attrs: Vec<FileAttr> = Vec::new();
     let mut attr_offsets = Vec::new();
     let mut events = Events::new(endian);
     let mut at = header.attrs.offset;
+    // Ids sections may overlap (events sharing one array): each is read once, and all of them
+    // together may list at most as many ids as the file has bytes, so that a small file cannot
+    // make the reader hold and register a product of its sizes.
+    let id_budget = file.len().max(header.data.end().unwrap_or(0));
+    let mut ids_listed = 0u64;
+    let mut sections_read: std::collections::HashMap<(u64, u64), usize> = std::collections::HashMap::new();
     for event in 0..n as usize {
         let first = file.read_at(at, 8)?;
         let raw_size = endian.u32([first[4], first[5], first[6], first[7]]);
@@ -216,8 +222,19 @@ pub(crate) fn read_meta_before_data(
         if ids_section.size % 8 != 0 {
             warnings.push(Warning::IdsNotMultipleOf8 { event, offset: ids_section.offset, size: ids_section.size });
         }
-        let raw = file.read_at(ids_section.offset, ids_section.size / 8 * 8)?;
-        let ids: Vec<u64> = raw.chunks_exact(8).map(|c| u64_of(c, 0, endian)).collect();
+        ids_listed = ids_listed.saturating_add(ids_section.size / 8);
+        if ids_listed > id_budget {
+            return Err(Error::TooManyIds { event, offset: at + split as u64, ids: ids_listed, file_size: id_budget });
+        }
+        let key = (ids_section.offset, ids_section.size / 8 * 8);
+        let ids: Vec<u64> = match sections_read.get(&key) {
+            Some(&earlier) => attrs[earlier].ids.clone(),
+            None => {
+                sections_read.insert(key, event);
+                let raw = file.read_at(key.0, key.1)?;
+                raw.chunks_exact(8).map(|c| u64_of(c, 0, endian)).collect()
+            }
+        };
         attrs.push(FileAttr { attr, ids });
         attr_offsets.push(at);
         at += entry;
@@ -340,14 +357,25 @@ pub(crate) fn register(events: &mut Events, attrs: &[FileAttr], warnings: &mut V
     attrs.iter().try_for_each(|a| add_event(events, a, warnings))
 }
 
-/// Register one event and its ids.
+/// Register one event and its ids. Ids listed again under another event are counted in one
+/// [`Warning::DuplicateId`] for the whole file.
 pub(crate) fn add_event(events: &mut Events, a: &FileAttr, warnings: &mut Vec<Warning>) -> Result<(), Error> {
     let event = events.add_event(&a.attr).map_err(Error::EventSet)?;
+    let (mut count, mut first) = (0u64, None);
     for &id in &a.ids {
         if let Some(previous) = events.add_id(event, id).map_err(Error::EventSet)? {
             if previous != event {
-                warnings.push(Warning::DuplicateId { id, previous, event });
+                count += 1;
+                first.get_or_insert((id, previous));
             }
+        }
+    }
+    let Some((id, previous)) = first else { return Ok(()) };
+    match events.duplicate_warning.and_then(|i| warnings.get_mut(i)) {
+        Some(Warning::DuplicateId { count: total, .. }) => *total += count,
+        _ => {
+            events.duplicate_warning = Some(warnings.len());
+            warnings.push(Warning::DuplicateId { count, id, previous, event });
         }
     }
     Ok(())

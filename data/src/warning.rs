@@ -26,9 +26,12 @@ pub enum Warning {
         /// Bytes from `data.offset` to the end of the file, read as the data section.
         assumed_size: u64,
     },
-    /// An id is listed under two events; as perf, the last event listing it gets it.
+    /// Ids listed under more than one event; as perf, the last event listing an id gets it.
+    /// One warning for them all, the first described.
     DuplicateId {
-        /// The id.
+        /// How many times an id was listed again under another event.
+        count: u64,
+        /// The first such id.
         id: u64,
         /// The event that listed it before.
         previous: usize,
@@ -92,9 +95,14 @@ impl std::fmt::Display for Warning {
                 "data.size is 0 although records follow (was the recording properly terminated?): the \
                  {assumed_size} bytes to the end of the file are read as the data section"
             ),
-            Warning::DuplicateId { id, previous, event } => {
+            Warning::DuplicateId { count: 1, id, previous, event } => {
                 write!(f, "id {id} is listed under events {previous} and {event}: event {event} gets it, as in perf")
             }
+            Warning::DuplicateId { count, id, previous, event } => write!(
+                f,
+                "{count} times an id is listed again under another event (the first: id {id}, under events \
+                 {previous} and {event}): each goes to the last event listing it, as in perf"
+            ),
             Warning::Inconsistent(i) => write!(f, "pipe mode: {i} (perf refuses this in file mode)"),
             Warning::Unattributed { count, first, first_offset } => write!(
                 f,
@@ -126,7 +134,8 @@ mod tests {
             (Warning::IdsNotMultipleOf8 { event: 1, offset: 200, size: 12 }, "last 4 bytes are ignored"),
             (Warning::EmptyDataSection, "zero-sized data"),
             (Warning::DataSizeZero { assumed_size: 96 }, "the 96 bytes"),
-            (Warning::DuplicateId { id: 7, previous: 0, event: 1 }, "event 1 gets it"),
+            (Warning::DuplicateId { count: 1, id: 7, previous: 0, event: 1 }, "event 1 gets it"),
+            (Warning::DuplicateId { count: 5, id: 7, previous: 0, event: 1 }, "5 times an id is listed again"),
             (Warning::Inconsistent(Inconsistency::SampleIdAllDiffers { event: 1 }), "perf refuses this in file mode"),
             (
                 Warning::Unattributed { count: 3, first: AttributeError::UnknownId { id: 9 }, first_offset: 120 },

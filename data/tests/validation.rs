@@ -273,7 +273,7 @@ fn a_duplicated_id_goes_to_the_last_event_listing_it_with_a_warning() {
     w.write_record(&Record::Sample(s), 0).unwrap();
     let bytes = w.finish().unwrap().into_inner();
     let mut r = Reader::from_bytes(&bytes).unwrap();
-    assert_eq!(r.warnings(), [Warning::DuplicateId { id: 11, previous: 0, event: 1 }]);
+    assert_eq!(r.warnings(), [Warning::DuplicateId { count: 1, id: 11, previous: 0, event: 1 }]);
     assert_eq!(r.next_record().unwrap().unwrap().event, Some(1), "perf: the last event listing the id");
 }
 
@@ -616,4 +616,68 @@ fn a_decompressed_record_cut_short_says_its_own_size() {
     let bytes = w.finish().unwrap().into_inner();
     let e = count(&mut Reader::from_bytes(&bytes).unwrap()).unwrap_err();
     assert!(matches!(e, Error::Truncated { what: "decompressed record", need: 8, have: 5, .. }), "{e:?}");
+}
+
+/// A file of `n` events (64-byte attrs, sample_type IP|TID|TIME|ID) whose ids sections all point
+/// at one array of the ids 1..=`k`, and one SAMPLE of id 1 (the reviewer's `mkbomb.py`).
+fn shared_ids(n: usize, k: usize) -> Vec<u8> {
+    let (attr_off, entry) = (104u64, 80u64);
+    let ids_off = attr_off + n as u64 * entry;
+    let data_off = ids_off + 8 * k as u64;
+    let mut rec = Header { type_: types::SAMPLE, misc: 2, size: 40 }.to_bytes(Endian::Little).to_vec();
+    for w in [0x1234u64, 1 | (1 << 32), 1000, 1] {
+        rec.extend_from_slice(&w.to_le_bytes());
+    }
+    let mut b = b"PERFILE2".to_vec();
+    for w in [104, entry, attr_off, n as u64 * entry, data_off, rec.len() as u64, 0, 0, 0, 0, 0, 0] {
+        b.extend_from_slice(&w.to_le_bytes());
+    }
+    let attr =
+        Attr { size: 64, sample_type: st::IP | st::TID | st::TIME | st::ID, sample_period: 1, ..Attr::default() };
+    let mut a = [0u8; 64];
+    attr.to_bytes(Endian::Little, &mut a).unwrap();
+    for _ in 0..n {
+        b.extend_from_slice(&a);
+        b.extend_from_slice(&ids_off.to_le_bytes());
+        b.extend_from_slice(&(8 * k as u64).to_le_bytes());
+    }
+    (1..=k as u64).for_each(|id| b.extend_from_slice(&id.to_le_bytes()));
+    b.extend_from_slice(&rec);
+    b
+}
+
+/// Events sharing one ids array: one warning counting the ids listed again (before, one
+/// warning per id: a 320 KB file took 2.2 GB and 40 M warnings), the ids going to the last
+/// event as in perf; and all the sections together listing more ids than the file has bytes
+/// is refused at once, before reading them.
+#[test]
+fn shared_ids_arrays_give_one_warning_and_a_bounded_read() {
+    let bytes = shared_ids(4, 1000);
+    let check = |warnings: &[Warning], attrs: &[FileAttr]| {
+        assert_eq!(warnings, [Warning::DuplicateId { count: 3000, id: 1, previous: 0, event: 1 }]);
+        assert!(attrs.iter().all(|a| a.ids.len() == 1000 && a.ids[999] == 1000));
+    };
+    let mut r = Reader::from_bytes(&bytes).unwrap();
+    check(r.warnings(), r.attrs());
+    assert_eq!(r.next_record().unwrap().unwrap().event, Some(3), "perf: the last event listing the id");
+    let r = Reader::from_read(&bytes[..]).unwrap();
+    check(r.warnings(), r.attrs());
+    // Pipe mode: one warning as well, counted across the HEADER_ATTR records.
+    let mut attrs = two_events();
+    attrs[1].ids = vec![11, 12];
+    attrs.push(attrs[1].clone());
+    let pipe = Writer::pipe(Vec::new(), Endian::Little, attrs).unwrap().finish_pipe().unwrap();
+    let mut r = Reader::from_bytes(&pipe).unwrap();
+    while r.next_record().unwrap().is_some() {}
+    assert_eq!(r.warnings(), [Warning::DuplicateId { count: 4, id: 11, previous: 0, event: 1 }]);
+    // 2000 events × 20000 ids in 320 KB: refused when the ids listed pass the file's size.
+    let bomb = shared_ids(2000, 20_000);
+    let start = std::time::Instant::now();
+    let e = Reader::from_bytes(&bomb).unwrap_err();
+    let len = bomb.len() as u64;
+    assert!(matches!(e, Error::TooManyIds { event: 16, ids: 340_000, file_size, .. } if file_size == len), "{e:?}");
+    assert!(e.to_string().contains("overlap"), "{e}");
+    let e = Reader::new(Cursor::new(&bomb)).unwrap_err();
+    assert!(matches!(e, Error::TooManyIds { event: 16, .. }), "{e:?}");
+    assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
 }
