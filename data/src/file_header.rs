@@ -52,7 +52,9 @@ pub struct FileHeader {
     pub data: Section,
     /// The event_types section (ignored by perf).
     pub event_types: Section,
-    /// The 256-bit feature bitmap (zero in the legacy header and in pipe mode).
+    /// The 256-bit feature bitmap (zero in the legacy header and in pipe mode), as the file
+    /// has it ([`FileHeader::parse`]); a reader's header has it as perf reads it, which differs
+    /// for a file of the other byte order without HOSTNAME ([`crate::Warning::ForeignFeatureBitmap`]).
     pub features: [u64; 4],
 }
 

@@ -170,6 +170,7 @@ pub(crate) fn read_meta_before_data(
     let endian = header.endian;
     let file_size = if forward { u64::MAX } else { file.len() };
     let mut warnings = Vec::new();
+    let header = feature_bitmap_as_perf_reads_it(header, &mut warnings);
     check_section(header.attrs, 24, "attrs section", file_size)?;
     check_section(header.data, 40, "data section", file_size)?;
     let data_start = header.data.offset;
@@ -284,6 +285,25 @@ pub(crate) fn check_consistent(
         }
     }
     Ok(())
+}
+
+/// `header` with its feature bitmap as perf reads it (`header.c:perf_file_header__read`): in a
+/// file whose byte order is not this host's, a bitmap without HOSTNAME is taken for a 32-bit
+/// host's (each u64's halves exchanged) if that one has HOSTNAME, and otherwise replaced by
+/// BUILD_ID alone, with [`Warning::ForeignFeatureBitmap`]. (perf does the same to an empty
+/// bitmap, then finds no BUILD_ID section where none was written; it is left empty here.)
+fn feature_bitmap_as_perf_reads_it(mut header: FileHeader, warnings: &mut Vec<Warning>) -> FileHeader {
+    let file = header.features;
+    let has_hostname = |b: &[u64; 4]| b[0] & (1 << crate::features::HOSTNAME) != 0;
+    if header.endian == Endian::NATIVE || file == [0; 4] || has_hostname(&file) {
+        return header;
+    }
+    let mut as_32_bit = file.map(|w| w.rotate_left(32));
+    as_32_bit[0] &= !1; // bit 0 is reserved
+    let used = if has_hostname(&as_32_bit) { as_32_bit } else { [1 << crate::features::BUILD_ID, 0, 0, 0] };
+    header.features = used;
+    warnings.push(Warning::ForeignFeatureBitmap { file, used });
+    header
 }
 
 /// The feature sections of a file-mode file: a table of sections at the end of the data

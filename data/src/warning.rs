@@ -67,6 +67,19 @@ pub enum Warning {
     /// The file has no events (an empty attrs section): no record can be attributed or
     /// decoded by an event's layout.
     NoEvents,
+    /// The file's byte order is not this host's and its feature bitmap lacks HOSTNAME, which
+    /// perf always sets. perf (`header.c:perf_file_header__read`) cannot tell then how wide the
+    /// writer's `unsigned long` was: it takes the bitmap as a 32-bit host's (each u64's halves
+    /// exchanged) if that one has HOSTNAME, and otherwise ignores it and assumes BUILD_ID alone
+    /// (the first feature section). This reader reads the features as perf does: those the
+    /// file's bitmap names but `used` does not are not read (COMPRESSED among them: perf then
+    /// cannot decompress the records; this reader still does).
+    ForeignFeatureBitmap {
+        /// The bitmap as the file has it.
+        file: [u64; 4],
+        /// The bitmap as perf reads it, and this reader.
+        used: [u64; 4],
+    },
     /// A feature's `{offset, size}` points outside the file; the feature is skipped.
     FeatureOutsideFile {
         /// Feature bit.
@@ -115,6 +128,25 @@ impl std::fmt::Display for Warning {
                  {events} attrs counted with the first and read with the second, as perf does"
             ),
             Warning::NoEvents => f.write_str("the file has no events: its records cannot be attributed"),
+            Warning::ForeignFeatureBitmap { file, used } => {
+                let bits = |b: &[u64; 4]| {
+                    let set: Vec<String> =
+                        (0..256).filter(|&i| b[i / 64] & (1 << (i % 64)) != 0).map(|i| i.to_string()).collect();
+                    set.join(", ")
+                };
+                write!(
+                    f,
+                    "the file's byte order is not this host's and its feature bitmap (bits {}) lacks HOSTNAME: \
+                     features are read as perf reads them, bits {} (",
+                    bits(file),
+                    bits(used)
+                )?;
+                if used == &[1 << crate::features::BUILD_ID, 0, 0, 0] {
+                    f.write_str("the bitmap ignored, the first section taken for BUILD_ID)")
+                } else {
+                    f.write_str("the bitmap of a 32-bit host)")
+                }
+            }
             Warning::FeatureOutsideFile { feature, offset, size } => write!(
                 f,
                 "feature {feature}'s section {{offset {offset}, size {size}}} lies outside the file: the feature \
@@ -144,6 +176,10 @@ mod tests {
             (Warning::AttrSizeDiffers { event: 0, attr_size: 136, entry_size: 144, events: 2 }, "2 attrs counted"),
             (Warning::NoEvents, "no events"),
             (Warning::FeatureOutsideFile { feature: 5, offset: 9000, size: 16 }, "feature 5"),
+            (
+                Warning::ForeignFeatureBitmap { file: [0x810, 0, 0, 0], used: [4, 0, 0, 0] },
+                "(bits 4, 11) lacks HOSTNAME: features are read as perf reads them, bits 2 (the bitmap ignored",
+            ),
         ];
         for (w, says) in warnings {
             let text = w.to_string();

@@ -112,7 +112,10 @@ impl<W: Write + Seek> Writer<W> {
     }
 
     /// Flush pending compressed records, write the feature sections after the data and
-    /// complete the header; returns the output.
+    /// complete the header; returns the output. A file whose byte order is not this host's
+    /// gets a HOSTNAME feature (an empty string) if it was given none: perf on a host of
+    /// this order ignores the features of a file of the other order without HOSTNAME
+    /// ([`crate::Warning::ForeignFeatureBitmap`]), COMPRESSED included.
     pub fn finish(mut self) -> Result<W, Error> {
         if self.mode == Mode::Pipe {
             return self.finish_pipe();
@@ -121,6 +124,11 @@ impl<W: Write + Seek> Writer<W> {
         if let Some(level) = self.compress {
             let f = compressed_feature(level);
             self.features.insert(features::COMPRESSED, f.encode(self.endian)?);
+        }
+        if self.endian != Endian::NATIVE && !self.features.contains_key(&features::HOSTNAME) {
+            // perf reading a file of the other byte order keeps its feature bitmap only if
+            // HOSTNAME is set (Warning::ForeignFeatureBitmap): an empty one keeps them all.
+            self.features.insert(features::HOSTNAME, features::encode_string("", self.endian));
         }
         let e = self.endian;
         let table = self.data_offset + self.data_size;

@@ -681,3 +681,63 @@ fn shared_ids_arrays_give_one_warning_and_a_bounded_read() {
     assert!(matches!(e, Error::TooManyIds { event: 16, .. }), "{e:?}");
     assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
 }
+
+/// A file of the other byte order whose bitmap lacks HOSTNAME: its features read as perf reads
+/// them (`header.c:perf_file_header__read`), with a warning; before, all were read.
+#[test]
+fn a_foreign_bitmap_without_hostname_is_read_as_perf_reads_it() {
+    use perfring_data::{features, Feature};
+    let endian = match Endian::NATIVE {
+        Endian::Little => Endian::Big,
+        Endian::Big => Endian::Little,
+    };
+    let attrs = vec![FileAttr { attr: attr(st::IP | st::TID, true), ids: vec![1] }];
+    let mut w = Writer::new(Cursor::new(Vec::new()), endian, attrs).unwrap();
+    let s = Sample { ip: Some(1), tid: Some(Default::default()), ..Sample::default() };
+    w.write_record(&Record::Sample(s), 0).unwrap();
+    w.set_feature(features::OSRELEASE, &Feature::String("6.1".into())).unwrap();
+    w.set_feature_bytes(35, features::encode_string("a", endian)).unwrap();
+    w.set_feature_bytes(36, features::encode_string("b", endian)).unwrap();
+    let written = w.finish().unwrap().into_inner();
+    // The writer set HOSTNAME (3): the sections are those of bits 3, 4, 35 and 36.
+    let bitmap = |b: &[u8]| endian.u64(b[72..80].try_into().unwrap());
+    assert_eq!(bitmap(&written), 1 << 3 | 1 << 4 | 1 << 35 | 1 << 36);
+    let with_bitmap = |word: u64| {
+        let mut b = written.clone();
+        b[72..80].copy_from_slice(&endian.put_u64(word));
+        b
+    };
+    let string = |r: &Reader<_>, bit| r.feature_value(bit).map(|v: Result<Feature, Error>| v.unwrap());
+    // Without HOSTNAME: bits 4, 35, 36 as a 32-bit host's are 36, 3, 4, which has HOSTNAME:
+    // perf reads the sections in that order (3: the first, 4: the second, 36: the third).
+    let bytes = with_bitmap(1 << 4 | 1 << 35 | 1 << 36);
+    let r = Reader::from_bytes(&bytes).unwrap();
+    let used = [1 << 3 | 1 << 4 | 1 << 36, 0, 0, 0];
+    assert_eq!(r.warnings(), [Warning::ForeignFeatureBitmap { file: [1 << 4 | 1 << 35 | 1 << 36, 0, 0, 0], used }]);
+    assert_eq!(r.header().features, used);
+    assert_eq!(string(&r, features::HOSTNAME), Some(Feature::String(String::new())));
+    assert_eq!(string(&r, features::OSRELEASE), Some(Feature::String("6.1".into())));
+    assert_eq!(r.feature(35), None);
+    // Not even as a 32-bit host's: the bitmap is ignored, the first section taken for BUILD_ID.
+    let bytes = with_bitmap(1 << 4 | 1 << 11);
+    let r = Reader::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        r.warnings(),
+        [Warning::ForeignFeatureBitmap { file: [1 << 4 | 1 << 11, 0, 0, 0], used: [1 << 2, 0, 0, 0] }]
+    );
+    assert_eq!(r.features().map(|(bit, _)| bit).collect::<Vec<_>>(), [features::BUILD_ID]);
+    assert!(r.warnings()[0].to_string().contains("the first section taken for BUILD_ID"), "{}", r.warnings()[0]);
+    // Read forward, the same.
+    let mut r = Reader::from_read(&bytes[..]).unwrap();
+    while r.next_record().unwrap().is_some() {}
+    assert_eq!(r.features().map(|(bit, _)| bit).collect::<Vec<_>>(), [features::BUILD_ID]);
+    // In this host's order, a bitmap without HOSTNAME is read as it is.
+    let attrs = vec![FileAttr { attr: attr(st::IP | st::TID, true), ids: vec![1] }];
+    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::NATIVE, attrs).unwrap();
+    w.write_record(&Record::Sample(s), 0).unwrap();
+    w.set_feature(features::OSRELEASE, &Feature::String("6.1".into())).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let r = Reader::from_bytes(&bytes).unwrap();
+    assert!(r.warnings().is_empty());
+    assert_eq!(r.features().map(|(bit, _)| bit).collect::<Vec<_>>(), [features::OSRELEASE]);
+}

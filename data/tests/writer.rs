@@ -185,3 +185,48 @@ fn the_writer_refuses_events_perf_refuses() {
     let read = Attr { read_format: read_format::ID, ..read };
     Writer::new(Cursor::new(Vec::new()), Endian::Little, vec![FileAttr { attr: read, ids: vec![1] }]).unwrap();
 }
+
+/// The byte order that is not this host's.
+fn foreign() -> Endian {
+    match Endian::NATIVE {
+        Endian::Little => Endian::Big,
+        Endian::Big => Endian::Little,
+    }
+}
+
+/// perf reading a file of the other byte order keeps its features only if HOSTNAME is set: the
+/// writer sets an empty one when given none (before, perf ignored every feature of such a
+/// file, COMPRESSED included, and could not decompress its records). A file in this host's
+/// order is left as given.
+#[test]
+fn a_file_of_the_other_byte_order_gets_a_hostname() {
+    use perfring_data::{features, Feature};
+    for endian in [foreign(), Endian::NATIVE] {
+        let mut w =
+            Writer::new(Cursor::new(Vec::new()), endian, vec![FileAttr { attr: attr(), ids: vec![1] }]).unwrap();
+        #[cfg(feature = "zstd")]
+        w.compress(1).unwrap();
+        w.write_record(&sample(5), 0).unwrap();
+        w.set_feature(features::OSRELEASE, &Feature::String("6.1-test".into())).unwrap();
+        let bytes = w.finish().unwrap().into_inner();
+        let r = Reader::from_bytes(&bytes).unwrap();
+        assert!(r.warnings().is_empty(), "{:?}", r.warnings());
+        let mut bits: Vec<u32> = r.features().map(|(bit, _)| bit).collect();
+        bits.retain(|&b| b != features::COMPRESSED);
+        if endian == Endian::NATIVE {
+            assert_eq!(bits, [features::OSRELEASE]);
+        } else {
+            assert_eq!(bits, [features::HOSTNAME, features::OSRELEASE]);
+            assert_eq!(r.feature_value(features::HOSTNAME).unwrap().unwrap(), Feature::String(String::new()));
+        }
+        #[cfg(feature = "zstd")]
+        assert!(r.feature(features::COMPRESSED).is_some());
+        assert_eq!(records(&bytes).iter().filter(|r| r.0 == types::SAMPLE).count(), 1);
+    }
+    // A HOSTNAME given is kept.
+    let mut w = Writer::new(Cursor::new(Vec::new()), foreign(), vec![FileAttr { attr: attr(), ids: vec![1] }]).unwrap();
+    w.set_feature(features::HOSTNAME, &Feature::String("box".into())).unwrap();
+    let bytes = w.finish().unwrap().into_inner();
+    let r = Reader::from_bytes(&bytes).unwrap();
+    assert_eq!(r.feature_value(features::HOSTNAME).unwrap().unwrap(), Feature::String("box".into()));
+}
