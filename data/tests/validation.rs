@@ -595,26 +595,22 @@ fn metadata_is_read_through_the_record_while_walking() {
 fn a_decompressed_record_cut_short_says_its_own_size() {
     let mut cut = Header { type_: types::SAMPLE, misc: 0, size: 40 }.to_bytes(Endian::Little).to_vec();
     cut.extend_from_slice(&[0; 16]);
-    let frame = zstd::bulk::compress(&cut, 1).unwrap();
-    let mut rec = Header { type_: perfring_data::COMPRESSED, misc: 0, size: 8 + frame.len() as u16 }
-        .to_bytes(Endian::Little)
-        .to_vec();
-    rec.extend_from_slice(&frame);
-    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, two_events()).unwrap();
-    w.write_raw(&rec, &[]).unwrap();
-    let bytes = w.finish().unwrap().into_inner();
-    let e = count(&mut Reader::from_bytes(&bytes).unwrap()).unwrap_err();
+    // A file whose one COMPRESSED record holds `payload`, read to its error.
+    let read_error = |payload: &[u8]| {
+        let frame = zstd::bulk::compress(payload, 1).unwrap();
+        let mut rec = Header { type_: perfring_data::COMPRESSED, misc: 0, size: 8 + frame.len() as u16 }
+            .to_bytes(Endian::Little)
+            .to_vec();
+        rec.extend_from_slice(&frame);
+        let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, two_events()).unwrap();
+        w.write_raw(&rec, &[]).unwrap();
+        let bytes = w.finish().unwrap().into_inner();
+        count(&mut Reader::from_bytes(&bytes).unwrap()).unwrap_err()
+    };
+    let e = read_error(&cut);
     assert!(matches!(e, Error::Truncated { what: "decompressed record", need: 40, have: 24, .. }), "{e:?}");
     // A stream that ends inside a header still needs the header's 8 bytes.
-    let frame = zstd::bulk::compress(&cut[..5], 1).unwrap();
-    let mut rec = Header { type_: perfring_data::COMPRESSED, misc: 0, size: 8 + frame.len() as u16 }
-        .to_bytes(Endian::Little)
-        .to_vec();
-    rec.extend_from_slice(&frame);
-    let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, two_events()).unwrap();
-    w.write_raw(&rec, &[]).unwrap();
-    let bytes = w.finish().unwrap().into_inner();
-    let e = count(&mut Reader::from_bytes(&bytes).unwrap()).unwrap_err();
+    let e = read_error(&cut[..5]);
     assert!(matches!(e, Error::Truncated { what: "decompressed record", need: 8, have: 5, .. }), "{e:?}");
 }
 
