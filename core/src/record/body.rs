@@ -35,11 +35,8 @@ pub(crate) fn decode<'a, T: Body<'a>>(bytes: &'a [u8], misc: u16, ctx: &DecodeCo
         Some(st) => {
             let n = SampleId::size(st);
             if n > body_len {
-                return Err(if decodes_whole::<T>(bytes, misc, ctx) {
-                    DecodeError::MissingSampleId { record: T::NAME, trailer: n }
-                } else {
-                    DecodeError::Truncated { field: "sample_id", offset: 8, need: n, have: body_len }
-                });
+                let e = DecodeError::Truncated { field: "sample_id", offset: 8, need: n, have: body_len };
+                return Err(missing_trailer_or::<T>(e, n, bytes, misc, ctx));
             }
             let start = len - n;
             let sid = SampleId::from_trailer(bytes.get(start..).unwrap_or_default(), st, ctx.endian);
@@ -48,27 +45,32 @@ pub(crate) fn decode<'a, T: Body<'a>>(bytes: &'a [u8], misc: u16, ctx: &DecodeCo
         None => (len, None),
     };
     let mut r = Reader::new(bytes, 8, end, ctx.endian);
-    let rec = match T::decode(&mut r, misc, sample_id, ctx) {
-        Ok(rec) => rec,
-        // The body reads exactly to the end without a trailer: the producer wrote none.
-        Err(_) if end != len && decodes_whole::<T>(bytes, misc, ctx) => {
-            return Err(DecodeError::MissingSampleId { record: T::NAME, trailer: len - end });
-        }
-        Err(e) => return Err(e),
-    };
+    let rec =
+        T::decode(&mut r, misc, sample_id, ctx).map_err(|e| missing_trailer_or::<T>(e, len - end, bytes, misc, ctx))?;
     if r.remaining() != 0 {
         return Err(DecodeError::TrailingBytes { record: T::NAME, offset: r.offset(), extra: r.remaining() });
     }
     Ok(rec)
 }
 
-/// Whether `bytes` decode as a `T` with no `sample_id` trailer and nothing left over (out of
-/// line: only a failed decode asks).
+/// The error of a decode that took a `trailer`-byte `sample_id` trailer from the end: `error`,
+/// or [`DecodeError::MissingSampleId`] if `bytes` are exactly a `T` without one (its writer
+/// wrote none). Out of line: only a failed decode asks.
 #[cold]
 #[inline(never)]
-fn decodes_whole<'a, T: Body<'a>>(bytes: &'a [u8], misc: u16, ctx: &DecodeContext) -> bool {
+fn missing_trailer_or<'a, T: Body<'a>>(
+    error: DecodeError,
+    trailer: usize,
+    bytes: &'a [u8],
+    misc: u16,
+    ctx: &DecodeContext,
+) -> DecodeError {
     let mut r = Reader::new(bytes, 8, bytes.len(), ctx.endian);
-    T::decode(&mut r, misc, None, ctx).is_ok() && r.remaining() == 0
+    if trailer != 0 && T::decode(&mut r, misc, None, ctx).is_ok() && r.remaining() == 0 {
+        DecodeError::MissingSampleId { record: T::NAME, trailer }
+    } else {
+        error
+    }
 }
 
 /// Whole-record size: header, body, trailer; checks the trailer against the context.
