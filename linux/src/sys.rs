@@ -304,14 +304,47 @@ impl Epoll {
         Ok(Epoll(unsafe { OwnedFd::from_raw_fd(fd as i32) }))
     }
 
-    /// Watch `fd` for input and hang-up. The kernel drops it from the set when its last
-    /// descriptor closes.
-    pub(crate) fn add(&self, fd: BorrowedFd<'_>) -> io::Result<()> {
-        let mut ev = libc::epoll_event { events: (libc::EPOLLIN | libc::EPOLLHUP) as u32, u64: 0 };
+    /// Watch `fd` for input and hang-up, reported with `token`. The kernel drops it from the
+    /// set when its last descriptor closes.
+    pub(crate) fn add(&self, fd: BorrowedFd<'_>, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events: (libc::EPOLLIN | libc::EPOLLHUP) as u32, u64: token };
         // SAFETY: both descriptors are open; `ev` is a valid epoll_event the kernel only reads.
         check(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd.as_raw_fd(), &mut ev) }
             as libc::c_long)
         .map(drop)
+    }
+
+    /// Stop watching `fd` (one that hung up: level-triggered, it would be reported again on
+    /// every wait).
+    pub(crate) fn delete(&self, fd: BorrowedFd<'_>) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events: 0, u64: 0 };
+        // SAFETY: both descriptors are open; `ev` is ignored by EPOLL_CTL_DEL (older kernels
+        // want it non-null).
+        check(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_DEL, fd.as_raw_fd(), &mut ev) }
+            as libc::c_long)
+        .map(drop)
+    }
+
+    /// `epoll_wait` into `ready` (token, `EPOLLIN`, `EPOLLHUP | EPOLLERR`) for at most
+    /// `timeout_ms` (< 0: forever). A signal ends the wait early with nothing ready (EINTR
+    /// is not an error here: the caller looks at why it was woken).
+    pub(crate) fn wait(&self, ready: &mut Vec<(u64, bool, bool)>, timeout_ms: i32) -> io::Result<()> {
+        const MAX: usize = 64;
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; MAX];
+        ready.clear();
+        // SAFETY: `evs` has room for MAX events, which the kernel writes at most.
+        let n = unsafe { libc::epoll_wait(self.0.as_raw_fd(), evs.as_mut_ptr(), MAX as i32, timeout_ms) };
+        match check(n as libc::c_long) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+        for ev in &evs[..n as usize] {
+            let (events, token) = (ev.events, ev.u64);
+            let hangup = events & (libc::EPOLLHUP | libc::EPOLLERR) as u32 != 0;
+            ready.push((token, events & libc::EPOLLIN as u32 != 0, hangup));
+        }
+        Ok(())
     }
 
     pub(crate) fn fd(&self) -> BorrowedFd<'_> {
@@ -533,6 +566,27 @@ pub(crate) fn kill(pid: i32, signal: i32) -> io::Result<()> {
     }
     // SAFETY: kill has no memory preconditions.
     check(unsafe { libc::kill(pid, signal) } as libc::c_long).map(drop)
+}
+
+/// `pidfd_open(pid, 0)`: a descriptor readable once process `pid` has exited.
+pub(crate) fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
+    // SAFETY: pidfd_open has no memory preconditions.
+    let fd = check(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) })?;
+    // SAFETY: the call returned a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+extern "C" fn on_sigchld(_: libc::c_int) {}
+
+/// Catch SIGCHLD with a handler that does nothing: a child's exit then interrupts a wait in
+/// progress (EINTR), where the default disposition (ignore) lets the wait sleep on.
+pub(crate) fn wake_on_sigchld() -> io::Result<()> {
+    // SAFETY: installing a handler that does nothing (async-signal-safe).
+    let prev = unsafe { libc::signal(libc::SIGCHLD, on_sigchld as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+    if prev == libc::SIG_ERR {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 static SIGINT_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
