@@ -279,7 +279,7 @@ fn open_events(
                     event.set_output(Some(&events[owner].event))?;
                 }
                 epoll.add(event.as_fd(), events.len() as u64).map_err(io_err("epoll_ctl"))?;
-                events.push(Opened { event, index, hung_up: false });
+                events.push(Opened { event, index, hung_up: false, cpu, task });
             }
         }
     }
@@ -303,6 +303,21 @@ struct Opened {
     event: Event,
     index: usize,
     hung_up: bool,
+    cpu: u32,
+    task: i32,
+}
+
+/// Where one event was opened ([`Session::placements`]): what perf's ID_INDEX record lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    /// The event's index (the order of [`SessionBuilder::event`]).
+    pub event: usize,
+    /// The id the kernel gave this opening.
+    pub id: u64,
+    /// The CPU.
+    pub cpu: u32,
+    /// The task (-1: every task on the CPU).
+    pub task: i32,
 }
 
 /// Events of a command, a process or all CPUs, read through one ring per CPU (see the
@@ -545,6 +560,23 @@ impl Session {
     /// Every open event (per CPU, per thread, per event of the builder).
     pub fn events(&self) -> impl Iterator<Item = &Event> + '_ {
         self.events.iter().map(|o| &o.event)
+    }
+
+    /// Where each event was opened: its index, id, CPU and task, in the order of
+    /// [`events`](Session::events).
+    pub fn placements(&self) -> impl Iterator<Item = Placement> + '_ {
+        self.events.iter().map(|o| Placement { event: o.index, id: o.event.id(), cpu: o.cpu, task: o.task })
+    }
+
+    /// The tasks the events follow (-1 alone for CPU-wide sessions), in order, each once.
+    pub fn tasks(&self) -> Vec<i32> {
+        let mut tasks: Vec<i32> = Vec::new();
+        for o in &self.events {
+            if !tasks.contains(&o.task) {
+                tasks.push(o.task);
+            }
+        }
+        tasks
     }
 }
 

@@ -200,6 +200,10 @@ fn record<W: Write>(mut d: PerfData<W>, o: &Options, session: &mut Session, name
     for &tid in &o.tids {
         d.synthesize(tid)?;
     }
+    if let Some(pid) = session.pid() {
+        d.synthesize_command(pid)?;
+    }
+    d.finish_init()?;
     let recorded = record_loop::record(&mut d, o, session);
     let lost = match &recorded {
         Ok(_) => d.write_lost_samples(session)?,

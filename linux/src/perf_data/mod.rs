@@ -25,9 +25,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod bpf;
 mod build_id;
 pub mod build_id_cache;
 mod procfs;
+pub mod synthetic;
 mod system;
 mod tracing;
 
@@ -198,6 +200,10 @@ pub const OUTPUT_BUFFER: usize = 256 << 10;
 /// system call and two seeks per wakeup.)
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// perf 6.1's `HEADER_LAST_FEATURE`: in pipe mode, a HEADER_FEATURE record of this number
+/// ends the features.
+const LAST_FEATURE: u32 = 32;
+
 /// The byte offsets, in a SAMPLE record, of the fields the recording notes (the first fields
 /// of the body, each a u64, present by `sample_type`: IDENTIFIER, IP, TID (pid, tid), TIME).
 #[derive(Debug, Clone, Copy, Default)]
@@ -251,7 +257,7 @@ impl<W: Write + Seek> PerfData<W> {
     /// [`finish`](PerfData::finish).
     pub fn new(out: W, session: &Session, names: &[String]) -> Result<PerfData<W>, PerfDataError> {
         let writer = Writer::new(out, Endian::NATIVE, file_attrs(session))?;
-        PerfData::start(writer, false, Writer::finish, names)
+        PerfData::start(writer, false, Writer::finish, session, names)
     }
 }
 
@@ -260,13 +266,14 @@ impl<W: Write> PerfData<W> {
     /// tracing data go out now, the records as they are drained.
     pub fn pipe(out: W, session: &Session, names: &[String]) -> Result<PerfData<W>, PerfDataError> {
         let writer = Writer::pipe(out, Endian::NATIVE, file_attrs(session))?;
-        PerfData::start(writer, true, Writer::finish_pipe, names)
+        PerfData::start(writer, true, Writer::finish_pipe, session, names)
     }
 
     fn start(
         writer: Writer<W>,
         pipe: bool,
         end: fn(Writer<W>) -> Result<W, perfring_data::Error>,
+        session: &Session,
         names: &[String],
     ) -> Result<PerfData<W>, PerfDataError> {
         let n = writer.attrs().len();
@@ -284,9 +291,8 @@ impl<W: Write> PerfData<W> {
             checkpointed: std::time::Instant::now(),
         };
         let cmdline: Vec<String> = std::env::args().collect();
-        for (bit, value) in system_features(Endian::NATIVE, &cmdline) {
-            d.writer.set_feature(bit, &value)?;
-        }
+        // Every feature in bit order, as perf writes them (pipe mode: one record each, now).
+        let mut typed: Vec<(u32, Feature)> = system_features(Endian::NATIVE, &cmdline);
         let descs: Vec<EventDesc> = d
             .writer
             .attrs()
@@ -298,11 +304,44 @@ impl<W: Write> PerfData<W> {
                 ids: a.ids.clone(),
             })
             .collect();
-        d.writer.set_feature(feature::EVENT_DESC, &Feature::EventDesc(descs))?;
+        typed.push((feature::EVENT_DESC, Feature::EventDesc(descs)));
+        if pipe {
+            // perf's pipe mode sends SAMPLE_TIME at the start, zero (its file mode, at the end).
+            typed.push((feature::SAMPLE_TIME, Feature::SampleTime { first: 0, last: 0 }));
+        }
+        let mut all: Vec<(u32, Vec<u8>)> = typed
+            .into_iter()
+            .map(|(bit, v)| v.encode(Endian::NATIVE).map(|b| (bit, b)))
+            .collect::<Result<_, _>>()?;
+        all.extend(system::raw_features(Endian::NATIVE));
+        all.sort_by_key(|(bit, _)| *bit);
+        for (bit, payload) in all {
+            d.writer.set_feature_bytes(bit, payload)?;
+        }
+        if pipe {
+            // The end of the features (perf's HEADER_LAST_FEATURE mark, an empty one).
+            d.writer.set_feature_bytes(LAST_FEATURE, Vec::new())?;
+        }
+        // What perf record writes before the data, in its order (record__synthesize): the ids,
+        // the kernel's map, the names (pipe mode), whom and where, the BPF programs.
+        let placements: Vec<_> = session.placements().collect();
+        for r in synthetic::id_index(&placements, session.cpus()) {
+            d.writer.write_raw(&r, &[])?;
+        }
         let kernel = d.writer.attrs().iter().any(|a| a.attr.flags & perfring::record::attr_flags::EXCLUDE_KERNEL == 0);
         if kernel {
             procfs::synthesize_kernel(&mut d.writer)?;
         }
+        if pipe {
+            for (i, name) in names.iter().enumerate() {
+                if let Some(p) = placements.iter().find(|p| p.event == i) {
+                    d.writer.write_raw(&synthetic::event_update_name(p.id, name), &[])?;
+                }
+            }
+        }
+        d.writer.write_raw(&synthetic::thread_map(&session.tasks()), &[])?;
+        d.writer.write_raw(&synthetic::cpu_map(session.cpus()), &[])?;
+        bpf::synthesize(&mut d.writer)?;
         let tracepoints: Vec<u64> =
             d.writer.attrs().iter().filter(|a| a.attr.type_ == event_type::TRACEPOINT).map(|a| a.attr.config).collect();
         if !tracepoints.is_empty() {
@@ -319,6 +358,29 @@ impl<W: Write> PerfData<W> {
     pub fn synthesize(&mut self, pid: i32) -> Result<(), PerfDataError> {
         let dsos = &mut self.dsos;
         procfs::synthesize(&mut self.writer, pid, &mut |pid, start, len, path| dsos.map(pid, start, len, path))
+    }
+
+    /// The COMM of a command held before `exec` (perf's "perf-exec" record; ours carries
+    /// the forked recorder's name, which the command's own COMM replaces at `exec`).
+    pub fn synthesize_command(&mut self, pid: i32) -> Result<(), PerfDataError> {
+        let Some(ctx) = self.writer.context(0) else { return Ok(()) };
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let Ok(comm) = std::ffi::CString::new(comm.trim_end()) else { return Ok(()) };
+        let sid = perfring::record::SampleId { pid: pid as u32, tid: pid as u32, ..Default::default() };
+        let rec = Record::Comm(perfring::record::Comm {
+            misc: 0,
+            pid: pid as u32,
+            tid: pid as u32,
+            comm: &comm,
+            sample_id: Some(sid.masked(ctx.sample_type)),
+        });
+        Ok(self.writer.write_record(&rec, 0)?)
+    }
+
+    /// FINISHED_INIT: the records written so far describe what existed before the
+    /// recording (perf writes it after its synthesized records).
+    pub fn finish_init(&mut self) -> Result<(), PerfDataError> {
+        Ok(self.writer.write_raw(&synthetic::finished_init(), &[])?)
     }
 
     /// [`synthesize`](PerfData::synthesize) every process.
