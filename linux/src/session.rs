@@ -271,8 +271,11 @@ fn open_events(
             for (index, attr) in attrs.iter().enumerate() {
                 let target = if task < 0 { Target::Cpu(cpu) } else { Target::TaskOnCpu(task, cpu) };
                 let group = leaders.get(index).copied().flatten().map(|l| &events[first + l].event);
-                let event =
-                    Event::open(attr, target, group).map_err(|error| SessionError::Open { event: index, cpu, error })?;
+                let event = Event::open(attr, target, group).map_err(|error| SessionError::Open {
+                    event: index,
+                    cpu,
+                    error,
+                })?;
                 if events.len() == owner {
                     rings.push(Ring::map(&event, data_pages, true)?);
                 } else {

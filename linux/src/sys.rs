@@ -769,14 +769,16 @@ pub(crate) fn bpf_programs() -> io::Result<Vec<BpfProg>> {
         // struct bpf_prog_info up to prog_tags (offset 184) and beyond: 256 bytes.
         let mut info = [0u8; 256];
         let get = |info: &mut [u8; 256]| {
-            let mut attr = [(fd.as_raw_fd() as u32 as u64) | ((info.len() as u64) << 32), info.as_mut_ptr() as u64, 0, 0];
+            let mut attr =
+                [(fd.as_raw_fd() as u32 as u64) | ((info.len() as u64) << 32), info.as_mut_ptr() as u64, 0, 0];
             bpf(OBJ_GET_INFO_BY_FD, &mut attr).map(drop)
         };
         if get(&mut info).is_err() {
             continue;
         }
         let u32_at = |b: &[u8; 256], at: usize| u32::from_ne_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
-        let (nsyms, nlens, ntags) = (u32_at(&info, 104) as usize, u32_at(&info, 108) as usize, u32_at(&info, 180) as usize);
+        let (nsyms, nlens, ntags) =
+            (u32_at(&info, 104) as usize, u32_at(&info, 108) as usize, u32_at(&info, 180) as usize);
         if nsyms == 0 || nsyms != nlens || nsyms != ntags || nsyms > 4096 {
             continue; // not JIT-compiled, or counts that do not agree (perf passes over it too)
         }

@@ -122,7 +122,11 @@ fn file_figures(file: &Path) -> (u64, u64, u64) {
     };
     let kept = count("SAMPLE events");
     let chunks = count("LOST events");
-    let report = Command::new("perf").args(["report", "--stdio", "--sort", "cpu", "-g", "none", "-i"]).arg(file).output().unwrap();
+    let report = Command::new("perf")
+        .args(["report", "--stdio", "--sort", "cpu", "-g", "none", "-i"])
+        .arg(file)
+        .output()
+        .unwrap();
     let lost = String::from_utf8_lossy(&report.stdout)
         .lines()
         .find_map(|l| l.strip_prefix("# Total Lost Samples: ")?.trim().parse().ok())
@@ -144,7 +148,12 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn load() -> String {
-    std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn main() {
@@ -169,7 +178,10 @@ fn main() {
     let storm = build(&dir, "storm", STORM);
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
     let tracefs_ok = Path::new("/sys/kernel/tracing/events").is_dir()
-        || Command::new("mount").args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"]).status().is_ok_and(|s| s.success());
+        || Command::new("mount")
+            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+            .status()
+            .is_ok_and(|s| s.success());
     println!("bench-record: {} vs perf record ({}), {pairs} pairs a case, {cpus} CPUs", recorder.display(), {
         let v = Command::new("perf").arg("--version").output().unwrap();
         String::from_utf8_lossy(&v.stdout).trim().to_string()
@@ -177,18 +189,30 @@ fn main() {
     println!("load average at start: {}", load());
     for case in cases.chars() {
         let (title, args): (&str, Box<dyn Fn() -> Vec<String>>) = match case {
-            'a' => ("(a) -m 1 -g -F 100000 -- thr (4 busy threads)", Box::new(|| {
-                let mut v: Vec<String> = ["-m", "1", "-g", "-F", "100000", "--"].map(String::from).to_vec();
-                v.extend([thr.display().to_string(), "4".into(), "4".into()]);
-                v
-            })),
-            'b' => ("(b) -a -F <max> -g -- sleep 4, a busy thread per CPU", Box::new(|| {
-                let max = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate").unwrap_or_default();
-                ["-a", "-F", max.trim(), "-g", "--", "sleep", "4"].map(String::from).to_vec()
-            })),
-            'c' if tracefs_ok => ("(c) -e sched:sched_switch -e sched:sched_wakeup -a -- sleep 3, switch storm", Box::new(|| {
-                ["-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-a", "--", "sleep", "3"].map(String::from).to_vec()
-            })),
+            'a' => (
+                "(a) -m 1 -g -F 100000 -- thr (4 busy threads)",
+                Box::new(|| {
+                    let mut v: Vec<String> = ["-m", "1", "-g", "-F", "100000", "--"].map(String::from).to_vec();
+                    v.extend([thr.display().to_string(), "4".into(), "4".into()]);
+                    v
+                }),
+            ),
+            'b' => (
+                "(b) -a -F <max> -g -- sleep 4, a busy thread per CPU",
+                Box::new(|| {
+                    let max =
+                        std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate").unwrap_or_default();
+                    ["-a", "-F", max.trim(), "-g", "--", "sleep", "4"].map(String::from).to_vec()
+                }),
+            ),
+            'c' if tracefs_ok => (
+                "(c) -e sched:sched_switch -e sched:sched_wakeup -a -- sleep 3, switch storm",
+                Box::new(|| {
+                    ["-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-a", "--", "sleep", "3"]
+                        .map(String::from)
+                        .to_vec()
+                }),
+            ),
             'c' => {
                 println!("(c) skipped: tracefs is not mounted and cannot be");
                 continue;
@@ -230,7 +254,11 @@ fn main() {
                 println!(
                     "  {pair:>4} {name:<15} {kept:>8} {lost:>9} {lost_chunks:>7} {cpu:>7.2} {rss_mb:>7.1}   {}{}",
                     load(),
-                    if err.trim().is_empty() { String::new() } else { format!("  ({})", err.lines().next().unwrap_or("")) }
+                    if err.trim().is_empty() {
+                        String::new()
+                    } else {
+                        format!("  ({})", err.lines().next().unwrap_or(""))
+                    }
                 );
                 results[tool].push(run);
                 let _ = std::fs::remove_file(&file);
@@ -239,13 +267,17 @@ fn main() {
         let m = |t: usize, f: fn(&Run) -> f64| median(results[t].iter().map(f).collect());
         let (pk, ok) = (m(0, |r| r.kept as f64), m(1, |r| r.kept as f64));
         let (pc, oc) = (m(0, |r| r.cpu), m(1, |r| r.cpu));
-        println!("  median perf record:     kept {pk:.0}, lost {:.0}, cpu {pc:.2} s, rss {:.1} MB", m(0, |r| r.lost as f64), m(0, |r| r.rss_mb));
-        println!("  median perfring-record: kept {ok:.0}, lost {:.0}, cpu {oc:.2} s, rss {:.1} MB", m(1, |r| r.lost as f64), m(1, |r| r.rss_mb));
         println!(
-            "  kept ratio {:.2} (goal >= 1), cpu ratio {:.2} (goal <= 0.5)",
-            ok / pk.max(1.0),
-            oc / pc.max(1e-9)
+            "  median perf record:     kept {pk:.0}, lost {:.0}, cpu {pc:.2} s, rss {:.1} MB",
+            m(0, |r| r.lost as f64),
+            m(0, |r| r.rss_mb)
         );
+        println!(
+            "  median perfring-record: kept {ok:.0}, lost {:.0}, cpu {oc:.2} s, rss {:.1} MB",
+            m(1, |r| r.lost as f64),
+            m(1, |r| r.rss_mb)
+        );
+        println!("  kept ratio {:.2} (goal >= 1), cpu ratio {:.2} (goal <= 0.5)", ok / pk.max(1.0), oc / pc.max(1e-9));
     }
     println!("\nload average at end: {}", load());
     let _ = std::fs::remove_dir_all(&dir);

@@ -293,7 +293,10 @@ fn number<T: std::str::FromStr>(option: &str, v: &str) -> Result<T, UsageError> 
 }
 
 /// A list of ids: `1,2` or, for CPUs, `0-1,3`.
-fn id_list<T: std::str::FromStr + Copy + Into<i64> + TryFrom<i64>>(option: &str, v: &str) -> Result<Vec<T>, UsageError> {
+fn id_list<T: std::str::FromStr + Copy + Into<i64> + TryFrom<i64>>(
+    option: &str,
+    v: &str,
+) -> Result<Vec<T>, UsageError> {
     let mut out = Vec::new();
     for part in v.split(',').filter(|p| !p.is_empty()) {
         match part.split_once('-') {
@@ -405,10 +408,10 @@ fn call_graph(v: &str) -> Result<CallGraph, UsageError> {
             }
             Ok(CallGraph::Dwarf { size: size as u32 })
         }
-        (Some("lbr"), None, None) => err(
-            "--call-graph lbr: this machine's PMU has no branch stack (perf: \"PMU Hardware or event type doesn't \
-             support branch stack sampling\"); use fp or dwarf",
-        ),
+        (Some("lbr"), None, None) => {
+            err("--call-graph lbr: this machine's PMU has no branch stack (perf: \"PMU Hardware or event type doesn't \
+             support branch stack sampling\"); use fp or dwarf")
+        }
         _ => err(format!("callchain: Unknown --call-graph option value: {v}")),
     }
 }
@@ -473,7 +476,8 @@ mod tests {
     fn mmap_sizes_are_rounded_up_to_a_power_of_two_of_pages() {
         assert_eq!(mmap_pages("512K"), Ok((128, false)));
         assert_eq!(mmap_pages("3"), Ok((4, true)));
-        assert_eq!(mmap_pages("5K"), Ok((2, true)));
+        assert_eq!(mmap_pages("5K"), Ok((2, false))); // 5 KiB is two pages, as perf counts (no notice)
+        assert_eq!(mmap_pages("9K"), Ok((4, true)));
         assert_eq!(mmap_pages("1M"), Ok((256, false)));
         assert!(mmap_pages("0").is_err() && mmap_pages("x").is_err());
     }

@@ -162,7 +162,8 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>, exclude_ke
     // The tracking event: the dummy, or the first event.
     if let Some(track) = if cpu_wide { out.last_mut() } else { out.first_mut() } {
         let mut a = *track.attr.attr();
-        a.flags |= flag::MMAP | flag::COMM | flag::TASK | flag::MMAP2 | flag::COMM_EXEC | flag::KSYMBOL | flag::BPF_EVENT;
+        a.flags |=
+            flag::MMAP | flag::COMM | flag::TASK | flag::MMAP2 | flag::COMM_EXEC | flag::KSYMBOL | flag::BPF_EVENT;
         if o.data || matches!(o.call_graph, Some(CallGraph::Dwarf { .. })) {
             a.flags |= flag::MMAP_DATA;
         }

@@ -236,9 +236,11 @@ fn one(text: &str, at: usize, item: &str) -> Result<Vec<EventSpec>, SyntaxError>
     }
     let parts: Vec<&str> = item.split(':').collect();
     let known = |name: &str| {
-        SOFTWARE.iter().find(|(n, _)| *n == name).map(|&(_, c)| (event_type::SOFTWARE, c)).or_else(|| {
-            HARDWARE.iter().find(|(n, _)| *n == name).map(|&(_, c)| (event_type::HARDWARE, c))
-        })
+        SOFTWARE
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, c)| (event_type::SOFTWARE, c))
+            .or_else(|| HARDWARE.iter().find(|(n, _)| *n == name).map(|&(_, c)| (event_type::HARDWARE, c)))
     };
     let raw = |name: &str| {
         let hex = name.strip_prefix('r')?;
@@ -306,9 +308,8 @@ fn pmu_event(text: &str, at: usize, pmu: &str, terms: &str) -> Result<Attr, Synt
                 attr.flags |= flag::FREQ;
             }
             field => {
-                let format = std::fs::read_to_string(dir.join("format").join(field)).map_err(|_| {
-                    syntax(text, at + pmu.len() + 1, format!("unknown term '{field}' for pmu '{pmu}'"))
-                })?;
+                let format = std::fs::read_to_string(dir.join("format").join(field))
+                    .map_err(|_| syntax(text, at + pmu.len() + 1, format!("unknown term '{field}' for pmu '{pmu}'")))?;
                 let (word, bits) = format.trim().split_once(':').unwrap_or(("config", ""));
                 let target = match word {
                     "config1" => &mut attr.config1,
@@ -427,7 +428,8 @@ pub fn fallback(e: &EventSpec) -> Option<EventSpec> {
     }
     let attr = Attr { type_: event_type::SOFTWARE, config: 0, ..e.attr };
     // Named as opened: `:P` is the most precise level, 3.
-    let named = if e.precise_max { Attr { flags: (attr.flags & !flag::PRECISE_IP_MASK) | 3 << 15, ..attr } } else { attr };
+    let named =
+        if e.precise_max { Attr { flags: (attr.flags & !flag::PRECISE_IP_MASK) | 3 << 15, ..attr } } else { attr };
     Some(EventSpec { name: format!("cpu-clock{}", modifier_suffix(&named)), attr, ..e.clone() })
 }
 
@@ -457,11 +459,10 @@ mod tests {
     #[test]
     fn lists_groups_raw_and_pmu_terms() {
         let g = parse("{cpu-clock,page-faults}:u,cs").unwrap();
-        assert_eq!(g.iter().map(|e| (e.name.as_str(), e.leader)).collect::<Vec<_>>(), [
-            ("cpu-clock", None),
-            ("page-faults", Some(0)),
-            ("cs", None)
-        ]);
+        assert_eq!(
+            g.iter().map(|e| (e.name.as_str(), e.leader)).collect::<Vec<_>>(),
+            [("cpu-clock", None), ("page-faults", Some(0)), ("cs", None)]
+        );
         assert!(g[1].attr.flags & flag::EXCLUDE_KERNEL != 0);
         let r = parse("r003c").unwrap();
         assert_eq!((r[0].attr.type_, r[0].attr.config), (event_type::RAW, 0x3c));

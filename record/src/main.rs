@@ -172,10 +172,8 @@ fn run(o: &Options) -> Result<u8, Failure> {
     let names: Vec<String> = configured.iter().map(|c| c.name.clone()).collect();
     match output {
         Output::Stdout => {
-            let out = std::io::BufWriter::with_capacity(
-                perfring_linux::perf_data::OUTPUT_BUFFER,
-                std::io::stdout().lock(),
-            );
+            let out =
+                std::io::BufWriter::with_capacity(perfring_linux::perf_data::OUTPUT_BUFFER, std::io::stdout().lock());
             let d = PerfData::pipe(out, &session, &names)?;
             record(d, o, &mut session, &names)
         }

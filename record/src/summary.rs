@@ -54,7 +54,9 @@ fn write_summary(e: &mut impl Write, s: &Summary<'_>, verbose: bool) -> std::io:
             orig as f64 / s.bytes.max(1) as f64
         )?,
         (None, "-") => writeln!(e, "[ perf record: Captured and wrote {:.3} MB - ]", mb(s.bytes))?,
-        (None, out) => writeln!(e, "[ perf record: Captured and wrote {:.3} MB {out} ({samples} samples) ]", mb(s.bytes))?,
+        (None, out) => {
+            writeln!(e, "[ perf record: Captured and wrote {:.3} MB {out} ({samples} samples) ]", mb(s.bytes))?
+        }
     }
     if lost > 0 || s.lost_records.0 > 0 {
         // perf report: "Total Lost Samples: N", "Processed M samples and lost X%".

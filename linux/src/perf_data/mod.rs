@@ -51,8 +51,8 @@ pub use system::system_features;
 pub use tracing::{tracefs_root, tracepoint_name, tracing_data};
 
 use crate::attr::event_type;
-use build_id_cache::DsoKind;
 use crate::{Session, SessionRecord};
+use build_id_cache::DsoKind;
 
 /// What went wrong writing perf.data, naming the file or the input.
 #[derive(Debug)]
@@ -309,10 +309,8 @@ impl<W: Write> PerfData<W> {
             // perf's pipe mode sends SAMPLE_TIME at the start, zero (its file mode, at the end).
             typed.push((feature::SAMPLE_TIME, Feature::SampleTime { first: 0, last: 0 }));
         }
-        let mut all: Vec<(u32, Vec<u8>)> = typed
-            .into_iter()
-            .map(|(bit, v)| v.encode(Endian::NATIVE).map(|b| (bit, b)))
-            .collect::<Result<_, _>>()?;
+        let mut all: Vec<(u32, Vec<u8>)> =
+            typed.into_iter().map(|(bit, v)| v.encode(Endian::NATIVE).map(|b| (bit, b))).collect::<Result<_, _>>()?;
         all.extend(system::raw_features(Endian::NATIVE));
         all.sort_by_key(|(bit, _)| *bit);
         for (bit, payload) in all {

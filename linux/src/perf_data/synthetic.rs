@@ -42,7 +42,8 @@ pub fn thread_map(tasks: &[i32]) -> Vec<u8> {
     let mut body = (tasks.len() as u64).to_ne_bytes().to_vec();
     for &t in tasks {
         body.extend_from_slice(&(i64::from(t) as u64).to_ne_bytes());
-        let comm = if t > 0 { std::fs::read_to_string(format!("/proc/{t}/comm")).unwrap_or_default() } else { String::new() };
+        let comm =
+            if t > 0 { std::fs::read_to_string(format!("/proc/{t}/comm")).unwrap_or_default() } else { String::new() };
         let mut name = [0u8; 16];
         let c = comm.trim_end().as_bytes();
         let n = c.len().min(15);

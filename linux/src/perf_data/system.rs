@@ -84,7 +84,8 @@ pub fn raw_features(endian: Endian) -> Vec<(u32, Vec<u8>)> {
     if !nodes.is_empty() {
         let mut b = endian.put_u32(nodes.len() as u32).to_vec();
         for n in &nodes {
-            let meminfo = std::fs::read_to_string(format!("/sys/devices/system/node/node{n}/meminfo")).unwrap_or_default();
+            let meminfo =
+                std::fs::read_to_string(format!("/sys/devices/system/node/node{n}/meminfo")).unwrap_or_default();
             let field = |key: &str| {
                 meminfo.lines().find_map(|l| {
                     let rest = l.split_once(key)?.1;
