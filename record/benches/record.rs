@@ -82,7 +82,9 @@ struct Run {
 }
 
 /// Run `cmd`, measure the process itself: its CPU from /proc/PID/stat once it has exited
-/// (waitid WNOWAIT), then its peak RSS from wait4.
+/// (waitid WNOWAIT), then its peak RSS from wait4, which reaps it (so `Child::wait` is never
+/// called). Its stderr is read after it exits: the recorders run with `-q` and say little.
+#[allow(clippy::zombie_processes)] // reaped by wait4 below, once its /proc/PID/stat is read
 fn measure(cmd: &mut Command) -> (f64, f64, String) {
     let child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id() as i32;

@@ -155,7 +155,7 @@ impl Default for Options {
 #[derive(Debug)]
 pub enum Parsed {
     /// Record.
-    Run(Options),
+    Run(Box<Options>),
     /// `-h`.
     Help,
 }
@@ -285,7 +285,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, UsageErro
         (o.pages, o.pages_rounded) = mmap_pages(&p)?;
     }
     check(&o)?;
-    Ok(Parsed::Run(o))
+    Ok(Parsed::Run(Box::new(o)))
 }
 
 fn number<T: std::str::FromStr>(option: &str, v: &str) -> Result<T, UsageError> {
@@ -447,7 +447,7 @@ mod tests {
 
     fn run(s: &str) -> Options {
         match parse(s.split_whitespace().map(String::from)) {
-            Ok(Parsed::Run(o)) => o,
+            Ok(Parsed::Run(o)) => *o,
             other => panic!("{s}: {other:?}"),
         }
     }

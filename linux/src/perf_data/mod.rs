@@ -200,6 +200,9 @@ pub const OUTPUT_BUFFER: usize = 256 << 10;
 /// system call and two seeks per wakeup.)
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
+/// A file samples hit: its path (or `[kernel.kallsyms]`, `[vdso]`), build id and kind.
+type HitDso = (String, Vec<u8>, DsoKind);
+
 /// perf 6.1's `HEADER_LAST_FEATURE`: in pipe mode, a HEADER_FEATURE record of this number
 /// ends the features.
 const LAST_FEATURE: u32 = 32;
@@ -527,7 +530,7 @@ impl<W: Write> PerfData<W> {
 
     /// The files samples hit that have a build id: (path, build id, kind), the vDSO's image
     /// read once if it is among them.
-    fn hit_build_ids(&self) -> (Vec<(String, Vec<u8>, DsoKind)>, Option<Vec<u8>>) {
+    fn hit_build_ids(&self) -> (Vec<HitDso>, Option<Vec<u8>>) {
         let mut vdso = None;
         let ids = self
             .dsos
