@@ -495,6 +495,22 @@ impl Session {
         Ok(n)
     }
 
+    /// Whether a wakeup of ring `ring` (an index into [`rings`](Session::rings)) ends a
+    /// [`wait`](Session::wait) (`true` for every ring when the session opens). A ring not
+    /// watched is still drained by every [`drain`](Session::drain): this is for a caller that
+    /// drains every ring on each wakeup, so that rings filling alike do not wake it once each.
+    /// A ring not watched does not report its events' hang-ups either (a command's exit is
+    /// still seen). An index past the rings is ignored.
+    pub fn watch_ring(&mut self, ring: usize, watch: bool) -> Result<(), Error> {
+        let Some(&cpu) = self.cpus.get(ring) else { return Ok(()) };
+        for (token, o) in self.events.iter().enumerate() {
+            if o.cpu == cpu && !o.hung_up {
+                self.epoll.modify(o.event.as_fd(), token as u64, watch).map_err(io_err("epoll_ctl"))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Everything in one call: [`start`](Session::start), [`wait`](Session::wait) and
     /// [`drain`](Session::drain) until the end (or until SIGINT/SIGTERM, if
     /// [`catch_interrupts`](crate::launch::catch_interrupts) was called), then stop and drain

@@ -314,6 +314,17 @@ impl Epoll {
         .map(drop)
     }
 
+    /// Change what `fd` (already added) is watched for: input and hang-up (`on`), or nothing
+    /// (a descriptor the caller will not be woken by for now).
+    pub(crate) fn modify(&self, fd: BorrowedFd<'_>, token: u64, on: bool) -> io::Result<()> {
+        let events = if on { (libc::EPOLLIN | libc::EPOLLHUP) as u32 } else { 0 };
+        let mut ev = libc::epoll_event { events, u64: token };
+        // SAFETY: both descriptors are open; `ev` is a valid epoll_event the kernel only reads.
+        check(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_MOD, fd.as_raw_fd(), &mut ev) }
+            as libc::c_long)
+        .map(drop)
+    }
+
     /// Stop watching `fd` (one that hung up: level-triggered, it would be reported again on
     /// every wait).
     pub(crate) fn delete(&self, fd: BorrowedFd<'_>) -> io::Result<()> {

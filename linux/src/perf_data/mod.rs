@@ -188,6 +188,10 @@ pub struct PerfData<W: Write> {
     fields: Vec<SampleFields>,
     /// When the header's `data.size` was last brought up to date (file mode).
     checkpointed: std::time::Instant,
+    /// Where a SAMPLE has its id (IDENTIFIER, or ID at the one place every event has it).
+    id_at: Option<usize>,
+    /// The last SAMPLE id attributed, and its event.
+    last_id: Option<(u64, usize)>,
 }
 
 /// The output's buffer: records are copied into it as they are drained and written out a
@@ -232,6 +236,20 @@ impl SampleFields {
         let time = next(st::TIME);
         SampleFields { ip, tid, time }
     }
+}
+
+/// Where a SAMPLE of `sample_type` has its id: IDENTIFIER first in the body, else ID after
+/// IP, TID, TIME and ADDR; `None` without either.
+fn sample_id_at(sample_type: u64) -> Option<usize> {
+    use perfring::record::sample_type as st;
+    if sample_type & st::IDENTIFIER != 0 {
+        return Some(Header::SIZE);
+    }
+    if sample_type & st::ID == 0 {
+        return None;
+    }
+    let before = [st::IP, st::TID, st::TIME, st::ADDR].iter().filter(|&&b| sample_type & b != 0).count();
+    Some(Header::SIZE + 8 * before)
 }
 
 /// The u64 at `at` in `bytes`, if there.
@@ -292,7 +310,10 @@ impl<W: Write> PerfData<W> {
             bytes: 0,
             fields,
             checkpointed: std::time::Instant::now(),
+            id_at: None,
+            last_id: None,
         };
+        d.id_at = d.writer.attrs().first().and_then(|a| sample_id_at(a.attr.sample_type));
         let cmdline: Vec<String> = std::env::args().collect();
         // Every feature in bit order, as perf writes them (pipe mode: one record each, now).
         let mut typed: Vec<(u32, Feature)> = system_features(Endian::NATIVE, &cmdline);
@@ -428,6 +449,23 @@ impl<W: Write> PerfData<W> {
         Ok(n)
     }
 
+    /// The event of a SAMPLE of a session with several events: by its id at the place every
+    /// event has it, the last id's event remembered (runs of samples share an event).
+    #[inline]
+    fn event_of(&mut self, r: &SessionRecord<'_>) -> usize {
+        let id = u64_at(r.bytes, self.id_at);
+        if let (Some(id), Some((last, event))) = (id, self.last_id) {
+            if id == last {
+                return event;
+            }
+        }
+        let event = r.event().unwrap_or(usize::MAX);
+        if let Some(id) = id {
+            self.last_id = Some((id, event));
+        }
+        event
+    }
+
     /// What a record tells the features: sample times, the files samples hit.
     #[inline]
     fn note(&mut self, r: &SessionRecord<'_>, single: bool) {
@@ -438,7 +476,7 @@ impl<W: Write> PerfData<W> {
         self.bytes += r.bytes.len() as u64;
         match type_ {
             types::SAMPLE => {
-                let event = if single { 0 } else { r.event().unwrap_or(usize::MAX) };
+                let event = if single { 0 } else { self.event_of(r) };
                 let Some(fields) = self.fields.get(event) else { return };
                 self.samples[event] += 1;
                 if let Some(t) = u64_at(r.bytes, fields.time) {
