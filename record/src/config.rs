@@ -122,12 +122,16 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>, exclude_ke
                 t |= st::ADDR | st::DATA_SRC;
             }
             a.sample_type = t;
-            // Woken at 7/8 of the ring, not perf's half: fewer, fuller wakeups (the recorder's
-            // loop watches one ring of several under load, BENCHMARKS.md). Pipe mode keeps
-            // perf's attr: readers that take a pipe stream's first bytes for a file header
-            // (samply 0.13) read this field as a feature bitmap.
+            // Woken later than perf's half ring: fewer, fuller wakeups (the recorder's loop
+            // also watches one ring of several under load, BENCHMARKS.md). 7/8 of a ring of
+            // up to 16 KiB, which overflows under load whatever the watermark, so the wakeups
+            // are what counts; 3/4 of a larger one, whose last quarter is the time the
+            // recorder has to come (at 7/8 a tracepoint storm lost up to 4% in 512 KiB rings,
+            // at 3/4 nothing). Pipe mode keeps perf's attr: readers that take a pipe stream's
+            // first bytes for a file header (samply 0.13) read this field as a feature bitmap.
             if o.output != "-" {
-                a.wakeup = (o.pages as u64 * 4096 * 7 / 8) as u32;
+                let bytes = o.pages as u64 * 4096;
+                a.wakeup = if bytes <= 16 << 10 { bytes * 7 / 8 } else { bytes * 3 / 4 } as u32;
                 a.flags |= flag::WATERMARK;
             }
             a.read_format = rf::ID | rf::LOST;

@@ -5,9 +5,10 @@
 //! The output is opened before anything runs (a non-empty old file kept as `.old`); a COMMAND
 //! is started held before `exec`, its events opened per CPU with `inherit` and
 //! `enable_on_exec`. One ring per CPU takes every event's records (`SET_OUTPUT`); the
-//! recorder sleeps until a ring's watermark wakeup (half the ring, as perf) and copies what
-//! the rings hold to the file as it is, noting only what the file's features need (samples by
-//! event, their times, the files they hit, the mappings). At the end: each event's lost count
+//! recorder sleeps until a ring's watermark wakeup (3/4 of the ring, 7/8 of a small one; under
+//! load one ring of several watched, see `record_loop`) and copies what the rings hold to the
+//! file as it is, noting only what the file's features need (samples by event, their times,
+//! the files they hit, the mappings). At the end: each event's lost count
 //! (`PERF_FORMAT_LOST`) as LOST_SAMPLES records, the features, build ids and the build-id
 //! cache. Exit status: the command's (128 + N if signal N killed it), 255 if it could not be
 //! executed or recording failed, 129 for a usage error.

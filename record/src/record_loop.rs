@@ -1,6 +1,7 @@
-//! The recording itself: start, then sleep until a ring's watermark wakeup (7/8 of the ring,
-//! one ring watched of several under load: [`Pace`]), the command's exit or a signal; write
-//! what the rings hold, again while a pass finds records (as perf); sleep again; until the end.
+//! The recording itself: start, then sleep until a ring's watermark wakeup (3/4 or 7/8 of
+//! the ring, one ring watched of several under load: [`Pace`]), the command's exit or a
+//! signal; write what the rings hold, again while a pass finds records (as perf); sleep
+//! again; until the end.
 //! A wakeup costs the recorder a switch onto a CPU the workload wants (most of its CPU time
 //! under load, see BENCHMARKS.md): nothing else wakes it, but a one-second backstop for a
 //! signal that comes just before it sleeps (and the progress line, on a terminal).

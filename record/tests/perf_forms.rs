@@ -7,8 +7,9 @@
 //!
 //! Fields that differ by design, taken out of our line before the comparison:
 //! * `watermark: 1` and `{ wakeup_events, wakeup_watermark }: N`: our recorder is woken when a
-//!   ring is 7/8 full, perf at its default half (no field printed), so that under load each
-//!   wakeup brings more (see BENCHMARKS.md, issue 41). Pipe mode keeps perf's attr.
+//!   ring is 3/4 full (7/8 for rings of up to 16 KiB), perf at its default half (no field
+//!   printed), so that under load each wakeup brings more (see BENCHMARKS.md, issue 41). Pipe
+//!   mode keeps perf's attr.
 //!
 //! (The ids inside the files differ, being the kernel's for each run; `perf evlist -v` does not
 //! print them.)
