@@ -7,7 +7,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test demo hypervisor firmware-qemu lint public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke embedded bench bench-lines bench-instructions bench-decode bench-data bench-linux soak doc clean
+.PHONY: all test demo hypervisor firmware-qemu lint public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke embedded bench bench-lines bench-instructions bench-decode bench-data bench-linux bench-record soak doc clean
 
 all: test
 
@@ -231,3 +231,11 @@ bench-data: demo
 	$$bin read perf.data; \
 	( $$bin gen-pipe perf.data 1 | /usr/bin/time -v $$bin pipe ) 2>&1 | grep -E 'pipe:|Maximum resident'
 	@echo "make bench-data: figures above (best of 5; see BENCHMARKS.md for the machine)"
+
+## perfring-record beside perf record under load: (a) overload (-m 1 -g -F 100000, 4 busy
+## threads), (b) -a -F max -g with every CPU busy, (c) sched tracepoints under a switch storm;
+## paired alternating runs (BENCH_PAIRS, default 5). Needs perf and perf events (root).
+bench-record:
+	$(CARGO) build -q --release -p perfring-record
+	$(CARGO) bench -q -p perfring-record --bench record
+	@echo "make bench-record: figures above (medians of paired runs; see BENCHMARKS.md)"
