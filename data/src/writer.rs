@@ -202,7 +202,7 @@ fn check_raw(record: &[u8], trailing: &[u8], endian: Endian) -> Result<Header, E
         value: value as u64,
         expected: expected as u64,
     };
-    let header = Header::parse(record, endian).ok_or(bad(0, "record length", record.len(), Header::SIZE))?;
+    let header = Header::parse(record, endian).ok_or_else(|| bad(0, "record length", record.len(), Header::SIZE))?;
     let (type_, size) = (header.type_, usize::from(header.size));
     if size != record.len() {
         return Err(bad(type_, "header.size", size, record.len()));
