@@ -14,11 +14,13 @@ use perfring::record::{
 use perfring_linux::attr::software;
 use perfring_linux::{wait, Event, EventAttr, OpenError, Readiness, Ring, Target};
 
-mod common;
+use crate::common;
 
-/// Open, or skip saying why not (a kernel without perf events, a seccomp filter).
+/// Open, or skip where this machine refuses it (not permitted, or no such event here); any
+/// other error (EINVAL: a wrong attr) fails the test.
+#[track_caller]
 fn open(attr: &EventAttr, target: Target, group: Option<&Event>) -> Option<Event> {
-    Event::open(attr, target, group).inspect_err(|e| perfring_test_support::skip(e)).ok()
+    common::open_event(attr, target, group)
 }
 
 /// This thread's CPU time.
@@ -354,7 +356,12 @@ fn a_refused_open_says_what_to_change() {
         return perfring_test_support::skip("not root, cannot drop to uid 65534 in a child");
     }
     let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "refused_open_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            &perfring_test_support::test_name(module_path!(), "refused_open_child"),
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("PERFRING_REFUSED_CHILD", "1")
         .output()
         .unwrap();
@@ -550,10 +557,15 @@ fn modify_attributes_moves_a_breakpoint_to_another_address() {
     let on = |addr| EventAttr::breakpoint(breakpoint::W, addr, 8);
     let event = match Event::open(&on(a), Target::ThisThread, None) {
         Ok(e) => e,
-        Err(e) => {
-            // No debug registers for perf here (a VM without them, or all in use).
+        // No debug registers for perf here (a VM without them: ENODEV/EOPNOTSUPP; all in use:
+        // ENOSPC), or not permitted: a visible skip. Anything else (EINVAL) fails.
+        Err(e)
+            if common::refusal(&e).is_some()
+                || matches!(&e, OpenError::Io(io) if io.raw_os_error() == Some(libc::ENOSPC)) =>
+        {
             return perfring_test_support::skip(format!("a hardware breakpoint cannot be opened here: {e}"));
         }
+        Err(e) => panic!("a hardware breakpoint: {e} ({e:?})"),
     };
     event.enable().unwrap();
     poke(&mut w.a, 10);

@@ -97,6 +97,70 @@ pub fn mount_tracefs() -> Result<&'static str, String> {
     tracefs().ok_or_else(|| "tracefs mounted but /sys/kernel/tracing/events is missing".into())
 }
 
+/// Whether an errno from opening a perf event (or mapping its ring) means "not permitted or not
+/// available here" — the machine's policy or hardware, not the request: EACCES and EPERM
+/// (`perf_event_paranoid`, a missing capability, the locked-memory limit of a ring, seccomp),
+/// ENOENT, ENODEV and EOPNOTSUPP (no such PMU, tracepoint or mode here), ENOSYS (no
+/// `perf_event_open` at all). A test may skip on these and on nothing else: EINVAL, E2BIG and
+/// the rest say the request is wrong, a bug the test must fail on.
+pub fn unavailable_here(errno: i32) -> bool {
+    // Linux's numbers (asm-generic/errno-base.h, errno.h); the crate is Linux-only.
+    const EPERM: i32 = 1;
+    const ENOENT: i32 = 2;
+    const EACCES: i32 = 13;
+    const ENODEV: i32 = 19;
+    const ENOSYS: i32 = 38;
+    const EOPNOTSUPP: i32 = 95;
+    matches!(errno, EPERM | ENOENT | EACCES | ENODEV | ENOSYS | EOPNOTSUPP)
+}
+
+/// The libtest name (`module::test`) of test `name` in the module whose `module_path!()` is
+/// `module_path`: what `--exact` takes when a test re-runs its own binary (the crate's name,
+/// the first part of a module path, is not part of a test's name).
+pub fn test_name(module_path: &str, name: &str) -> String {
+    match module_path.split_once("::") {
+        Some((_crate, module)) => format!("{module}::{name}"),
+        None => name.to_string(),
+    }
+}
+
+/// Check that every test file of `dir` (each `*.rs` but `main.rs`, and each folder with a
+/// `mod.rs`) is declared `mod NAME;` in `main_rs` (the source of the binary's `main.rs`). A
+/// crate that builds all its tests as one binary (`autotests = false`, one `[[test]]`) calls
+/// this from a test, so a file added to the folder and forgotten there fails the run instead of
+/// never being built.
+///
+/// # Panics
+/// Naming the files that are not modules of the binary.
+pub fn every_test_file_is_a_module(dir: impl AsRef<std::path::Path>, main_rs: &str) {
+    let dir = dir.as_ref();
+    let declared: Vec<&str> =
+        main_rs.lines().filter_map(|l| l.trim().strip_prefix("mod ").and_then(|m| m.strip_suffix(';'))).collect();
+    let mut missing = Vec::new();
+    let mut found = 0;
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path = entry.expect("a directory entry").path();
+        let name = if path.is_dir() && path.join("mod.rs").is_file() {
+            path.file_name().and_then(|n| n.to_str()).map(str::to_string)
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            path.file_stem().and_then(|n| n.to_str()).map(str::to_string)
+        } else {
+            None
+        };
+        let Some(name) = name.filter(|n| n != "main") else { continue };
+        found += 1;
+        if !declared.contains(&name.as_str()) {
+            missing.push(name);
+        }
+    }
+    assert!(found > 0, "no test file in {}", dir.display());
+    assert!(
+        missing.is_empty(),
+        "test files of {} that are not modules of its main.rs, so never built: {missing:?} (add `mod NAME;` there)",
+        dir.display()
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +186,38 @@ mod tests {
             "{message}"
         );
         assert!(!log.exists(), "a forbidden skip is a failure, not a logged skip");
+    }
+
+    #[test]
+    fn only_not_permitted_or_not_available_errnos_are_skips() {
+        for errno in [1, 2, 13, 19, 38, 95] {
+            assert!(unavailable_here(errno), "errno {errno}");
+        }
+        // EINVAL, E2BIG, EBADF, EBUSY, EMFILE, ESRCH, EFAULT: the request or the test is wrong.
+        for errno in [22, 7, 9, 16, 24, 3, 14, 0] {
+            assert!(!unavailable_here(errno), "errno {errno}");
+        }
+    }
+
+    #[test]
+    fn a_test_name_drops_the_crate_of_the_module_path() {
+        assert_eq!(test_name("linux::misuse", "t"), "misuse::t");
+        assert_eq!(test_name("integration::a::b", "t"), "a::b::t");
+        assert_eq!(test_name("kernel", "t"), "t");
+    }
+
+    #[test]
+    fn a_test_file_missing_from_main_rs_is_named() {
+        let dir = std::env::temp_dir().join(format!("perfring-test-files-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("common")).unwrap();
+        for f in ["main.rs", "a.rs", "b.rs", "common/mod.rs", "notes.txt"] {
+            std::fs::write(dir.join(f), "").unwrap();
+        }
+        every_test_file_is_a_module(&dir, "mod a;\nmod b;\n#[cfg(x)]\nmod common;\n");
+        let missing =
+            std::panic::catch_unwind(|| every_test_file_is_a_module(&dir, "mod a;\nmod common;\n")).unwrap_err();
+        let message = missing.downcast_ref::<String>().unwrap();
+        assert!(message.contains("[\"b\"]"), "{message}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
