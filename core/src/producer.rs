@@ -1321,11 +1321,33 @@ impl<M: RingMemory, H: Hooks<M>> BatchWriter<'_, M, H> {
 /// on_timer_interrupt();
 /// assert_eq!(producer().head(), 8);
 /// ```
+///
+/// `CpuLocal<P>` is `Sync` only for a [`Producer`] (over memory and hooks that are themselves
+/// `Sync`): the nest protocol makes the producer's own state safe to touch from nesting
+/// interrupts, and nothing else's. Any other `P` keeps its own `Sync`-ness; an `Rc`, whose
+/// count is not updated atomically, cannot be shared this way:
+///
+/// ```compile_fail
+/// # use perfring::producer::CpuLocal;
+/// fn shared_with_interrupts<T: Sync>() {}
+/// shared_with_interrupts::<CpuLocal<std::rc::Rc<u8>>>(); // an Rc is not Sync, wrapped or not
+/// ```
+///
+/// ```
+/// # use perfring::producer::{CpuLocal, Producer};
+/// # use perfring::Mapping;
+/// fn shared_with_interrupts<T: Sync>() {}
+/// shared_with_interrupts::<CpuLocal<Producer<&'static Mapping<'static>>>>();
+/// ```
 pub struct CpuLocal<P>(P);
 
 // SAFETY: the constructor's caller promises that only one CPU and its LIFO-nesting interrupt
-// handlers use the producer, which is the condition the nest protocol needs.
-unsafe impl<P> Sync for CpuLocal<P> {}
+// handlers use the producer, which is the condition the nest protocol needs: every field of a
+// `Producer` that a writer changes is a `LocalUsize`/`LocalU32` (atomic against an interrupt
+// of the same CPU), and the rest is set at construction. Its memory `M` and hooks `H` are
+// reached through `&self` by every context, so they must be `Sync` themselves; `Send` is not
+// needed, since the producer never moves out of the wrapper while it is shared.
+unsafe impl<M: RingMemory + Sync, H: Hooks<M> + Sync> Sync for CpuLocal<Producer<M, H>> {}
 
 impl<P> CpuLocal<P> {
     /// Wrap a producer for use from one CPU and its interrupt handlers.
