@@ -114,6 +114,56 @@ pub fn unavailable_here(errno: i32) -> bool {
     matches!(errno, EPERM | ENOENT | EACCES | ENODEV | ENOSYS | EOPNOTSUPP)
 }
 
+/// Finish a perfring-linux doc example that opens perf events: `Ok` passes; an error that says
+/// this machine does not permit or provide the event ([`unavailable_here`]: a user without
+/// `CAP_PERFMON` under `perf_event_paranoid` 2, the locked-memory limit of a ring, no such
+/// PMU) is a [`skip`] — visible, counted, a failure in CI; any other error fails the example.
+///
+/// A macro, expanded in the doc test itself, because it names perfring-linux's error types
+/// (this crate cannot depend on perfring-linux, which depends on it). Used from hidden lines:
+///
+/// ```text
+/// # fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// ...the example, with `?`...
+/// # Ok(()) }
+/// # fn main() { perfring_test_support::doc_example!(example()) }
+/// ```
+#[macro_export]
+macro_rules! doc_example {
+    ($result:expr) => {{
+        let result: ::std::result::Result<(), ::std::boxed::Box<dyn ::std::error::Error>> = $result;
+        if let Err(e) = result {
+            use perfring_linux::{Error, OpenError, SessionError};
+            let open = |o: &OpenError| match o {
+                OpenError::PermissionDenied { errno, .. } | OpenError::NotSupported { errno } => Some(*errno),
+                OpenError::Io(io) => io.raw_os_error(),
+                _ => None,
+            };
+            let setup = |s: &Error| match s {
+                Error::Io { error, .. } => error.raw_os_error(),
+                _ => None,
+            };
+            let errno = if let Some(s) = e.downcast_ref::<SessionError>() {
+                match s {
+                    SessionError::Open { error, .. } => open(error),
+                    SessionError::Setup(s) => setup(s),
+                    _ => None,
+                }
+            } else if let Some(o) = e.downcast_ref::<OpenError>() {
+                open(o)
+            } else if let Some(s) = e.downcast_ref::<Error>() {
+                setup(s)
+            } else {
+                None
+            };
+            match errno {
+                Some(errno) if $crate::unavailable_here(errno) => $crate::skip(format!("doc example: {e}")),
+                _ => panic!("the example failed: {e} ({e:?})"),
+            }
+        }
+    }};
+}
+
 /// The libtest name (`module::test`) of test `name` in the module whose `module_path!()` is
 /// `module_path`: what `--exact` takes when a test re-runs its own binary (the crate's name,
 /// the first part of a module path, is not part of a test's name).
