@@ -10,7 +10,7 @@ use crate::consumer::{ReadError, Scratch};
 use crate::memory::{Area, LayoutError, Mapping, ModelRing, Position, RingMemory};
 use crate::producer::{Config, EventIdentity, Hooks, PreemptPoint, Producer, ReserveError};
 use crate::record::{sample_type, types, Endian, Header, LostRecord, SampleId};
-use crate::test_memory::LoadHook;
+use crate::test_memory::{HeadLoads, LoadHook};
 use crate::{split, split_with_hooks};
 
 /// A record of `len` bytes: header {type 9, misc 0, size len}, then bytes `tag`, `tag+1`, ...
@@ -488,6 +488,9 @@ fn consumer_errors_bad_record_sizes_stop_the_batch_without_consuming() {
     for (size, head, expect) in [
         (0u16, 16usize, ReadError::ZeroSize { position: 0 }),
         (12, 16, ReadError::MisalignedSize { position: 0, size: 12 }),
+        // Under 8 as well: a trusted ring's fast path must not take a 1-7-byte record (its
+        // `len % 8 == 0` test; `len / 8 == 0` would let one through).
+        (4, 16, ReadError::MisalignedSize { position: 0, size: 4 }),
         (24, 16, ReadError::SizeBeyondHead { position: 0, size: 24, available: 16 }),
         (65528, 56, ReadError::SizeBeyondHead { position: 0, size: 65528, available: 56 }),
     ] {
@@ -1021,4 +1024,22 @@ fn output_refuses_a_record_whose_header_size_is_not_its_length() {
     );
     p.output(&record(2, 16), &w).unwrap();
     assert_eq!(drain(&mut c).len(), 1);
+}
+
+#[test]
+fn a_nearly_empty_ring_gets_a_second_head_load_and_a_fuller_one_only_one() {
+    // Pace: with fewer than `min_bytes` unread, `batch` spins and loads `data_head` once more
+    // (the producer may have published meanwhile); with `min_bytes` or more, it loads it once.
+    let pace = crate::consumer::Pace { min_bytes: 32, spins: 0 };
+    for (unread, loads) in [(0usize, 2usize), (16, 2), (24, 2), (32, 1), (40, 1), (56, 1)] {
+        let ring = ModelRing::<8>::new().unwrap();
+        let counted = HeadLoads { ring: &ring, loads: Cell::new(0) };
+        let mut c = crate::Consumer::untrusted(&counted).unwrap();
+        c.configure(crate::consumer::Config { tail: crate::consumer::TailPolicy::EveryBatch, pace });
+        ring.position(Position::DataHead).store(unread, crate::fences::LOCAL);
+        let before = counted.loads.get();
+        let batch = c.batch().unwrap();
+        assert_eq!(counted.loads.get() - before, loads, "{unread} bytes unread, min_bytes 32");
+        drop(batch);
+    }
 }

@@ -420,6 +420,9 @@ fn tracepoints_open_by_name_or_say_how_to_mount_tracefs() {
             Err(e @ perfring_linux::Error::TracefsNotMounted) => {
                 assert!(e.to_string().contains("mount -t tracefs"), "{e}")
             }
+            // Mounted, but not readable by this user (tracefs is 0700 by default): not
+            // permitted here, a visible skip.
+            Err(e @ perfring_linux::Error::TracefsPermissionDenied { .. }) => return perfring_test_support::skip(e),
             other => panic!("tracefs is not mounted, yet: {other:?}"),
         }
         if let Err(why) = perfring_test_support::mount_tracefs() {
@@ -427,6 +430,7 @@ fn tracepoints_open_by_name_or_say_how_to_mount_tracefs() {
         }
     }
     match EventAttr::tracepoint("sched:sched_switch") {
+        Err(e @ perfring_linux::Error::TracefsPermissionDenied { .. }) => perfring_test_support::skip(e),
         Err(e) => panic!("sched:sched_switch: {e}"),
         Ok(attr) => {
             // Count this thread's context switches through the tracepoint.
