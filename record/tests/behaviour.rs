@@ -21,6 +21,14 @@ fn rec(args: &[&str]) -> Output {
     recorder().args(args).output().unwrap()
 }
 
+/// Whether the recorder failed because this machine does not permit the request (a CPU-wide
+/// or kernel event without CAP_PERFMON at this `perf_event_paranoid`): a visible skip, where
+/// any other failure fails the test.
+fn refused(out: &Output) -> bool {
+    let e = text(&out.stderr);
+    !out.status.success() && e.contains("permission denied") && e.contains("perf_event_paranoid is")
+}
+
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -188,6 +196,9 @@ fn all_cpus_and_a_process_beside_a_command_are_recorded_while_it_runs() {
     let busy_pid = busy.0.id();
     let t0 = Instant::now();
     let out = rec(&["-q", "-a", "-o", f, "--", "sleep", "0.5"]);
+    if refused(&out) {
+        return perfring_test_support::skip(text(&out.stderr));
+    }
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(t0.elapsed() >= Duration::from_millis(500), "lasted as long as the command");
     let s = samples_by_pid(&file);
@@ -267,6 +278,10 @@ fn kernel_samples_are_kept_and_modifiers_and_lists_are_perfs() {
     let file = tmp("k.data");
     let f = file.to_str().unwrap();
     let out = rec(&["-q", "-e", "context-switches", "-c", "1", "-o", f, "--", "sleep", "0.05"]);
+    if text(&out.stderr).contains("kernel samples not permitted") {
+        // perf_event_paranoid 2 without CAP_PERFMON: user space only, so no context switch.
+        return perfring_test_support::skip(text(&out.stderr));
+    }
     assert!(out.status.success(), "{}", text(&out.stderr));
     let n = perf(&["script"], &file).lines().count();
     assert!(n > 0, "context switches sampled");
