@@ -7,7 +7,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test demo hypervisor firmware-qemu lint fmt clippy rustdoc public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke fuzz-selftest embedded bench bench-check bench-lines bench-instructions bench-decode bench-data bench-linux soak doc clean ci-extra ci-extra-list print-loom-ci-only
+.PHONY: all test demo hypervisor firmware-qemu lint fmt clippy rustdoc public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke fuzz-selftest embedded bench bench-check bench-lines bench-instructions bench-decode bench-data bench-linux bench-record soak doc clean ci-extra ci-extra-list print-loom-ci-only
 
 all: test
 
@@ -272,3 +272,11 @@ bench-data: demo
 ## The loom models `make test` leaves to CI (see `loom`).
 print-loom-ci-only:
 	@echo $(LOOM_CI_ONLY)
+
+## perfring-record beside perf record under load: (a) overload (-m 1 -g -F 100000, 4 busy
+## threads), (b) -a -F max -g with every CPU busy, (c) sched tracepoints under a switch storm;
+## paired alternating runs (BENCH_PAIRS, default 5). Needs perf and perf events (root).
+bench-record:
+	$(CARGO) build -q --release -p perfring-record
+	$(CARGO) bench -q -p perfring-record --bench record
+	@echo "make bench-record: figures above (medians of paired runs; see BENCHMARKS.md)"

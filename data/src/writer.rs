@@ -202,7 +202,7 @@ fn check_raw(record: &[u8], trailing: &[u8], endian: Endian) -> Result<Header, E
         value: value as u64,
         expected: expected as u64,
     };
-    let header = Header::parse(record, endian).ok_or(bad(0, "record length", record.len(), Header::SIZE))?;
+    let header = Header::parse(record, endian).ok_or_else(|| bad(0, "record length", record.len(), Header::SIZE))?;
     let (type_, size) = (header.type_, usize::from(header.size));
     if size != record.len() {
         return Err(bad(type_, "header.size", size, record.len()));
@@ -426,8 +426,23 @@ impl<W: Write> Writer<W> {
     /// before [`Writer::finish`] leaves a file whose records, up to its last round, perf reads
     /// (perf 6.1 reads nothing of a file whose `data.size` is 0).
     pub fn finished_round(&mut self) -> Result<(), Error> {
+        self.round()?;
+        self.checkpoint()
+    }
+
+    /// Write a FINISHED_ROUND (68) as [`Writer::finished_round`] does, without bringing the
+    /// header's `data.size` up to date: for a writer that rounds on every read of its rings
+    /// and checkpoints ([`Writer::checkpoint`]) less often, since a checkpoint seeks, which
+    /// empties a buffered output (a write system call, and two seeks, per round).
+    pub fn round(&mut self) -> Result<(), Error> {
         self.flush_batch()?;
-        self.emit(types::FINISHED_ROUND, &[])?;
+        self.emit(types::FINISHED_ROUND, &[])
+    }
+
+    /// File mode: write the header's `data.size` as it is now (what a writer stopped before
+    /// [`Writer::finish`] leaves perf to read: the records up to here); pipe mode: nothing.
+    /// Pending compressed records are not included until a round or `finish` writes them.
+    pub fn checkpoint(&mut self) -> Result<(), Error> {
         if let Some(update) = self.checkpoint {
             let end = self.data_offset + self.data_size;
             update(&mut self.out, self.endian, self.data_size, end).map_err(io(48))?;

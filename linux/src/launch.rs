@@ -135,6 +135,14 @@ pub fn interrupted() -> bool {
     sys::sigint_seen()
 }
 
+/// Let a child's exit (SIGCHLD) interrupt a [`Session::wait`](crate::Session::wait) in
+/// progress, as it interrupts perf record's `poll`: for a process this one runs beside a
+/// session (the session's own command wakes it through its pidfd). The handler does nothing
+/// else; without it SIGCHLD is ignored and the wait sleeps on to its timeout.
+pub fn wake_on_child_exit() -> Result<(), Error> {
+    sys::wake_on_sigchld().map_err(io_err("installing the SIGCHLD handler"))
+}
+
 /// `SIGINT`, for [`Launch::signal`], [`crate::Session::signal_command`] and [`signal_process`].
 pub const SIGINT: i32 = libc::SIGINT;
 /// `SIGTERM`.

@@ -84,5 +84,5 @@ pub use error::{Error, OpenError};
 pub use event::{online_cpus, paranoid, Counts, Event, Target};
 pub use read_only::ReadOnlyMapping;
 pub use ring::{AuxArea, Ring, RingKind};
-pub use session::{Scope, Session, SessionBuilder, SessionError, SessionRecord};
+pub use session::{Placement, Scope, Session, SessionBuilder, SessionError, SessionRecord};
 pub use wait::{wait, wait_all, Readiness};

@@ -37,7 +37,7 @@
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::time::Duration;
 
-use perfring::consumer::{RawRecord, Scratch};
+use perfring::consumer::Scratch;
 use perfring::record::{
     types, AttributeError, DecodeError, Endian, EventLayout as Layout, EventSet, EventSetError, FixedSample, Header,
     IdEntry, Inconsistency, Record, RecordView, SampleError, SampleView,
@@ -60,6 +60,21 @@ pub enum Scope {
     Process(i32),
     /// Every task on every online CPU (CAP_PERFMON or `perf_event_paranoid` ≤ 0).
     AllCpus,
+    /// Every task on these CPUs (those of them online), as `perf record -C`.
+    Cpus(Vec<u32>),
+    /// Several running processes (`perf record -p 1,2`): each one's threads, and their
+    /// children (`inherit`).
+    Processes(Vec<i32>),
+    /// Running threads by id (`perf record -t`), and their children (`inherit`).
+    Threads(Vec<i32>),
+}
+
+impl Scope {
+    /// Every task on some CPUs ([`Scope::AllCpus`], [`Scope::Cpus`]): events opened per CPU
+    /// with pid -1, which never hang up.
+    pub fn cpu_wide(&self) -> bool {
+        matches!(self, Scope::AllCpus | Scope::Cpus(_))
+    }
 }
 
 /// A [`Session`] being set up: [`event`](SessionBuilder::event) for each event, then
@@ -69,6 +84,10 @@ pub enum Scope {
 pub struct SessionBuilder {
     scope: Scope,
     attrs: Vec<EventAttr>,
+    /// Each event's group leader (an index into `attrs`), if it is a member.
+    leaders: Vec<Option<usize>>,
+    /// Take the attrs as given: the session sets neither `inherit` nor `enable_on_exec`.
+    as_given: bool,
     data_pages: usize,
     stdout: Stdout,
 }
@@ -81,6 +100,29 @@ impl SessionBuilder {
     /// [`open`](SessionBuilder::open).
     pub fn event(mut self, attr: EventAttr) -> Self {
         self.attrs.push(attr);
+        self.leaders.push(None);
+        self
+    }
+
+    /// Add an event as a member of event `leader`'s group (`leader` an index of an event
+    /// added before, itself no member): on each CPU and task they are opened together, the
+    /// member with the leader's descriptor as its group, so the kernel schedules them as one
+    /// (`perf record -e '{a,b}'`). A member is enabled with its leader: open it with
+    /// `disabled` off. A `leader` that is not an earlier event is
+    /// [`SessionError::BadGroup`] from [`open`](SessionBuilder::open).
+    pub fn group_member(mut self, attr: EventAttr, leader: usize) -> Self {
+        self.attrs.push(attr);
+        self.leaders.push(Some(leader));
+        self
+    }
+
+    /// Take each attr exactly as given (`true`): the session then sets neither `inherit`
+    /// nor `enable_on_exec`, which by default it sets by its scope (see
+    /// [`event`](SessionBuilder::event)). For a caller that configures them itself, as perf
+    /// record does (`inherit` on CPU-wide events too, `enable_on_exec` on a group's leader
+    /// only).
+    pub fn attrs_as_given(mut self, as_given: bool) -> Self {
+        self.as_given = as_given;
         self
     }
 
@@ -120,28 +162,62 @@ impl SessionBuilder {
         if !self.data_pages.is_power_of_two() {
             return Err(SessionError::DataPages { data_pages: self.data_pages });
         }
+        for (member, leader) in self.leaders.iter().enumerate() {
+            if let Some(l) = *leader {
+                if l >= member || self.leaders[l].is_some() {
+                    return Err(SessionError::BadGroup { member, leader: l });
+                }
+            }
+        }
         // Checked before anything is opened; the set itself is made of the attrs the kernel took.
         let mut check = EventSet::new(vec![Layout::EMPTY; self.attrs.len()], [IdEntry::EMPTY; 0]);
         for a in &self.attrs {
             check.add_event(a.attr(), Endian::NATIVE).map_err(SessionError::EventSet)?;
         }
         check.consistency().map_err(SessionError::Ambiguous)?;
-        let cpus = online_cpus()?;
+        let mut cpus = online_cpus()?;
+        if let Scope::Cpus(asked) = &self.scope {
+            cpus.retain(|c| asked.contains(c));
+            if cpus.is_empty() {
+                return Err(SessionError::NoSuchCpu { cpus: asked.clone() });
+            }
+        }
         let (command, tasks) = match &self.scope {
             Scope::Command(argv) => {
                 let launch = Launch::spawn_with(argv, self.stdout)?;
                 let pid = launch.pid();
                 (Some(launch), vec![pid])
             }
-            Scope::Process(pid) => (None, threads_of(*pid)?),
-            Scope::AllCpus => (None, vec![-1]),
+            &Scope::Process(pid) => (None, threads_of(pid)?),
+            Scope::Processes(pids) => {
+                let mut tids = Vec::new();
+                for &pid in pids {
+                    if pid <= 0 {
+                        return Err(SessionError::InvalidPid { pid });
+                    }
+                    tids.extend(threads_of(pid)?);
+                }
+                (None, tids)
+            }
+            Scope::Threads(tids) => {
+                for &tid in tids {
+                    if tid <= 0 {
+                        return Err(SessionError::InvalidPid { pid: tid });
+                    }
+                    if !std::path::Path::new(&format!("/proc/{tid}")).exists() {
+                        return Err(SessionError::NoSuchProcess { pid: tid });
+                    }
+                }
+                (None, tids.clone())
+            }
+            Scope::AllCpus | Scope::Cpus(_) => (None, vec![-1]),
         };
-        let attrs: Vec<EventAttr> = self
-            .attrs
-            .iter()
-            .map(|a| a.inherit(self.scope != Scope::AllCpus).enable_on_exec(command.is_some()))
-            .collect();
-        let (events, rings, set, epoll) = match open_events(&attrs, &tasks, &cpus, self.data_pages) {
+        let attrs: Vec<EventAttr> = if self.as_given {
+            self.attrs.clone()
+        } else {
+            self.attrs.iter().map(|a| a.inherit(!self.scope.cpu_wide()).enable_on_exec(command.is_some())).collect()
+        };
+        let (events, rings, set, epoll) = match open_events(&attrs, &self.leaders, &tasks, &cpus, self.data_pages) {
             Ok(opened) => opened,
             Err(e) => {
                 // The command never runs unobserved: it dies held before exec.
@@ -152,6 +228,11 @@ impl SessionBuilder {
             }
         };
         let lost = vec![0; rings.len()];
+        // The command's exit wakes a wait (a kernel without pidfd_open: each wait checks).
+        let pidfd = command.as_ref().and_then(|c| sys::pidfd_open(c.pid()).ok());
+        if let Some(fd) = &pidfd {
+            epoll.add(fd.as_fd(), COMMAND_EXIT).map_err(io_err("epoll_ctl"))?;
+        }
         Ok(Session {
             scope: self.scope,
             command,
@@ -161,6 +242,8 @@ impl SessionBuilder {
             set,
             epoll,
             lost,
+            pidfd,
+            ready: Vec::new(),
             scratch: RecordScratch(Box::default()),
             started: false,
             status: None,
@@ -176,6 +259,7 @@ type OpenedParts = (Vec<Opened>, Vec<Ring>, EventSet<Vec<Layout>, Vec<IdEntry>>,
 /// CPU of `data_pages`, the CPU's other events pointed at it.
 fn open_events(
     attrs: &[EventAttr],
+    leaders: &[Option<usize>],
     tasks: &[i32],
     cpus: &[u32],
     data_pages: usize,
@@ -186,17 +270,22 @@ fn open_events(
     for &cpu in cpus {
         let owner = events.len();
         for &task in tasks {
+            let first = events.len();
             for (index, attr) in attrs.iter().enumerate() {
                 let target = if task < 0 { Target::Cpu(cpu) } else { Target::TaskOnCpu(task, cpu) };
-                let event =
-                    Event::open(attr, target, None).map_err(|error| SessionError::Open { event: index, cpu, error })?;
+                let group = leaders.get(index).copied().flatten().map(|l| &events[first + l].event);
+                let event = Event::open(attr, target, group).map_err(|error| SessionError::Open {
+                    event: index,
+                    cpu,
+                    error,
+                })?;
                 if events.len() == owner {
                     rings.push(Ring::map(&event, data_pages, true)?);
                 } else {
                     event.set_output(Some(&events[owner].event))?;
                 }
-                epoll.add(event.as_fd()).map_err(io_err("epoll_ctl"))?;
-                events.push(Opened { event, index, hung_up: false });
+                epoll.add(event.as_fd(), events.len() as u64).map_err(io_err("epoll_ctl"))?;
+                events.push(Opened { event, index, hung_up: false, cpu, task });
             }
         }
     }
@@ -220,6 +309,21 @@ struct Opened {
     event: Event,
     index: usize,
     hung_up: bool,
+    cpu: u32,
+    task: i32,
+}
+
+/// Where one event was opened ([`Session::placements`]): what perf's ID_INDEX record lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    /// The event's index (the order of [`SessionBuilder::event`]).
+    pub event: usize,
+    /// The id the kernel gave this opening.
+    pub id: u64,
+    /// The CPU.
+    pub cpu: u32,
+    /// The task (-1: every task on the CPU).
+    pub task: i32,
 }
 
 /// Events of a command, a process or all CPUs, read through one ring per CPU (see the
@@ -243,6 +347,10 @@ pub struct Session {
     epoll: sys::Epoll,
     /// Σ of the LOST records drained from each ring.
     lost: Vec<u64>,
+    /// The command's pidfd, in the epoll set as [`COMMAND_EXIT`].
+    pidfd: Option<std::os::fd::OwnedFd>,
+    /// What the last `epoll_wait` reported: (token, readable, hung up).
+    ready: Vec<(u64, bool, bool)>,
     /// Where a record that wraps around a ring's end is copied whole: perfring's [`Scratch`],
     /// which holds the largest record (a u16 size), so that no record can stop a drain
     /// ([`perfring::ReadError::ScratchTooSmall`] cannot happen).
@@ -250,6 +358,9 @@ pub struct Session {
     started: bool,
     status: Option<i32>,
 }
+
+/// The epoll token of the command's pidfd (an event's token is its index in `events`).
+const COMMAND_EXIT: u64 = u64::MAX;
 
 /// A session's [`Scratch`], boxed (64 KiB: room for any record, whose size is a u16).
 struct RecordScratch(Box<Scratch>);
@@ -281,7 +392,14 @@ impl Session {
 
     /// A session over `scope`.
     pub fn builder(scope: Scope) -> SessionBuilder {
-        SessionBuilder { scope, attrs: Vec::new(), data_pages: 16, stdout: Stdout::Inherit }
+        SessionBuilder {
+            scope,
+            attrs: Vec::new(),
+            leaders: Vec::new(),
+            as_given: false,
+            data_pages: 16,
+            stdout: Stdout::Inherit,
+        }
     }
 
     /// Start: let the command `exec` (its events start there), or enable every event. Nothing
@@ -321,21 +439,35 @@ impl Session {
         if !self.started {
             return Err(Error::NotStarted);
         }
-        if self.ended()? {
+        if self.status.is_some() {
             return Ok(true);
         }
-        let alive: Vec<usize> = (0..self.events.len()).filter(|&i| !self.events[i].hung_up).collect();
-        if alive.is_empty() {
+        let watched = self.pidfd.is_some() || self.events.iter().any(|o| !o.hung_up);
+        if !watched {
             // Every event hung up, the command not yet reaped: a short pause, not a spin.
             std::thread::sleep(timeout.unwrap_or(Duration::MAX).min(Duration::from_millis(10)));
             return self.ended();
         }
-        let fds: Vec<BorrowedFd<'_>> = alive.iter().map(|&i| self.events[i].event.as_fd()).collect();
-        let ready = crate::wait::wait(&fds, timeout)?;
-        for (&i, r) in alive.iter().zip(&ready) {
-            self.events[i].hung_up |= r.hangup;
+        let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
+        self.epoll.wait(&mut self.ready, ms).map_err(io_err("epoll_wait"))?;
+        // Whether the end may have come: a timeout or a signal (nothing ready), the command's
+        // pidfd, a hang-up; without a pidfd, every time.
+        let mut check = self.ready.is_empty() || self.pidfd.is_none();
+        for &(token, _, hangup) in &self.ready {
+            if token == COMMAND_EXIT {
+                check = true;
+            } else if let Some(o) = self.events.get_mut(token as usize).filter(|o| hangup && !o.hung_up) {
+                // Level-triggered: a hung-up event would be reported by every later wait.
+                o.hung_up = true;
+                self.epoll.delete(o.event.as_fd()).map_err(io_err("epoll_ctl"))?;
+                check = true;
+            }
         }
-        self.ended()
+        if check {
+            self.ended()
+        } else {
+            Ok(false)
+        }
     }
 
     fn ended(&mut self) -> Result<bool, Error> {
@@ -343,7 +475,7 @@ impl Session {
             self.status = command.try_wait()?;
             return Ok(self.status.is_some());
         }
-        Ok(self.scope != Scope::AllCpus && self.events.iter().all(|o| o.hung_up))
+        Ok(!self.scope.cpu_wide() && self.events.iter().all(|o| o.hung_up))
     }
 
     /// Hand every record now in the rings to `f`, ring by ring (oldest first within a ring),
@@ -360,10 +492,26 @@ impl Session {
                     // `{header, u64 id, u64 lost, …}`: the count at offset 16.
                     *lost += Endian::NATIVE.u64_at(raw.bytes, 16).unwrap_or(0);
                 }
-                f(&SessionRecord::new(raw, set, ring_index, cpu));
+                f(&SessionRecord { header: raw.header, bytes: raw.bytes, ring: ring_index, cpu, set });
             })?;
         }
         Ok(n)
+    }
+
+    /// Whether a wakeup of ring `ring` (an index into [`rings`](Session::rings)) ends a
+    /// [`wait`](Session::wait) (`true` for every ring when the session opens). A ring not
+    /// watched is still drained by every [`drain`](Session::drain): this is for a caller that
+    /// drains every ring on each wakeup, so that rings filling alike do not wake it once each.
+    /// A ring not watched does not report its events' hang-ups either (a command's exit is
+    /// still seen). An index past the rings is ignored.
+    pub fn watch_ring(&mut self, ring: usize, watch: bool) -> Result<(), Error> {
+        let Some(&cpu) = self.cpus.get(ring) else { return Ok(()) };
+        for (token, o) in self.events.iter().enumerate() {
+            if o.cpu == cpu && !o.hung_up {
+                self.epoll.modify(o.event.as_fd(), token as u64, watch).map_err(io_err("epoll_ctl"))?;
+            }
+        }
+        Ok(())
     }
 
     /// Everything in one call: [`start`](Session::start), [`wait`](Session::wait) and
@@ -435,6 +583,23 @@ impl Session {
     pub fn events(&self) -> impl Iterator<Item = &Event> + '_ {
         self.events.iter().map(|o| &o.event)
     }
+
+    /// Where each event was opened: its index, id, CPU and task, in the order of
+    /// [`events`](Session::events).
+    pub fn placements(&self) -> impl Iterator<Item = Placement> + '_ {
+        self.events.iter().map(|o| Placement { event: o.index, id: o.event.id(), cpu: o.cpu, task: o.task })
+    }
+
+    /// The tasks the events follow (-1 alone for CPU-wide sessions), in order, each once.
+    pub fn tasks(&self) -> Vec<i32> {
+        let mut tasks: Vec<i32> = Vec::new();
+        for o in &self.events {
+            if !tasks.contains(&o.task) {
+                tasks.push(o.task);
+            }
+        }
+        tasks
+    }
 }
 
 impl AsFd for Session {
@@ -450,7 +615,7 @@ impl AsRawFd for Session {
 }
 
 /// One record drained from a [`Session`]: its bytes, its event, and the views to decode it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct SessionRecord<'a> {
     /// The record's header.
     pub header: Header,
@@ -460,23 +625,39 @@ pub struct SessionRecord<'a> {
     pub ring: usize,
     /// The CPU of that ring.
     pub cpu: u32,
-    event: Result<(usize, &'a Layout), AttributeError>,
+    /// The session's events: a record is attributed only when asked (most records of a
+    /// recording are written as they are, never decoded).
+    set: &'a EventSet<Vec<Layout>, Vec<IdEntry>>,
+}
+
+impl std::fmt::Debug for SessionRecord<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionRecord")
+            .field("header", &self.header)
+            .field("bytes", &self.bytes.len())
+            .field("ring", &self.ring)
+            .field("cpu", &self.cpu)
+            .field("event", &self.event())
+            .finish()
+    }
 }
 
 impl<'a> SessionRecord<'a> {
-    fn new(raw: &RawRecord<'a>, set: &'a EventSet<Vec<Layout>, Vec<IdEntry>>, ring: usize, cpu: u32) -> Self {
-        SessionRecord { header: raw.header, bytes: raw.bytes, ring, cpu, event: set.attribute_event(raw.bytes) }
+    /// The event and its layout, by the record's id (the one event of a single-event set).
+    #[inline]
+    fn attributed(&self) -> Result<(usize, &'a Layout), AttributeError> {
+        self.set.attribute_event(self.bytes)
     }
 
     /// The index of the event that wrote it (the order of [`SessionBuilder::event`]), or why
     /// it cannot be told.
     pub fn event(&self) -> Result<usize, AttributeError> {
-        self.event.map(|(i, _)| i)
+        self.attributed().map(|(i, _)| i)
     }
 
     /// The SAMPLE's fields, if this is a SAMPLE of a known event that decodes.
     pub fn sample(&self) -> Option<SampleView<'a>> {
-        let (_, layout) = self.event.ok()?;
+        let (_, layout) = self.attributed().ok()?;
         (self.header.type_ == types::SAMPLE).then(|| layout.sample(self.bytes).ok()).flatten()
     }
 
@@ -486,18 +667,18 @@ impl<'a> SessionRecord<'a> {
     /// A typed error if this is not a SAMPLE of a known event with that `sample_type`.
     #[inline]
     pub fn fixed<const SAMPLE_TYPE: u64>(&self) -> Result<FixedSample<'a, SAMPLE_TYPE>, SampleError> {
-        let (_, layout) = self.event.map_err(SampleError::Attribute)?;
+        let (_, layout) = self.attributed().map_err(SampleError::Attribute)?;
         layout.fixed_sample(self.bytes)
     }
 
     /// A lazy view of any record of a known event.
     pub fn view(&self) -> Option<RecordView<'a>> {
-        self.event.ok().map(|(_, layout)| layout.record(self.bytes))
+        self.attributed().ok().map(|(_, layout)| layout.record(self.bytes))
     }
 
     /// The complete decode of the record, by its event's layout.
     pub fn decode(&self) -> Option<Result<Record<'a>, DecodeError>> {
-        self.event.ok().map(|(_, layout)| layout.decode(self.bytes))
+        self.attributed().ok().map(|(_, layout)| layout.decode(self.bytes))
     }
 }
 
@@ -542,6 +723,19 @@ pub enum SessionError {
         /// The data pages asked for.
         data_pages: usize,
     },
+    /// [`SessionBuilder::group_member`] named a leader that is not an earlier event, or is
+    /// itself a member.
+    BadGroup {
+        /// The member's index.
+        member: usize,
+        /// The leader it named.
+        leader: usize,
+    },
+    /// [`Scope::Cpus`] names no online CPU.
+    NoSuchCpu {
+        /// The CPUs asked for.
+        cpus: Vec<u32>,
+    },
 }
 
 impl std::fmt::Display for SessionError {
@@ -565,6 +759,13 @@ impl std::fmt::Display for SessionError {
             SessionError::NoSuchProcess { pid } => {
                 write!(f, "Session::process({pid}): no process {pid} (/proc/{pid}/task is absent): check the pid")
             }
+            SessionError::BadGroup { member, leader } => write!(
+                f,
+                "event {member}: its group leader {leader} must be an earlier event that is no group member itself"
+            ),
+            SessionError::NoSuchCpu { cpus } => {
+                write!(f, "none of the CPUs {cpus:?} is online (/sys/devices/system/cpu/online)")
+            }
             SessionError::DataPages { data_pages } => write!(
                 f,
                 "SessionBuilder::data_pages({data_pages}): each ring needs at least one data page, a power of two \
@@ -585,7 +786,9 @@ impl std::error::Error for SessionError {
             | SessionError::EmptyCommand
             | SessionError::InvalidPid { .. }
             | SessionError::NoSuchProcess { .. }
-            | SessionError::DataPages { .. } => None,
+            | SessionError::DataPages { .. }
+            | SessionError::BadGroup { .. }
+            | SessionError::NoSuchCpu { .. } => None,
         }
     }
 }

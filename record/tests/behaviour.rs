@@ -14,7 +14,10 @@ use std::time::{Duration, Instant};
 use common::tmp;
 
 fn recorder() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_perfring-record"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_perfring-record"));
+    // The build-id cache of these runs in a folder of their own, not the user's ~/.debug.
+    c.env("HOME", tmp("home"));
+    c
 }
 
 fn rec(args: &[&str]) -> Output {
@@ -228,13 +231,20 @@ fn options_are_checked_as_perf_checks_them() {
     for opt in ["--event", "--freq", "--count", "--all-cpus", "--pid", "--mmap-pages", "--output"] {
         assert!(text(&help.stdout).contains(opt), "--help lists {opt}");
     }
-    for bad in [&["-F", "0", "--", "true"][..], &["-c", "0", "--", "true"], &["-m", "3", "--", "true"]] {
+    for bad in [&["-F", "0", "--", "true"][..], &["-c", "0", "--", "true"]] {
         let out = rec(bad);
         assert_eq!(out.status.code(), Some(129), "{bad:?} refused as a usage error: {}", text(&out.stderr));
     }
+    // perf rounds a ring that is not a power of two up, and says so.
+    let rounded = tmp("rounded.data");
+    let out = rec(&["-m", "3", "-o", rounded.to_str().unwrap(), "--", "true"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("rounding mmap pages size to 16K (4 pages)"), "{}", text(&out.stderr));
+    std::fs::remove_file(&rounded).ok();
     let max = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate").unwrap();
     let file = tmp("rate.data");
-    let out = rec(&["-q", "-F", "100000000", "-m", "8", "-o", file.to_str().unwrap(), "--", "true"]);
+    // Not -q: perf -q says nothing of the throttling (and neither do we).
+    let out = rec(&["-F", "100000000", "-m", "8", "-o", file.to_str().unwrap(), "--", "true"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let err = text(&out.stderr);
     assert!(err.contains("perf_event_max_sample_rate") && err.contains(max.trim()), "{err}");
@@ -327,6 +337,7 @@ fn the_file_carries_perfs_features_build_ids_and_sample_fields() {
     let file = tmp("feat.data");
     let work = common::build("busy", BUSY); // built by the system linker: it has a build id
     let out = Command::new(env!("CARGO_BIN_EXE_perfring-record"))
+        .env("HOME", tmp("home"))
         .args(["-q", "-F", "10000", "-o", file.to_str().unwrap(), "--"])
         .arg(&work)
         .output()
@@ -370,4 +381,109 @@ fn the_file_carries_perfs_features_build_ids_and_sample_fields() {
     );
     std::fs::remove_file(&file).ok();
     std::fs::remove_file(&work).ok();
+}
+
+/// Issue 41, item 5: an existing non-empty recording is kept as `FILE.old` (the previous
+/// `.old` replaced), the new file is private (0600), as perf's data.c does.
+#[test]
+fn the_previous_recording_is_kept_as_old_and_files_are_private() {
+    if !ready() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let file = tmp("rotate.data");
+    let old = tmp("rotate.data.old");
+    std::fs::remove_file(&old).ok();
+    let f = file.to_str().unwrap();
+    assert!(rec(&["-q", "-o", f, "--", "true"]).status.success());
+    let first = std::fs::read(&file).unwrap();
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(rec(&["-q", "-o", f, "--", "true"]).status.success());
+    assert_eq!(std::fs::read(&old).unwrap(), first, "the first recording, kept as .old");
+    perf(&["report", "--stdio"], &old);
+    perf(&["report", "--stdio"], &file);
+    std::fs::remove_file(&file).ok();
+    std::fs::remove_file(&old).ok();
+}
+
+/// Issue 41, item 5: a closed stdout or stderr is an error to write, never a panic (the old
+/// recorder exited 101 on `perfring-record -T 2>&1 | head -1`).
+#[test]
+fn a_closed_stdout_or_stderr_is_no_panic() {
+    if !ready() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_perfring-record");
+    let piped = Command::new("bash")
+        .arg("-c")
+        .arg(format!("'{bin}' -T 2>&1 | head -1 >/dev/null; exit ${{PIPESTATUS[0]}}"))
+        .output()
+        .unwrap();
+    assert_eq!(piped.status.code(), Some(129), "a usage error, told to a closed pipe: {}", text(&piped.stderr));
+    let help = Command::new("bash")
+        .arg("-c")
+        .arg(format!("'{bin}' --help | head -1 >/dev/null; exit ${{PIPESTATUS[0]}}"))
+        .output()
+        .unwrap();
+    assert_eq!(help.status.code(), Some(0), "--help to a pipe closed early");
+    let file = tmp("closed.data");
+    let closed = Command::new("bash")
+        .arg("-c")
+        .arg(format!("'{bin}' -o '{}' -- true >&- 2>&-", file.display()))
+        .env("HOME", tmp("home"))
+        .output()
+        .unwrap();
+    assert_eq!(closed.status.code(), Some(0), "recording with stdout and stderr closed");
+    perf(&["report", "--stdio"], &file);
+    std::fs::remove_file(&file).ok();
+}
+
+/// Issue 41, item 5: perf's summary lines (`-v` adds the table), and `-c` leaves PERIOD out of
+/// the samples as perf does (each sample 8 bytes smaller).
+#[test]
+fn the_summary_is_perfs_and_a_fixed_period_is_not_sampled() {
+    if !ready() {
+        return;
+    }
+    let file = tmp("summary.data");
+    let f = file.to_str().unwrap();
+    let out = rec(&["-e", "page-faults", "-c", "1", "-o", f, "--", "true"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let line =
+        err.lines().find(|l| l.starts_with("[ perf record: Captured and wrote ")).unwrap_or_else(|| panic!("{err}"));
+    let samples = perf(&["script", "-F", "ip"], &file).lines().count();
+    assert!(line.ends_with(&format!(" MB {f} ({samples} samples) ]")), "{line} ({samples} samples in the file)");
+    assert!(err.contains("[ perf record: Woken up "), "{err}");
+    let evlist = perf(&["evlist", "-v"], &file);
+    assert!(evlist.contains("sample_type: IP|TID|TIME,"), "no PERIOD with -c: {evlist}");
+    let verbose = rec(&["-v", "-o", f, "--", "true"]);
+    assert!(text(&verbose.stderr).contains("records by type:"), "{}", text(&verbose.stderr));
+    std::fs::remove_file(&file).ok();
+}
+
+/// A recording killed with SIGKILL leaves a file perf reads: the header's data size is
+/// brought up to date as the recording goes (every 250 ms), never left 0 as perf leaves its own.
+#[test]
+fn a_killed_recording_stays_readable() {
+    if !ready() {
+        return;
+    }
+    let file = tmp("killed.data");
+    let mut child = recorder()
+        .args(["-q", "-F", "2000", "-m", "4", "-o", file.to_str().unwrap(), "--", "sh", "-c", "while :; do :; done"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // The command (the recorder's child), killed too once the recorder is gone.
+    let pid = child.id();
+    let commands = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    child.kill().unwrap(); // SIGKILL, to our own child by its handle
+    child.wait().unwrap();
+    for c in commands.split_whitespace() {
+        let _ = Command::new("kill").args(["-KILL", c]).status();
+    }
+    let report = perf(&["report", "--stdio", "--sort", "comm"], &file);
+    assert!(report.contains(" sh"), "perf report reads the killed recording's samples:\n{report}");
+    std::fs::remove_file(&file).ok();
 }

@@ -87,6 +87,7 @@ fn perf_reads_our_recording_of_a_workload_as_it_reads_its_own() {
     let work = workload();
     let (ours, theirs, piped) = (tmp("ours.data"), tmp("theirs.data"), tmp("piped.data"));
     let rec = Command::new(env!("CARGO_BIN_EXE_perfring-record"))
+        .env("HOME", tmp("home"))
         .args(["-q", "-e", "page-faults", "-c", "1", "-o"])
         .arg(&ours)
         .arg("--")
@@ -136,6 +137,7 @@ fn perf_reads_our_recording_of_a_workload_as_it_reads_its_own() {
     // Pipe mode: the same recording to stdout, read back by perf.
     let piped_out = std::fs::File::create(&piped).unwrap();
     let rec = Command::new(env!("CARGO_BIN_EXE_perfring-record"))
+        .env("HOME", tmp("home"))
         .args(["-q", "-e", "page-faults", "-c", "1", "-o", "-", "--"])
         .arg(&work)
         .stdout(piped_out)

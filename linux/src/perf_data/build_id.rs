@@ -43,7 +43,11 @@ pub fn build_id_in_notes(notes: &[u8], big: bool) -> Option<Vec<u8>> {
 
 /// The build id of the ELF file at `path` (32- or 64-bit, either byte order), if it has one.
 pub fn build_id_of_file(path: &std::path::Path) -> Option<Vec<u8>> {
-    let mut f = std::fs::File::open(path).ok()?;
+    build_id_of_elf(std::fs::File::open(path).ok()?)
+}
+
+/// The build id of an ELF image read from `f` (a file, or bytes in a `Cursor`).
+pub fn build_id_of_elf(mut f: impl Read + Seek) -> Option<Vec<u8>> {
     let mut ident = [0u8; 64];
     f.read_exact(&mut ident).ok()?;
     if ident[..4] != *b"\x7fELF" {
@@ -101,6 +105,29 @@ pub fn kernel_build_id() -> Option<Vec<u8>> {
     build_id_in_notes(&std::fs::read("/sys/kernel/notes").ok()?, cfg!(target_endian = "big"))
 }
 
+/// This process's vDSO, as the kernel maps it into every process of its kind (perf reads its
+/// own the same way, `vdso.c`): its bytes, from the `[vdso]` line of /proc/self/maps and
+/// /proc/self/mem. `None` where there is none or it cannot be read.
+pub fn vdso_image() -> Option<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    let line = maps.lines().find(|l| l.ends_with("[vdso]"))?;
+    let (start, end) = line.split_whitespace().next()?.split_once('-')?;
+    let (start, end) = (u64::from_str_radix(start, 16).ok()?, u64::from_str_radix(end, 16).ok()?);
+    let len = usize::try_from(end.checked_sub(start)?).ok().filter(|&l| l <= 1 << 20)?;
+    let mut image = vec![0u8; len];
+    std::fs::File::open("/proc/self/mem").ok()?.read_exact_at(&mut image, start).ok()?;
+    Some(image)
+}
+
+/// The vDSO's build id ([`vdso_image`]'s), what perf lists for `[vdso]`.
+pub fn vdso_build_id() -> Option<Vec<u8>> {
+    build_id_of_elf(std::io::Cursor::new(vdso_image()?))
+}
+
+/// What perf names the vDSO's DSO.
+pub const VDSO_DSO: &str = "[vdso]";
+
 /// What perf names the kernel's DSO.
 pub const KERNEL_DSO: &str = "[kernel.kallsyms]";
 
@@ -114,19 +141,22 @@ pub struct Dsos {
     file_index: HashMap<String, usize>,
     hit: BTreeSet<usize>,
     kernel_hit: bool,
+    /// The mapping the last hit fell in (pid, start, end): already marked.
+    last: Option<(u32, u64, u64)>,
 }
 
 impl Dsos {
     /// A file mapped at `[start, start + len)` in process `pid`.
     pub fn map(&mut self, pid: u32, start: u64, len: u64, file: &str) {
-        if !file.starts_with('/') {
-            return; // [anon], [heap], [vdso]: no file to read a build id from
+        if !file.starts_with('/') && file != VDSO_DSO {
+            return; // [anon], [heap], [stack]: no file to read a build id from
         }
         let next = self.files.len();
         let index = *self.file_index.entry(file.to_string()).or_insert(next);
         if index == next {
             self.files.push(file.to_string());
         }
+        self.last = None;
         let maps = self.maps.entry(pid).or_default();
         let end = start.saturating_add(len);
         // A new mapping replaces what it overlaps (as the kernel's would).
@@ -140,6 +170,7 @@ impl Dsos {
     /// Process `child` forked from `parent`: it starts with the parent's mappings.
     pub fn fork(&mut self, parent: u32, child: u32) {
         if parent != child {
+            self.last = None;
             if let Some(m) = self.maps.get(&parent).cloned() {
                 self.maps.insert(child, m);
             }
@@ -147,10 +178,23 @@ impl Dsos {
     }
 
     /// A user-space sample at `ip` in process `pid`.
+    #[inline]
     pub fn hit(&mut self, pid: u32, ip: u64) {
-        if let Some((_, &(end, file))) = self.maps.get(&pid).and_then(|m| m.range(..=ip).next_back()) {
+        // Most samples fall in the mapping the last one hit.
+        if let Some((p, start, end)) = self.last {
+            if p == pid && start <= ip && ip < end {
+                return;
+            }
+        }
+        self.hit_slow(pid, ip);
+    }
+
+    #[cold]
+    fn hit_slow(&mut self, pid: u32, ip: u64) {
+        if let Some((&start, &(end, file))) = self.maps.get(&pid).and_then(|m| m.range(..=ip).next_back()) {
             if ip < end {
                 self.hit.insert(file);
+                self.last = Some((pid, start, end));
             }
         }
     }

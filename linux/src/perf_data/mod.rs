@@ -28,8 +28,11 @@
 //! # fn main() { perfring_test_support::doc_example!(example()) }
 //! ```
 
+mod bpf;
 mod build_id;
+pub mod build_id_cache;
 mod procfs;
+pub mod synthetic;
 mod system;
 mod tracing;
 
@@ -39,17 +42,20 @@ use std::fs::File;
 use std::io::{BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use perfring::record::{types, CpuMode, Endian, Record};
+use perfring::record::{types, CpuMode, Endian, Header, Record};
 use perfring_data::features::{self as feature, EventDesc};
 use perfring_data::{Feature, FileAttr, Writer};
 
-pub use build_id::{build_id_of_file, kernel_build_id, Dsos, KERNEL_DSO};
+pub use build_id::{
+    build_id_of_elf, build_id_of_file, kernel_build_id, vdso_build_id, vdso_image, Dsos, KERNEL_DSO, VDSO_DSO,
+};
 pub use procfs::all_pids;
 pub use system::system_features;
 pub use tracing::{tracefs_root, tracepoint_name, tracing_data};
 
 use crate::attr::event_type;
 use crate::{Session, SessionRecord};
+use build_id_cache::DsoKind;
 
 /// What went wrong writing perf.data, naming the file or the input.
 #[derive(Debug)]
@@ -178,8 +184,82 @@ pub struct PerfData<W: Write> {
     dsos: Dsos,
     times: Option<(u64, u64)>,
     samples: Vec<u64>,
-    records: BTreeMap<u32, u64>,
+    /// Records by type (the kernel's types are below 64; perf's own are not drained).
+    records: [u64; 64],
     bytes: u64,
+    /// Where each event's SAMPLE has its IP, TID and TIME (the fixed prefix of the body).
+    fields: Vec<SampleFields>,
+    /// When the header's `data.size` was last brought up to date (file mode).
+    checkpointed: std::time::Instant,
+    /// Where a SAMPLE has its id (IDENTIFIER, or ID at the one place every event has it).
+    id_at: Option<usize>,
+    /// The last SAMPLE id attributed, and its event.
+    last_id: Option<(u64, usize)>,
+}
+
+/// The output's buffer: records are copied into it as they are drained and written out a
+/// buffer at a time (a write system call per 256 KiB, not per wakeup).
+pub const OUTPUT_BUFFER: usize = 256 << 10;
+
+/// How long a file-mode recording goes at most without its header's `data.size` brought up
+/// to date: what a recording killed (SIGKILL) leaves perf to read is the data up to then.
+/// (Each update seeks, which empties the output's buffer: done per drain, it cost a write
+/// system call and two seeks per wakeup.)
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// A file samples hit: its path (or `[kernel.kallsyms]`, `[vdso]`), build id and kind.
+type HitDso = (String, Vec<u8>, DsoKind);
+
+/// perf 6.1's `HEADER_LAST_FEATURE`: in pipe mode, a HEADER_FEATURE record of this number
+/// ends the features.
+const LAST_FEATURE: u32 = 32;
+
+/// The byte offsets, in a SAMPLE record, of the fields the recording notes (the first fields
+/// of the body, each a u64, present by `sample_type`: IDENTIFIER, IP, TID (pid, tid), TIME).
+#[derive(Debug, Clone, Copy, Default)]
+struct SampleFields {
+    ip: Option<usize>,
+    tid: Option<usize>,
+    time: Option<usize>,
+}
+
+impl SampleFields {
+    fn of(sample_type: u64) -> SampleFields {
+        use perfring::record::sample_type as st;
+        let mut at = Header::SIZE;
+        let mut next = |bit: u64| {
+            (sample_type & bit != 0).then(|| {
+                at += 8;
+                at - 8
+            })
+        };
+        next(st::IDENTIFIER);
+        let ip = next(st::IP);
+        let tid = next(st::TID);
+        let time = next(st::TIME);
+        SampleFields { ip, tid, time }
+    }
+}
+
+/// Where a SAMPLE of `sample_type` has its id: IDENTIFIER first in the body, else ID after
+/// IP, TID, TIME and ADDR; `None` without either.
+fn sample_id_at(sample_type: u64) -> Option<usize> {
+    use perfring::record::sample_type as st;
+    if sample_type & st::IDENTIFIER != 0 {
+        return Some(Header::SIZE);
+    }
+    if sample_type & st::ID == 0 {
+        return None;
+    }
+    let before = [st::IP, st::TID, st::TIME, st::ADDR].iter().filter(|&&b| sample_type & b != 0).count();
+    Some(Header::SIZE + 8 * before)
+}
+
+/// The u64 at `at` in `bytes`, if there.
+#[inline]
+fn u64_at(bytes: &[u8], at: Option<usize>) -> Option<u64> {
+    let b = bytes.get(at?..at? + 8)?;
+    Some(u64::from_ne_bytes(b.try_into().ok()?))
 }
 
 impl PerfData<BufWriter<File>> {
@@ -187,7 +267,7 @@ impl PerfData<BufWriter<File>> {
     /// so that a path that cannot be written stops the recording before anything runs.
     pub fn create_file(path: impl AsRef<Path>) -> Result<BufWriter<File>, PerfDataError> {
         let path = path.as_ref();
-        File::create(path).map(BufWriter::new).map_err(|error| PerfDataError::Io {
+        File::create(path).map(|f| BufWriter::with_capacity(OUTPUT_BUFFER, f)).map_err(|error| PerfDataError::Io {
             what: "creating the output",
             path: path.into(),
             error,
@@ -201,7 +281,7 @@ impl<W: Write + Seek> PerfData<W> {
     /// [`finish`](PerfData::finish).
     pub fn new(out: W, session: &Session, names: &[String]) -> Result<PerfData<W>, PerfDataError> {
         let writer = Writer::new(out, Endian::NATIVE, file_attrs(session))?;
-        PerfData::start(writer, false, Writer::finish, names)
+        PerfData::start(writer, false, Writer::finish, session, names)
     }
 }
 
@@ -210,16 +290,18 @@ impl<W: Write> PerfData<W> {
     /// tracing data go out now, the records as they are drained.
     pub fn pipe(out: W, session: &Session, names: &[String]) -> Result<PerfData<W>, PerfDataError> {
         let writer = Writer::pipe(out, Endian::NATIVE, file_attrs(session))?;
-        PerfData::start(writer, true, Writer::finish_pipe, names)
+        PerfData::start(writer, true, Writer::finish_pipe, session, names)
     }
 
     fn start(
         writer: Writer<W>,
         pipe: bool,
         end: fn(Writer<W>) -> Result<W, perfring_data::Error>,
+        session: &Session,
         names: &[String],
     ) -> Result<PerfData<W>, PerfDataError> {
         let n = writer.attrs().len();
+        let fields = writer.attrs().iter().map(|a| SampleFields::of(a.attr.sample_type)).collect();
         let mut d = PerfData {
             writer,
             pipe,
@@ -227,13 +309,17 @@ impl<W: Write> PerfData<W> {
             dsos: Dsos::default(),
             times: None,
             samples: vec![0; n],
-            records: BTreeMap::new(),
+            records: [0; 64],
             bytes: 0,
+            fields,
+            checkpointed: std::time::Instant::now(),
+            id_at: None,
+            last_id: None,
         };
+        d.id_at = d.writer.attrs().first().and_then(|a| sample_id_at(a.attr.sample_type));
         let cmdline: Vec<String> = std::env::args().collect();
-        for (bit, value) in system_features(Endian::NATIVE, &cmdline) {
-            d.writer.set_feature(bit, &value)?;
-        }
+        // Every feature in bit order, as perf writes them (pipe mode: one record each, now).
+        let mut typed: Vec<(u32, Feature)> = system_features(Endian::NATIVE, &cmdline);
         let descs: Vec<EventDesc> = d
             .writer
             .attrs()
@@ -245,11 +331,42 @@ impl<W: Write> PerfData<W> {
                 ids: a.ids.clone(),
             })
             .collect();
-        d.writer.set_feature(feature::EVENT_DESC, &Feature::EventDesc(descs))?;
+        typed.push((feature::EVENT_DESC, Feature::EventDesc(descs)));
+        if pipe {
+            // perf's pipe mode sends SAMPLE_TIME at the start, zero (its file mode, at the end).
+            typed.push((feature::SAMPLE_TIME, Feature::SampleTime { first: 0, last: 0 }));
+        }
+        let mut all: Vec<(u32, Vec<u8>)> =
+            typed.into_iter().map(|(bit, v)| v.encode(Endian::NATIVE).map(|b| (bit, b))).collect::<Result<_, _>>()?;
+        all.extend(system::raw_features(Endian::NATIVE));
+        all.sort_by_key(|(bit, _)| *bit);
+        for (bit, payload) in all {
+            d.writer.set_feature_bytes(bit, payload)?;
+        }
+        if pipe {
+            // The end of the features (perf's HEADER_LAST_FEATURE mark, an empty one).
+            d.writer.set_feature_bytes(LAST_FEATURE, Vec::new())?;
+        }
+        // What perf record writes before the data, in its order (record__synthesize): the ids,
+        // the kernel's map, the names (pipe mode), whom and where, the BPF programs.
+        let placements: Vec<_> = session.placements().collect();
+        for r in synthetic::id_index(&placements, session.cpus()) {
+            d.writer.write_raw(&r, &[])?;
+        }
         let kernel = d.writer.attrs().iter().any(|a| a.attr.flags & perfring::record::attr_flags::EXCLUDE_KERNEL == 0);
         if kernel {
             procfs::synthesize_kernel(&mut d.writer)?;
         }
+        if pipe {
+            for (i, name) in names.iter().enumerate() {
+                if let Some(p) = placements.iter().find(|p| p.event == i) {
+                    d.writer.write_raw(&synthetic::event_update_name(p.id, name), &[])?;
+                }
+            }
+        }
+        d.writer.write_raw(&synthetic::thread_map(&session.tasks()), &[])?;
+        d.writer.write_raw(&synthetic::cpu_map(session.cpus()), &[])?;
+        bpf::synthesize(&mut d.writer)?;
         let tracepoints: Vec<u64> =
             d.writer.attrs().iter().filter(|a| a.attr.type_ == event_type::TRACEPOINT).map(|a| a.attr.config).collect();
         if !tracepoints.is_empty() {
@@ -268,12 +385,39 @@ impl<W: Write> PerfData<W> {
         procfs::synthesize(&mut self.writer, pid, &mut |pid, start, len, path| dsos.map(pid, start, len, path))
     }
 
+    /// The COMM of a command held before `exec` (perf's "perf-exec" record; ours carries
+    /// the forked recorder's name, which the command's own COMM replaces at `exec`).
+    pub fn synthesize_command(&mut self, pid: i32) -> Result<(), PerfDataError> {
+        let Some(ctx) = self.writer.context(0) else { return Ok(()) };
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        let Ok(comm) = std::ffi::CString::new(comm.trim_end()) else { return Ok(()) };
+        let sid = perfring::record::SampleId { pid: pid as u32, tid: pid as u32, ..Default::default() };
+        let rec = Record::Comm(perfring::record::Comm {
+            misc: 0,
+            pid: pid as u32,
+            tid: pid as u32,
+            comm: &comm,
+            sample_id: Some(sid.masked(ctx.sample_type)),
+        });
+        Ok(self.writer.write_record(&rec, 0)?)
+    }
+
+    /// FINISHED_INIT: the records written so far describe what existed before the
+    /// recording (perf writes it after its synthesized records).
+    pub fn finish_init(&mut self) -> Result<(), PerfDataError> {
+        Ok(self.writer.write_raw(&synthetic::finished_init(), &[])?)
+    }
+
     /// [`synthesize`](PerfData::synthesize) every process.
     pub fn synthesize_all(&mut self) -> Result<(), PerfDataError> {
         all_pids().into_iter().try_for_each(|pid| self.synthesize(pid))
     }
 
     /// Write every record now in the session's rings, then a FINISHED_ROUND; returns how many.
+    /// The records are written as the rings hold them; only what the file's features need is
+    /// read of them (each SAMPLE's event, time, pid and IP; MMAP, MMAP2 and FORK records).
+    /// File mode: the header's `data.size` is brought up to date at most every 250 ms (and by
+    /// [`finish`](PerfData::finish)), so a recording killed meanwhile leaves a file perf reads.
     pub fn drain(&mut self, session: &mut Session) -> Result<usize, PerfDataError> {
         self.drain_with(session, |_| {})
     }
@@ -285,9 +429,10 @@ impl<W: Write> PerfData<W> {
         mut f: impl FnMut(&SessionRecord<'_>),
     ) -> Result<usize, PerfDataError> {
         let mut failed = None;
+        let single = self.samples.len() == 1;
         let n = session.drain(|r| {
             if failed.is_none() {
-                self.note(r);
+                self.note(r, single);
                 if let Err(e) = self.writer.write_raw(r.bytes, &[]) {
                     failed = Some(e);
                 }
@@ -297,28 +442,56 @@ impl<W: Write> PerfData<W> {
         if let Some(e) = failed {
             return Err(e.into());
         }
-        self.writer.finished_round()?;
+        if n > 0 {
+            self.writer.round()?;
+            if !self.pipe && self.checkpointed.elapsed() >= CHECKPOINT_EVERY {
+                self.writer.checkpoint()?;
+                self.checkpointed = std::time::Instant::now();
+            }
+        }
         Ok(n)
     }
 
+    /// The event of a SAMPLE of a session with several events: by its id at the place every
+    /// event has it, the last id's event remembered (runs of samples share an event).
+    #[inline]
+    fn event_of(&mut self, r: &SessionRecord<'_>) -> usize {
+        let id = u64_at(r.bytes, self.id_at);
+        if let (Some(id), Some((last, event))) = (id, self.last_id) {
+            if id == last {
+                return event;
+            }
+        }
+        let event = r.event().unwrap_or(usize::MAX);
+        if let Some(id) = id {
+            self.last_id = Some((id, event));
+        }
+        event
+    }
+
     /// What a record tells the features: sample times, the files samples hit.
-    fn note(&mut self, r: &SessionRecord<'_>) {
-        *self.records.entry(r.header.type_).or_default() += 1;
+    #[inline]
+    fn note(&mut self, r: &SessionRecord<'_>, single: bool) {
+        let type_ = r.header.type_;
+        if let Some(n) = self.records.get_mut(type_ as usize) {
+            *n += 1;
+        }
         self.bytes += r.bytes.len() as u64;
-        match r.header.type_ {
+        match type_ {
             types::SAMPLE => {
-                if let Ok(i) = r.event() {
-                    self.samples[i] += 1;
-                }
-                let Some(s) = r.sample() else { return };
-                if let Some(t) = s.time() {
+                let event = if single { 0 } else { self.event_of(r) };
+                let Some(fields) = self.fields.get(event) else { return };
+                self.samples[event] += 1;
+                if let Some(t) = u64_at(r.bytes, fields.time) {
                     let (a, b) = self.times.unwrap_or((t, t));
                     self.times = Some((a.min(t), b.max(t)));
                 }
-                match CpuMode::from_misc(s.misc()) {
+                match CpuMode::from_misc(r.header.misc) {
                     CpuMode::Kernel => self.dsos.hit_kernel(),
                     CpuMode::User => {
-                        if let (Some(pid), Some(ip)) = (s.pid(), s.ip()) {
+                        if let (Some(pid_tid), Some(ip)) = (u64_at(r.bytes, fields.tid), u64_at(r.bytes, fields.ip)) {
+                            // `{u32 pid, u32 tid}` in the kernel's byte order.
+                            let pid = u32::from_ne_bytes(pid_tid.to_ne_bytes()[..4].try_into().unwrap_or_default());
                             self.dsos.hit(pid, ip);
                         }
                     }
@@ -335,14 +508,50 @@ impl<W: Write> PerfData<W> {
         }
     }
 
+    /// What perf record writes at the end (`record__read_lost_samples`): for each event on
+    /// each CPU and task whose `PERF_FORMAT_LOST` count is not 0, a LOST_SAMPLES record of
+    /// that count, its trailer carrying the event's id, so that perf report says "Total Lost
+    /// Samples" and the share lost. Events opened without `PERF_FORMAT_LOST` in their
+    /// `read_format` are passed over. Returns the samples lost, by event (the counts the
+    /// kernel kept: every record an event could not write to its ring, since it was opened).
+    pub fn write_lost_samples(&mut self, session: &Session) -> Result<Vec<u64>, PerfDataError> {
+        use perfring::record::{read_format as rf, LostSamples, ReadValues, SampleId};
+        let set = session.event_set();
+        let mut lost = vec![0u64; self.samples.len()];
+        for event in session.events() {
+            if event.attr().read_format & rf::LOST == 0 {
+                continue;
+            }
+            let Some(index) = set.event_of_id(event.id()) else { continue };
+            let counts = event.read()?;
+            let n = match counts.values() {
+                ReadValues::Single(v) => v.lost.unwrap_or(0),
+                ReadValues::Group(_) => 0,
+            };
+            if n == 0 {
+                continue;
+            }
+            lost[index] += n;
+            let Some(ctx) = self.writer.context(index) else { continue };
+            let sample_id = SampleId { id: event.id(), identifier: event.id(), ..SampleId::default() };
+            let record = Record::LostSamples(LostSamples {
+                misc: 0,
+                lost: n,
+                sample_id: Some(sample_id.masked(ctx.sample_type)),
+            });
+            self.writer.write_record(&record, index)?;
+        }
+        Ok(lost)
+    }
+
     /// Samples written so far, by event.
     pub fn samples(&self) -> &[u64] {
         &self.samples
     }
 
-    /// Records written so far, by `PERF_RECORD_*` type.
-    pub fn records(&self) -> &BTreeMap<u32, u64> {
-        &self.records
+    /// Records written so far, by `PERF_RECORD_*` type (those drained from the rings).
+    pub fn records(&self) -> BTreeMap<u32, u64> {
+        (0u32..).zip(self.records).filter(|&(_, n)| n > 0).collect()
     }
 
     /// Bytes of records written so far.
@@ -360,31 +569,69 @@ impl<W: Write> PerfData<W> {
         &mut self.writer
     }
 
-    /// The BUILD_ID feature's records: one per file a sample hit that has a build id.
-    fn build_ids(&self) -> Vec<Vec<u8>> {
-        self.dsos
+    /// The files samples hit that have a build id: (path, build id, kind), the vDSO's image
+    /// read once if it is among them.
+    fn hit_build_ids(&self) -> (Vec<HitDso>, Option<Vec<u8>>) {
+        let mut vdso = None;
+        let ids = self
+            .dsos
             .hits()
             .filter_map(|(path, kernel)| {
-                let id = if kernel { kernel_build_id() } else { build_id_of_file(Path::new(path)) }?;
-                Some(build_id_record(&id, path, kernel))
+                let (id, kind) = if kernel {
+                    (kernel_build_id()?, DsoKind::Kernel)
+                } else if path == VDSO_DSO {
+                    let image = vdso.get_or_insert_with(vdso_image).as_ref()?;
+                    (build_id_of_elf(std::io::Cursor::new(image))?, DsoKind::Vdso)
+                } else {
+                    (build_id_of_file(Path::new(path))?, DsoKind::File)
+                };
+                Some((path.to_string(), id, kind))
             })
-            .collect()
+            .collect();
+        (ids, vdso.flatten())
     }
 
     /// Write the features known only at the end (SAMPLE_TIME and BUILD_ID, file mode) and
-    /// finish the file or stream; returns the output.
-    pub fn finish(mut self) -> Result<W, PerfDataError> {
+    /// finish the file or stream; returns the output. The build-id cache is filled too
+    /// ([`finish_with`](PerfData::finish_with) chooses).
+    pub fn finish(self) -> Result<W, PerfDataError> {
+        Ok(self.finish_with(true, true)?.0)
+    }
+
+    /// [`finish`](PerfData::finish), choosing what is done with build ids: `table` writes
+    /// the BUILD_ID feature (`perf record -B` does not), `cache` also copies the files
+    /// samples hit into the build-id cache ([`build_id_cache`]; `perf record -N` does
+    /// not). A file that cannot be cached is passed over (perf warns at most). Returns the
+    /// output and the bytes of the data section.
+    pub fn finish_with(mut self, table: bool, cache: bool) -> Result<(W, u64), PerfDataError> {
         if self.pipe {
-            return Ok((self.end)(self.writer)?);
+            let size = self.writer.data_size();
+            let out = (self.end)(self.writer)?;
+            return Ok((out, size));
         }
         if let Some((first, last)) = self.times {
             self.writer.set_feature(feature::SAMPLE_TIME, &Feature::SampleTime { first, last })?;
         }
-        let ids = self.build_ids();
-        if !ids.is_empty() {
-            self.writer.set_feature(feature::BUILD_ID, &Feature::BuildIds(ids))?;
+        if table {
+            let (ids, vdso) = self.hit_build_ids();
+            if cache {
+                if let Some(dir) = build_id_cache::cache_dir() {
+                    for (path, id, kind) in &ids {
+                        let _ = build_id_cache::add(&dir, id, path, *kind, vdso.as_deref());
+                    }
+                }
+            }
+            let records: Vec<Vec<u8>> =
+                ids.iter().map(|(path, id, kind)| build_id_record(id, path, *kind == DsoKind::Kernel)).collect();
+            if !records.is_empty() {
+                self.writer.set_feature(feature::BUILD_ID, &Feature::BuildIds(records))?;
+            }
         }
-        Ok((self.end)(self.writer)?)
+        // A last round: what a compressing writer still holds goes out, and the data
+        // section's size is final.
+        self.writer.round()?;
+        let size = self.writer.data_size();
+        Ok(((self.end)(self.writer)?, size))
     }
 }
 

@@ -69,6 +69,93 @@ fn cpu_topology(endian: Endian, possible: &[u32]) -> Option<Feature> {
     Some(Feature::CpuTopology { cores, threads, rest })
 }
 
+/// The features perf writes as raw payloads this crate does not type, `(bit, bytes)`:
+/// NUMA_TOPOLOGY (`{u32 nr; {u32 node; u64 mem_total, mem_free (kB); str cpus}}` from
+/// /sys/devices/system/node), PMU_MAPPINGS (`{u32 nr; {u32 type; str name}}` from
+/// /sys/bus/event_source/devices), and BPF_PROG_INFO, BPF_BTF and PMU_CAPS empty (`u32 0`:
+/// perf's when it kept no program's info and no PMU has capabilities). A part the machine
+/// does not give is left out.
+pub fn raw_features(endian: Endian) -> Vec<(u32, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut nodes: Vec<u32> = std::fs::read_dir("/sys/devices/system/node")
+        .map(|d| d.flatten().filter_map(|e| e.file_name().to_str()?.strip_prefix("node")?.parse().ok()).collect())
+        .unwrap_or_default();
+    nodes.sort_unstable();
+    if !nodes.is_empty() {
+        let mut b = endian.put_u32(nodes.len() as u32).to_vec();
+        for n in &nodes {
+            let meminfo =
+                std::fs::read_to_string(format!("/sys/devices/system/node/node{n}/meminfo")).unwrap_or_default();
+            let field = |key: &str| {
+                meminfo.lines().find_map(|l| {
+                    let rest = l.split_once(key)?.1;
+                    rest.trim_start_matches(':').trim().strip_suffix("kB")?.trim().parse::<u64>().ok()
+                })
+            };
+            b.extend_from_slice(&endian.put_u32(*n));
+            b.extend_from_slice(&endian.put_u64(field("MemTotal").unwrap_or(0)));
+            b.extend_from_slice(&endian.put_u64(field("MemFree").unwrap_or(0)));
+            let cpus = proc_string(&format!("/sys/devices/system/node/node{n}/cpulist")).unwrap_or_default();
+            b.extend_from_slice(&perfring_data::features::encode_string(&cpus, endian));
+        }
+        out.push((f::NUMA_TOPOLOGY, b));
+    }
+    let pmus: Vec<(u32, String)> = std::fs::read_dir("/sys/bus/event_source/devices")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let t = proc_string(&format!("{}/type", e.path().display()))?.parse().ok()?;
+                    Some((t, e.file_name().to_str()?.to_string()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    // In the directory's order, as perf scans it.
+    if !pmus.is_empty() {
+        let mut b = endian.put_u32(pmus.len() as u32).to_vec();
+        for (t, name) in &pmus {
+            b.extend_from_slice(&endian.put_u32(*t));
+            b.extend_from_slice(&perfring_data::features::encode_string(name, endian));
+        }
+        out.push((f::PMU_MAPPINGS, b));
+    }
+    if let Some(b) = mem_topology(endian, &nodes) {
+        out.push((f::MEM_TOPOLOGY, b));
+    }
+    for bit in [f::BPF_PROG_INFO, f::BPF_BTF, f::PMU_CAPS] {
+        out.push((bit, endian.put_u32(0).to_vec()));
+    }
+    out
+}
+
+/// MEM_TOPOLOGY as perf's `write_mem_topology`: `{u64 version = 1; u64 block_size; u64 nr;
+/// {u64 node; u64 size; u64 nbits; u64 bitmap[]}[nr]}`, each node's bitmap marking the
+/// memory blocks (/sys/devices/system/node/nodeN/memoryX) it holds, `size` the highest
+/// block number + 1.
+fn mem_topology(endian: Endian, nodes: &[u32]) -> Option<Vec<u8>> {
+    let block = u64::from_str_radix(&proc_string("/sys/devices/system/memory/block_size_bytes")?, 16).ok()?;
+    let mut b = endian.put_u64(1).to_vec();
+    b.extend_from_slice(&endian.put_u64(block));
+    b.extend_from_slice(&endian.put_u64(nodes.len() as u64));
+    for &n in nodes {
+        let blocks: Vec<u64> = std::fs::read_dir(format!("/sys/devices/system/node/node{n}"))
+            .ok()?
+            .flatten()
+            .filter_map(|e| e.file_name().to_str()?.strip_prefix("memory")?.parse().ok())
+            .collect();
+        let size = blocks.iter().max().map_or(0, |m| m + 1);
+        let mut words = vec![0u64; size.div_ceil(64) as usize];
+        for &x in &blocks {
+            words[(x / 64) as usize] |= 1 << (x % 64);
+        }
+        b.extend_from_slice(&endian.put_u64(u64::from(n)));
+        b.extend_from_slice(&endian.put_u64(size));
+        b.extend_from_slice(&endian.put_u64(size));
+        words.iter().for_each(|w| b.extend_from_slice(&endian.put_u64(*w)));
+    }
+    Some(b)
+}
+
 /// The machine's features as `(bit, value)`, for a file written in `endian` by a program
 /// called with `cmdline`.
 pub fn system_features(endian: Endian, cmdline: &[String]) -> Vec<(u32, Feature)> {

@@ -1,6 +1,9 @@
 //! What the recorder's test binaries share: per-process scratch paths and workloads built at
 //! test time.
 
+// Each test binary uses a part of this module.
+#![allow(dead_code)]
+
 use std::path::PathBuf;
 use std::process::Command;
 

@@ -1,0 +1,493 @@
+//! The command line, as `perf record` takes it (tools/perf/util/parse-options.c): short options
+//! clustered (`-ag`), a short option's value attached or next (`-F99`, `-F 99`, `-oFILE`),
+//! long options with `=` or a space (`--freq=99`, `--freq 99`), `--no-` for the negatable
+//! ones, and the first argument that is not an option starting the command. Values are read
+//! as perf reads them: `-m 512K` (a size, rounded up to a power of two of pages), `-F max`,
+//! `-p 1,2`, `-C 0-1,3`, `--call-graph dwarf,4096`.
+
+use crate::events;
+
+/// `perfring-record --help`.
+pub const USAGE: &str = "\
+usage: perfring-record [OPTIONS] [-- COMMAND [ARG]...]
+
+Sample COMMAND (or processes, threads, CPUs) into a perf.data file for perf report/perf script,
+taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -oFILE).
+
+  -e, --event EVENT[,EVENT]...  events to sample (repeatable); default cycles (cpu-clock where
+                                the machine has no PMU, as perf falls back):
+                                software: cpu-clock task-clock page-faults (faults) minor-faults
+                                  major-faults context-switches (cs) cpu-migrations (migrations)
+                                  alignment-faults emulation-faults dummy
+                                hardware: cycles instructions cache-references cache-misses
+                                  branches branch-misses bus-cycles ref-cycles
+                                raw: rNNN (hex config); PMU/term=value,.../ (PMUs and terms
+                                  of /sys/bus/event_source/devices)
+                                tracepoints: GROUP:NAME, with globs (sched:*; tracefs mounted)
+                                groups: {EVENT,EVENT,...}[:MODIFIERS]
+                                modifiers: EVENT:u (user only), :k (kernel), :h, :p/:pp/:ppp
+                                  (precise_ip), :P (the most precise), combined (:upp)
+  -F, --freq FREQ               sample about FREQ times a second (default 4000; max: the
+                                kernel's maximum, /proc/sys/kernel/perf_event_max_sample_rate)
+  -c, --count PERIOD            sample every PERIOD events (tracepoints: default 1)
+  -a, --all-cpus                every CPU (with a COMMAND: for as long as it runs)
+  -C, --cpu CPUS                these CPUs only (0-1,3), system-wide on them
+  -p, --pid PID[,PID]...        running processes (with a COMMAND: while it runs)
+  -t, --tid TID[,TID]...        running threads
+  -i, --no-inherit              children and new threads are not followed
+  -g                            call chains (frame pointers: --call-graph fp)
+      --call-graph MODE[,SIZE]  fp, or dwarf[,SIZE] (user stack copies of SIZE bytes, default
+                                8192, for perf report to unwind)
+  -d, --data                    sample data addresses (ADDR, DATA_SRC; data mappings too)
+  -T, --timestamp               sample times (on by default, as in perf record)
+  -m, --mmap-pages PAGES        each CPU's ring: pages, or a size with B/K/M/G (512K); rounded
+                                up to a power of two of pages (default 128, 512K)
+  -o, --output FILE             output file (default perf.data, the old one kept as
+                                perf.data.old); - writes pipe mode to stdout, the command's
+                                stdout then going to stderr
+  -z, --compression-level[=N]   zstd-compress the data (level N, default 1), as perf -z
+  -N, --no-buildid-cache        do not copy the files samples hit into ~/.debug
+  -B, --no-buildid              no build ids at all (no BUILD_ID feature, no cache)
+  -q, --quiet                   no summary, no warnings
+  -v, --verbose                 the summary's table (records by type, samples and losses by
+                                event) and perf's notices
+  -h, --help                    this help
+
+Kernel samples are included when perf_event_paranoid allows them (as root, or at a level <= 1),
+else left out with a warning, as perf record does. Exit status: the command's (128+N if killed by
+signal N); 255 if it cannot be executed or recording fails; 129 for a usage error.";
+
+/// What the call graph is made of (`--call-graph`, `-g`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallGraph {
+    /// Frame pointers: the kernel walks the stacks (`PERF_SAMPLE_CALLCHAIN`).
+    Fp,
+    /// A copy of the user stack and registers of each sample, `size` bytes of stack, for
+    /// perf report to unwind with DWARF.
+    Dwarf {
+        /// Bytes of user stack per sample (a multiple of 8).
+        size: u32,
+    },
+}
+
+/// Everything the command line says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// `-e` items, as given (each may be a list or a group).
+    pub events: Vec<String>,
+    /// `-F`: a rate, or `None` for the default; `Some(0)` is refused.
+    pub freq: Option<Freq>,
+    /// `-c`.
+    pub period: Option<u64>,
+    /// `-a`.
+    pub all_cpus: bool,
+    /// `-C`.
+    pub cpus: Option<Vec<u32>>,
+    /// `-p`.
+    pub pids: Vec<i32>,
+    /// `-t`.
+    pub tids: Vec<i32>,
+    /// `-i` / `--no-inherit`.
+    pub no_inherit: bool,
+    /// `-g`, `--call-graph`.
+    pub call_graph: Option<CallGraph>,
+    /// `-d`.
+    pub data: bool,
+    /// `-T`.
+    pub timestamp: bool,
+    /// `-m`, in pages (a power of two).
+    pub pages: usize,
+    /// `-m` was rounded up: perf's "rounding mmap pages size to ..." line.
+    pub pages_rounded: bool,
+    /// `-o`.
+    pub output: String,
+    /// `-z`: the zstd level.
+    pub compression: Option<i32>,
+    /// `-N`.
+    pub no_buildid_cache: bool,
+    /// `-B`.
+    pub no_buildid: bool,
+    /// `-q`.
+    pub quiet: bool,
+    /// `-v`, counted.
+    pub verbose: u32,
+    /// The command and its arguments.
+    pub command: Vec<String>,
+}
+
+/// `-F`: a number, or `max` (the kernel's maximum).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freq {
+    /// So many samples a second.
+    Hz(u64),
+    /// `max`.
+    Max,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            events: Vec::new(),
+            freq: None,
+            period: None,
+            all_cpus: false,
+            cpus: None,
+            pids: Vec::new(),
+            tids: Vec::new(),
+            no_inherit: false,
+            call_graph: None,
+            data: false,
+            timestamp: false,
+            pages: 128,
+            pages_rounded: false,
+            output: "perf.data".into(),
+            compression: None,
+            no_buildid_cache: false,
+            no_buildid: false,
+            quiet: false,
+            verbose: 0,
+            command: Vec::new(),
+        }
+    }
+}
+
+/// What `parse` ends in besides options.
+#[derive(Debug)]
+pub enum Parsed {
+    /// Record.
+    Run(Box<Options>),
+    /// `-h`.
+    Help,
+}
+
+/// A usage error: the message, printed with the usage, exit status 129.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, UsageError> {
+    Err(UsageError(msg.into()))
+}
+
+/// How an option takes a value.
+#[derive(Clone, Copy, PartialEq)]
+enum Takes {
+    Nothing,
+    Value,
+    /// Only attached (`-z3`, `--compression-level=3`): perf's OPTARG options.
+    Optional,
+}
+
+/// (short, long, takes)
+const OPTIONS: &[(Option<char>, &str, Takes)] = &[
+    (Some('e'), "event", Takes::Value),
+    (Some('F'), "freq", Takes::Value),
+    (Some('c'), "count", Takes::Value),
+    (Some('a'), "all-cpus", Takes::Nothing),
+    (Some('C'), "cpu", Takes::Value),
+    (Some('p'), "pid", Takes::Value),
+    (Some('t'), "tid", Takes::Value),
+    (Some('i'), "no-inherit", Takes::Nothing),
+    (Some('g'), "", Takes::Nothing),
+    (None, "call-graph", Takes::Value),
+    (Some('d'), "data", Takes::Nothing),
+    (Some('T'), "timestamp", Takes::Nothing),
+    (Some('m'), "mmap-pages", Takes::Value),
+    (Some('o'), "output", Takes::Value),
+    (Some('z'), "compression-level", Takes::Optional),
+    (Some('N'), "no-buildid-cache", Takes::Nothing),
+    (Some('B'), "no-buildid", Takes::Nothing),
+    (Some('q'), "quiet", Takes::Nothing),
+    (Some('v'), "verbose", Takes::Nothing),
+    (Some('h'), "help", Takes::Nothing),
+    (None, "inherit", Takes::Nothing),
+    (None, "buildid-cache", Takes::Nothing),
+    (None, "buildid", Takes::Nothing),
+];
+
+/// Parse the arguments after the program name.
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, UsageError> {
+    let mut o = Options::default();
+    let mut args = args.into_iter().peekable();
+    let mut pages: Option<String> = None;
+    while let Some(a) = args.next() {
+        if a == "--" {
+            o.command = args.by_ref().collect();
+            break;
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            let (name, attached) = match long.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_string())),
+                None => (long, None),
+            };
+            let Some(&(short, full, takes)) = OPTIONS.iter().find(|(_, l, _)| !l.is_empty() && *l == name) else {
+                return err(format!("unknown option `{name}'"));
+            };
+            let value = match (takes, attached) {
+                (Takes::Nothing, Some(_)) => return err(format!("option `{name}' takes no value")),
+                (Takes::Nothing, None) => None,
+                (Takes::Optional, v) => v,
+                (Takes::Value, Some(v)) => Some(v),
+                (Takes::Value, None) => {
+                    Some(args.next().ok_or_else(|| UsageError(format!("option `{name}' requires a value")))?)
+                }
+            };
+            apply(&mut o, &mut pages, short, full, value)?;
+            if o.events.iter().any(|e| e == "\0help") {
+                return Ok(Parsed::Help);
+            }
+            continue;
+        }
+        if a.len() > 1 && a.starts_with('-') {
+            let cluster: Vec<char> = a[1..].chars().collect();
+            let mut i = 0;
+            while i < cluster.len() {
+                let c = cluster[i];
+                let Some(&(short, full, takes)) = OPTIONS.iter().find(|(s, _, _)| *s == Some(c)) else {
+                    return err(format!("unknown switch `{c}'"));
+                };
+                let rest: String = cluster[i + 1..].iter().collect();
+                let value = match takes {
+                    Takes::Nothing => None,
+                    Takes::Optional => {
+                        i = cluster.len();
+                        (!rest.is_empty()).then_some(rest)
+                    }
+                    Takes::Value => {
+                        i = cluster.len();
+                        if rest.is_empty() {
+                            Some(args.next().ok_or_else(|| UsageError(format!("switch `{c}' requires a value")))?)
+                        } else {
+                            Some(rest)
+                        }
+                    }
+                };
+                if takes == Takes::Nothing {
+                    i += 1;
+                }
+                apply(&mut o, &mut pages, short, full, value)?;
+                if o.events.iter().any(|e| e == "\0help") {
+                    return Ok(Parsed::Help);
+                }
+            }
+            continue;
+        }
+        // The command: perf stops at the first argument that is not an option.
+        o.command = std::iter::once(a).chain(args.by_ref()).collect();
+        break;
+    }
+    if let Some(p) = pages {
+        (o.pages, o.pages_rounded) = mmap_pages(&p)?;
+    }
+    check(&o)?;
+    Ok(Parsed::Run(Box::new(o)))
+}
+
+fn number<T: std::str::FromStr>(option: &str, v: &str) -> Result<T, UsageError> {
+    v.trim().parse().map_err(|_| UsageError(format!("{option} takes a number, not {v:?}")))
+}
+
+/// A list of ids: `1,2` or, for CPUs, `0-1,3`.
+fn id_list<T: std::str::FromStr + Copy + Into<i64> + TryFrom<i64>>(
+    option: &str,
+    v: &str,
+) -> Result<Vec<T>, UsageError> {
+    let mut out = Vec::new();
+    for part in v.split(',').filter(|p| !p.is_empty()) {
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (T, T) = (number(option, a)?, number(option, b)?);
+                let (a, b) = (a.into(), b.into());
+                if b < a || b - a > 4096 {
+                    return err(format!("{option}: bad range {part}"));
+                }
+                for x in a..=b {
+                    out.push(T::try_from(x).map_err(|_| UsageError(format!("{option}: bad range {part}")))?);
+                }
+            }
+            None => out.push(number(option, part)?),
+        }
+    }
+    if out.is_empty() {
+        return err(format!("{option} needs a list, not {v:?}"));
+    }
+    Ok(out)
+}
+
+/// `-m`: pages or a size (B/K/M/G), rounded up to a power of two of pages (perf's
+/// `parse_pages_arg`); whether it was rounded.
+pub fn mmap_pages(v: &str) -> Result<(usize, bool), UsageError> {
+    let bad = || UsageError(format!("Invalid argument for --mmap_pages/-m: {v:?}"));
+    let v = v.split(',').next().unwrap_or(v).trim();
+    let page = 4096u64;
+    let pages = match v.char_indices().last() {
+        Some((i, tag @ ('B' | 'K' | 'M' | 'G' | 'b' | 'k' | 'm' | 'g'))) => {
+            let n: u64 = v[..i].parse().map_err(|_| bad())?;
+            let mult = match tag.to_ascii_uppercase() {
+                'B' => 1,
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                _ => 1 << 30,
+            };
+            n.checked_mul(mult).ok_or_else(bad)?.div_ceil(page)
+        }
+        _ => v.parse().map_err(|_| bad())?,
+    };
+    if pages == 0 {
+        return Err(bad());
+    }
+    let rounded = pages.checked_next_power_of_two().ok_or_else(bad)?;
+    if rounded > 1 << 24 {
+        return Err(bad());
+    }
+    Ok((rounded as usize, rounded != pages))
+}
+
+fn apply(
+    o: &mut Options,
+    pages: &mut Option<String>,
+    short: Option<char>,
+    long: &str,
+    value: Option<String>,
+) -> Result<(), UsageError> {
+    let v = value.unwrap_or_default();
+    match (short, long) {
+        (Some('e'), _) => o.events.push(v),
+        (Some('F'), _) => {
+            o.freq = Some(if v == "max" { Freq::Max } else { Freq::Hz(number("-F", &v)?) });
+        }
+        (Some('c'), _) => o.period = Some(number("-c", &v)?),
+        (Some('a'), _) => o.all_cpus = true,
+        (Some('C'), _) => o.cpus = Some(id_list::<u32>("-C", &v)?),
+        (Some('p'), _) => o.pids.extend(id_list::<i32>("-p", &v)?),
+        (Some('t'), _) => o.tids.extend(id_list::<i32>("-t", &v)?),
+        (Some('i'), _) => o.no_inherit = true,
+        (None, "inherit") => o.no_inherit = false,
+        (Some('g'), _) => o.call_graph = Some(CallGraph::Fp),
+        (None, "call-graph") => o.call_graph = Some(call_graph(&v)?),
+        (Some('d'), _) => o.data = true,
+        (Some('T'), _) => o.timestamp = true,
+        (Some('m'), _) => *pages = Some(v),
+        (Some('o'), _) => o.output = v,
+        (Some('z'), _) => {
+            o.compression = Some(if v.is_empty() { 1 } else { number("-z", &v)? });
+            if !(1..=22).contains(&o.compression.unwrap_or(1)) {
+                return err("-z: a compression level from 1 to 22");
+            }
+        }
+        (Some('N'), _) => o.no_buildid_cache = true,
+        (None, "buildid-cache") => o.no_buildid_cache = false,
+        (Some('B'), _) => o.no_buildid = true,
+        (None, "buildid") => o.no_buildid = false,
+        (Some('q'), _) => o.quiet = true,
+        (Some('v'), _) => o.verbose += 1,
+        (Some('h'), _) => o.events.push("\0help".into()),
+        _ => return err(format!("unknown option {long}")),
+    }
+    Ok(())
+}
+
+/// `--call-graph fp`, `dwarf`, `dwarf,SIZE` (perf: a multiple of 8 up to 65528, default 8192).
+fn call_graph(v: &str) -> Result<CallGraph, UsageError> {
+    let mut parts = v.split(',');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some("fp"), None, None) => Ok(CallGraph::Fp),
+        (Some("dwarf"), size, None) => {
+            let size: u64 = match size {
+                Some(s) => number("--call-graph dwarf,SIZE", s)?,
+                None => 8192,
+            };
+            let size = size.next_multiple_of(8);
+            if size == 0 || size > 65528 {
+                return err(format!("callchain: Incorrect stack dump size (max 65528): {size}"));
+            }
+            Ok(CallGraph::Dwarf { size: size as u32 })
+        }
+        (Some("lbr"), None, None) => {
+            err("--call-graph lbr: this machine's PMU has no branch stack (perf: \"PMU Hardware or event type doesn't \
+             support branch stack sampling\"); use fp or dwarf")
+        }
+        _ => err(format!("callchain: Unknown --call-graph option value: {v}")),
+    }
+}
+
+/// What perf refuses among the options as given, before anything runs.
+fn check(o: &Options) -> Result<(), UsageError> {
+    let targets = [o.all_cpus || o.cpus.is_some(), !o.pids.is_empty(), !o.tids.is_empty()];
+    if o.command.is_empty() && !targets.iter().any(|&t| t) {
+        return err("give a COMMAND, -p PID, -t TID, -a or -C CPUS");
+    }
+    if !o.pids.is_empty() && (o.all_cpus || o.cpus.is_some()) || !o.tids.is_empty() && (o.all_cpus || o.cpus.is_some())
+    {
+        return err("-p/-t and -a/-C exclude each other (PID/TID switch overriding CPU, as perf warns)");
+    }
+    if o.freq == Some(Freq::Hz(0)) {
+        return err("-F 0 samples nothing: give a frequency of at least 1 Hz");
+    }
+    if o.period == Some(0) {
+        return err("-c 0 samples nothing: give a period of at least 1 event");
+    }
+    if o.freq.is_some() && o.period.is_some() {
+        return err("-F and -c exclude each other");
+    }
+    for e in &o.events {
+        events::check_syntax(e).map_err(|e| UsageError(e.to_string()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(s: &str) -> Options {
+        match parse(s.split_whitespace().map(String::from)) {
+            Ok(Parsed::Run(o)) => *o,
+            other => panic!("{s}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn clusters_attached_values_and_long_forms_are_perfs() {
+        let o = run("-ag -F99 -oFILE -- true");
+        assert!(o.all_cpus);
+        assert_eq!((o.call_graph, o.freq, o.output.as_str()), (Some(CallGraph::Fp), Some(Freq::Hz(99)), "FILE"));
+        assert_eq!(run("--freq=99 true").freq, Some(Freq::Hz(99)));
+        assert_eq!(run("--freq 99 true").freq, Some(Freq::Hz(99)));
+        assert_eq!(run("-F max true").freq, Some(Freq::Max));
+        assert_eq!(run("-p 1,2").pids, vec![1, 2]);
+        assert_eq!(run("-C 0-1,3").cpus, Some(vec![0, 1, 3]));
+        assert_eq!(run("--call-graph dwarf,4096 true").call_graph, Some(CallGraph::Dwarf { size: 4096 }));
+        assert_eq!(run("--call-graph dwarf true").call_graph, Some(CallGraph::Dwarf { size: 8192 }));
+        assert_eq!(run("-z true").compression, Some(1));
+        assert_eq!(run("--compression-level=3 true").compression, Some(3));
+        assert!(run("-i -N -B -T -d -vv true").no_inherit);
+        assert_eq!(run("-vv true").verbose, 2);
+        let o = run("-e cycles -e a,b true -x");
+        assert_eq!((o.events, o.command), (vec!["cycles".to_string(), "a,b".into()], vec!["true".into(), "-x".into()]));
+    }
+
+    #[test]
+    fn mmap_sizes_are_rounded_up_to_a_power_of_two_of_pages() {
+        assert_eq!(mmap_pages("512K"), Ok((128, false)));
+        assert_eq!(mmap_pages("3"), Ok((4, true)));
+        assert_eq!(mmap_pages("5K"), Ok((2, false))); // 5 KiB is two pages, as perf counts (no notice)
+        assert_eq!(mmap_pages("9K"), Ok((4, true)));
+        assert_eq!(mmap_pages("1M"), Ok((256, false)));
+        assert!(mmap_pages("0").is_err() && mmap_pages("x").is_err());
+    }
+
+    #[test]
+    fn what_perf_refuses_is_refused() {
+        for bad in ["-F 0 -- true", "-c 0 -- true", "-F 10 -c 10 -- true", "-a -p 1", "-o x", "--nosuch", "-Y", "-e"] {
+            assert!(parse(bad.split_whitespace().map(String::from)).is_err(), "{bad}");
+        }
+        assert!(matches!(parse(["-h".to_string()]), Ok(Parsed::Help)));
+        assert!(matches!(parse(["--help".to_string()]), Ok(Parsed::Help)));
+    }
+}

@@ -1,0 +1,195 @@
+//! The attrs of the events, as perf record configures them (tools/perf/util/evsel.c
+//! `evsel__config`, evlist.c `evlist__config`), so that `perf evlist -v` of our file reads as
+//! of perf's for the same command line.
+
+use perfring::record::attr_flags as flag;
+use perfring::record::read_format as rf;
+use perfring::record::sample_type as st;
+use perfring::record::Attr;
+use perfring_linux::attr::event_type;
+use perfring_linux::EventAttr;
+
+use crate::cli::{CallGraph, Freq, Options};
+use crate::events::{modifier_suffix, EventSpec};
+
+/// x86-64's `PERF_REGS_MASK` (every user register but the segment ones perf leaves out), as
+/// perf sets `sample_regs_user` for `--call-graph dwarf`.
+#[cfg(target_arch = "x86_64")]
+const REGS_USER: u64 = 0xff0fff;
+#[cfg(not(target_arch = "x86_64"))]
+const REGS_USER: u64 = 0;
+
+/// One event as it will be opened: its attr, its name, its group leader.
+#[derive(Debug, Clone)]
+pub struct Configured {
+    /// The attr, complete.
+    pub attr: EventAttr,
+    /// perf's name for it.
+    pub name: String,
+    /// The leader's index, for a group member.
+    pub leader: Option<usize>,
+}
+
+/// `/proc/sys/kernel/perf_event_max_sample_rate`.
+pub fn max_sample_rate() -> Option<u64> {
+    std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate").ok()?.trim().parse().ok()
+}
+
+/// The sampling frequency `-F` asks for, with perf's notice when it is `max` or above the
+/// kernel's maximum (printed unless `quiet`).
+pub fn frequency(o: &Options) -> Option<u64> {
+    let max = max_sample_rate();
+    match (o.freq, max) {
+        (Some(Freq::Max), Some(m)) => {
+            if !o.quiet {
+                eprintln!("info: Using a maximum frequency rate of {m} Hz");
+            }
+            Some(m)
+        }
+        (Some(Freq::Max), None) => Some(4000),
+        (Some(Freq::Hz(f)), Some(m)) if f > m => {
+            if !o.quiet {
+                eprintln!(
+                    "warning: Maximum frequency rate ({m} Hz) exceeded, throttling from {f} Hz to {m} Hz.\n         The \
+                     limit can be raised via /proc/sys/kernel/perf_event_max_sample_rate.\n         The kernel will \
+                     lower it when perf's interrupts take too long."
+                );
+            }
+            Some(m)
+        }
+        (Some(Freq::Hz(f)), _) => Some(f),
+        (None, _) => None,
+    }
+}
+
+/// Every event's attr, and perf's tracking event (`dummy:HG`) where it adds one (system-wide
+/// recording: `-a`, `-C`): the side band (COMM, MMAP2, TASK, KSYMBOL, BPF_EVENT) goes to the
+/// tracking event, the first event when there is no dummy.
+pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>, exclude_kernel: bool) -> Vec<Configured> {
+    let cpu_wide = o.all_cpus || o.cpus.is_some();
+    let command = !o.command.is_empty() && !cpu_wide && o.pids.is_empty() && o.tids.is_empty();
+    let mut out: Vec<Configured> = specs
+        .iter()
+        .map(|s| {
+            let mut a: Attr = s.attr;
+            a.size = Attr::SIZE_VER7;
+            if s.precise_max {
+                a.flags = (a.flags & !flag::PRECISE_IP_MASK) | (3 << 15);
+            }
+            if exclude_kernel && !s.modified {
+                a.flags |= flag::EXCLUDE_KERNEL | flag::EXCLUDE_HV;
+            }
+            let tracepoint = a.type_ == event_type::TRACEPOINT;
+            let mut t = st::IP | st::TID | st::TIME;
+            if tracepoint {
+                t |= st::CPU | st::PERIOD | st::RAW;
+            }
+            // Rate: -c, -F, the PMU term's own, or the default (4000 Hz; tracepoints every event).
+            let explicit = a.sample_period != 0;
+            match (o.period, freq) {
+                (Some(p), _) => {
+                    a.sample_period = p;
+                    a.flags &= !flag::FREQ;
+                }
+                (None, Some(f)) => {
+                    a.sample_period = f;
+                    a.flags |= flag::FREQ;
+                }
+                (None, None) if explicit => {}
+                (None, None) if tracepoint => a.sample_period = 1,
+                (None, None) => {
+                    a.sample_period = 4000;
+                    a.flags |= flag::FREQ;
+                }
+            }
+            if a.flags & flag::FREQ != 0 {
+                t |= st::PERIOD;
+            }
+            if cpu_wide {
+                t |= st::CPU;
+            }
+            match o.call_graph {
+                Some(CallGraph::Fp) => t |= st::CALLCHAIN,
+                Some(CallGraph::Dwarf { size }) => {
+                    t |= st::CALLCHAIN | st::REGS_USER | st::STACK_USER | st::ADDR | st::DATA_SRC;
+                    a.flags |= flag::EXCLUDE_CALLCHAIN_USER;
+                    a.sample_regs_user = REGS_USER;
+                    a.sample_stack_user = size;
+                }
+                None => {}
+            }
+            if o.data {
+                t |= st::ADDR | st::DATA_SRC;
+            }
+            a.sample_type = t;
+            // Woken later than perf's half ring: fewer, fuller wakeups (the recorder's loop
+            // also watches one ring of several under load, BENCHMARKS.md). 7/8 of a ring of
+            // up to 16 KiB, which overflows under load whatever the watermark, so the wakeups
+            // are what counts; 3/4 of a larger one, whose last quarter is the time the
+            // recorder has to come (at 7/8 a tracepoint storm lost up to 4% in 512 KiB rings,
+            // at 3/4 nothing). Pipe mode keeps perf's attr: readers that take a pipe stream's
+            // first bytes for a file header (samply 0.13) read this field as a feature bitmap.
+            if o.output != "-" {
+                let bytes = o.pages as u64 * 4096;
+                a.wakeup = if bytes <= 16 << 10 { bytes * 7 / 8 } else { bytes * 3 / 4 } as u32;
+                a.flags |= flag::WATERMARK;
+            }
+            a.read_format = rf::ID | rf::LOST;
+            a.flags |= flag::SAMPLE_ID_ALL;
+            // perf follows children, except of threads named by -t.
+            if !o.no_inherit && o.tids.is_empty() {
+                a.flags |= flag::INHERIT;
+            }
+            if s.leader.is_none() {
+                a.flags |= flag::DISABLED;
+                if command {
+                    a.flags |= flag::ENABLE_ON_EXEC;
+                }
+            }
+            Configured { attr: EventAttr::from_attr(a), name: s.name.clone(), leader: s.leader }
+        })
+        .collect();
+    if cpu_wide {
+        let mut flags = flag::SAMPLE_ID_ALL;
+        if !o.no_inherit {
+            flags |= flag::INHERIT;
+        }
+        let mut t = st::IP | st::TID | st::TIME | st::CPU;
+        if o.call_graph.is_some() {
+            t |= st::CALLCHAIN;
+        }
+        let a = Attr {
+            type_: event_type::SOFTWARE,
+            config: 9,
+            size: Attr::SIZE_VER7,
+            sample_period: 1,
+            sample_type: t,
+            read_format: rf::ID | rf::LOST,
+            flags,
+            ..Attr::ZERO
+        };
+        let name = format!("dummy{}", modifier_suffix(&a));
+        out.push(Configured { attr: EventAttr::from_attr(a), name, leader: None });
+    }
+    // The tracking event: the dummy, or the first event.
+    if let Some(track) = if cpu_wide { out.last_mut() } else { out.first_mut() } {
+        let mut a = *track.attr.attr();
+        a.flags |=
+            flag::MMAP | flag::COMM | flag::TASK | flag::MMAP2 | flag::COMM_EXEC | flag::KSYMBOL | flag::BPF_EVENT;
+        if o.data || matches!(o.call_graph, Some(CallGraph::Dwarf { .. })) {
+            a.flags |= flag::MMAP_DATA;
+        }
+        track.attr = EventAttr::from_attr(a);
+    }
+    // Several events: each needs its id, at one place (perf: ID if the sample types agree,
+    // IDENTIFIER otherwise).
+    if out.len() > 1 {
+        let first = out[0].attr.attr().sample_type;
+        let id = if out.iter().all(|c| c.attr.attr().sample_type == first) { st::ID } else { st::IDENTIFIER };
+        for c in &mut out {
+            let a = *c.attr.attr();
+            c.attr = EventAttr::from_attr(Attr { sample_type: a.sample_type | id, ..a });
+        }
+    }
+    out
+}
