@@ -5,13 +5,11 @@
 //! kernel samples are kept where permitted; the feature sections and build ids are there.
 //! perf reading a file "with no warning but lost-event ones" is checked on its stderr.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::tmp;
+use crate::common::{self, tmp};
 
 fn recorder() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_perfring-record"));
