@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The fuzz gate can fail: in a scratch copy of the repository (the committed tree; the
 # checkout is not touched), `make fuzz-smoke` must fail
-#   1. when a crashing input is planted: one fuzz target gets a `panic!` on inputs starting with
-#      a marker, and its seed corpus a file holding that marker (libFuzzer runs the seeds first);
+#   1. when a crashing input is planted: one fuzz target gets a failing assertion on inputs starting with
+#      a marker, and its seed corpus a file holding that marker (libFuzzer runs the seeds first;
+#      it prints the crashing input, PLANTED-CRASH, which the check looks for);
 #   2. when a fuzz target does not build;
 #   3. when the fuzz crate has no target.
 # Each case passes only if `make fuzz-smoke` exits non-zero and says why. The copy builds into
@@ -38,7 +39,7 @@ sed -i 's/^fuzz_target!(|data: &\[u8\]| {$/&\n    assert!(!data.starts_with(b"PL
 grep -q PLANTED-CRASH "$src" || { echo "fuzz-selftest: could not plant the crash in $src"; exit 1; }
 mkdir -p "$scratch/fuzz/seeds/$target"
 printf 'PLANTED-CRASH' >"$scratch/fuzz/seeds/$target/planted"
-expect_failure "a planted crashing input" "planted crash"
+expect_failure "a planted crashing input" "PLANTED-CRASH"
 rm "$scratch/fuzz/seeds/$target/planted"
 mv "$src.orig" "$src"
 

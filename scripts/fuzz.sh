@@ -54,6 +54,10 @@ for t in $targets; do
   if ! "$target_dir/$triple/release/$t" -artifact_prefix="$fuzz/artifacts/$t/" \
     -max_total_time="$seconds" "$corpus" >"$log" 2>&1; then
     tail -40 "$log"
+    # The cause, which a long stack trace can push out of the tail: the panic and its message,
+    # the sanitizer's verdict, where the input went.
+    grep -E -A2 "panicked at" "$log" | head -6 || true
+    grep -E "^==[0-9]+==ERROR|^SUMMARY|Test unit written|^artifact_prefix" "$log" | head -6 || true
     echo "fuzz: target $t FAILED (the input is in $fuzz/artifacts/$t/; replay: $target_dir/$triple/release/$t FILE)"
     exit 1
   fi
