@@ -218,15 +218,15 @@ pub trait Hooks<M: RingMemory>: Sized {
 /// One lost record in [`Producer`]'s `lost` word, whose bit 0 is the mode bit.
 const LOST_ONE: usize = 2;
 
-/// Set in `nest` by the outermost writer of an overwrite-mode producer (beside the count), so
-/// that `put_handle`'s inner-writer test also catches the writer that must end the write
-/// generation, and the forward read-write path needs no mode test to publish.
+/// Set in `nest` by the outermost writer of an overwrite-mode producer beside the count, so that
+/// `put_handle`'s inner-writer test also catches the writer that must end the write generation.
 const OVERWRITE_WRITER: u32 = 1 << 31;
-
-/// How far behind `rb->head` a closed [`Producer::fast_end`] is set: the fast path's signed
-/// distance is then negative until a quarter of the address space has been written, and the
-/// general path reopens (or closes again) on every reservation it makes.
-const FAST_PATH_CLOSED: usize = usize::MAX / 4 + 1;
+/// `nest` of an overwrite-mode producer's outermost writer alone: the flag and a count of 1.
+const OVERWRITE_OUTERMOST: u32 = 0x8000_0001;
+/// How far behind `rb->head` a closed [`Producer::fast_end`] is set: a signed distance negative
+/// until a quarter of the address space is written (`rb->head` moves by about a ring at most
+/// before the general path reopens or closes it again, on every reservation it makes).
+const FAST_PATH_CLOSED: usize = usize::MAX >> 2;
 
 /// Hooks that do nothing.
 #[derive(Debug, Clone, Copy, Default)]
@@ -779,7 +779,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     #[inline(always)]
     fn get_handle_in<const OVERWRITE: bool>(&self) -> u32 {
         let nest = self.nest.load(LOCAL);
-        self.nest.store(if OVERWRITE && nest == 0 { OVERWRITE_WRITER | 1 } else { nest + 1 }, LOCAL);
+        self.nest.store(if OVERWRITE && nest == 0 { OVERWRITE_OUTERMOST } else { nest + 1 }, LOCAL);
         compiler_barrier();
         if OVERWRITE && nest == 0 {
             self.write_gen_begin();
@@ -819,7 +819,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         self.publish::<true>(handle_wakeup)
     }
 
-    /// `put_handle` of the outermost writer (`nest` is 1, or `OVERWRITE_WRITER | 1` in
+    /// `put_handle` of the outermost writer (`nest` is 1, or [`OVERWRITE_OUTERMOST`] in
     /// overwrite mode): publish `data_head`, leave, wake if the stamp moved.
     #[inline(always)]
     fn publish<const OVERWRITE: bool>(&self, handle_wakeup: usize) -> bool {
@@ -844,7 +844,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             if head == self.head.load(LOCAL) {
                 break;
             }
-            self.nest.store(if OVERWRITE { OVERWRITE_WRITER | 1 } else { 1 }, LOCAL);
+            self.nest.store(if OVERWRITE { OVERWRITE_OUTERMOST } else { 1 }, LOCAL);
         }
         if OVERWRITE {
             self.write_gen_end();

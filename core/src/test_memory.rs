@@ -51,10 +51,12 @@ unsafe impl<M: RingMemory> RingMemory for LoadHook<'_, M> {
 }
 
 /// `ring`, counting the calls of [`RingMemory::position`] for `data_head` (each is one load of
-/// it by a reader); every call goes to the ring.
+/// it by a reader) in `loads` and for `data_tail` (each is one load of it by a producer) in
+/// `tail_loads`; every call goes to the ring.
 pub(crate) struct HeadLoads<'a, M: RingMemory> {
     pub(crate) ring: &'a M,
     pub(crate) loads: core::cell::Cell<usize>,
+    pub(crate) tail_loads: core::cell::Cell<usize>,
 }
 
 // SAFETY: forwards every call to `ring`, which upholds the contract.
@@ -63,8 +65,10 @@ unsafe impl<M: RingMemory> RingMemory for HeadLoads<'_, M> {
         self.ring.size(area)
     }
     fn position(&self, p: Position) -> &crate::loom::AtomicUsize {
-        if p == Position::DataHead {
-            self.loads.set(self.loads.get() + 1);
+        match p {
+            Position::DataHead => self.loads.set(self.loads.get() + 1),
+            Position::DataTail => self.tail_loads.set(self.tail_loads.get() + 1),
+            _ => {}
         }
         self.ring.position(p)
     }
