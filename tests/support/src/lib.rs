@@ -38,6 +38,9 @@ pub fn skip(reason: impl Display) {
 
 /// [`skip`], with the environment's two settings given.
 fn skip_with(reason: &dyn Display, forbidden: bool, log: Option<&std::path::Path>, at: &std::panic::Location<'_>) {
+    // One line per skip, whatever the reason holds (a command's stderr may span lines):
+    // scripts/test-summary.py counts the log's lines.
+    let reason = reason.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
     let line = format!("skipped: {reason} ({}:{})", at.file(), at.line());
     if forbidden {
         panic!("{line} — and {REQUIRE}=1 forbids skips: install or enable what the test needs");
@@ -222,9 +225,11 @@ mod tests {
         let here = std::panic::Location::caller();
         skip_with(&"no perf here", false, Some(&log), here);
         skip_with(&"no tracefs", false, Some(&log), here);
+        skip_with(&"mount: must be superuser.\n       dmesg(1) may have more.\n", false, Some(&log), here);
         let text = std::fs::read_to_string(&log).unwrap();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines.len(), 3, "one line per skip: {text}");
+        assert!(lines[2].starts_with("skipped: mount: must be superuser. dmesg(1) may have more. ("), "{text}");
         assert!(lines[0].starts_with("skipped: no perf here (") && lines[0].contains("lib.rs:"), "{text}");
         assert!(lines[1].starts_with("skipped: no tracefs ("), "{text}");
         std::fs::remove_file(&log).unwrap();
