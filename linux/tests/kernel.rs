@@ -219,14 +219,33 @@ fn every_kind_of_ring_gives_its_reader_and_refuses_the_others_with_a_typed_error
 /// the consumer's `pause` set a flag inside the Rust struct that no kernel reads.)
 #[test]
 fn pausing_a_kernel_ring_drops_and_reports_what_was_written_meanwhile() {
-    let attr = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::TID);
+    let attr =
+        EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::TID).read_format(rf::LOST);
     let Some(event) = open(&attr, Target::ThisThread, None) else { return };
     let ring = Ring::map(&event, 8, true).unwrap();
+    let dropped = || match event.read().unwrap().values() {
+        ReadValues::Single(c) => c.lost.unwrap_or(0),
+        _ => panic!("not a single read"),
+    };
     event.enable().unwrap();
     ring.pause_output(true).unwrap();
-    spin(Duration::from_millis(20)); // up to 200 periods of 100 µs (a busy VM's hrtimer folds some)
+    // Up to 200 periods of 100 µs (a busy VM's hrtimer folds some), and on until the kernel has
+    // dropped a sample (PERF_FORMAT_LOST): now and then no sample falls in the first 20 ms.
+    spin(Duration::from_millis(20));
+    for _ in 0..50 {
+        if dropped() > 0 {
+            break;
+        }
+        spin(Duration::from_millis(20));
+    }
     ring.pause_output(false).unwrap();
-    spin(Duration::from_millis(2));
+    // On until the kernel's first write after the resume, which reports the drops.
+    for _ in 0..100 {
+        spin(Duration::from_millis(2));
+        if ring.consumer().unwrap().available().unwrap() > 0 {
+            break;
+        }
+    }
     event.disable().unwrap();
     let records = drain(&ring);
     let lost: u64 = records
@@ -234,9 +253,10 @@ fn pausing_a_kernel_ring_drops_and_reports_what_was_written_meanwhile() {
         .filter(|r| u32::from_ne_bytes(r[0..4].try_into().unwrap()) == types::LOST)
         .map(|r| u64::from_ne_bytes(r[16..24].try_into().unwrap()))
         .sum();
-    assert!(lost > 0, "the paused window's samples are reported lost");
     let samples = records.iter().filter(|r| u32::from_ne_bytes(r[0..4].try_into().unwrap()) == types::SAMPLE).count();
+    assert!(lost > 0, "the paused window's samples are reported lost: {samples} samples, {} records", records.len());
     assert!(samples < 60, "only the samples after the resume were written: {samples} (lost {lost})");
+    assert_eq!(lost, dropped(), "PERF_RECORD_LOST reports what PERF_FORMAT_LOST counted");
 }
 
 #[test]
