@@ -7,13 +7,23 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test demo hypervisor firmware-qemu lint public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke embedded bench bench-lines bench-instructions bench-decode bench-data bench-linux bench-record soak doc clean
+.PHONY: all test demo hypervisor firmware-qemu lint fmt clippy rustdoc public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke fuzz-selftest embedded bench bench-check bench-lines bench-instructions bench-decode bench-data bench-linux bench-record soak doc clean ci-extra ci-extra-list print-loom-ci-only
 
 all: test
 
-## The test command the README names and CI runs.
-test: lint unit embedded loom
-	@echo "make test: lint, unit/integration tests, embedded builds and loom models all passed"
+## The test command the README names (CI runs it first): rustfmt, clippy, rustdoc, the embedded
+## builds, every unit, integration and doc test, the loom models (built and run beside the rest,
+## on the second core). Prints each step's time and how many tests ran, by kind, and skipped.
+test:
+	@TARGET_DIR=$(TARGET_DIR) scripts/test.sh
+
+## What CI runs after `make test` (.ci/run, one step each): the checks that need a second full
+## build (nightly, another toolchain, sanitizers, Miri) or minutes of their own.
+CI_EXTRA := loom public-api-check bench-check package msrv loom-mutants miri fuzz-selftest fuzz-smoke
+ci-extra: $(CI_EXTRA)
+	@echo "make ci-extra: $(CI_EXTRA) passed"
+ci-extra-list:
+	@echo $(CI_EXTRA)
 
 ## The main job: a simulated perf session, printed and written to perf.data.
 demo:
@@ -27,12 +37,26 @@ CRATES := $(foreach p,$(PUBLISHED),$(firstword $(subst :, ,$(p))))
 ## Published binaries (packaged and MSRV-checked; no API listing).
 BINARIES := perfring-record:record
 
-lint:
+## rustfmt, clippy and rustdoc, each a step of `make test` (the public-API listings are checked in
+## CI: `make public-api-check`, a nightly build of its own).
+lint: fmt clippy rustdoc
+	@echo "make lint: rustfmt, clippy -D warnings and rustdoc -D warnings ($(CRATES)) are clean"
+
+fmt:
 	$(CARGO) fmt --all -- --check
+
+clippy:
 	$(CARGO) clippy --workspace --all-targets -q -- -D warnings
+
+rustdoc:
 	@for c in $(CRATES); do RUSTDOCFLAGS="-D warnings" $(CARGO) doc -q -p $$c --all-features --no-deps || exit 1; done
-	@$(MAKE) -s public-api-check
-	@echo "make lint: rustfmt, clippy -D warnings, rustdoc -D warnings ($(CRATES)) and the public-API listings are clean"
+	@echo "rustdoc -D warnings: $(CRATES)"
+
+## The benchmarks and their peers (benches/, `--features peers`): built and linted by clippy
+## (CI; `make test` never builds the peers).
+bench-check:
+	$(CARGO) clippy -q -p perfring-benches --all-targets --features peers -- -D warnings
+	@echo "make bench-check: the benchmarks and their peers build and are clippy-clean"
 
 ## Each published crate's public API from nightly rustdoc JSON, against the checked-in listing.
 public-api-json:
@@ -70,23 +94,33 @@ msrv:
 
 ## Every test that cannot run here skips through perfring-test-support, which appends its line
 ## to SKIP_LOG; the count ends the run. PERFRING_REQUIRE_PERF=1 (CI) makes a skip a failure.
-SKIP_LOG := $(CURDIR)/target/test-skips.log
+## The tests are built first (quietly), then run with cargo's headers, so scripts/test-summary.py
+## can count them by kind from UNIT_LOG.
+SKIP_LOG := $(TARGET_DIR)/test-skips.log
+UNIT_LOG := $(TARGET_DIR)/test-unit.log
+LOOM_LOG := $(TARGET_DIR)/test-loom.log
 unit:
-	@mkdir -p target && rm -f $(SKIP_LOG)
+	@mkdir -p $(TARGET_DIR) && rm -f $(SKIP_LOG)
 	@# The embedding tests build a KVM guest and a Cortex-M image, and run the image under QEMU
 	@# (installed here if missing and apt-get can; otherwise that test says it skipped).
 	@for t in x86_64-unknown-none thumbv7em-none-eabihf; do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
 	@command -v qemu-system-arm >/dev/null || ! command -v apt-get >/dev/null || (apt-get update -qq && apt-get install -y -qq qemu-system-arm >/dev/null) || echo "make unit: could not install qemu-system-arm"
-	PERFRING_SKIP_LOG=$(SKIP_LOG) $(CARGO) test --workspace -q
-	@n=$$(cat $(SKIP_LOG) 2>/dev/null | wc -l); \
-	if [ "$$n" -gt 0 ]; then echo "make unit: $$n tests skipped:"; sed 's/^/  /' $(SKIP_LOG); fi; \
-	echo "make unit: workspace unit, integration and doc tests passed; $$n skipped"
+	$(CARGO) test --workspace -q --no-run
+	set -o pipefail; PERFRING_SKIP_LOG=$(SKIP_LOG) $(CARGO) test --workspace -- -q 2>&1 | grep --line-buffered -v '^ *Finished' | tee $(UNIT_LOG)
+	@scripts/test-summary.py --skips $(SKIP_LOG) unit=$(UNIT_LOG)
 
-## Loom models of every mode (tests/tests/loom_*.rs, *_loom.rs), bounded by LOOM_MAX_PREEMPTIONS.
+## Loom models of every mode (tests/tests/loom_*.rs: modules of the one test binary, compiled
+## alone under --cfg loom), bounded by LOOM_MAX_PREEMPTIONS. Profile `loom`: release without
+## debug info. LOOM_SKIP: models (name prefixes) left out; `make test` leaves out
+## LOOM_CI_ONLY, the self-monitoring seqlock's model (3 minutes of one core: CI runs it, with
+## every other model, as `make loom`).
+LOOM := RUSTFLAGS="--cfg loom" $(CARGO) test -p perfring-tests --profile loom --target-dir $(TARGET_DIR)/loom --test integration
+LOOM_CI_ONLY := loom_selfmon::
+LOOM_SKIP ?=
 loom:
-	@tests=$$(ls tests/tests/loom_*.rs tests/tests/*_loom.rs 2>/dev/null | xargs -n1 basename | sed 's/\.rs$$//' | sort -u | sed 's/^/--test /'); \
-	RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS) $(CARGO) test -q -p perfring-tests --release --target-dir target/loom $$tests
-	@echo "make loom: every loom model passed (LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS))"
+	$(LOOM) -q --no-run
+	set -o pipefail; LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS) $(LOOM) -- -q $(foreach m,$(LOOM_SKIP),--skip $(m)) 2>&1 | grep --line-buffered -v '^ *Finished' | tee $(LOOM_LOG)
+	@echo "make loom: every loom model passed (LOOM_MAX_PREEMPTIONS=$(LOOM_MAX_PREEMPTIONS))$(if $(LOOM_SKIP), but $(LOOM_SKIP): not run here)"
 
 ## One build per fence of core/src/fences.rs weakened to Relaxed; each must be caught.
 loom-mutants:
@@ -104,27 +138,30 @@ mutants:
 miri:
 	rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1 || true
 	MIRIFLAGS="-Zmiri-strict-provenance" $(CARGO) +nightly miri test -q -p perfring --lib --target-dir target/miri
-	MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-disable-isolation" PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 $(CARGO) +nightly miri test -q -p perfring-tests --test hostile_attacks --test hostile_props --target-dir target/miri
+	MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-disable-isolation" PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 $(CARGO) +nightly miri test -q -p perfring-tests --test integration --target-dir target/miri -- hostile_attacks:: hostile_props::
 	@echo "make miri: core unit tests and the hostile-peer tests (scripted and a racing peer thread) pass under Miri"
 
-## Each fuzz target for FUZZ_SECONDS (CI smoke: 60 s each).
+## Each fuzz target for FUZZ_SECONDS (CI smoke: 60 s each), built as `cargo fuzz` builds it but
+## without installing cargo-fuzz (scripts/fuzz.sh). Fails on a crash, a build failure or no target.
 fuzz fuzz-smoke:
-	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
-	@for t in $$(cd fuzz && $(CARGO) +nightly fuzz list); do \
-	  mkdir -p fuzz/corpus/$$t; cp -n fuzz/seeds/$$t/* fuzz/corpus/$$t/ 2>/dev/null || true; \
-	  echo "fuzzing $$t for $(FUZZ_SECONDS) s"; \
-	  (cd fuzz && $(CARGO) +nightly fuzz run $$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) 2>&1 | tail -3) || exit 1; \
-	done
-	@echo "make fuzz: every fuzz target ran $(FUZZ_SECONDS) s without a crash"
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
-## perfring for bare-metal 32-bit targets (no 64-bit atomics) and aarch64 Linux.
+## The fuzz gate can fail: in a scratch copy, a planted crashing input, a target that does not
+## build and an empty target list each make `make fuzz-smoke` fail (scripts/fuzz-selftest.sh).
+fuzz-selftest:
+	scripts/fuzz-selftest.sh
+
+## perfring for bare-metal 32-bit targets (no 64-bit atomics) and aarch64 Linux, and the firmware
+## example, built once into EMBEDDED_DIR: the firmware's QEMU test (examples/firmware-host/tests)
+## runs the image built there.
+EMBEDDED_DIR := $(TARGET_DIR)/embedded
 embedded:
 	@for t in $(EMBEDDED_TARGETS); do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
-	@for t in $(EMBEDDED_TARGETS); do $(CARGO) build -q -p perfring --release --target $$t || exit 1; done
-	$(CARGO) build -q -p perfring-example-firmware --release --target thumbv7em-none-eabihf
+	@for t in $(EMBEDDED_TARGETS); do $(CARGO) build -q -p perfring --release --target $$t --target-dir $(EMBEDDED_DIR) || exit 1; done
+	$(CARGO) build -q -p perfring-example-firmware --release --target thumbv7em-none-eabihf --target-dir $(EMBEDDED_DIR)
 	@rustup component list --installed | grep -q '^llvm-tools' || rustup component add llvm-tools >/dev/null 2>&1 || true
 	@size=$$(ls $$(rustc --print sysroot)/lib/rustlib/*/bin/llvm-size 2>/dev/null | head -1); \
-	elf=$(TARGET_DIR)/thumbv7em-none-eabihf/release/firmware; \
+	elf=$(EMBEDDED_DIR)/thumbv7em-none-eabihf/release/firmware; \
 	if [ -n "$$size" ]; then $$size -A $$elf | awk '$$1 ~ /^\.(text|rodata|data|bss|vector_table)$$/ {printf "  firmware %-14s %6d bytes\n", $$1, $$2}'; \
 	else echo "  (llvm-size not found: rustup component add llvm-tools)"; fi
 	@echo "make embedded: perfring builds for $(EMBEDDED_TARGETS); the firmware example (examples/firmware) for thumbv7em-none-eabihf"
@@ -137,25 +174,25 @@ clean:
 
 ## Longer runs of the randomized suites (the simulator's property test with 200,000 cases).
 soak:
-	SIM_CASES=200000 $(CARGO) test -q -p perfring-tests --release --test sim_props -- --nocapture
-	PROPTEST_CASES=20000 $(CARGO) test -q -p perfring-tests --release --test backward_props --test hostile_props
-	@$(CARGO) test -q -p perfring-tests --test kernel_ring --no-run
-	@bin=$$(ls -t target/debug/deps/kernel_ring-* | grep -v '\.d$$' | head -1); \
+	SIM_CASES=200000 $(CARGO) test -q -p perfring-tests --release --test integration -- --nocapture sim_props::
+	PROPTEST_CASES=20000 $(CARGO) test -q -p perfring-tests --release --test integration -- backward_props:: hostile_props::
+	@$(CARGO) test -q -p perfring-tests --test integration --no-run
+	@bin=$$(ls -t target/debug/deps/integration-* | grep -v '\.d$$' | head -1); \
 	yes >/dev/null & h1=$$!; yes >/dev/null & h2=$$!; fails=0; \
-	for i in $$(seq 50); do $$bin -q --exact backward_rings_read_newest_first_match_their_forward_twin >/dev/null 2>&1 || fails=$$((fails+1)); done; \
+	for i in $$(seq 50); do $$bin -q --exact kernel_ring::backward_rings_read_newest_first_match_their_forward_twin >/dev/null 2>&1 || fails=$$((fails+1)); done; \
 	kill $$h1 $$h2; echo "backward twins under two CPU hogs: $$fails of 50 runs failed"; [ $$fails -eq 0 ]
 	@echo "make soak: 200,000 simulated sessions, 20,000 cases of each property and 50 loaded runs of the backward-twin kernel test held"
 
 ## Peers side by side (rtrb, ringbuf, crossbeam ArrayQueue, bbqueue), memcpy and a cross-core ceiling.
 bench:
-	$(CARGO) bench -q -p perfring-tests --bench rings
+	$(CARGO) bench -q -p perfring-benches --features peers --bench rings
 	@echo "make bench: figures above (rates: medians of the rounds; ratios: medians of paired ratios within each round; see BENCHMARKS.md)"
 
 ## Decoding speed: perfring beside linux-perf-event-reader and perf-event-data on the
 ## demo's perf.data and real `perf record` captures, made under target/decode-captures/ first.
 bench-decode:
 	scripts/decode-captures.sh
-	$(CARGO) bench -q -p perfring-tests --bench decode
+	$(CARGO) bench -q -p perfring-benches --features peers --bench decode
 	@echo "make bench-decode: figures above (records/s of the median pass, ratios the median of paired rounds; see BENCHMARKS.md)"
 
 ## The hypervisor embedding: a KVM VMM (examples/hypervisor) runs its no_std guest, which writes
@@ -173,21 +210,21 @@ hypervisor:
 firmware-qemu:
 	@command -v qemu-system-arm >/dev/null || (apt-get update -qq && apt-get install -y -qq qemu-system-arm)
 	@rustup target list --installed | grep -q thumbv7em-none-eabihf || rustup target add thumbv7em-none-eabihf
-	$(CARGO) build -q -p perfring-example-firmware --release --target thumbv7em-none-eabihf
-	$(CARGO) run -q --release -p perfring-example-firmware-host --bin firmware-host -- $(TARGET_DIR)/thumbv7em-none-eabihf/release/firmware firmware.data
+	$(CARGO) build -q -p perfring-example-firmware --release --target thumbv7em-none-eabihf --target-dir $(EMBEDDED_DIR)
+	$(CARGO) run -q --release -p perfring-example-firmware-host --bin firmware-host -- $(EMBEDDED_DIR)/thumbv7em-none-eabihf/release/firmware firmware.data
 	@command -v perf >/dev/null && perf report -i firmware.data --stdio 2>/dev/null | grep -E '%|Samples' || true
 	@echo "make firmware-qemu: the firmware ran on an emulated Cortex-M4F; its ring became firmware.data (perf report -i firmware.data)"
 
 ## Cache-line transfers per record between the producer's and the consumer's cores: a
 ## deterministic model of perfring's consumer policies and rtrb under the same interleavings.
 bench-lines:
-	$(CARGO) bench -q -p perfring-tests --bench lines
+	$(CARGO) bench -q -p perfring-benches --features peers --bench lines
 	@echo "make bench-lines: figures above (model, machine-independent; see BENCHMARKS.md)"
 
 ## Instructions per record (callgrind), producer fast path, consumer and the decoder's fast path.
 bench-instructions:
 	@command -v valgrind >/dev/null || (apt-get update -qq && apt-get install -y -qq valgrind)
-	$(CARGO) bench -q -p perfring-tests --bench instructions --no-run
+	$(CARGO) bench -q -p perfring-benches --features peers --bench instructions --no-run
 	@bin=$$(ls -t target/release/deps/instructions-* | grep -v '\.d$$' | head -1); \
 	count() { valgrind --tool=callgrind --callgrind-out-file=/dev/null $$bin $$1 $$2 2>&1 | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'; }; \
 	p1=$$(count producer 100000); p2=$$(count producer 200000); \
@@ -220,17 +257,21 @@ bench-instructions:
 ## perfring-linux beside perf-event2's Sampler, same event, same run (needs perf events: root or
 ## perf_event_paranoid <= 1).
 bench-linux:
-	$(CARGO) bench -q -p perfring-linux --bench drain
+	$(CARGO) bench -q -p perfring-benches --features peers --bench drain
 	@echo "make bench-linux: figures above (consumer-thread CPU ns per record, medians of 5 interleaved rounds; see BENCHMARKS.md)"
 
 ## perf.data reading (perfring-data): records/s over the demo's perf.data (mapped, streamed), and
 ## the peak memory of reading a >= 1 GiB pipe-mode stream through a pipe.
 bench-data: demo
-	$(CARGO) bench -q -p perfring-data --bench read --no-run
+	$(CARGO) bench -q -p perfring-benches --features peers --bench read --no-run
 	@bin=$$(ls -t target/release/deps/read-* | grep -v '\.d$$' | head -1); \
 	$$bin read perf.data; \
 	( $$bin gen-pipe perf.data 1 | /usr/bin/time -v $$bin pipe ) 2>&1 | grep -E 'pipe:|Maximum resident'
 	@echo "make bench-data: figures above (best of 5; see BENCHMARKS.md for the machine)"
+
+## The loom models `make test` leaves to CI (see `loom`).
+print-loom-ci-only:
+	@echo $(LOOM_CI_ONLY)
 
 ## perfring-record beside perf record under load: (a) overload (-m 1 -g -F 100000, 4 busy
 ## threads), (b) -a -F max -g with every CPU busy, (c) sched tracepoints under a switch storm;

@@ -4,38 +4,73 @@
 # ("Causality violation") or a failed byte/law check of a model - never a timeout or another
 # panic. Exit 0 only if every fence is caught, or listed with a reason in tests/MUTANTS-NOT-CAUGHT
 # (an optional file: every fence is caught today, so it does not exist).
+#
+# The models are the loom_* modules of the one test binary of perfring-tests, built under
+# --cfg loom in the profile and folder `make loom` uses. A mutant build recompiles perfring and
+# the three small crates above it (perfring-sim, perfring-tests, the binary), seconds each, not
+# loom or the rest; each mutant's binary is copied aside, and once all are built the mutants run
+# LOOM_MUTANT_JOBS (default 2) at a time, each model alone in its own process.
 set -u
 cd "$(dirname "$0")/.."
 FENCES="${FENCES:-A B C D S1 S2 S3 S4}"
+JOBS="${LOOM_MUTANT_JOBS:-2}"
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}"
 export RUSTFLAGS="--cfg loom"
-TARGET=target/loom
-tests=$(ls tests/tests/loom_*.rs tests/tests/*_loom.rs 2>/dev/null | xargs -n1 basename | sed 's/\.rs$//' | sort -u)
-args=""
-for t in $tests; do args="$args --test $t"; done
-# Build the unmodified suite once and list its models (test binaries and test names).
-cargo test -q -p perfring-tests --release --target-dir "$TARGET" $args --no-run >/dev/null 2>&1 || {
-  echo "the loom suite does not build"; exit 1; }
-logdir=target/loom-mutants
-mkdir -p "$logdir"
+TARGET=${CARGO_TARGET_DIR:-target}/loom
+logdir=${CARGO_TARGET_DIR:-target}/loom-mutants
+mkdir -p "$logdir/bin"
+
+# Build the suite as PERFRING_WEAKEN=$1 asks; print the test binary's path.
+build() {
+  PERFRING_WEAKEN="$1" cargo test -q -p perfring-tests --profile loom --target-dir "$TARGET" --test integration \
+    --no-run --message-format=json 2>>"$logdir/build.log" |
+    python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["executable"])'
+}
+
+: >"$logdir/build.log"
+unmutated=$(build "")
+[ -n "$unmutated" ] || { cat "$logdir/build.log"; echo "the loom suite does not build"; exit 1; }
+models=$("$unmutated" --list 2>/dev/null | sed -n 's/: test$//p')
+[ -n "$models" ] || { echo "no loom model found"; exit 1; }
+
+t0=$(date +%s)
+for f in $FENCES; do
+  exe=$(build "$f")
+  [ -n "$exe" ] || { tail -30 "$logdir/build.log"; echo "the loom suite does not build with fence $f weakened"; exit 1; }
+  cp "$exe" "$logdir/bin/integration-$f"
+done
+# Leave the unmutated suite built, as `make loom` expects it.
+build "" >/dev/null
+echo "loom-mutants: ${FENCES// /, } built in $(($(date +%s) - t0)) s; running them $JOBS at a time"
+
+# Run every model of mutant $1 (a fence), each alone: a loom panic inside a destructor aborts
+# its whole process. Writes $logdir/$1.log.
+run_mutant() {
+  local f=$1 log="$logdir/$1.log" n
+  : >"$log"
+  for n in $models; do
+    # The self-monitoring code uses only (S1)-(S4): its (slow) model cannot see A-D mutants.
+    case "$f:$n" in [ABCD]:loom_selfmon::*) continue ;; esac
+    echo "=== $n" >>"$log"
+    "$logdir/bin/integration-$f" --exact "$n" >>"$log" 2>&1 || echo "MODEL FAILED: $n" >>"$log"
+  done
+}
+export -f run_mutant
+export logdir models
+t0=$(date +%s)
+# The slow self-monitoring mutants first, so the two workers finish together.
+printf '%s\n' $FENCES | sort -r | xargs -P "$JOBS" -I{} bash -c 'run_mutant {}'
+echo "loom-mutants: models of every mutant ran in $(($(date +%s) - t0)) s"
+
 printf '%-6s | %-6s | %s\n' fence caught "models that failed (race = loom data race, byte/law = a model's byte or law check)"
 printf '%-6s-|-%-6s-|-%s\n' ------ ------ ------------------------------------------------------------
 fail=0
 for f in $FENCES; do
   log="$logdir/$f.log"
-  : >"$log"
-  PERFRING_WEAKEN="$f" cargo test -q -p perfring-tests --release --target-dir "$TARGET" $args --no-run >>"$log" 2>&1
-  # Each model runs alone: a loom panic inside a destructor aborts its whole process.
-  for t in $tests; do
-    # The self-monitoring code uses only (S1)-(S4): its (slow) model cannot see A-D mutants.
-    case "$f:$t" in [ABCD]:*selfmon*) continue ;; esac
-    names=$(PERFRING_WEAKEN="$f" cargo test -q -p perfring-tests --release --target-dir "$TARGET" --test "$t" -- --list 2>/dev/null | sed -n 's/: test$//p')
-    for n in $names; do
-      echo "=== $t::$n" >>"$log"
-      PERFRING_WEAKEN="$f" cargo test -q -p perfring-tests --release --target-dir "$TARGET" --test "$t" -- --exact "$n" >>"$log" 2>&1 \
-        || echo "MODEL FAILED: $t::$n" >>"$log"
-    done
-  done
   # Which models failed, and why (per model: its own section of the log).
   failed=""
   how=""

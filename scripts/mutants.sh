@@ -74,11 +74,16 @@ if [ -z "$last" ]; then
   echo "no pass has run into $OUT: nothing to score (MUTANTS_PASSES=1 runs the first)"
   exit 1
 fi
-all unviable.txt >"$OUT/unviable.all"
+# Only the mutants the sources have now (`cargo mutants --list`, no build): a pass run before the
+# code changed can name a mutant that no longer exists, or one that moved to another line or
+# column and was tested again under its new name, which would count twice.
+cargo mutants --list --package perfring "${files[@]}" 2>/dev/null | sort -u >"$OUT/current.all"
+now() { if [ -s "$OUT/current.all" ]; then grep -xF -f "$OUT/current.all"; else cat; fi; }
+all unviable.txt | now >"$OUT/unviable.all"
 # (previously_caught.txt, written by --iterate, lists the unviable mutants too.)
-cat "$OUT"/pass*/caught.txt "$OUT"/pass*/previously_caught.txt 2>/dev/null | sort -u | grep -vxF -f "$OUT/unviable.all" >"$OUT/caught.all"
-cp "$last/missed.txt" "$OUT/missed.all"
-all timeout.txt | grep -vxF -f "$OUT/caught.all" >"$OUT/timeout.all"
+cat "$OUT"/pass*/caught.txt "$OUT"/pass*/previously_caught.txt 2>/dev/null | sort -u | grep -vxF -f "$OUT/unviable.all" | now >"$OUT/caught.all"
+now <"$last/missed.txt" >"$OUT/missed.all"
+all timeout.txt | grep -vxF -f "$OUT/caught.all" | now >"$OUT/timeout.all"
 row() { # module label, file pattern
   local c m u t
   c=$(grep -c "^$2" "$OUT/caught.all"); m=$(grep -c "^$2" "$OUT/missed.all")

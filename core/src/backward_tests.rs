@@ -548,3 +548,127 @@ fn a_bad_header_newest_or_further_down_is_bad_size_and_one_crossing_the_previous
         forge_header(p.memory(), head.wrapping_add(at), 16);
     }
 }
+
+#[test]
+fn after_writing_its_lost_record_a_forward_overwrite_producer_still_opens_the_write_generation() {
+    // The mode bit the `lost` word keeps after the LOST record (`other_mode`) is set for an
+    // overwrite producer writing forward too: its records never take the forward read-write
+    // fast path, which opens no write generation, so a reader of the ring could not tell a
+    // record torn by the writer from a stable one.
+    let mut ring = ModelRing::<32>::new().unwrap(); // 256 bytes
+    let (p, _c) = split(&mut ring, Config { overwrite: true, ..Config::default() }).unwrap();
+    let gen = || p.memory().write_gen().load(crate::fences::LOCAL);
+    p.pause_output(true);
+    assert_eq!(p.output(&record(1, 16), &EventIdentity::ANONYMOUS), Err(ReserveError::Paused));
+    p.pause_output(false);
+    p.output(&record(2, 16), &EventIdentity::ANONYMOUS).unwrap(); // LOST (24 bytes) + 16
+    assert_eq!((p.lost_pending(), p.head(), gen()), (0, 40, 2));
+    for n in 3..=5 {
+        p.output(&record(n, 16), &EventIdentity::ANONYMOUS).unwrap();
+        assert_eq!(gen(), 2 * (n as usize - 1), "record {n}: one generation per outermost writer");
+    }
+}
+
+#[test]
+fn a_writer_nested_in_a_backward_reservation_writes_backward_below_it() {
+    // The fast path is closed for a backward producer by `fast_end` set far behind `rb->head`
+    // (`FAST_PATH_CLOSED`): far enough that the bytes reserved backward before the next close
+    // (here the outer writer's 32, before its general path closes the path again) cannot bring
+    // it within reach. A nested writer there takes the general path and reserves below the
+    // outer record; had it taken the forward fast path, it would have written over it.
+    let hooks = NestAfterReserve(Cell::new(true), Cell::new(0));
+    for cfg in [OVERWRITE_BACKWARD, Config { backward: true, ..Config::default() }] {
+        hooks.0.set(true);
+        let mut ring = ModelRing::<32>::new().unwrap();
+        let (p, _c) = crate::split_with_hooks(&mut ring, cfg, &hooks).unwrap();
+        p.output(&record(1, 32), &EventIdentity::ANONYMOUS).unwrap(); // outer [-32, 0), nested [-48, -32)
+        assert!(!hooks.0.get(), "the nested writer ran");
+        assert_eq!((p.head(), p.nest(), p.lost_pending()), (0usize.wrapping_sub(48), 0, 0), "{cfg:?}");
+        let mut reader = BackwardReader::new(p.memory(), !cfg.overwrite).unwrap();
+        let (got, res) = read_all(&mut reader);
+        res.unwrap();
+        assert_eq!(got, [record(9, 16), record(1, 32)], "{cfg:?}: newest first, both intact");
+    }
+}
+
+/// Hooks that run one nested writer of `len` bytes when the outer writer has entered (raised
+/// `nest`) and not yet loaded `rb->head` to reserve.
+struct NestAfterEntering(Cell<bool>, usize);
+impl<M: RingMemory> Hooks<M> for &NestAfterEntering {
+    fn preempt(&self, at: crate::producer::PreemptPoint, p: &Producer<M, Self>) {
+        if at == crate::producer::PreemptPoint::AfterNestIncrement && self.0.replace(false) {
+            p.output(&record(9, self.1), &EventIdentity::ANONYMOUS).unwrap();
+        }
+    }
+}
+
+#[test]
+fn overwrite_ring_lets_an_outermost_writer_reserve_past_a_record_nested_before_its_reservation() {
+    // 128-byte overwrite ring. The outer 64-byte writer enters, and before it reserves an
+    // interrupt writes 96 bytes: then the outer reserves below those, 160 bytes from where its
+    // episode began. Only a *nested* reservation is bounded by the episode (it must not reach
+    // bytes an open writer has yet to write); the outermost writer has reserved nothing yet,
+    // so its record is taken (overwriting the older nested one, as an overwrite ring does).
+    let hooks = NestAfterEntering(Cell::new(true), 96);
+    let mut ring = ModelRing::<16>::new().unwrap();
+    let (p, _c) = crate::split_with_hooks(&mut ring, OVERWRITE_BACKWARD, &hooks).unwrap();
+    let outer = record(1, 64);
+    assert_eq!(p.output(&outer, &EventIdentity::ANONYMOUS), Ok(true), "taken (160 bytes cross the watermark)");
+    assert!(!hooks.0.get(), "the nested writer ran");
+    assert_eq!((p.head(), p.lost_pending()), (0usize.wrapping_sub(160), 0));
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    assert_eq!(read_all(&mut reader).0.first(), Some(&outer), "the newest record, intact");
+}
+
+/// Hooks of an overwrite ring that make the outermost writer publish three times: a nested
+/// writer after its P4 (nest 0: itself an outermost writer) makes its re-check fail; a second
+/// one right after the outer writer's next `rb->head` load (nest raised again: a nested writer)
+/// makes the next fail. Notes `data_head` at every point.
+struct RepublishTwice {
+    nested: Cell<u32>,
+    in_nested: Cell<bool>,
+    heads: std::cell::RefCell<Vec<usize>>,
+}
+impl<M: RingMemory> Hooks<M> for &RepublishTwice {
+    fn preempt(&self, at: crate::producer::PreemptPoint, p: &Producer<M, Self>) {
+        use crate::memory::Position;
+        use crate::producer::PreemptPoint;
+        self.heads.borrow_mut().push(p.memory().position(Position::DataHead).load(crate::fences::LOCAL));
+        let n = self.nested.get();
+        // (The first nested writer's own `put_handle` passes PutAfterHeadLoad too: not there.)
+        let fire = match at {
+            PreemptPoint::AfterNestDecrement => n == 0,
+            PreemptPoint::PutAfterHeadLoad => n == 1 && !self.in_nested.get(),
+            _ => false,
+        };
+        if fire {
+            self.nested.set(n + 1);
+            self.in_nested.set(true);
+            p.output(&record(10 + n, 16), &EventIdentity::ANONYMOUS).unwrap();
+            self.in_nested.set(false);
+        }
+    }
+}
+
+#[test]
+fn an_overwrite_writer_publishing_again_after_a_failed_recheck_is_still_the_open_writer() {
+    // After a failed re-check the outermost writer raises `nest` again (with the overwrite
+    // flag) before it re-publishes: a writer nesting there is an inner one, which neither
+    // publishes (its newer head would be hidden by the outer's older store: data_head going
+    // back) nor ends the write generation under the open writer.
+    let hooks = RepublishTwice { nested: Cell::new(0), in_nested: Cell::new(false), heads: Default::default() };
+    let mut ring = ModelRing::<32>::new().unwrap();
+    let (p, _c) = crate::split_with_hooks(&mut ring, OVERWRITE_BACKWARD, &hooks).unwrap();
+    p.output(&record(1, 16), &EventIdentity::ANONYMOUS).unwrap();
+    assert_eq!(hooks.nested.get(), 2, "both nested writers ran");
+    let heads = hooks.heads.borrow();
+    assert!(heads.windows(2).all(|w| w[0].wrapping_neg() <= w[1].wrapping_neg()), "data_head went back: {heads:?}");
+    assert_eq!(
+        p.memory().position(crate::memory::Position::DataHead).load(crate::fences::LOCAL),
+        0usize.wrapping_sub(48)
+    );
+    // Two outermost writers (the outer, and the first nested one after its P4): 2 x 2.
+    assert_eq!(p.memory().write_gen().load(crate::fences::LOCAL), 4);
+    let mut reader = BackwardReader::new(p.memory(), false).unwrap();
+    assert_eq!(read_all(&mut reader).0, [record(11, 16), record(10, 16), record(1, 16)]);
+}

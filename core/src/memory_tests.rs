@@ -148,3 +148,16 @@ fn model_ring_load_words_refuses_unaligned_or_out_of_area_ranges_as_a_mapping_do
     assert!(!ring.load_words(Area::Data, usize::MAX - 7, &mut dst[..8]), "offset + length overflows");
     assert_eq!(dst, [0u8; 16], "nothing copied by a refused load");
 }
+
+#[test]
+fn a_32_bit_position_is_extended_to_the_nearest_full_position() {
+    use crate::memory::extend_position32;
+    // Ahead of the reference, across the 4 GiB wrap of the low half.
+    assert_eq!(extend_position32(0xffff_ffc0, 0x40), 0x1_0000_0040);
+    // Behind it stays behind.
+    assert_eq!(extend_position32(0x1_0000_0040, 0xffff_ffc0), 0xffff_ffc0);
+    // The same low half: the reference itself; near it, either way.
+    assert_eq!(extend_position32(0x2_0000_1000, 0x1000), 0x2_0000_1000);
+    assert_eq!(extend_position32(0x2_0000_1000, 0x1008), 0x2_0000_1008);
+    assert_eq!(extend_position32(0x2_0000_1000, 0x0ff8), 0x2_0000_0ff8);
+}

@@ -218,15 +218,15 @@ pub trait Hooks<M: RingMemory>: Sized {
 /// One lost record in [`Producer`]'s `lost` word, whose bit 0 is the mode bit.
 const LOST_ONE: usize = 2;
 
-/// Set in `nest` by the outermost writer of an overwrite-mode producer (beside the count), so
-/// that `put_handle`'s inner-writer test also catches the writer that must end the write
-/// generation, and the forward read-write path needs no mode test to publish.
+/// Set in `nest` by the outermost writer of an overwrite-mode producer beside the count, so that
+/// `put_handle`'s inner-writer test also catches the writer that must end the write generation.
 const OVERWRITE_WRITER: u32 = 1 << 31;
-
-/// How far behind `rb->head` a closed [`Producer::fast_end`] is set: the fast path's signed
-/// distance is then negative until a quarter of the address space has been written, and the
-/// general path reopens (or closes again) on every reservation it makes.
-const FAST_PATH_CLOSED: usize = usize::MAX / 4 + 1;
+/// `nest` of an overwrite-mode producer's outermost writer alone: the flag and a count of 1.
+const OVERWRITE_OUTERMOST: u32 = 0x8000_0001;
+/// How far behind `rb->head` a closed [`Producer::fast_end`] is set: a signed distance negative
+/// until a quarter of the address space is written (`rb->head` moves by about a ring at most
+/// before the general path reopens or closes it again, on every reservation it makes).
+const FAST_PATH_CLOSED: usize = usize::MAX >> 2;
 
 /// Hooks that do nothing.
 #[derive(Debug, Clone, Copy, Default)]
@@ -779,7 +779,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     #[inline(always)]
     fn get_handle_in<const OVERWRITE: bool>(&self) -> u32 {
         let nest = self.nest.load(LOCAL);
-        self.nest.store(if OVERWRITE && nest == 0 { OVERWRITE_WRITER | 1 } else { nest + 1 }, LOCAL);
+        self.nest.store(if OVERWRITE && nest == 0 { OVERWRITE_OUTERMOST } else { nest + 1 }, LOCAL);
         compiler_barrier();
         if OVERWRITE && nest == 0 {
             self.write_gen_begin();
@@ -819,7 +819,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         self.publish::<true>(handle_wakeup)
     }
 
-    /// `put_handle` of the outermost writer (`nest` is 1, or `OVERWRITE_WRITER | 1` in
+    /// `put_handle` of the outermost writer (`nest` is 1, or [`OVERWRITE_OUTERMOST`] in
     /// overwrite mode): publish `data_head`, leave, wake if the stamp moved.
     #[inline(always)]
     fn publish<const OVERWRITE: bool>(&self, handle_wakeup: usize) -> bool {
@@ -844,7 +844,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             if head == self.head.load(LOCAL) {
                 break;
             }
-            self.nest.store(if OVERWRITE { OVERWRITE_WRITER | 1 } else { 1 }, LOCAL);
+            self.nest.store(if OVERWRITE { OVERWRITE_OUTERMOST } else { 1 }, LOCAL);
         }
         if OVERWRITE {
             self.write_gen_end();
@@ -1321,11 +1321,33 @@ impl<M: RingMemory, H: Hooks<M>> BatchWriter<'_, M, H> {
 /// on_timer_interrupt();
 /// assert_eq!(producer().head(), 8);
 /// ```
+///
+/// `CpuLocal<P>` is `Sync` only for a [`Producer`] (over memory and hooks that are themselves
+/// `Sync`): the nest protocol makes the producer's own state safe to touch from nesting
+/// interrupts, and nothing else's. Any other `P` keeps its own `Sync`-ness; an `Rc`, whose
+/// count is not updated atomically, cannot be shared this way:
+///
+/// ```compile_fail
+/// # use perfring::producer::CpuLocal;
+/// fn shared_with_interrupts<T: Sync>() {}
+/// shared_with_interrupts::<CpuLocal<std::rc::Rc<u8>>>(); // an Rc is not Sync, wrapped or not
+/// ```
+///
+/// ```
+/// # use perfring::producer::{CpuLocal, Producer};
+/// # use perfring::Mapping;
+/// fn shared_with_interrupts<T: Sync>() {}
+/// shared_with_interrupts::<CpuLocal<Producer<&'static Mapping<'static>>>>();
+/// ```
 pub struct CpuLocal<P>(P);
 
 // SAFETY: the constructor's caller promises that only one CPU and its LIFO-nesting interrupt
-// handlers use the producer, which is the condition the nest protocol needs.
-unsafe impl<P> Sync for CpuLocal<P> {}
+// handlers use the producer, which is the condition the nest protocol needs: every field of a
+// `Producer` that a writer changes is a `LocalUsize`/`LocalU32` (atomic against an interrupt
+// of the same CPU), and the rest is set at construction. Its memory `M` and hooks `H` are
+// reached through `&self` by every context, so they must be `Sync` themselves; `Send` is not
+// needed, since the producer never moves out of the wrapper while it is shared.
+unsafe impl<M: RingMemory + Sync, H: Hooks<M> + Sync> Sync for CpuLocal<Producer<M, H>> {}
 
 impl<P> CpuLocal<P> {
     /// Wrap a producer for use from one CPU and its interrupt handlers.

@@ -10,7 +10,7 @@ use crate::consumer::{ReadError, Scratch};
 use crate::memory::{Area, LayoutError, Mapping, ModelRing, Position, RingMemory};
 use crate::producer::{Config, EventIdentity, Hooks, PreemptPoint, Producer, ReserveError};
 use crate::record::{sample_type, types, Endian, Header, LostRecord, SampleId};
-use crate::test_memory::LoadHook;
+use crate::test_memory::{HeadLoads, LoadHook};
 use crate::{split, split_with_hooks};
 
 /// A record of `len` bytes: header {type 9, misc 0, size len}, then bytes `tag`, `tag+1`, ...
@@ -451,6 +451,37 @@ fn legacy_put_handle_exposes_a_decreasing_data_head() {
     assert_eq!(p.memory().position(Position::DataHead).load(crate::fences::LOCAL), 48);
 }
 
+/// Legacy ordering (`LEGACY_PUT_HANDLE`), once: a nested writer in the outer writer's payload,
+/// checking right after it that it left publishing to the outer writer.
+struct LegacyNestedInPayload(Cell<bool>);
+impl<M: RingMemory> Hooks<M> for &LegacyNestedInPayload {
+    const LEGACY_PUT_HANDLE: bool = true;
+    fn preempt(&self, at: PreemptPoint, p: &Producer<M, Self>) {
+        if at == PreemptPoint::InPayload && self.0.replace(false) {
+            p.output(&record(2, 16), &EventIdentity::ANONYMOUS).unwrap();
+            let head = p.memory().position(Position::DataHead).load(crate::fences::LOCAL);
+            assert_eq!((head, p.nest()), (0, 1), "an inner writer publishes nothing; the outer is still open");
+        }
+    }
+}
+
+#[test]
+fn legacy_put_handle_still_publishes_only_from_the_outermost_writer() {
+    // The legacy ordering differs from today's in when `nest` drops, not in who publishes: an
+    // inner writer's `put_handle` only leaves; publishing its head would expose the outer
+    // writer's record before its payload is written.
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let hooks = LegacyNestedInPayload(Cell::new(true));
+    let (p, mut c) = split_with_hooks(&mut ring, Config::default(), &hooks).unwrap();
+    let mut h = p.output_begin(32, &EventIdentity::ANONYMOUS).unwrap();
+    let outer = record(1, 32);
+    h.write(&outer[..8]).unwrap();
+    h.write(&outer[8..]).unwrap();
+    h.end();
+    assert!(!hooks.0.get(), "the nested writer ran");
+    assert_eq!(drain(&mut c).into_iter().map(|(_, b)| b).collect::<Vec<_>>(), [outer, record(2, 16)]);
+}
+
 #[test]
 fn consumer_errors_name_a_head_behind_too_far_ahead_or_not_8_aligned() {
     let mut ring = ModelRing::<8>::new().unwrap();
@@ -488,6 +519,9 @@ fn consumer_errors_bad_record_sizes_stop_the_batch_without_consuming() {
     for (size, head, expect) in [
         (0u16, 16usize, ReadError::ZeroSize { position: 0 }),
         (12, 16, ReadError::MisalignedSize { position: 0, size: 12 }),
+        // Under 8 as well: a trusted ring's fast path must not take a 1-7-byte record (its
+        // `len % 8 == 0` test; `len / 8 == 0` would let one through).
+        (4, 16, ReadError::MisalignedSize { position: 0, size: 4 }),
         (24, 16, ReadError::SizeBeyondHead { position: 0, size: 24, available: 16 }),
         (65528, 56, ReadError::SizeBeyondHead { position: 0, size: 65528, available: 56 }),
     ] {
@@ -998,6 +1032,27 @@ fn a_backward_reservation_given_up_becomes_a_lost_samples_record() {
     assert_eq!(&got[1].1[8..16], &1u64.to_ne_bytes());
 }
 
+/// A forward overwrite ring does not take a reservation back either (the bytes it reserved may
+/// already have overwritten the oldest record and hold part of a header): LOST_SAMPLES.
+#[test]
+fn a_forward_overwrite_reservation_given_up_becomes_a_lost_samples_record() {
+    let ring = ModelRing::<64>::new().unwrap();
+    // SAFETY: the only producer of this ring.
+    let p = unsafe { Producer::new(&ring, Config { overwrite: true, ..Config::default() }) }.unwrap();
+    let w = EventIdentity::ANONYMOUS;
+    p.output(&record(1, 16), &w).unwrap();
+    let mut h = p.output_begin(24, &w).unwrap();
+    h.write(&[9, 0, 0, 0]).unwrap(); // half a header
+    assert!(!h.end());
+    assert_eq!(p.head(), 40, "the reservation stays");
+    p.output(&record(2, 16), &w).unwrap();
+    let mut c = crate::Consumer::untrusted(&ring).unwrap();
+    let got = drain(&mut c);
+    let types_sizes: Vec<_> = got.iter().map(|(h, _)| (h.type_, h.size)).collect();
+    assert_eq!(types_sizes, [(types::SAMPLE, 16), (types::LOST_SAMPLES, 24), (types::SAMPLE, 16)]);
+    assert_eq!(&got[1].1[8..], &[&1u64.to_ne_bytes()[..], &[0; 8]].concat()[..]);
+}
+
 /// `output` takes one whole record: a header whose size is not the record's length is refused,
 /// with nothing written or counted (written, the consumer would read the bytes after it as the
 /// next record, or stop at a size of 0).
@@ -1021,4 +1076,53 @@ fn output_refuses_a_record_whose_header_size_is_not_its_length() {
     );
     p.output(&record(2, 16), &w).unwrap();
     assert_eq!(drain(&mut c).len(), 1);
+}
+
+#[test]
+fn the_producer_loads_data_tail_again_only_when_the_space_it_cached_runs_short() {
+    // A reservation is checked against the space end computed from the last `data_tail` loaded
+    // (`fits`); the consumer's word (a cache line the consumer's core writes) is loaded again
+    // only when that check fails (`reload_space`), and the new space end is cached in turn.
+    let ring = ModelRing::<64>::new().unwrap(); // 512 bytes: 511 of space
+    let counted = HeadLoads { ring: &ring, loads: Cell::new(0), tail_loads: Cell::new(0) };
+    // SAFETY: the only producer of this ring.
+    let p = unsafe { Producer::new(&counted, Config::default()) }.unwrap();
+    let w = EventIdentity::ANONYMOUS;
+    assert_eq!(counted.tail_loads.get(), 1, "the constructor's");
+    // 31 records, 496 bytes: the fast path to the watermark (256), the general path across it
+    // (record 16), the fast path again. All fit by the first tail.
+    for n in 0..31 {
+        p.output(&record(n, 16), &w).unwrap();
+    }
+    assert_eq!(counted.tail_loads.get(), 1, "496 of 511 bytes, all by the space cached first");
+    // 15 bytes left by the cache: loaded again, still full.
+    assert_eq!(p.output(&record(31, 16), &w), Err(ReserveError::NoSpace));
+    assert_eq!(counted.tail_loads.get(), 2);
+    // The consumer frees 256 bytes: the next reservation finds the cache short, loads the tail
+    // once, and the records after it fit by the new space end (255 + 16 bytes left).
+    ring.position(Position::DataTail).store(256, crate::fences::LOCAL);
+    p.output(&record(32, 16), &w).unwrap(); // LOST (24 bytes) + 16
+    assert_eq!(counted.tail_loads.get(), 3);
+    for n in 33..40 {
+        p.output(&record(n, 16), &w).unwrap();
+    }
+    assert_eq!((counted.tail_loads.get(), p.head()), (3, 648));
+}
+
+#[test]
+fn a_nearly_empty_ring_gets_a_second_head_load_and_a_fuller_one_only_one() {
+    // Pace: with fewer than `min_bytes` unread, `batch` spins and loads `data_head` once more
+    // (the producer may have published meanwhile); with `min_bytes` or more, it loads it once.
+    let pace = crate::consumer::Pace { min_bytes: 32, spins: 0 };
+    for (unread, loads) in [(0usize, 2usize), (16, 2), (24, 2), (32, 1), (40, 1), (56, 1)] {
+        let ring = ModelRing::<8>::new().unwrap();
+        let counted = HeadLoads { ring: &ring, loads: Cell::new(0), tail_loads: Cell::new(0) };
+        let mut c = crate::Consumer::untrusted(&counted).unwrap();
+        c.configure(crate::consumer::Config { tail: crate::consumer::TailPolicy::EveryBatch, pace });
+        ring.position(Position::DataHead).store(unread, crate::fences::LOCAL);
+        let before = counted.loads.get();
+        let batch = c.batch().unwrap();
+        assert_eq!(counted.loads.get() - before, loads, "{unread} bytes unread, min_bytes 32");
+        drop(batch);
+    }
 }

@@ -49,3 +49,51 @@ unsafe impl<M: RingMemory> RingMemory for LoadHook<'_, M> {
         unsafe { self.ring.view(area, offset, len) }
     }
 }
+
+/// `ring`, counting the calls of [`RingMemory::position`] for `data_head` (each is one load of
+/// it by a reader) in `loads` and for `data_tail` (each is one load of it by a producer) in
+/// `tail_loads`; every call goes to the ring.
+pub(crate) struct HeadLoads<'a, M: RingMemory> {
+    pub(crate) ring: &'a M,
+    pub(crate) loads: core::cell::Cell<usize>,
+    pub(crate) tail_loads: core::cell::Cell<usize>,
+}
+
+// SAFETY: forwards every call to `ring`, which upholds the contract.
+unsafe impl<M: RingMemory> RingMemory for HeadLoads<'_, M> {
+    fn size(&self, area: Area) -> usize {
+        self.ring.size(area)
+    }
+    fn position(&self, p: Position) -> &crate::loom::AtomicUsize {
+        match p {
+            Position::DataHead => self.loads.set(self.loads.get() + 1),
+            Position::DataTail => self.tail_loads.set(self.tail_loads.get() + 1),
+            _ => {}
+        }
+        self.ring.position(p)
+    }
+    fn page_word(&self, offset: usize) -> &crate::loom::AtomicU32 {
+        self.ring.page_word(offset)
+    }
+    fn paused(&self) -> &crate::loom::AtomicBool {
+        self.ring.paused()
+    }
+    fn write_gen(&self) -> &crate::loom::AtomicUsize {
+        self.ring.write_gen()
+    }
+    unsafe fn write(&self, area: Area, offset: usize, src: &[u8]) {
+        // SAFETY: the caller upholds `write`'s contract.
+        unsafe { self.ring.write(area, offset, src) }
+    }
+    unsafe fn read(&self, area: Area, offset: usize, dst: &mut [u8]) {
+        // SAFETY: the caller upholds `read`'s contract.
+        unsafe { self.ring.read(area, offset, dst) }
+    }
+    fn load_words(&self, area: Area, offset: usize, dst: &mut [u8]) -> bool {
+        self.ring.load_words(area, offset, dst)
+    }
+    unsafe fn view(&self, area: Area, offset: usize, len: usize) -> Option<&[u8]> {
+        // SAFETY: the caller upholds `view`'s contract.
+        unsafe { self.ring.view(area, offset, len) }
+    }
+}

@@ -13,6 +13,7 @@ use crate::sys;
 /// Count a command's page faults by `read(2)` (no ring), opened before it runs:
 ///
 /// ```
+/// # fn example() -> Result<(), Box<dyn std::error::Error>> {
 /// use perfring::record::ReadValues;
 /// use perfring_linux::launch::Launch;
 /// use perfring_linux::{attr::software, Event, EventAttr, Target};
@@ -23,7 +24,9 @@ use crate::sys;
 /// assert_eq!(child.wait()?, 0);
 /// let ReadValues::Single(counts) = faults.read()?.values() else { unreachable!("no GROUP asked") };
 /// assert!(counts.value > 0, "a process faults pages in as it starts: {counts:?}");
-/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// # Ok(()) }
+/// # // Refused here (not permitted, no such event): a visible skip, not a failure.
+/// # fn main() { perfring_test_support::doc_example!(example()) }
 /// ```
 pub struct Launch {
     child: sys::HeldChild,

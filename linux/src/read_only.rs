@@ -16,12 +16,36 @@
 //! accessor again for a newer value, as perfring's readers do for every load. The data area is
 //! read with relaxed word loads only ([`RingMemory::load_words`]); no zero-copy view is given.
 //!
+//! A `ReadOnlyMapping` is [`Send`] but not [`Sync`]: it is one reader's. Each accessor call
+//! stores the value it loaded into a word of the mapping's own and hands out a reference to
+//! that word. Shared between threads, one thread's call could overwrite the word between
+//! another thread's call and that thread's load of it: the second thread would then act on a
+//! head it did not load itself, without the acquire (C) that its own load gave it, and could
+//! read data bytes the kernel had not finished writing for that head, or compare a reader's
+//! interference check against the other thread's value. Every access being atomic, that would
+//! be no data race in Rust's sense, but a broken protocol that a reader cannot detect; making
+//! the type `!Sync` rules it out. Each thread makes its own: [`Ring::read_only`] is cheap (no
+//! system call, no allocation).
+//!
+//! ```compile_fail
+//! fn shared_between_threads<T: Sync>() {}
+//! shared_between_threads::<perfring_linux::ReadOnlyMapping<'static>>(); // not Sync: one reader's
+//! ```
+//!
+//! ```
+//! fn sent_to_a_thread<T: Send>() {}
+//! sent_to_a_thread::<perfring_linux::ReadOnlyMapping<'static>>(); // Send: the reader may move
+//! ```
+//!
 //! [`Mapping`]: perfring::Mapping
+//! [`Ring::read_only`]: crate::Ring::read_only
 
 use perfring::fences::{fence, C_HEAD_LOAD, LOCAL};
 use perfring::loom::{AtomicBool, AtomicU32, AtomicUsize};
 use perfring::memory::{Area, Position, RingMemory};
 use perfring::page::MmapPage;
+use std::cell::Cell;
+use std::marker::PhantomData;
 use std::mem::{offset_of, size_of};
 
 use crate::sys;
@@ -33,7 +57,8 @@ const HEADER_WORDS: usize = offset_of!(MmapPage, reserved) / 4;
 const LOW_HALF: usize = if usize::BITS == 64 || cfg!(target_endian = "little") { 0 } else { 4 };
 
 /// A ring mapped read-only, as perfring's readers see it (see the [module docs](self)): made
-/// by [`Ring::read_only`](crate::Ring::read_only), borrowing the ring.
+/// by [`Ring::read_only`](crate::Ring::read_only), borrowing the ring. One reader's: `Send`,
+/// not `Sync` (the module docs say why).
 #[derive(Debug)]
 pub struct ReadOnlyMapping<'r> {
     mmap: &'r sys::Mmap,
@@ -43,6 +68,8 @@ pub struct ReadOnlyMapping<'r> {
     words: [AtomicU32; HEADER_WORDS],
     paused: AtomicBool,
     write_gen: AtomicUsize,
+    /// Not `Sync` (see the module docs); `Cell` is `Send`, so the mapping stays `Send`.
+    _one_reader: PhantomData<Cell<()>>,
 }
 
 impl<'r> ReadOnlyMapping<'r> {
@@ -56,6 +83,7 @@ impl<'r> ReadOnlyMapping<'r> {
             words: [0; HEADER_WORDS].map(AtomicU32::new),
             paused: AtomicBool::new(false),
             write_gen: AtomicUsize::new(0),
+            _one_reader: PhantomData,
         }
     }
 

@@ -6,6 +6,7 @@
 //! button, a reactor: the session is [`AsFd`]):
 //!
 //! ```
+//! # fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::time::Duration;
 //! use perfring::record::sample_type as st;
 //! use perfring_linux::{attr::software, EventAttr, Session};
@@ -28,7 +29,9 @@
 //! session.drain(&mut on_cpu).unwrap(); // what came after the last wakeup
 //! assert_eq!(session.exit_status().unwrap(), Some(0));
 //! assert!(records > 0, "{} lost", session.lost_total());
-//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # Ok(()) }
+//! # // Refused here (not permitted, no such event): a visible skip, not a failure.
+//! # fn main() { perfring_test_support::doc_example!(example()) }
 //! ```
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};

@@ -17,7 +17,7 @@ fn page() -> u64 {
 /// A sampling software event on this thread, or a skip saying why it cannot be opened.
 fn software_event() -> Option<Event> {
     let attr = EventAttr::software(software::TASK_CLOCK).sample_period(1_000_000);
-    Event::open(&attr, Target::ThisThread, None).inspect_err(|e| perfring_test_support::skip(e)).ok()
+    crate::common::open_event(&attr, Target::ThisThread, None)
 }
 
 #[test]

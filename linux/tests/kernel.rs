@@ -14,11 +14,13 @@ use perfring::record::{
 use perfring_linux::attr::software;
 use perfring_linux::{wait, Event, EventAttr, OpenError, Readiness, Ring, Target};
 
-mod common;
+use crate::common;
 
-/// Open, or skip saying why not (a kernel without perf events, a seccomp filter).
+/// Open, or skip where this machine refuses it (not permitted, or no such event here); any
+/// other error (EINVAL: a wrong attr) fails the test.
+#[track_caller]
 fn open(attr: &EventAttr, target: Target, group: Option<&Event>) -> Option<Event> {
-    Event::open(attr, target, group).inspect_err(|e| perfring_test_support::skip(e)).ok()
+    common::open_event(attr, target, group)
 }
 
 /// This thread's CPU time.
@@ -217,14 +219,33 @@ fn every_kind_of_ring_gives_its_reader_and_refuses_the_others_with_a_typed_error
 /// the consumer's `pause` set a flag inside the Rust struct that no kernel reads.)
 #[test]
 fn pausing_a_kernel_ring_drops_and_reports_what_was_written_meanwhile() {
-    let attr = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::TID);
+    let attr =
+        EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::TID).read_format(rf::LOST);
     let Some(event) = open(&attr, Target::ThisThread, None) else { return };
     let ring = Ring::map(&event, 8, true).unwrap();
+    let dropped = || match event.read().unwrap().values() {
+        ReadValues::Single(c) => c.lost.unwrap_or(0),
+        _ => panic!("not a single read"),
+    };
     event.enable().unwrap();
     ring.pause_output(true).unwrap();
-    spin(Duration::from_millis(20)); // up to 200 periods of 100 µs (a busy VM's hrtimer folds some)
+    // Up to 200 periods of 100 µs (a busy VM's hrtimer folds some), and on until the kernel has
+    // dropped a sample (PERF_FORMAT_LOST): now and then no sample falls in the first 20 ms.
+    spin(Duration::from_millis(20));
+    for _ in 0..50 {
+        if dropped() > 0 {
+            break;
+        }
+        spin(Duration::from_millis(20));
+    }
     ring.pause_output(false).unwrap();
-    spin(Duration::from_millis(2));
+    // On until the kernel's first write after the resume, which reports the drops.
+    for _ in 0..100 {
+        spin(Duration::from_millis(2));
+        if ring.consumer().unwrap().available().unwrap() > 0 {
+            break;
+        }
+    }
     event.disable().unwrap();
     let records = drain(&ring);
     let lost: u64 = records
@@ -232,9 +253,10 @@ fn pausing_a_kernel_ring_drops_and_reports_what_was_written_meanwhile() {
         .filter(|r| u32::from_ne_bytes(r[0..4].try_into().unwrap()) == types::LOST)
         .map(|r| u64::from_ne_bytes(r[16..24].try_into().unwrap()))
         .sum();
-    assert!(lost > 0, "the paused window's samples are reported lost");
     let samples = records.iter().filter(|r| u32::from_ne_bytes(r[0..4].try_into().unwrap()) == types::SAMPLE).count();
+    assert!(lost > 0, "the paused window's samples are reported lost: {samples} samples, {} records", records.len());
     assert!(samples < 60, "only the samples after the resume were written: {samples} (lost {lost})");
+    assert_eq!(lost, dropped(), "PERF_RECORD_LOST reports what PERF_FORMAT_LOST counted");
 }
 
 #[test]
@@ -354,7 +376,12 @@ fn a_refused_open_says_what_to_change() {
         return perfring_test_support::skip("not root, cannot drop to uid 65534 in a child");
     }
     let out = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "refused_open_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            &perfring_test_support::test_name(module_path!(), "refused_open_child"),
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("PERFRING_REFUSED_CHILD", "1")
         .output()
         .unwrap();
@@ -413,6 +440,9 @@ fn tracepoints_open_by_name_or_say_how_to_mount_tracefs() {
             Err(e @ perfring_linux::Error::TracefsNotMounted) => {
                 assert!(e.to_string().contains("mount -t tracefs"), "{e}")
             }
+            // Mounted, but not readable by this user (tracefs is 0700 by default): not
+            // permitted here, a visible skip.
+            Err(e @ perfring_linux::Error::TracefsPermissionDenied { .. }) => return perfring_test_support::skip(e),
             other => panic!("tracefs is not mounted, yet: {other:?}"),
         }
         if let Err(why) = perfring_test_support::mount_tracefs() {
@@ -420,6 +450,7 @@ fn tracepoints_open_by_name_or_say_how_to_mount_tracefs() {
         }
     }
     match EventAttr::tracepoint("sched:sched_switch") {
+        Err(e @ perfring_linux::Error::TracefsPermissionDenied { .. }) => perfring_test_support::skip(e),
         Err(e) => panic!("sched:sched_switch: {e}"),
         Ok(attr) => {
             // Count this thread's context switches through the tracepoint.
@@ -550,10 +581,15 @@ fn modify_attributes_moves_a_breakpoint_to_another_address() {
     let on = |addr| EventAttr::breakpoint(breakpoint::W, addr, 8);
     let event = match Event::open(&on(a), Target::ThisThread, None) {
         Ok(e) => e,
-        Err(e) => {
-            // No debug registers for perf here (a VM without them, or all in use).
+        // No debug registers for perf here (a VM without them: ENODEV/EOPNOTSUPP; all in use:
+        // ENOSPC), or not permitted: a visible skip. Anything else (EINVAL) fails.
+        Err(e)
+            if common::refusal(&e).is_some()
+                || matches!(&e, OpenError::Io(io) if io.raw_os_error() == Some(libc::ENOSPC)) =>
+        {
             return perfring_test_support::skip(format!("a hardware breakpoint cannot be opened here: {e}"));
         }
+        Err(e) => panic!("a hardware breakpoint: {e} ({e:?})"),
     };
     event.enable().unwrap();
     poke(&mut w.a, 10);

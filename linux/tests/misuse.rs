@@ -14,7 +14,7 @@ use perfring_linux::attr::software;
 use perfring_linux::launch::Launch;
 use perfring_linux::{wait, wait_all, Error, EventAttr, Ring, Session, SessionError};
 
-mod common;
+use crate::common;
 
 use common::open_session as open;
 
@@ -186,13 +186,19 @@ fn tracefs_unreadable_to_this_user_is_permission_denied() {
     if unsafe { libc::getuid() } != 0 {
         return perfring_test_support::skip("not root: cannot run the lookup as another user");
     }
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "tracefs_unreadable_to_this_user_is_permission_denied", "--nocapture", "--test-threads=1"])
+    // nobody runs a copy of this binary in a folder it can reach: the build's own folder may
+    // be private (a clone under `mktemp -d` or /root is mode 0700).
+    let copy = common::ExeCopy::for_other_users().unwrap();
+    let name = perfring_test_support::test_name(module_path!(), "tracefs_unreadable_to_this_user_is_permission_denied");
+    let out = std::process::Command::new(copy.path())
+        .args(["--exact", &name, "--nocapture", "--test-threads=1"])
+        .current_dir("/")
         .env(AS_NOBODY, "1")
         .uid(65534)
         .gid(65534)
         .output()
         .unwrap();
+    drop(copy);
     let stdout = String::from_utf8_lossy(&out.stdout);
     // libtest prints the test's name on the line the child's own line starts on.
     let Some(result) = stdout.lines().find_map(|l| l.split_once("CHILD-RESULT: ").map(|(_, r)| r)) else {

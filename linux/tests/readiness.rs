@@ -12,16 +12,9 @@ use perfring_linux::{Event, EventAttr, Ring, Target};
 fn sampling_ring() -> Option<(Event, Ring)> {
     let attr =
         EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::IP | st::TID).wakeup_events(8);
-    match Event::open(&attr, Target::ThisThread, None) {
-        Ok(event) => {
-            let ring = Ring::map(&event, 4, true).unwrap();
-            Some((event, ring))
-        }
-        Err(e) => {
-            perfring_test_support::skip(e);
-            None
-        }
-    }
+    let event = crate::common::open_event(&attr, Target::ThisThread, None)?;
+    let ring = Ring::map(&event, 4, true).unwrap();
+    Some((event, ring))
 }
 
 /// Burn CPU on this thread until `done` says so (or 10 s pass).
@@ -102,10 +95,7 @@ fn a_sessions_one_fd_drives_tokio_asyncfd_to_the_commands_end() {
     use tokio::io::unix::AsyncFd;
     let attr = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::TID).wakeup_events(4);
     let work = "i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done";
-    let session = match Session::command(["sh", "-c", work]).event(attr).open() {
-        Ok(s) => s,
-        Err(e) => return perfring_test_support::skip(e),
-    };
+    let Some(session) = crate::common::open_session(Session::command(["sh", "-c", work]).event(attr)) else { return };
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let (wakeups, samples, status) = rt.block_on(async move {
         // The session's descriptor is an epoll set of all its events, on every CPU.

@@ -9,7 +9,7 @@ use perfring_linux::{Error, Event, EventAttr, Ring, Target};
 /// A sampling task-clock event on this thread, or a skip line.
 fn sampling_event() -> Option<Event> {
     let attr = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::IP | st::TID);
-    Event::open(&attr, Target::ThisThread, None).inspect_err(|e| perfring_test_support::skip(e)).ok()
+    crate::common::open_event(&attr, Target::ThisThread, None)
 }
 
 #[test]

@@ -11,7 +11,7 @@ use perfring::record::{sample_type as st, types, SampleError};
 use perfring_linux::attr::software;
 use perfring_linux::{EventAttr, Session, SessionError};
 
-mod common;
+use crate::common;
 
 use common::open_session as open;
 

@@ -65,7 +65,7 @@ pub fn frequency(o: &Options) -> Option<u64> {
 /// Every event's attr, and perf's tracking event (`dummy:HG`) where it adds one (system-wide
 /// recording: `-a`, `-C`): the side band (COMM, MMAP2, TASK, KSYMBOL, BPF_EVENT) goes to the
 /// tracking event, the first event when there is no dummy.
-pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>, exclude_kernel: bool) -> Vec<Configured> {
+pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Configured> {
     let cpu_wide = o.all_cpus || o.cpus.is_some();
     let command = !o.command.is_empty() && !cpu_wide && o.pids.is_empty() && o.tids.is_empty();
     let mut out: Vec<Configured> = specs
@@ -75,9 +75,6 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>, exclude_ke
             a.size = Attr::SIZE_VER7;
             if s.precise_max {
                 a.flags = (a.flags & !flag::PRECISE_IP_MASK) | (3 << 15);
-            }
-            if exclude_kernel && !s.modified {
-                a.flags |= flag::EXCLUDE_KERNEL | flag::EXCLUDE_HV;
             }
             let tracepoint = a.type_ == event_type::TRACEPOINT;
             let mut t = st::IP | st::TID | st::TIME;

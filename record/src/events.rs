@@ -17,8 +17,6 @@ pub struct EventSpec {
     pub name: String,
     /// Type, config, exclude bits, precise_ip.
     pub attr: Attr,
-    /// `u`, `k` or `h` given: the exclude bits are the user's (no fallback to user only).
-    pub modified: bool,
     /// The group leader's index, for a member.
     pub leader: Option<usize>,
     /// `:P`: the most precise the event takes.
@@ -84,10 +82,47 @@ const HARDWARE: &[(&str, u64)] = &[
     ("ref-cycles", 9),
 ];
 
-/// perf's default event: `cycles:P` (cpu-clock where there is no PMU: [`fallback`]).
-pub fn default_event() -> EventSpec {
-    let attr = Attr { type_: event_type::HARDWARE, config: 0, ..Attr::ZERO };
-    EventSpec { name: "cycles:P".into(), attr, modified: false, leader: None, precise_max: true }
+/// perf's default event: `cycles:P` (cpu-clock where there is no PMU: [`fallback`]). Where
+/// this user may not profile the kernel it excludes the kernel from the start, as perf's
+/// `evsel__new_cycles` does (`exclude_kernel = !perf_event_can_profile_kernel()`, nothing
+/// else: the hypervisor stays counted), and perf names it `cycles:u`.
+pub fn default_event(can_profile_kernel: bool) -> EventSpec {
+    let mut attr = Attr { type_: event_type::HARDWARE, config: 0, ..Attr::ZERO };
+    let name = if can_profile_kernel {
+        "cycles:P"
+    } else {
+        attr.flags |= flag::EXCLUDE_KERNEL;
+        "cycles:u"
+    };
+    EventSpec { name: name.into(), attr, leader: None, precise_max: true }
+}
+
+/// perf's `perf_event_can_profile_kernel`: CAP_SYS_ADMIN or CAP_PERFMON in this process's
+/// effective set (`CapEff` of /proc/self/status), or `perf_event_paranoid` at most 1.
+pub fn can_profile_kernel() -> bool {
+    const CAP_SYS_ADMIN: u32 = 21;
+    const CAP_PERFMON: u32 = 38;
+    let effective = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+        let hex = s.lines().find_map(|l| l.strip_prefix("CapEff:"))?.trim().to_string();
+        u64::from_str_radix(&hex, 16).ok()
+    });
+    let capable = effective.is_some_and(|c| c & (1 << CAP_SYS_ADMIN | 1 << CAP_PERFMON) != 0);
+    // perf takes an unreadable level as the highest.
+    capable || perfring_linux::event::paranoid().is_some_and(|p| p <= 1)
+}
+
+/// perf's fallback where the kernel refuses an event because it counts the kernel (EACCES at
+/// `perf_event_paranoid` > 1, `evsel__fallback`): the event in user space only, exclude_kernel
+/// and exclude_hv set and `u` appended to its name (after a `:`, or alone where the name has a
+/// `:` or `/` already: `cpu-clock:u`, `cpu-clock:pu`, `software/config=2/u`). `None` where perf
+/// does not fall back: the event excludes the kernel already, or user space (`:k`, `:h`).
+pub fn user_only(e: &EventSpec) -> Option<EventSpec> {
+    if e.attr.flags & (flag::EXCLUDE_KERNEL | flag::EXCLUDE_USER) != 0 {
+        return None;
+    }
+    let sep = if e.name.contains([':', '/']) { "" } else { ":" };
+    let attr = Attr { flags: e.attr.flags | flag::EXCLUDE_KERNEL | flag::EXCLUDE_HV, ..e.attr };
+    Some(EventSpec { name: format!("{}{sep}u", e.name), attr, ..e.clone() })
 }
 
 /// Split at the commas outside braces and slashes.
@@ -195,7 +230,6 @@ pub fn parse(text: &str) -> Result<Vec<EventSpec>, SyntaxError> {
                     }
                     if !mods.is_empty() {
                         e.precise_max |= apply_modifiers(&mut e.attr, mods, true);
-                        e.modified |= mods.contains(['u', 'k', 'h']);
                     }
                     out.push(e);
                 }
@@ -215,13 +249,7 @@ fn one(text: &str, at: usize, item: &str) -> Result<Vec<EventSpec>, SyntaxError>
         if let Some(m) = mods {
             precise_max = apply_modifiers(&mut attr, m, false);
         }
-        EventSpec {
-            name: name.to_string(),
-            attr,
-            modified: mods.is_some_and(|m| m.contains(['u', 'k', 'h'])),
-            leader: None,
-            precise_max,
-        }
+        EventSpec { name: name.to_string(), attr, leader: None, precise_max }
     };
     // PMU/terms/[modifiers]
     if let Some((pmu, rest)) = item.split_once('/') {
@@ -438,8 +466,11 @@ mod tests {
     use super::*;
 
     fn bits(e: &str) -> [bool; 4] {
-        let a = parse(e).unwrap()[0].attr;
-        [flag::EXCLUDE_USER, flag::EXCLUDE_KERNEL, flag::EXCLUDE_HV, flag::EXCLUDE_GUEST].map(|m| a.flags & m != 0)
+        bits_of(&parse(e).unwrap()[0])
+    }
+
+    fn bits_of(e: &EventSpec) -> [bool; 4] {
+        [flag::EXCLUDE_USER, flag::EXCLUDE_KERNEL, flag::EXCLUDE_HV, flag::EXCLUDE_GUEST].map(|m| e.attr.flags & m != 0)
     }
 
     #[test]
@@ -474,9 +505,28 @@ mod tests {
 
     #[test]
     fn names_perf_gives_its_own_events() {
-        let default = fallback(&default_event()).unwrap();
+        let default = fallback(&default_event(true)).unwrap();
         assert_eq!(default.name, "cpu-clock:ppp");
         assert_eq!(fallback(&parse("cycles").unwrap()[0]).unwrap().name, "cpu-clock");
+        // Where the kernel may not be profiled (perf 6.1 as a user at perf_event_paranoid 2,
+        // `perf evlist -v`): the default excludes the kernel alone; a named event is refused,
+        // then counts user space only, named with a `u`.
+        let user_default = fallback(&default_event(false)).unwrap();
+        assert_eq!(user_default.name, "cpu-clock:uhppp");
+        let cycles = user_only(&parse("cycles").unwrap()[0]).unwrap();
+        assert_eq!(cycles.name, "cycles:u");
+        assert_eq!(fallback(&cycles).unwrap().name, "cpu-clock:uH");
+        assert_eq!(bits_of(&user_only(&parse("cpu-clock").unwrap()[0]).unwrap()), [false, true, true, true]);
+        for (given, named) in [
+            ("cpu-clock", "cpu-clock:u"),
+            ("cpu-clock:pp", "cpu-clock:ppu"),
+            ("software/config=2/", "software/config=2/u"),
+        ] {
+            assert_eq!(user_only(&parse(given).unwrap()[0]).unwrap().name, named);
+        }
+        for kept in ["cpu-clock:u", "cpu-clock:k", "cpu-clock:h", "{cpu-clock,page-faults}:u"] {
+            assert!(user_only(&parse(kept).unwrap()[0]).is_none(), "{kept}");
+        }
         assert!(fallback(&parse("instructions").unwrap()[0]).is_none());
         let dummy = Attr { type_: 1, config: 9, ..Attr::ZERO };
         assert_eq!(modifier_suffix(&dummy), ":HG");

@@ -96,7 +96,7 @@ fn event_specs(o: &Options) -> Result<Vec<EventSpec>, Failure> {
         }
     }
     if specs.is_empty() {
-        specs.push(events::default_event());
+        specs.push(events::default_event(events::can_profile_kernel()));
     }
     Ok(specs)
 }
@@ -124,8 +124,8 @@ fn run(o: &Options) -> Result<u8, Failure> {
         Scope::Command(o.command.clone())
     };
     let stdout = if matches!(output, Output::Stdout) { Stdout::ToStderr } else { Stdout::Inherit };
-    let open = |specs: &[EventSpec], exclude_kernel: bool| {
-        let configured = config::configure(o, specs, freq, exclude_kernel);
+    let open = |specs: &[EventSpec]| {
+        let configured = config::configure(o, specs, freq);
         let mut b = Session::builder(scope.clone()).data_pages(o.pages).command_stdout(stdout).attrs_as_given(true);
         for c in &configured {
             b = match c.leader {
@@ -135,14 +135,20 @@ fn run(o: &Options) -> Result<u8, Failure> {
         }
         (b.open(), configured)
     };
-    let mut exclude_kernel = false;
+    let mut warned = false;
     let (session, configured) = loop {
-        match open(&specs, exclude_kernel) {
-            // Kernel samples where permitted, as perf: refused, then user space only.
-            (Err(SessionError::Open { error: OpenError::PermissionDenied { paranoid, .. }, .. }), _)
-                if !exclude_kernel && specs.iter().any(|s| !s.modified) =>
+        match open(&specs) {
+            // Kernel samples where permitted, as perf: an event refused at a paranoid level
+            // above 1 is opened again counting user space only (events::user_only), one by one.
+            (Err(SessionError::Open { event, error: OpenError::PermissionDenied { paranoid, .. }, .. }), _)
+                if event < specs.len()
+                    && paranoid.map_or(true, |p| p > 1)
+                    && events::user_only(&specs[event]).is_some() =>
             {
-                if !o.quiet {
+                if let Some(u) = events::user_only(&specs[event]) {
+                    specs[event] = u;
+                }
+                if !o.quiet && !std::mem::replace(&mut warned, true) {
                     eprintln!(
                         "perfring-record: warning: kernel samples not permitted (perf_event_paranoid is {}): \
                          recording user space only (as perf record does; lower \
@@ -150,7 +156,6 @@ fn run(o: &Options) -> Result<u8, Failure> {
                         paranoid.map_or("unreadable".to_string(), |p| p.to_string())
                     );
                 }
-                exclude_kernel = true;
             }
             // No PMU: cycles falls back to cpu-clock (perf says so with -v); other hardware
             // events are refused with perf's words.

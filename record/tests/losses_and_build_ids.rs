@@ -9,12 +9,10 @@
 //! * loaded BPF programs as KSYMBOL and BPF_EVENT records, as in perf record's file;
 //! * the pipe-mode stream laid out record for record as perf record's (`perf report -D`).
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::tmp;
+use crate::common::{self, tmp};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -135,7 +133,17 @@ fn the_build_id_cache_is_filled_as_perf_fills_it_and_outlives_a_rebuild() {
     let cache = home.join(".debug");
     // ~/.debug/.build-id/xx/rest -> ../../<path>/<build id>, with the file as `elf` there.
     let link = cache.join(".build-id").join(&bid[..2]).join(&bid[2..]);
-    let to = std::fs::read_link(&link).unwrap_or_else(|e| panic!("{}: {e}", link.display()));
+    let to = std::fs::read_link(&link).unwrap_or_else(|e| {
+        let ids = Command::new("perf").args(["buildid-list", "-i"]).arg(&file).output().unwrap();
+        let stats = Command::new("perf").args(["report", "--stats", "-i"]).arg(&file).output().unwrap();
+        panic!(
+            "{}: {e}\nrecorder: {}\nperf buildid-list: {}\nperf report --stats: {}",
+            link.display(),
+            text(&out.stderr),
+            text(&ids.stdout),
+            text(&stats.stdout)
+        )
+    });
     let real = work.canonicalize().unwrap();
     assert_eq!(to, Path::new("../..").join(real.strip_prefix("/").unwrap()).join(&bid));
     assert_eq!(std::fs::read(link.join("elf")).unwrap(), std::fs::read(&work).unwrap());

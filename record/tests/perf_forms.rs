@@ -14,12 +14,10 @@
 //! (The ids inside the files differ, being the kernel's for each run; `perf evlist -v` does not
 //! print them.)
 
-mod common;
-
 use std::path::Path;
 use std::process::{Child, Command, Output};
 
-use common::tmp;
+use crate::common::tmp;
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()

@@ -13,12 +13,10 @@
 //! Tolerance: 5% of perf's count plus 20 faults, for the start-up faults each recorder's
 //! release of the command sees differently.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::tmp;
+use crate::common::{self, tmp};
 
 /// Pages the two threads touch, in the order `per_thread` sorts them (most samples first).
 const PAGES: [u64; 2] = [1200, 600];

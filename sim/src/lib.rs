@@ -14,6 +14,8 @@ pub mod config;
 pub mod elf;
 pub mod engine;
 pub mod memory;
+// perf.data output needs perfring-data, which a loom build (the `loom_sim` model) leaves out.
+#[cfg(not(loom))]
 pub mod output;
 pub mod program;
 pub mod records;
@@ -22,4 +24,5 @@ pub mod rng;
 pub use config::{Mode, SimConfig};
 pub use engine::{run, run_with_progress, BufferStats, Out, Report};
 pub use memory::SimRing;
+#[cfg(not(loom))]
 pub use output::write_perf_data;

@@ -21,7 +21,7 @@
 //! without capabilities.
 #![cfg(not(loom))]
 
-mod kernel;
+use crate::kernel;
 
 use std::collections::BTreeMap;
 use std::process::Command;

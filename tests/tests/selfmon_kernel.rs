@@ -4,7 +4,7 @@
 
 // The real-kernel helpers shared with kernel_ring.rs; this test uses a part of them.
 #[allow(dead_code, unused_imports)]
-mod kernel;
+use crate::kernel;
 
 use kernel::{run_or_skip, software, SW_TASK_CLOCK};
 use perfring::selfmon::{read, NoCounters, DEFAULT_MAX_RETRIES};

@@ -84,7 +84,11 @@ fn aux_session(cfg: &SimConfig, name: &str) {
     let report = run(cfg, &mut rings);
     assert!(report.violations.is_empty(), "{:#?}", report.violations);
     assert_ne!(cfg.aux, AuxMode::Off);
-    let path = std::env::temp_dir().join(format!("perfring-sim-{name}-{}.data", std::process::id()));
+    // A directory of its own: the simulator writes its program file beside the data, and a
+    // /tmp/perfring-sim-app another user left there cannot be replaced (sticky /tmp: EPERM).
+    let dir = std::env::temp_dir().join(format!("perfring-sim-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("aux.data");
     let path_str = path.to_str().unwrap();
     write_perf_data(cfg, &report, path_str).unwrap();
     // What the simulation wrote.
@@ -131,7 +135,7 @@ fn aux_session(cfg: &SimConfig, name: &str) {
     got_auxtrace.sort_unstable();
     assert_eq!(got_aux, want_aux, "PERF_RECORD_AUX offsets, sizes, flags");
     assert_eq!(got_auxtrace, want_auxtrace, "PERF_RECORD_AUXTRACE sizes, offsets, idx, tid, cpu");
-    std::fs::remove_file(&path).ok();
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]

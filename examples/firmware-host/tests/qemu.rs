@@ -23,7 +23,13 @@ fn firmware_under_qemu_writes_a_ring_a_probe_reads_and_perf_reports_its_function
         return perfring_test_support::skip("qemu-system-arm is not installed (apt-get install qemu-system-arm)");
     }
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let target = root.join("target/firmware-qemu");
+    // Where `make embedded` (a step of `make test` before this test) built the image: then this
+    // build finds it done. (CARGO_TARGET_DIR as the Makefile reads it, when it is absolute.)
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .filter(|d| d.is_absolute())
+        .unwrap_or_else(|| root.join("target"))
+        .join("embedded");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let build = Command::new(&cargo)
         .current_dir(&root)

@@ -125,17 +125,34 @@ pub fn vdso_build_id() -> Option<Vec<u8>> {
     build_id_of_elf(std::io::Cursor::new(vdso_image()?))
 }
 
+/// A sample waits for its mapping by page (4 KiB: the smallest page; mappings start on one).
+const PAGE_MASK: u64 = 0xfff;
+
 /// What perf names the vDSO's DSO.
 pub const VDSO_DSO: &str = "[vdso]";
 
 /// What perf names the kernel's DSO.
 pub const KERNEL_DSO: &str = "[kernel.kallsyms]";
 
+/// The most pages of samples [`Dsos`] holds while their mapping is not known yet (beyond it a
+/// sample with no mapping is passed over, and its file may miss the build-id table).
+const MAX_PENDING: usize = 1 << 14;
+
+/// The file index of a mapping with no file (`[heap]`, `[stack]`, `[anon:..]`): samples in it
+/// hit nothing, and are not waited on.
+const NO_FILE: usize = usize::MAX;
+
 /// The files mapped into each process (from MMAP/MMAP2 records, followed through FORK), and
 /// the ones samples hit.
+///
+/// Records come in ring by ring, not in time order: a process's MMAP2 can be in one CPU's ring
+/// and its samples in another's, drained first (a command exec'd on one CPU and run on the
+/// other). perf orders the records by time before it looks for hits; here a sample whose
+/// process has no mapping at its address waits (by page, up to 16,384 pages) for the
+/// mapping or FORK that covers it.
 #[derive(Debug, Default)]
 pub struct Dsos {
-    /// pid → start → (end, file).
+    /// pid → start → (end, file or [`NO_FILE`]).
     maps: HashMap<u32, BTreeMap<u64, (u64, usize)>>,
     files: Vec<String>,
     file_index: HashMap<String, usize>,
@@ -143,19 +160,23 @@ pub struct Dsos {
     kernel_hit: bool,
     /// The mapping the last hit fell in (pid, start, end): already marked.
     last: Option<(u32, u64, u64)>,
+    /// (pid, page) of samples no known mapping covered yet.
+    pending: BTreeSet<(u32, u64)>,
 }
 
 impl Dsos {
     /// A file mapped at `[start, start + len)` in process `pid`.
     pub fn map(&mut self, pid: u32, start: u64, len: u64, file: &str) {
-        if !file.starts_with('/') && file != VDSO_DSO {
-            return; // [anon], [heap], [stack]: no file to read a build id from
-        }
-        let next = self.files.len();
-        let index = *self.file_index.entry(file.to_string()).or_insert(next);
-        if index == next {
-            self.files.push(file.to_string());
-        }
+        let index = if !file.starts_with('/') && file != VDSO_DSO {
+            NO_FILE // [anon], [heap], [stack]: no file to read a build id from
+        } else {
+            let next = self.files.len();
+            let index = *self.file_index.entry(file.to_string()).or_insert(next);
+            if index == next {
+                self.files.push(file.to_string());
+            }
+            index
+        };
         self.last = None;
         let maps = self.maps.entry(pid).or_default();
         let end = start.saturating_add(len);
@@ -165,6 +186,27 @@ impl Dsos {
             maps.remove(&s);
         }
         maps.insert(start, (end, index));
+        // Samples drained before this record, in its range.
+        let waiting: Vec<(u32, u64)> = self.pending.range((pid, start & !PAGE_MASK)..(pid, end)).copied().collect();
+        for (pid, page) in waiting {
+            self.settle(pid, page);
+        }
+    }
+
+    /// Mark the file mapped at `page` of `pid` (if a mapping covers it now) as hit, and stop
+    /// waiting for it.
+    fn settle(&mut self, pid: u32, page: u64) {
+        // Mappings start and end on page boundaries: one covering the sample covers its page.
+        let file = self
+            .maps
+            .get(&pid)
+            .and_then(|m| m.range(..=page).next_back().filter(|(_, &(end, _))| page < end).map(|(_, &(_, file))| file));
+        if let Some(file) = file {
+            if file != NO_FILE {
+                self.hit.insert(file);
+            }
+            self.pending.remove(&(pid, page));
+        }
     }
 
     /// Process `child` forked from `parent`: it starts with the parent's mappings.
@@ -173,6 +215,11 @@ impl Dsos {
             self.last = None;
             if let Some(m) = self.maps.get(&parent).cloned() {
                 self.maps.insert(child, m);
+            }
+            // The child's samples drained before this record.
+            let waiting: Vec<(u32, u64)> = self.pending.range((child, 0)..=(child, u64::MAX)).copied().collect();
+            for (pid, page) in waiting {
+                self.settle(pid, page);
             }
         }
     }
@@ -193,9 +240,16 @@ impl Dsos {
     fn hit_slow(&mut self, pid: u32, ip: u64) {
         if let Some((&start, &(end, file))) = self.maps.get(&pid).and_then(|m| m.range(..=ip).next_back()) {
             if ip < end {
-                self.hit.insert(file);
+                if file != NO_FILE {
+                    self.hit.insert(file);
+                }
                 self.last = Some((pid, start, end));
+                return;
             }
+        }
+        // No mapping known here yet: its record may be in a ring not drained yet.
+        if self.pending.len() < MAX_PENDING {
+            self.pending.insert((pid, ip & !PAGE_MASK));
         }
     }
 
@@ -261,5 +315,32 @@ mod tests {
         d.hit(10, 0x1100);
         d.hit_kernel();
         assert_eq!(d.hits().collect::<Vec<_>>(), vec![(KERNEL_DSO, true), ("/bin/a", false), ("/bin/b", false)]);
+    }
+
+    #[test]
+    fn a_sample_drained_before_its_mapping_or_fork_hits_the_file_once_that_comes() {
+        let mut d = Dsos::default();
+        // Another CPU's ring, drained first: the command's samples before its exec's MMAP2.
+        d.hit(20, 0x1_2345);
+        d.hit(20, 0x9_0000); // in [heap], mapped below
+        d.hit(21, 0x1_2000); // a child whose FORK comes later
+        d.hit(22, 0x5_0000); // never mapped
+        assert_eq!(d.hits().count(), 0);
+        d.map(20, 0x9_0000, 0x1000, "[heap]");
+        d.map(20, 0x3_0000, 0x1000, "/bin/other"); // not where the samples are
+        assert_eq!(d.hits().count(), 0);
+        d.map(20, 0x1_0000, 0x1_0000, "/bin/cmd");
+        assert_eq!(d.hits().collect::<Vec<_>>(), vec![("/bin/cmd", false)]);
+        d.map(20, 0x7_0000, 0x1000, "/lib/libc.so");
+        d.fork(20, 21);
+        d.hit(21, 0x7_0010);
+        assert_eq!(d.hits().collect::<Vec<_>>(), vec![("/bin/cmd", false), ("/lib/libc.so", false)]);
+        // What is still waited for: the never-mapped page only.
+        assert_eq!(d.pending.iter().copied().collect::<Vec<_>>(), vec![(22, 0x5_0000)]);
+        // The wait is bounded.
+        for page in 0..2 * MAX_PENDING as u64 {
+            d.hit(23, page << 12);
+        }
+        assert_eq!(d.pending.len(), MAX_PENDING);
     }
 }

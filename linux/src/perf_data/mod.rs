@@ -7,6 +7,7 @@
 //! tracing data as a HEADER_TRACING_DATA record, as perf writes them).
 //!
 //! ```
+//! # fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! use perfring::record::sample_type as st;
 //! use perfring_linux::perf_data::PerfData;
 //! use perfring_linux::{attr::software, EventAttr, Session};
@@ -22,7 +23,9 @@
 //! perf_data.drain(&mut session)?;
 //! perf_data.finish()?; // perf report -i PATH reads it
 //! # std::fs::remove_file(&path)?;
-//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # Ok(()) }
+//! # // Refused here (not permitted, no such event): a visible skip, not a failure.
+//! # fn main() { perfring_test_support::doc_example!(example()) }
 //! ```
 
 mod bpf;

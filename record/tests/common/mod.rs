@@ -1,19 +1,21 @@
-//! What the recorder's test binaries share: per-process scratch paths and workloads built at
-//! test time.
-
-// Each test binary uses a part of this module.
-#![allow(dead_code)]
+//! What the recorder's test files share: scratch paths and workloads built at test time.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-/// `name` under the temp directory, unique to this test process.
+/// `name` under the temp directory, unique to this test process and to the test file that asks
+/// (the files are modules of one binary, whose tests run in one process at once: two files'
+/// `home` or `ours.data` must not be one path).
+#[track_caller]
 pub fn tmp(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("perfring-record-{}-{name}", std::process::id()))
+    let file = std::panic::Location::caller().file();
+    let stem = std::path::Path::new(file).file_stem().and_then(|s| s.to_str()).unwrap_or("test");
+    std::env::temp_dir().join(format!("perfring-record-{}-{stem}-{name}", std::process::id()))
 }
 
-/// `source`, a Rust program, built into `tmp(name)` by the rustc that builds these tests
-/// (`-O -g`: its own symbols, and the build id the system linker writes).
+/// `source`, a Rust program, built into `tmp(name)` (of the calling file) by the rustc that
+/// builds these tests (`-O -g`: its own symbols, and the build id the system linker writes).
+#[track_caller]
 pub fn build(name: &str, source: &str) -> PathBuf {
     let src = tmp(&format!("{name}.rs"));
     let bin = tmp(name);
