@@ -80,8 +80,8 @@ fn listed(list: &[u32], cpus: u32, cpu: u32) -> Option<usize> {
     list.iter().filter(|&&c| c < cpus).position(|&c| c == cpu)
 }
 
-/// The AUX-area hardware tracer of each buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The AUX-area hardware tracer of each buffer (ordered: off < full < snapshot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum AuxMode {
     /// No AUX area.
     Off,
@@ -134,12 +134,12 @@ pub struct SimConfig {
     pub backward: bool,
     /// Use the pre-2019 `put_handle` ordering (to show the harness catches its bug).
     pub legacy_put_handle: bool,
-    /// AUX tracing.
+    /// AUX tracing: a simulated Intel BTS tracer per buffer (see [`crate::bts`]).
     pub aux: AuxMode,
     /// AUX area per buffer, bytes (a power of two).
     pub aux_size: usize,
-    /// Trace bytes the tracer writes per step of a traced thread.
-    pub aux_bytes_per_step: usize,
+    /// Taken branches a traced thread executes per step (each a 24-byte BTS record).
+    pub aux_branches_per_step: usize,
     /// Steps per stretch (`aux_output_begin` … `aux_output_end`), unless a context switch ends it.
     pub aux_stretch: u32,
     /// Snapshot mode: steps between snapshot triggers.
@@ -176,7 +176,7 @@ impl Default for SimConfig {
             recursion_permille: 5,
             aux: AuxMode::Off,
             aux_size: 8192,
-            aux_bytes_per_step: 24,
+            aux_branches_per_step: 1,
             aux_stretch: 50,
             snapshot_every: 5000,
         }

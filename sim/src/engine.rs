@@ -15,11 +15,15 @@ use perfring::memory::{ExclusiveMemory, Position, RingMemory};
 use perfring::producer::{Config, EventIdentity, Hooks, PreemptPoint, Producer, ReserveError};
 use perfring::record::{types, Endian, Header};
 
-use perfring::aux::{AuxConsumer, AuxHandle, AuxProducer, AuxRecord, AuxtraceRecord};
+use perfring::aux::{AuxConsumer, AuxProducer, AuxRecord, AuxtraceRecord};
 
 use crate::config::{AuxMode, SimConfig};
+use crate::program::{Program, Walk};
 use crate::records::{throttle, trailer, EventKind, Sample};
 use crate::rng::Rng;
+
+mod tracer;
+use tracer::Tracer;
 
 /// Context levels, as `interrupt_context_level()`: 0 task, 1 softirq, 2 hardirq, 3 NMI.
 pub type Level = usize;
@@ -62,6 +66,18 @@ pub struct BufferStats {
     pub aux_records: u64,
     /// AUX stretches ended by a context switch (a trace discontinuity).
     pub aux_discontinuities: u64,
+    /// Taken branches the traced threads executed while traced (each one a BTS record to write).
+    pub branches: u64,
+    /// BTS records the tracer wrote into the AUX area.
+    pub branches_written: u64,
+    /// Branches the tracer could not write: the AUX area was full (the kernel truncates the
+    /// stretch and stops the event until the reader frees space).
+    pub branches_dropped: u64,
+    /// Records the tracer wrote that were overwritten before a snapshot captured them
+    /// (snapshot mode).
+    pub branches_overwritten: u64,
+    /// Records the consumer read into the output's AUXTRACE buffers: the branches perf decodes.
+    pub branches_read: u64,
 }
 
 /// One entry of the consumed stream, for perf.data.
@@ -90,6 +106,8 @@ pub struct Report {
     pub out: Vec<Out>,
     /// Samples per (cpu, tid) read, for the perf interop check.
     pub samples_by_cpu_tid: HashMap<(u32, u32), u64>,
+    /// BTS records read, by the function their branch left (`from`), for the perf interop check.
+    pub branches_by_function: std::collections::BTreeMap<&'static str, u64>,
 }
 
 impl Report {
@@ -145,6 +163,9 @@ struct State {
     last_seq: HashMap<(usize, u32, Level), u64>,
     /// PERF_RECORD_AUX records the tracers emitted, per buffer, in order.
     aux_expected: Vec<std::collections::VecDeque<AuxRecord>>,
+    /// The code the threads run, and each traced thread's place in it (AUX tracing).
+    program: Program,
+    walks: HashMap<u32, Walk>,
     report: Report,
 }
 
@@ -386,6 +407,8 @@ fn run_with<M: ExclusiveMemory, const L: bool>(
         woken: vec![false; rings.len()],
         last_seq: HashMap::new(),
         aux_expected: vec![Default::default(); rings.len()],
+        program: Program::new(),
+        walks: HashMap::new(),
         report: Report::default(),
     });
     let config =
@@ -408,7 +431,7 @@ fn run_with<M: ExclusiveMemory, const L: bool>(
             let ring: &M = p.memory();
             // SAFETY: one tracer per buffer, the only writer of its AUX area.
             let producer = unsafe { AuxProducer::new(ring, cfg.aux == AuxMode::Snapshot, 0) }.expect("AUX area");
-            tracers.push(Tracer { producer, consumer: AuxConsumer::new(ring).expect("AUX area"), open: None });
+            tracers.push(Tracer::new(producer, AuxConsumer::new(ring).expect("AUX area")));
         }
     }
     let mut scratch = vec![0u8; 65536];
@@ -427,7 +450,7 @@ fn run_with<M: ExclusiveMemory, const L: bool>(
             task_work(&state, &producers, cpu, tick);
         }
         for (b, tracer) in tracers.iter_mut().enumerate() {
-            trace_step(&state, tracer, &producers[b], b, step);
+            tracer::trace_step(&state, tracer, &producers[b], b, step);
         }
         let snapshot_due =
             cfg.aux == AuxMode::Snapshot && step % cfg.snapshot_every.max(1) == cfg.snapshot_every.max(1) - 1;
@@ -453,7 +476,7 @@ fn run_with<M: ExclusiveMemory, const L: bool>(
             }
             for (b, tracer) in tracers.iter_mut().enumerate() {
                 if cfg.aux == AuxMode::Full || snapshot_due {
-                    read_aux(&state, tracer, &producers[b], b, step);
+                    tracer::read_aux(&state, tracer, &producers[b], b, step);
                 }
             }
             state.borrow_mut().report.out.push(Out::Round);
@@ -461,8 +484,9 @@ fn run_with<M: ExclusiveMemory, const L: bool>(
     }
     // Drain everything, then check the laws.
     for (b, tracer) in tracers.iter_mut().enumerate() {
-        end_stretch(&state, tracer, &producers[b], b, false);
-        read_aux(&state, tracer, &producers[b], b, cfg.steps);
+        tracer::end_stretch(&state, tracer, &producers[b], b, false);
+        tracer::read_aux(&state, tracer, &producers[b], b, cfg.steps);
+        tracer::check_counts(&state, tracer, b);
     }
     for (b, reader) in readers.iter_mut().enumerate() {
         read(&state, reader, b, 0, &mut scratch);
@@ -707,143 +731,4 @@ fn check(state: &RefCell<State>, b: usize, bytes: &[u8], backward: bool) {
         t => st.violation(format!("buffer {b}: unexpected record type {t}")),
     }
     st.report.out.push(Out::Record(bytes.to_vec()));
-}
-
-/// The AUX-area hardware tracer of one buffer.
-struct Tracer<M: RingMemory> {
-    producer: AuxProducer<M>,
-    consumer: AuxConsumer<M>,
-    /// The open stretch: handle, the CPU and thread it traces, and the step it began.
-    open: Option<(AuxHandle, u32, u32, u32)>,
-}
-
-/// The trace byte at free-running AUX position `pos` of buffer `b` (the oracle's pattern).
-pub fn aux_byte(b: usize, pos: usize) -> u8 {
-    (pos.wrapping_mul(7).wrapping_add(b * 13) & 0xff) as u8
-}
-
-/// One step of the tracer of buffer `b`: trace the thread the mode traces into this buffer.
-fn trace_step<M: RingMemory, const L: bool>(
-    state: &RefCell<State>,
-    tracer: &mut Tracer<M>,
-    data: &Producer<M, SimHooks<'_, L>>,
-    b: usize,
-    step: u32,
-) {
-    // Which (cpu, tid) this buffer traces now, if any.
-    let now = {
-        let st = state.borrow();
-        (0..st.cfg.cpus).find_map(|cpu| {
-            let t = st.cpus[cpu as usize].running?;
-            let th = &st.threads[t];
-            (st.cfg.mode.buffer_for(st.cfg.cpus, th.pid, th.tid, cpu) == Some(b)).then_some((cpu, th.tid))
-        })
-    };
-    let (per_step, stretch) = {
-        let st = state.borrow();
-        (st.cfg.aux_bytes_per_step, st.cfg.aux_stretch)
-    };
-    // A context switch stops the hardware: the stretch ends (Documentation/userspace-api/perf_ring_buffer.rst, the discontinuity).
-    if let Some((_, cpu, tid, began)) = &tracer.open {
-        let switched = now != Some((*cpu, *tid));
-        if switched || step - began >= stretch {
-            end_stretch(state, tracer, data, b, switched);
-        }
-    }
-    let Some((cpu, tid)) = now else { return };
-    if tracer.open.is_none() {
-        match tracer.producer.output_begin() {
-            Ok(h) => tracer.open = Some((h, cpu, tid, step)),
-            Err(_) => return, // no space: the kernel disables the event until the reader catches up
-        }
-    }
-    let Some((h, ..)) = tracer.open.as_mut() else { return };
-    let n = per_step.min(h.available());
-    let bytes: Vec<u8> = (0..n).map(|i| aux_byte(b, h.position().wrapping_add(i))).collect();
-    tracer.producer.write(h, &bytes).expect("within the available space");
-    state.borrow_mut().stats[b].aux_written += n as u64;
-    if n < per_step {
-        let _ = h.flag(perfring::aux::flags::TRUNCATED);
-        end_stretch(state, tracer, data, b, false);
-    }
-}
-
-/// `aux_output_end` for the open stretch, emitting PERF_RECORD_AUX into buffer `b`.
-fn end_stretch<M: RingMemory, const L: bool>(
-    state: &RefCell<State>,
-    tracer: &mut Tracer<M>,
-    data: &Producer<M, SimHooks<'_, L>>,
-    b: usize,
-    switched: bool,
-) {
-    let Some((h, cpu, tid, _)) = tracer.open.take() else { return };
-    let written = h.position().wrapping_sub(tracer.producer.head());
-    let (pid, time) = {
-        let st = state.borrow();
-        let pid = st.threads.iter().find(|t| t.tid == tid).map_or(tid, |t| t.pid);
-        (pid, st.time)
-    };
-    let writer = EventIdentity {
-        id: EventKind::CpuClock.id(),
-        sample_id: Some(trailer(EventKind::CpuClock, pid, tid, time, cpu)),
-    };
-    data.hooks().cpu.set(cpu);
-    state.borrow_mut().stats[b].attempted += 1;
-    match tracer.producer.output_end(h, written, data, &writer) {
-        Ok((Some(rec), _)) => {
-            let mut st = state.borrow_mut();
-            st.aux_expected[b].push_back(rec);
-            st.stats[b].written += 1;
-            if switched {
-                st.stats[b].aux_discontinuities += 1;
-            }
-        }
-        Ok((None, _)) => state.borrow_mut().stats[b].attempted -= 1,
-        Err(_) => state.borrow_mut().stats[b].dropped += 1,
-    }
-}
-
-/// The consumer of buffer `b`'s AUX area: read (or snapshot) it, check every byte, and write an
-/// AUXTRACE record with the bytes to the output.
-fn read_aux<M: RingMemory, const L: bool>(
-    state: &RefCell<State>,
-    tracer: &mut Tracer<M>,
-    data: &Producer<M, SimHooks<'_, L>>,
-    b: usize,
-    step: u32,
-) {
-    let snapshot = state.borrow().cfg.aux == AuxMode::Snapshot;
-    let mut buf = vec![0u8; state.borrow().cfg.aux_size];
-    let (start, len) = if snapshot {
-        // USR2: stop the tracer (end its stretch), snapshot, and let it restart next step.
-        end_stretch(state, tracer, data, b, false);
-        let s = tracer.consumer.snapshot(&mut buf);
-        (s.start, s.len)
-    } else {
-        tracer.consumer.read(&mut buf)
-    };
-    if len == 0 {
-        return;
-    }
-    let mut st = state.borrow_mut();
-    if let Some(i) = (0..len).find(|&i| buf[i] != aux_byte(b, start.wrapping_add(i))) {
-        st.violation(format!("buffer {b}: AUX byte at {:#x} torn or corrupt", start + i));
-    }
-    st.stats[b].aux_read += len as u64;
-    let padded = len.div_ceil(8) * 8;
-    let mut bytes = buf[..len].to_vec();
-    bytes.resize(padded, 0);
-    let (cpu, tid) = match &st.cfg.mode {
-        crate::config::Mode::PerThread { tid } => (u32::MAX, *tid),
-        _ => (b as u32, u32::MAX),
-    };
-    let rec = AuxtraceRecord {
-        size: padded as u64,
-        offset: start as u64,
-        reference: u64::from(step),
-        idx: b as u32,
-        tid,
-        cpu,
-    };
-    st.report.out.push(Out::Auxtrace(rec, bytes));
 }

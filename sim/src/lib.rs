@@ -5,14 +5,19 @@
 //! and sleeps threads, event sources (a software event with a period or a frequency, a
 //! tracepoint with a raw payload, timer and NMI samples, throttling), the tracing modes of
 //! `perf record`, interrupts fired at the producer's preemption points, a consumer per buffer,
-//! and an oracle that checks every run. [`engine::run`] is the whole machine.
+//! and an oracle that checks every run. [`engine::run`] is the whole machine. With AUX tracing,
+//! the threads run a small program ([`program`]) whose branches a simulated Intel BTS tracer
+//! records ([`bts`]), written so that perf decodes them ([`output`], [`elf`]).
 
+pub mod bts;
 pub mod config;
+pub mod elf;
 pub mod engine;
 pub mod memory;
 // perf.data output needs perfring-data, which a loom build (the `loom_sim` model) leaves out.
 #[cfg(not(loom))]
 pub mod output;
+pub mod program;
 pub mod records;
 pub mod rng;
 

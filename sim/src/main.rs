@@ -36,17 +36,52 @@ OPTIONS:
   --nmi PERMILLE       chance of an NMI sample per step and CPU (default 20)
   --period N           page-fault sample period (default 10); --freq HZ for frequency mode
   --backward           backward overwrite rings, read newest-first with pause/resume
-  --aux                an AUX-area hardware tracer per buffer, read in full (AUXTRACE records)
-  --snapshot           the AUX tracer in snapshot (overwrite) mode, snapshotted periodically
+  --aux                trace the thread's branches into the AUX area (Intel BTS, below),
+                       read in full; implies --mode per-thread (other modes are refused)
+  --snapshot           the AUX tracer overwrites, snapshotted every 5000 steps (implies --aux)
   --aux-size BYTES     AUX area per buffer, a power of two (default 8192)
   --legacy-put-handle  the buggy pre-2019 put_handle ordering (the oracle should complain)
   -o, --output PATH    perf.data to write (default perf.data; '-' for none)
   -h, --help           this text
+
+AUX TRACING (--aux, --aux --snapshot)
+The AUX tracer is a simulated Intel BTS (Branch Trace Store): a 24-byte record {from, to,
+flags} per taken branch of the traced thread, which runs a small program (main,
+handle_request, parse_header, lookup_route, hash_key, render_page, escape_html,
+write_response). As perf's intel_bts, it traces one thread (--tid, default 1000). The file is
+what `perf record -e intel_bts//u --per-thread` writes (the tracer's event, AUXTRACE_INFO,
+AUXTRACE records and their index), and the program's code is written beside it as the ELF
+file perfring-sim-app, which the file maps into every simulated process: keep it there, perf
+reads the branch instructions and the function names from it.
+The BTS table gives, per buffer: the branches the thread took while traced; the records
+written; the branches dropped (the AUX area was full: the kernel truncates the stretch and
+stops the event); the records overwritten before a snapshot captured them; the records in the
+file. The line after it gives that last count, by the function each branch leaves.
+
+What perf 6.1 does with `perfring-sim --aux -o aux.data` (the same with --snapshot):
+  perf script -i aux.data
+      prints the simulated events' samples (cpu-clock, page-faults, bpf-output, task-clock, at
+      made-up addresses: [unknown]) and the trace, decoded: 'branches:u' samples, each
+      'FROM function+off (.../perfring-sim-app) => TO function+off (...)', by default only the
+      calls (perf script's default --itrace). A stretch cut short by a full AUX area (full
+      mode) adds 'instruction trace error ... Lost trace data'. On stderr, perf warns only of
+      what was lost: 'lost N chunks' (PERF_RECORD_LOST), 'AUX data lost N times' and
+      'N instruction trace errors' (the truncated stretches).
+  perf script --itrace=b -i aux.data
+      every branch: as many 'branches:u' lines as the file holds (the count printed above).
+  perf report -i aux.data --stdio -n --sort sym
+      a histogram per event; the 'branches:u' one names the program's functions, with the
+      Samples the line above gives for each.
+perf drops the last record of every AUXTRACE buffer (intel_bts_process_buffer loops while
+more than 24 bytes remain), so each buffer here ends with an all-zero record for it to drop
+(`perf report -D` lists it as '0 -> 0 miss'). A snapshot holds only what is new since the
+previous one, and perf's snapshot overlap search finds nothing to cut: no two records are
+equal (each carries its index in the flags word's bits 8-63).
 ";
 
 fn parse() -> Result<(SimConfig, String), String> {
     let mut cfg = SimConfig::default();
-    let mut mode = "system-wide".to_string();
+    let mut mode = None;
     let (mut tid, mut pid, mut list) = (1000u32, 1000u32, vec![0u32, 2]);
     let mut output = "perf.data".to_string();
     let mut args = std::env::args().skip(1);
@@ -55,7 +90,7 @@ fn parse() -> Result<(SimConfig, String), String> {
         let num = |v: String| v.parse::<u64>().map_err(|_| format!("{a}: '{v}' is not a number"));
         match a.as_str() {
             "-h" | "--help" => return Err(String::new()),
-            "--mode" => mode = value()?,
+            "--mode" => mode = Some(value()?),
             "--cpus" => cfg.cpus = num(value()?)? as u32,
             "--cpu-list" => {
                 list = value()?
@@ -77,7 +112,7 @@ fn parse() -> Result<(SimConfig, String), String> {
             "--period" => cfg.sample_period = num(value()?)?,
             "--freq" => cfg.freq = Some(num(value()?)?),
             "--backward" => cfg.backward = true,
-            "--aux" => cfg.aux = AuxMode::Full,
+            "--aux" => cfg.aux = cfg.aux.max(AuxMode::Full),
             "--snapshot" => cfg.aux = AuxMode::Snapshot,
             "--aux-size" => cfg.aux_size = num(value()?)? as usize,
             "--legacy-put-handle" => cfg.legacy_put_handle = true,
@@ -85,6 +120,19 @@ fn parse() -> Result<(SimConfig, String), String> {
             other => return Err(format!("unknown option '{other}' (see --help)")),
         }
     }
+    // perf decodes BTS per thread only (perf record: "intel_bts does not support per-cpu
+    // recording"): an AUX session traces one thread.
+    let mode = match mode {
+        Some(m) if cfg.aux != AuxMode::Off && m != "per-thread" => {
+            return Err(format!(
+                "--aux traces one thread, as perf's intel_bts does (it does not support per-cpu recording): \
+                 drop --mode {m} (--aux implies --mode per-thread) or drop --aux"
+            ))
+        }
+        Some(m) => m,
+        None if cfg.aux != AuxMode::Off => "per-thread".to_string(),
+        None => "system-wide".to_string(),
+    };
     cfg.mode = match mode.as_str() {
         "system-wide" => Mode::SystemWide,
         "default" => Mode::Default { pid },
@@ -146,6 +194,24 @@ fn print_table(cfg: &SimConfig, report: &Report, secs: f64) {
                 b.label, b.aux_written, b.aux_read, b.aux_records, b.aux_discontinuities
             );
         }
+        println!(
+            "{:<9} {:>12} {:>12} {:>12} {:>12} {:>12}",
+            "BTS", "branches", "written", "dropped", "overwritten", "in file"
+        );
+        for b in &report.buffers {
+            println!(
+                "{:<9} {:>12} {:>12} {:>12} {:>12} {:>12}",
+                b.label, b.branches, b.branches_written, b.branches_dropped, b.branches_overwritten, b.branches_read
+            );
+        }
+        let mut by_function: Vec<_> = report.branches_by_function.iter().collect();
+        by_function.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let list: Vec<String> = by_function.iter().map(|(f, n)| format!("{f} {n}")).collect();
+        println!(
+            "branches in the file: {} (the number of 'branches' samples perf decodes), by the function they leave: {}",
+            report.total(|b| b.branches_read),
+            list.join(", ")
+        );
     }
     println!(
         "throttled samples {}, THROTTLE/UNTHROTTLE records read {}, recursion refused {}",
@@ -196,6 +262,11 @@ fn main() -> ExitCode {
     }
     if output != "-" {
         match perfring_sim::write_perf_data(&cfg, &report, &output) {
+            Ok(n) if cfg.aux != AuxMode::Off => println!(
+                "wrote {output}: {n} records, and the traced program {} beside it (try: perf script --itrace=b -i {output}; \
+                 perf report -i {output} --stdio -n --sort sym; see --help)",
+                perfring_sim::output::PROGRAM_FILE
+            ),
             Ok(n) => {
                 println!("wrote {output}: {n} records (try: perf report -i {output} --stdio; perf script -i {output})")
             }

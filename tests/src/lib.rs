@@ -3,6 +3,9 @@
 
 /// The scripted hostile peer.
 pub mod hostile;
+/// A model of the kernel's ring-buffer write path (v6.1.172) with the proposed patches of
+/// `docs/kernel-findings.md` as switches, and each finding's reproducer.
+pub mod kernel_model;
 /// The perf.data fixtures and the `perf` oracle.
 pub mod perf_files;
 

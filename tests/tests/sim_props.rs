@@ -37,7 +37,7 @@ fn config(legacy: bool) -> impl Strategy<Value = SimConfig> {
             (1u32..200, 0u32..8, 0u32..100),
             (0u32..400, 0u32..100, 0u32..300, 1u64..20),
             (any::<bool>(), proptest::option::weighted(0.2, 100u64..100_000), 1u32..8, 1u32..10),
-            (0u8..3, 6u32..=12, 1usize..100, 1u32..60, 1u32..200),
+            (0u8..3, 6u32..=12, 1usize..5, 1u32..60, 1u32..200),
         )
             .prop_map(
                 move |(
@@ -46,7 +46,7 @@ fn config(legacy: bool) -> impl Strategy<Value = SimConfig> {
                     (read_every, budget, latency),
                     (irq, nmi, tp, period),
                     (backward, freq, tick, max_tick),
-                    (aux, aux_log, aux_bytes, stretch, snap),
+                    (aux, aux_log, aux_branches, stretch, snap),
                 )| SimConfig {
                     mode,
                     cpus,
@@ -70,7 +70,7 @@ fn config(legacy: bool) -> impl Strategy<Value = SimConfig> {
                     recursion_permille: 10,
                     aux: [AuxMode::Off, AuxMode::Full, AuxMode::Snapshot][usize::from(aux)],
                     aux_size: 1 << aux_log,
-                    aux_bytes_per_step: aux_bytes,
+                    aux_branches_per_step: aux_branches,
                     aux_stretch: stretch,
                     snapshot_every: snap,
                 },
@@ -99,6 +99,7 @@ fn oracle_holds_for_random_sessions_with_the_current_put_handle() {
     static THROTTLE: AtomicU64 = AtomicU64::new(0);
     static AUX: AtomicU64 = AtomicU64::new(0);
     static SNAPSHOT_LOSS: AtomicU64 = AtomicU64::new(0);
+    static BTS_DROPPED: AtomicU64 = AtomicU64::new(0);
     let mut runner = TestRunner::new(PtConfig { cases: cases(), failure_persistence: None, ..PtConfig::default() });
     let result = runner.run(&config(false), |cfg| {
         let report = simulate(&cfg);
@@ -118,6 +119,7 @@ fn oracle_holds_for_random_sessions_with_the_current_put_handle() {
             &SNAPSHOT_LOSS,
             cfg.aux == AuxMode::Snapshot && report.total(|b| b.aux_read) < report.total(|b| b.aux_written),
         );
+        count(&BTS_DROPPED, report.total(|b| b.branches_dropped) > 0);
         if report.violations.is_empty() {
             Ok(())
         } else {
@@ -133,6 +135,7 @@ fn oracle_holds_for_random_sessions_with_the_current_put_handle() {
         ("with throttling", THROTTLE.load(Relaxed)),
         ("with AUX records", AUX.load(Relaxed)),
         ("with AUX snapshots that lost data", SNAPSHOT_LOSS.load(Relaxed)),
+        ("with BTS branches dropped for a full AUX area", BTS_DROPPED.load(Relaxed)),
     ];
     println!("sim_props: {} cases;", cases());
     for (name, n) in counters {
