@@ -45,6 +45,14 @@ impl Metadata {
         &self.header
     }
 
+    /// The events and their ids as a `perfring::record` event set (as
+    /// [`Reader::event_set`](crate::Reader::event_set)).
+    pub fn event_set(
+        &self,
+    ) -> &perfring::record::EventSet<Vec<perfring::record::EventLayout>, Vec<perfring::record::IdEntry>> {
+        self.events.set()
+    }
+
     /// File or pipe mode.
     pub fn mode(&self) -> crate::Mode {
         self.header.mode

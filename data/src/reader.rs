@@ -8,7 +8,8 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::ops::Range;
 
 use perfring::record::{
-    decode, types, Attr, AttributeError, DecodeContext, DecodeError, Endian, Header, ReadValues, Record,
+    decode, types, Attr, AttributeError, DecodeContext, DecodeError, Endian, EventLayout, EventSet, FixedSample,
+    Header, IdEntry, ReadValues, Record, RecordView, SampleError, SampleView, WalkedRecord,
 };
 
 use crate::decompress::Decompressor;
@@ -26,9 +27,20 @@ pub const COMPRESSED2: u32 = types::COMPRESSED2;
 /// `PERF_RECORD_COMPRESSED` (81): `{header; data[]}`.
 pub const COMPRESSED: u32 = types::COMPRESSED;
 
-/// One record, borrowed from the reader until the next call. The reader's [`Metadata`] is
-/// reachable from it ([`FileRecord::metadata`]): the events, ids, features and warnings can be
-/// read while the record is held.
+/// One record, borrowed from the reader until the next call, with its header parsed once and
+/// its event attributed. The reader's [`Metadata`] is reachable from it
+/// ([`FileRecord::metadata`]): the events, ids, features and warnings can be read while the
+/// record is held.
+///
+/// Read it through one of `perfring::record`'s three tiers, as a ring's records are
+/// (`perfring-linux`'s `SessionRecord` has the same methods):
+///
+/// * [`sample`](FileRecord::sample): a SAMPLE's [`SampleView`] through its event's layout —
+///   each field read when asked for, an absent one a bit test;
+/// * [`fixed`](FileRecord::fixed): the fixed fields at the constant offsets of a `sample_type`
+///   known when the tool is built ([`FixedSample`]), or [`Reader::event_set`]`.fixed::<ST>()`
+///   to check every event once;
+/// * [`decode`](FileRecord::decode): the complete [`Record`], every field of every type.
 #[derive(Clone, Copy)]
 pub struct FileRecord<'a> {
     /// Offset of the record as `perf report -D` prints it: its file offset in file mode; in
@@ -52,6 +64,8 @@ pub struct FileRecord<'a> {
     pub attr: Option<&'a FileAttr>,
     /// The decoding context: the event's, or the first event's when there is none.
     pub context: DecodeContext,
+    /// The event's layout (`None` with `event`).
+    layout: Option<&'a EventLayout>,
     metadata: &'a Metadata,
     deliveries: &'a [ReadDelivery],
 }
@@ -87,9 +101,71 @@ pub struct ReadDelivery {
 }
 
 impl<'a> FileRecord<'a> {
-    /// Decode the record (kernel types; perf's own types are [`Record::Unknown`]).
+    /// The record as a [`Walker`](perfring::record::Walker) hands one out — its header parsed
+    /// (in the file's byte order), its bytes and the data that follows it — for the readers of
+    /// `perfring::record` that take one ([`RecordRef`](perfring::record::RecordRef)), which
+    /// then do not parse the header again. `offset` is the record's file offset.
+    pub fn walked(&self) -> WalkedRecord<'a> {
+        WalkedRecord {
+            header: self.header,
+            bytes: self.bytes,
+            offset: usize::try_from(self.offset).unwrap_or(usize::MAX),
+            endian: self.context.endian,
+            trailing: self.trailing,
+        }
+    }
+
+    /// A SAMPLE's fields through its event's layout ([`SampleView`]): each read when asked for,
+    /// `None` exactly when the event does not write it. `None` for another record, for a record
+    /// of no known event, and for a SAMPLE too short for its event's fixed fields
+    /// ([`decode`](Self::decode) says why).
+    #[inline]
+    pub fn sample(&self) -> Option<SampleView<'a>> {
+        let layout = self.layout?;
+        if self.header.type_ != types::SAMPLE {
+            return None;
+        }
+        layout.sample(&self.walked()).ok()
+    }
+
+    /// A SAMPLE's fixed fields (IDENTIFIER through PERIOD) at the constant offsets of
+    /// `SAMPLE_TYPE`, the `sample_type` its event was recorded with
+    /// ([`EventLayout::fixed_sample`]): each field one load. A typed error if this is not a
+    /// SAMPLE of a known event with that `sample_type`.
+    #[inline]
+    pub fn fixed<const SAMPLE_TYPE: u64>(&self) -> Result<FixedSample<'a, SAMPLE_TYPE>, SampleError> {
+        match self.layout {
+            Some(layout) => layout.fixed_sample(&self.walked()),
+            None => Err(SampleError::Attribute(self.unattributed())),
+        }
+    }
+
+    /// Why the record has no event: perf's attribution, again, for its error.
+    #[cold]
+    fn unattributed(&self) -> AttributeError {
+        if self.header.type_ == 0 || self.header.type_ >= types::HEADER_ATTR {
+            return AttributeError::NotAnEventRecord { type_: self.header.type_ };
+        }
+        match self.metadata.events.set().attribute(&self.walked()) {
+            Err(e) => e,
+            // (Attributed now: the file has no events, or this is another record's copy.)
+            Ok(_) => AttributeError::NoEvents,
+        }
+    }
+
+    /// The values perf orders and attributes any record by — time, id, stream id, cpu,
+    /// pid/tid — from a SAMPLE's fields or another record's `sample_id` trailer
+    /// ([`RecordView`]); `None` for a record of no known event.
+    pub fn view(&self) -> Option<RecordView<'a>> {
+        self.layout.map(|layout| layout.record(self.bytes))
+    }
+
+    /// The complete decode (kernel types; perf's own types are [`Record::Unknown`]), by the
+    /// record's event's context (the first event's for a record of none), its header not
+    /// parsed again.
+    #[inline]
     pub fn decode(&self) -> Result<Record<'a>, DecodeError> {
-        decode(self.bytes, &self.context)
+        decode(&self.walked(), &self.context)
     }
 
     /// Decode a perf-only record (ID_INDEX, THREAD_MAP, …) into a typed value; `Ok(None)`
@@ -421,6 +497,13 @@ impl<S: Source> Reader<S> {
         self.meta.endian()
     }
 
+    /// The events and their ids as a `perfring::record` event set (pipe mode: those read so
+    /// far): for [`EventSet::fixed`] (every event checked once against a compile-time
+    /// `sample_type`) and the other readers that attribute a record themselves.
+    pub fn event_set(&self) -> &EventSet<Vec<EventLayout>, Vec<IdEntry>> {
+        self.meta.events.set()
+    }
+
     /// The events (pipe mode: those whose HEADER_ATTR has been read so far).
     pub fn attrs(&self) -> &[FileAttr] {
         self.meta.attrs()
@@ -522,6 +605,7 @@ impl<S: Source> Reader<S> {
             event: loc.event,
             attr: loc.event.and_then(|e| self.meta.attrs.get(e)),
             context,
+            layout: loc.event.and_then(|e| self.meta.events.layout(e)),
             metadata: &self.meta,
             deliveries: &self.deliveries,
         }
@@ -569,11 +653,11 @@ impl<S: Source> Reader<S> {
                 Buf::Decomp => &self.decomp.buf[loc.rec.clone()],
                 Buf::Store => &[][..],
             };
-            let time = if loc.header.type_ < types::HEADER_ATTR {
-                loc.event.and_then(|e| self.meta.events.time(bytes, e)).filter(|&t| t != 0 && t != u64::MAX)
-            } else {
-                None
-            };
+            let record = bytes.get(..loc.rec.len()).unwrap_or_default();
+            let time = loc
+                .event
+                .and_then(|e| self.meta.events.time(loc.header, record, e))
+                .filter(|&t| t != 0 && t != u64::MAX);
             let order = self.order.as_mut().expect("checked above");
             let at = order.store.len();
             order.store.extend_from_slice(bytes);
@@ -628,7 +712,7 @@ impl<S: Source> Reader<S> {
                 let start = self.decomp.pos;
                 self.decomp.pos += size;
                 let rec = start..start + size;
-                let found = self.meta.events.attribute(&self.decomp.buf[rec.clone()]);
+                let found = self.meta.events.attribute(header, &self.decomp.buf[rec.clone()]);
                 let event = self.note(found, self.decomp_offset);
                 return Ok(Some(Loc {
                     buf: Buf::Decomp,
@@ -726,7 +810,7 @@ impl<S: Source> Reader<S> {
             _ => {}
         }
         let event = if header.type_ < types::HEADER_ATTR {
-            let found = self.meta.events.attribute(&self.src.bytes()[rec.clone()]);
+            let found = self.meta.events.attribute(header, &self.src.bytes()[rec.clone()]);
             self.note(found, offset)
         } else {
             None

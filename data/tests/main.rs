@@ -5,6 +5,7 @@
 mod features;
 mod open;
 mod perf_records;
+mod tiers;
 mod validation;
 mod writer;
 
