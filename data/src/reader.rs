@@ -206,48 +206,93 @@ struct Loc {
     event: Option<usize>,
 }
 
-/// The round buffer of time order.
+/// The round buffer of time order. A record waiting for its turn is copied into `store` behind
+/// a [`Stub`] (what its `Loc` needs besides the bytes); the queue and the pending list hold
+/// store positions, so sorting moves 16 bytes per record and the round's memory is its bytes
+/// and 32 + 24 bytes a record.
 #[derive(Debug, Default)]
 struct Order {
-    /// Bytes of the queued and pending records.
+    /// Each queued or pending record: its stub, its bytes, the data that follows it.
     store: Vec<u8>,
-    /// Timed kernel records not yet delivered, with their times.
-    queue: Vec<(u64, Loc)>,
-    /// Records to deliver, in order.
-    pending: VecDeque<Loc>,
+    /// Timed kernel records not yet delivered: (time, store position). Positions grow with
+    /// arrival (compaction keeps their order), so sorting by the pair is perf's stable sort.
+    queue: Vec<(u64, usize)>,
+    /// Store positions of the records to deliver, in order.
+    pending: VecDeque<usize>,
     /// perf's `next_flush`: a round's end delivers the queued records up to this time.
     next_flush: u64,
     /// perf's `max_timestamp`: the largest time queued so far.
     max_time: u64,
-    /// Bytes of the queued records (kept as they come and go).
+    /// Bytes of the queued records, stubs included (kept as they come and go).
     live: usize,
+}
+
+/// What a stored record's `Loc` needs besides its bytes, in native order before them.
+struct Stub;
+
+impl Stub {
+    const SIZE: usize = 32;
+
+    /// The stub of `loc` (offset tagged), whose data after the record is `trailing` bytes.
+    fn write(store: &mut Vec<u8>, loc: &Loc, offset: u64, trailing: usize) {
+        let mut b = [0u8; Self::SIZE];
+        b[..8].copy_from_slice(&offset.to_ne_bytes());
+        b[8..16].copy_from_slice(&(trailing as u64).to_ne_bytes());
+        b[16..24].copy_from_slice(&loc.header.to_bytes(Endian::NATIVE));
+        b[24..32].copy_from_slice(&loc.event.map_or(u64::MAX, |e| e as u64).to_ne_bytes());
+        store.extend_from_slice(&b);
+    }
+
+    /// The `Loc` of the record stored at `at`, and the end of its data.
+    fn read(store: &[u8], at: usize) -> (Loc, usize) {
+        let word = |i: usize| {
+            let b = store.get(at + i..at + i + 8).and_then(|b| b.try_into().ok()).unwrap_or([0; 8]);
+            u64::from_ne_bytes(b)
+        };
+        let (offset, trailing, event) = (word(0), word(8) as usize, word(24));
+        let header = Header::parse(store.get(at + 16..at + 24).unwrap_or_default(), Endian::NATIVE).unwrap_or(Header {
+            type_: 0,
+            misc: 0,
+            size: 0,
+        });
+        let rec = at + Self::SIZE..at + Self::SIZE + header.size as usize;
+        let end = rec.end + trailing;
+        let event = usize::try_from(event).ok().filter(|_| event != u64::MAX);
+        (Loc { buf: Buf::Store, trailing: rec.end..end, rec, offset, header, event }, end)
+    }
 }
 
 impl Order {
     /// Deliver the queued records with a time up to `limit`, in time order (stable).
     fn flush(&mut self, limit: u64) {
-        self.queue.sort_by_key(|(t, _)| *t); // stable: file order among equal times
-        let n = self.queue.partition_point(|(t, _)| *t <= limit);
-        for (_, l) in self.queue.drain(..n) {
-            self.live -= l.trailing.end - l.rec.start;
-            self.pending.push_back(l);
+        self.queue.sort(); // (the keys are unique; the stable sort finds the per-CPU runs a round is made of)
+        let n = self.queue.partition_point(|&(t, _)| t <= limit);
+        for (_, at) in self.queue.drain(..n) {
+            let (_, end) = Stub::read(&self.store, at);
+            self.live -= end - at;
+            self.pending.push_back(at);
         }
     }
 
-    /// With nothing pending, move the queued records' bytes to a fresh store when delivered
-    /// ones take most of it (the queue carries over from round to round).
+    /// With nothing pending, move the queued records' bytes to the front of the store, in
+    /// place, once the delivered records' bytes are at least half the queued ones' (and 64 KiB):
+    /// each compaction moves no more than twice what was delivered since the last, and the
+    /// store stays within ~1.5 times the queued bytes (the queue carries over from round to
+    /// round).
     fn compact(&mut self) {
-        if self.store.len() <= 2 * self.live + (1 << 16) {
+        let dead = self.store.len() - self.live;
+        if dead < (1 << 16) || dead < self.live / 2 {
             return;
         }
-        let mut store = Vec::with_capacity(2 * self.live);
-        for (_, l) in &mut self.queue {
-            let (start, rec, all) = (store.len(), l.rec.len(), l.trailing.end - l.rec.start);
-            store.extend_from_slice(&self.store[l.rec.start..l.trailing.end]);
-            l.rec = start..start + rec;
-            l.trailing = start + rec..start + all;
+        // In store order (which is arrival order: positions only move down, in order).
+        self.queue.sort_unstable_by_key(|&(_, at)| at);
+        let mut to = 0;
+        for (_, at) in &mut self.queue {
+            let (_, end) = Stub::read(&self.store, *at);
+            self.store.copy_within(*at..end, to);
+            (*at, to) = (to, to + (end - *at));
         }
-        self.store = store;
+        self.store.truncate(to);
     }
 }
 
@@ -271,7 +316,7 @@ pub struct Reader<S> {
     unknown_ids: Option<usize>,
     warned_inconsistent: bool,
     /// Per id, the value of its last `PERF_SAMPLE_READ` counter (perf's `sid->period`).
-    read_values: std::collections::HashMap<u64, u64>,
+    read_values: std::collections::BTreeMap<u64, u64>,
     /// The deliveries of the record last returned.
     deliveries: Vec<ReadDelivery>,
 }
@@ -328,7 +373,7 @@ impl<R: Read + Seek> Reader<Stream<BufReader<R>>> {
         head[..16].copy_from_slice(&prefix);
         let have = 16 + read_up_to(&mut inner, &mut head[16..])?;
         let header = FileHeader::parse(&head[..have])?;
-        let meta = read_file_meta(&mut Seekable { inner: &mut OffsetBy(&mut inner, start), len }, header)?;
+        let meta = read_file_meta(&mut Seekable::new(&mut OffsetBy(&mut inner, start), len), header)?;
         let (data_start, data_end) = meta.data;
         inner.seek(SeekFrom::Start(start + data_start)).map_err(|error| Error::Io { offset: data_start, error })?;
         let stream = Stream::new(BufReader::with_capacity(1 << 16, inner), data_start, Some(data_end));
@@ -464,7 +509,7 @@ impl<S: Source> Reader<S> {
             done: false,
             unknown_ids: None,
             warned_inconsistent: false,
-            read_values: std::collections::HashMap::new(),
+            read_values: std::collections::BTreeMap::new(),
             deliveries: Vec::new(),
         }
     }
@@ -574,6 +619,7 @@ impl<S: Source> Reader<S> {
         let mut deliver = |id: Option<u64>, value: u64| {
             let Some(id) = id else { return };
             let Some(event) = self.meta.events.event_of_id(id) else { return };
+            // (A B-tree: no hashing per counter, and logarithmic whatever ids a file lists.)
             let previous = self.read_values.insert(id, value).unwrap_or(0);
             let period = value.wrapping_sub(previous);
             if period != 0 {
@@ -629,8 +675,8 @@ impl<S: Source> Reader<S> {
         // Each pass yields, or reads one record from the input, or ends: bounded by the input.
         loop {
             let order = self.order.as_mut().expect("checked above");
-            if let Some(loc) = order.pending.pop_front() {
-                return Ok(Some(loc));
+            if let Some(at) = order.pending.pop_front() {
+                return Ok(Some(Stub::read(&order.store, at).0));
             }
             if order.queue.is_empty() {
                 order.store.clear();
@@ -659,24 +705,29 @@ impl<S: Source> Reader<S> {
                 .and_then(|e| self.meta.events.time(loc.header, record, e))
                 .filter(|&t| t != 0 && t != u64::MAX);
             let order = self.order.as_mut().expect("checked above");
+            let round_end = loc.header.type_ == types::FINISHED_ROUND;
+            if time.is_none() {
+                if round_end {
+                    order.flush(order.next_flush);
+                    order.next_flush = order.max_time;
+                }
+                // Nothing is pending (the loop delivers that first): a record without a time
+                // goes out now, from where it was read, uncopied.
+                if order.pending.is_empty() {
+                    return Ok(Some(loc));
+                }
+            }
             let at = order.store.len();
-            order.store.extend_from_slice(bytes);
-            let len = loc.rec.len();
             let tagged = if loc.buf == Buf::Decomp { loc.offset | (1 << 63) } else { loc.offset };
-            let stored =
-                Loc { buf: Buf::Store, rec: at..at + len, trailing: at + len..at + bytes.len(), offset: tagged, ..loc };
+            Stub::write(&mut order.store, &loc, tagged, bytes.len() - loc.rec.len());
+            order.store.extend_from_slice(bytes);
             match time {
                 Some(t) => {
                     order.max_time = order.max_time.max(t);
-                    order.live += bytes.len();
-                    order.queue.push((t, stored));
+                    order.live += Stub::SIZE + bytes.len();
+                    order.queue.push((t, at));
                 }
-                None if stored.header.type_ == types::FINISHED_ROUND => {
-                    order.flush(order.next_flush);
-                    order.next_flush = order.max_time;
-                    order.pending.push_back(stored);
-                }
-                None => order.pending.push_back(stored),
+                None => order.pending.push_back(at),
             }
         }
     }
