@@ -284,8 +284,15 @@ impl Order {
         if dead < (1 << 16) || dead < self.live / 2 {
             return;
         }
-        // In store order (which is arrival order: positions only move down, in order).
-        self.queue.sort_unstable_by_key(|&(_, at)| at);
+        // Moved in the queue's order, positions stay consistent with arrival among equal
+        // times (the queue is time-sorted records, then later arrivals; or arrival order).
+        // That is safe when every queued record lies past where the queued bytes will end
+        // (the usual case: the records carried over are the last round's); otherwise they are
+        // moved in store order, which positions only ever move down in.
+        let first = self.queue.iter().map(|&(_, at)| at).min().unwrap_or(0);
+        if first < self.live {
+            self.queue.sort_unstable_by_key(|&(_, at)| at);
+        }
         let mut to = 0;
         for (_, at) in &mut self.queue {
             let (_, end) = Stub::read(&self.store, *at);
