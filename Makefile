@@ -272,11 +272,13 @@ bench-linux:
 ## perf.data reading (perfring-data): records/s over the demo's perf.data (mapped, streamed), and
 ## the peak memory of reading a >= 1 GiB pipe-mode stream through a pipe.
 bench-data: demo
+	scripts/decode-captures.sh
 	$(CARGO) bench -q -p perfring-benches --features peers --bench read --no-run
 	@bin=$$(ls -t target/release/deps/read-* | grep -v '\.d$$' | head -1); \
-	$$bin read perf.data; \
+	$$bin compare perf.data $$(ls target/decode-captures/*.data | grep -v '/demo\.data$$') && \
+	$$bin read perf.data && \
 	( $$bin gen-pipe perf.data 1 | /usr/bin/time -v $$bin pipe ) 2>&1 | grep -E 'pipe:|Maximum resident'
-	@echo "make bench-data: figures above (best of 5; see BENCHMARKS.md for the machine)"
+	@echo "make bench-data: figures above (the comparison with linux-perf-data: medians of paired rounds; the perfring-only rows: best of 5; see BENCHMARKS.md)"
 
 ## The loom models `make test` leaves to CI (see `loom`).
 print-loom-ci-only:

@@ -69,49 +69,9 @@ fn parse_file(path: &PathBuf) -> File {
     File { name, bytes, endian, attrs, data: d_off..d_off + d_size }
 }
 
-/// What every library reports for a SAMPLE, folded the same way.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct Fields {
-    pid: Option<u32>,
-    tid: Option<u32>,
-    time: Option<u64>,
-    ip: Option<u64>,
-    period: Option<u64>,
-    addr: Option<u64>,
-    id: Option<u64>,
-    stream_id: Option<u64>,
-    cpu: Option<u32>,
-    callchain: Option<usize>,
-    raw: Option<usize>,
-    /// The fields after RAW (perfring reads them through its view, walking what precedes).
-    phys_addr: Option<u64>,
-    data_page_size: Option<u64>,
-    code_page_size: Option<u64>,
-    /// REGS_USER's first register; STACK_USER's length.
-    regs_user: Option<u64>,
-    stack_user: Option<usize>,
-}
-
-#[inline(always)]
-fn fold(acc: u64, f: &Fields) -> u64 {
-    let o = |v: Option<u64>| v.unwrap_or(0);
-    acc.wrapping_add(o(f.pid.map(u64::from)))
-        .wrapping_add(o(f.tid.map(u64::from)))
-        .wrapping_add(o(f.time))
-        .wrapping_add(o(f.ip))
-        .wrapping_add(o(f.period))
-        .wrapping_add(o(f.addr))
-        .wrapping_add(o(f.id))
-        .wrapping_add(o(f.stream_id))
-        .wrapping_add(o(f.cpu.map(u64::from)))
-        .wrapping_add(o(f.callchain.map(|n| n as u64)))
-        .wrapping_add(o(f.raw.map(|n| n as u64)))
-        .wrapping_add(o(f.phys_addr))
-        .wrapping_add(o(f.data_page_size))
-        .wrapping_add(o(f.code_page_size))
-        .wrapping_add(o(f.regs_user))
-        .wrapping_add(o(f.stack_user.map(|n| n as u64)))
-}
+#[path = "common/fields.rs"]
+mod fields;
+use fields::{fold, Fields};
 
 /// Which of the folded fields after RAW a capture's events write (the fold asks only for those,
 /// as it asks only for what each capture has).
@@ -440,24 +400,7 @@ mod lper {
                 };
                 let raw = RawEventRecord::new(RecordType(type_), misc, RawData::Single(&rec[8..]), self.infos[ev]);
                 match raw.parse() {
-                    Ok(EventRecord::Sample(s)) => sample(&Fields {
-                        pid: s.pid.map(|p| p as u32),
-                        tid: s.tid.map(|t| t as u32),
-                        time: s.timestamp,
-                        ip: s.ip,
-                        period: s.period,
-                        addr: s.addr,
-                        id: s.id,
-                        stream_id: s.stream_id,
-                        cpu: s.cpu,
-                        callchain: s.callchain.map(|c| c.len()),
-                        raw: s.raw.map(|r| r.len()),
-                        phys_addr: s.phys_addr,
-                        data_page_size: s.data_page_size,
-                        code_page_size: s.code_page_size,
-                        regs_user: s.user_regs.and_then(|r| r.get(u64::from(self.regs_mask[ev].trailing_zeros()))),
-                        stack_user: s.user_stack.map(|(d, _)| d.len()),
-                    }),
+                    Ok(EventRecord::Sample(s)) => sample(&fields::of_lper(&s, self.regs_mask[ev])),
                     // Its `parse` reads a non-SAMPLE record's body only; `common_data` reads the
                     // `sample_id` trailer, which the other two decode with the body.
                     Ok(other) => match raw.common_data() {
