@@ -209,8 +209,8 @@ struct Loc {
 /// The round buffer of time order. A record waiting for its turn is copied into `store` behind
 /// a [`Stub`] (what its `Loc` needs besides the bytes); the queue and the pending list hold
 /// store positions, so sorting moves 16 bytes per record and the round's memory is its bytes
-/// and 32 + 24 bytes a record.
-#[derive(Debug, Default)]
+/// and 16 + 24 bytes a record.
+#[derive(Debug)]
 struct Order {
     /// Each queued or pending record: its stub, its bytes, the data that follows it.
     store: Vec<u8>,
@@ -225,50 +225,67 @@ struct Order {
     max_time: u64,
     /// Bytes of the queued records, stubs included (kept as they come and go).
     live: usize,
+    /// The file's byte order (the stored records' headers are read in it).
+    endian: Endian,
 }
 
-/// What a stored record's `Loc` needs besides its bytes, in native order before them.
+/// What a stored record's `Loc` needs besides its bytes, in native order before them: its
+/// offset (tagged) and its event. Its header is read from its bytes again (in the file's
+/// order). Only kernel records with a time and FINISHED_ROUND are stored, and neither carries
+/// data after it (only AUXTRACE and HEADER_TRACING_DATA do, which have no time and go out
+/// uncopied), so a stored record is its header's size.
 struct Stub;
 
 impl Stub {
-    const SIZE: usize = 32;
+    const SIZE: usize = 16;
 
-    /// The stub of `loc` (offset tagged), whose data after the record is `trailing` bytes.
-    fn write(store: &mut Vec<u8>, loc: &Loc, offset: u64, trailing: usize) {
+    /// The stub of `loc` (offset tagged).
+    fn write(store: &mut Vec<u8>, loc: &Loc, offset: u64) {
         let mut b = [0u8; Self::SIZE];
         b[..8].copy_from_slice(&offset.to_ne_bytes());
-        b[8..16].copy_from_slice(&(trailing as u64).to_ne_bytes());
-        b[16..24].copy_from_slice(&loc.header.to_bytes(Endian::NATIVE));
-        b[24..32].copy_from_slice(&loc.event.map_or(u64::MAX, |e| e as u64).to_ne_bytes());
+        // (Events are counted by the file's attrs: far fewer than u32::MAX.)
+        let event = loc.event.and_then(|e| u32::try_from(e).ok()).unwrap_or(u32::MAX);
+        b[8..12].copy_from_slice(&event.to_ne_bytes());
         store.extend_from_slice(&b);
     }
 
-    /// The `Loc` of the record stored at `at`, and the end of its data.
-    fn read(store: &[u8], at: usize) -> (Loc, usize) {
-        let word = |i: usize| {
-            let b = store.get(at + i..at + i + 8).and_then(|b| b.try_into().ok()).unwrap_or([0; 8]);
-            u64::from_ne_bytes(b)
-        };
-        let (offset, trailing, event) = (word(0), word(8) as usize, word(24));
-        let header = Header::parse(store.get(at + 16..at + 24).unwrap_or_default(), Endian::NATIVE).unwrap_or(Header {
+    /// The `Loc` of the record stored at `at` (in `endian`), and the end of its bytes.
+    fn read(store: &[u8], at: usize, endian: Endian) -> (Loc, usize) {
+        let b = store.get(at..at + Self::SIZE).unwrap_or_default();
+        let offset = u64::from_ne_bytes(b.get(..8).and_then(|b| b.try_into().ok()).unwrap_or([0; 8]));
+        let event = u32::from_ne_bytes(b.get(8..12).and_then(|b| b.try_into().ok()).unwrap_or([0xff; 4]));
+        let start = at + Self::SIZE;
+        let header = Header::parse(store.get(start..).unwrap_or_default(), endian).unwrap_or(Header {
             type_: 0,
             misc: 0,
             size: 0,
         });
-        let rec = at + Self::SIZE..at + Self::SIZE + header.size as usize;
-        let end = rec.end + trailing;
-        let event = usize::try_from(event).ok().filter(|_| event != u64::MAX);
-        (Loc { buf: Buf::Store, trailing: rec.end..end, rec, offset, header, event }, end)
+        let rec = start..start + header.size as usize;
+        let event = (event != u32::MAX).then_some(event as usize);
+        let end = rec.end;
+        (Loc { buf: Buf::Store, trailing: end..end, rec, offset, header, event }, end)
     }
 }
 
 impl Order {
+    fn new(endian: Endian) -> Order {
+        Order {
+            store: Vec::new(),
+            queue: Vec::new(),
+            pending: VecDeque::new(),
+            next_flush: 0,
+            max_time: 0,
+            live: 0,
+            endian,
+        }
+    }
+
     /// Deliver the queued records with a time up to `limit`, in time order (stable).
     fn flush(&mut self, limit: u64) {
         self.queue.sort(); // (the keys are unique; the stable sort finds the per-CPU runs a round is made of)
         let n = self.queue.partition_point(|&(t, _)| t <= limit);
         for (_, at) in self.queue.drain(..n) {
-            let (_, end) = Stub::read(&self.store, at);
+            let (_, end) = Stub::read(&self.store, at, self.endian);
             self.live -= end - at;
             self.pending.push_back(at);
         }
@@ -295,7 +312,7 @@ impl Order {
         }
         let mut to = 0;
         for (_, at) in &mut self.queue {
-            let (_, end) = Stub::read(&self.store, *at);
+            let (_, end) = Stub::read(&self.store, *at, self.endian);
             self.store.copy_within(*at..end, to);
             (*at, to) = (to, to + (end - *at));
         }
@@ -524,7 +541,7 @@ impl<S: Source> Reader<S> {
     /// Deliver records in perf's time order (see [`Reader`]) rather than file order. Memory:
     /// the records of two rounds, as perf.
     pub fn time_ordered(mut self) -> Self {
-        self.order = Some(Order::default());
+        self.order = Some(Order::new(self.endian()));
         self
     }
 
@@ -683,7 +700,7 @@ impl<S: Source> Reader<S> {
         loop {
             let order = self.order.as_mut().expect("checked above");
             if let Some(at) = order.pending.pop_front() {
-                return Ok(Some(Stub::read(&order.store, at).0));
+                return Ok(Some(Stub::read(&order.store, at, order.endian).0));
             }
             if order.queue.is_empty() {
                 order.store.clear();
@@ -726,12 +743,13 @@ impl<S: Source> Reader<S> {
             }
             let at = order.store.len();
             let tagged = if loc.buf == Buf::Decomp { loc.offset | (1 << 63) } else { loc.offset };
-            Stub::write(&mut order.store, &loc, tagged, bytes.len() - loc.rec.len());
-            order.store.extend_from_slice(bytes);
+            debug_assert_eq!(bytes.len(), loc.rec.len(), "a stored record carries no data after it");
+            Stub::write(&mut order.store, &loc, tagged);
+            order.store.extend_from_slice(&bytes[..loc.rec.len().min(bytes.len())]);
             match time {
                 Some(t) => {
                     order.max_time = order.max_time.max(t);
-                    order.live += Stub::SIZE + bytes.len();
+                    order.live += Stub::SIZE + loc.rec.len();
                     order.queue.push((t, at));
                 }
                 None => order.pending.push_back(at),
