@@ -382,7 +382,8 @@ impl MappedFile {
 
 impl<R: Read + Seek> Reader<Stream<BufReader<R>>> {
     /// Read a file (either mode, detected from the header) through bounded buffered reads:
-    /// the metadata by seeking, then the data section one record at a time.
+    /// the metadata by seeking, then the data section read ahead in chunks (a record is
+    /// handed out where it lies in the read-ahead buffer).
     pub fn new(mut inner: R) -> Result<Self, Error> {
         let start = inner.stream_position().map_err(|error| Error::Io { offset: 0, error })?;
         let len = inner.seek(SeekFrom::End(0)).map_err(|error| Error::Io { offset: 0, error })?.saturating_sub(start);

@@ -1,5 +1,5 @@
 //! Where the records come from: a byte slice (a mapped or in-memory file, zero-copy) or a
-//! [`Read`] stream (bounded buffered reads, one record at a time).
+//! [`Read`] stream (bounded read-ahead into one buffer, records handed out where they lie).
 
 use std::io::Read;
 use std::ops::Range;
