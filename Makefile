@@ -238,6 +238,10 @@ bench-instructions:
 	u1=$$(count decode-fused 100000); u2=$$(count decode-fused 200000); \
 	f1=$$(count decode-fixed 100000); f2=$$(count decode-fixed 200000); \
 	e1=$$(count decode-setup 100000); e2=$$(count decode-setup 200000); \
+	a1=$$(count decode-absent 100000); a2=$$(count decode-absent 200000); \
+	t1=$$(count decode-tail-setup 100000); t2=$$(count decode-tail-setup 200000); \
+	i1=$$(count decode-in-order 100000); i2=$$(count decode-in-order 200000); \
+	v1=$$(count decode-reverse 100000); v2=$$(count decode-reverse 200000); \
 	rprod=$$(( (r2 - r1) / 100000 )); rcons=$$(( ((s2 - s1) - (r2 - r1)) / 100000 )); \
 	prod=$$(( (p2 - p1) / 100000 )); prod32=$$(( (q2 - q1) / 100000 )); owned=$$(( (o2 - o1) / 100000 )); cons=$$(( ((c2 - c1) - (p2 - p1)) / 100000 )); \
 	echo "producer fast path, 40-byte record (8-byte header + 32-byte payload), owning its Mapping"; \
@@ -251,7 +255,12 @@ bench-instructions:
 	echo "decoder: walk + event lookup (2 events) + the event index, ip, pid, tid, time, period, per SAMPLE (IDENTIFIER|IP|TID|TIME|PERIOD):"; \
 	echo "  run-time layout, attribute_event + EventLayout::sample:$$(( ((d2 - d1) - (e2 - e1)) / 100000 )) instructions per SAMPLE"; \
 	echo "  run-time layout, one step (EventSet::sample):                $$(( ((u2 - u1) - (e2 - e1)) / 100000 )) instructions per SAMPLE"; \
-	echo "  compile-time layout (EventSet::fixed, FixedEvents::sample):         $$(( ((f2 - f1) - (e2 - e1)) / 100000 )) instructions per SAMPLE"
+	echo "  compile-time layout (EventSet::fixed, FixedEvents::sample):         $$(( ((f2 - f1) - (e2 - e1)) / 100000 )) instructions per SAMPLE"; \
+	echo "  an accessor of a field the event lacks (18 of them after the one step, each value added if there is one):"; \
+	echo "                                                                $$(awk "BEGIN { printf \"%.1f\", (($$a2 - $$a1) - ($$u2 - $$u1)) / 100000 / 18 }") instructions per accessor"; \
+	fwd=$$(( ((i2 - i1) - (t2 - t1)) / 100000 )); rev=$$(( ((v2 - v1) - (t2 - t1)) / 100000 )); \
+	echo "every field through its accessor (17, whatever the event writes), one step, a 12-field SAMPLE (CALLCHAIN, REGS_USER, STACK_USER, 3 u64s after them):"; \
+	echo "  in output order: $$fwd, last to first: $$rev instructions per SAMPLE ($$(awk "BEGIN { printf \"%+.1f\", 100 * ($$rev - $$fwd) / $$fwd }") %)"
 
 ## The reader's CPU time per record drained and decoded from a real kernel ring:
 ## perfring-linux beside perf-event2's Sampler, same event, same run (needs perf events: root or
@@ -263,11 +272,13 @@ bench-linux:
 ## perf.data reading (perfring-data): records/s over the demo's perf.data (mapped, streamed), and
 ## the peak memory of reading a >= 1 GiB pipe-mode stream through a pipe.
 bench-data: demo
+	scripts/decode-captures.sh
 	$(CARGO) bench -q -p perfring-benches --features peers --bench read --no-run
 	@bin=$$(ls -t target/release/deps/read-* | grep -v '\.d$$' | head -1); \
-	$$bin read perf.data; \
+	$$bin compare perf.data $$(ls target/decode-captures/*.data | grep -v '/demo\.data$$') && \
+	$$bin read perf.data && \
 	( $$bin gen-pipe perf.data 1 | /usr/bin/time -v $$bin pipe ) 2>&1 | grep -E 'pipe:|Maximum resident'
-	@echo "make bench-data: figures above (best of 5; see BENCHMARKS.md for the machine)"
+	@echo "make bench-data: figures above (the comparison with linux-perf-data: medians of paired rounds; the perfring-only rows: best of 5; see BENCHMARKS.md)"
 
 ## The loom models `make test` leaves to CI (see `loom`).
 print-loom-ci-only:

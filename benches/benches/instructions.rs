@@ -47,10 +47,14 @@ fn main() {
         "consumer" => run::<40>(n, Ends::Split(true)),
         "rtrb-producer" => rtrb_run(n, false),
         "rtrb-consumer" => rtrb_run(n, true),
-        "decode-setup" => decode_run(n, Decode::Setup),
-        "decode" => decode_run(n, Decode::Layout),
-        "decode-fixed" => decode_run(n, Decode::Fixed),
-        "decode-fused" => decode_run(n, Decode::Fused),
+        "decode-setup" => decode_run::<{ Decode::SETUP }>(n),
+        "decode" => decode_run::<{ Decode::LAYOUT }>(n),
+        "decode-fixed" => decode_run::<{ Decode::FIXED }>(n),
+        "decode-fused" => decode_run::<{ Decode::FUSED }>(n),
+        "decode-absent" => decode_run::<{ Decode::ABSENT }>(n),
+        "decode-tail-setup" => tail_run(n, None),
+        "decode-in-order" => tail_run(n, Some(false)),
+        "decode-reverse" => tail_run(n, Some(true)),
         _ => run::<40>(n, Ends::Split(false)),
     }
 }
@@ -160,21 +164,27 @@ fn rtrb_run(n: usize, consume: bool) {
     }
 }
 
-/// What `decode_run` does after building its records.
-#[derive(PartialEq)]
-enum Decode {
+/// What `decode_run` does after building its records (its const parameter: one function per
+/// row, so that one row's code does not change another's register allocation).
+struct Decode;
+
+impl Decode {
     /// Nothing (the Makefile subtracts this run).
-    Setup,
+    const SETUP: u8 = 0;
     /// Attribution, then the event's run-time `SampleView`.
-    Layout,
+    const LAYOUT: u8 = 1;
     /// `EventSet::sample`'s one step: attribution and the run-time view.
-    Fused,
+    const FUSED: u8 = 2;
     /// `EventSet::fixed`'s one step: attribution and a `FixedSample` of the compile-time layout.
-    Fixed,
+    const FIXED: u8 = 3;
+    /// `FUSED`, and every accessor of a field the event lacks (18), each value added to the
+    /// fold when there is one (`if let`).
+    const ABSENT: u8 = 4;
 }
 
 /// N two-event samples, then the walk + attribution + five fields of each (`how`).
-fn decode_run(n: usize, how: Decode) {
+#[inline(never)]
+fn decode_run<const HOW: u8>(n: usize) {
     const SIZE: usize = 48;
     const ST: u64 = st::IDENTIFIER | st::IP | st::TID | st::TIME | st::PERIOD;
     let attr = Attr { sample_type: ST, ..Attr::ZERO };
@@ -216,17 +226,176 @@ fn decode_run(n: usize, how: Decode) {
             acc
         }};
     }
-    let acc = match how {
-        Decode::Setup => return,
-        Decode::Layout => walk_and_fold!(|r| match set.attribute_event(&r) {
+    let acc = match HOW {
+        Decode::SETUP => return,
+        Decode::LAYOUT => walk_and_fold!(|r| match set.attribute_event(&r) {
             Ok((index, event)) => event.sample(&r).ok().map(|v| (index, v)),
             Err(_) => None,
         }),
-        Decode::Fused => walk_and_fold!(|r| set.sample(&r).ok()),
-        Decode::Fixed => {
+        Decode::FUSED => walk_and_fold!(|r| set.sample(&r).ok()),
+        Decode::ABSENT => {
+            let mut acc = 0u64;
+            for r in Walker::perf_data(&buf, Endian::NATIVE) {
+                let Ok(r) = r else { std::process::abort() };
+                let Ok((index, v)) = set.sample(&r) else { std::process::abort() };
+                // The five fields and the index, as the other rows …
+                acc = acc
+                    .wrapping_add(index as u64)
+                    .wrapping_add(v.ip().unwrap_or(0))
+                    .wrapping_add(u64::from(v.pid().unwrap_or(0)))
+                    .wrapping_add(u64::from(v.tid().unwrap_or(0)))
+                    .wrapping_add(v.time().unwrap_or(0))
+                    .wrapping_add(v.period().unwrap_or(0));
+                // … and the 18 fields this event does not write, each added when it is there.
+                macro_rules! add {
+                    ($($e:expr),*) => {
+                        $(if let Some(x) = $e {
+                            acc = acc.wrapping_add(x);
+                        })*
+                    };
+                }
+                add!(
+                    v.addr(),
+                    v.stream_id(),
+                    v.cpu().map(|c| u64::from(c.cpu)),
+                    v.read().ok().flatten().map(|_| 1),
+                    v.callchain().ok().flatten().map(|c| c.len() as u64),
+                    v.raw().ok().flatten().map(|r| r.len() as u64),
+                    v.branch_stack().ok().flatten().map(|b| b.entries.len() as u64),
+                    v.regs_user().ok().flatten().map(|r| r.abi),
+                    v.stack_user().ok().flatten().map(|s| s.data.len() as u64),
+                    v.weight().ok().flatten().map(|w| w.full()),
+                    v.data_src().ok().flatten(),
+                    v.transaction().ok().flatten(),
+                    v.regs_intr().ok().flatten().map(|r| r.abi),
+                    v.phys_addr().ok().flatten(),
+                    v.cgroup().ok().flatten(),
+                    v.data_page_size().ok().flatten(),
+                    v.code_page_size().ok().flatten(),
+                    v.aux().ok().flatten().map(|a| a.len() as u64)
+                );
+                // (ID's accessor gives IDENTIFIER, which the event writes: not an absent field.)
+            }
+            acc
+        }
+        Decode::FIXED => {
             let Ok(fixed) = set.fixed::<ST>() else { std::process::abort() };
             walk_and_fold!(|r| fixed.sample(&r).ok())
         }
+        _ => std::process::abort(),
     };
+    black_box(acc);
+}
+
+/// N one-event SAMPLEs of 12 fields — IDENTIFIER, IP, TID, TIME, ADDR, PERIOD, CALLCHAIN (3
+/// ips), REGS_USER (2 registers), STACK_USER (16 bytes), PHYS_ADDR, DATA_PAGE_SIZE,
+/// CODE_PAGE_SIZE — then (`Some(reverse)`) the walk + `EventSet::sample` + every field through
+/// its accessor into a fold, in output order or last to first; `None` only builds them.
+#[inline(never)]
+fn tail_run(n: usize, reverse: Option<bool>) {
+    const ST: u64 = st::IDENTIFIER
+        | st::IP
+        | st::TID
+        | st::TIME
+        | st::ADDR
+        | st::PERIOD
+        | st::CALLCHAIN
+        | st::REGS_USER
+        | st::STACK_USER
+        | st::PHYS_ADDR
+        | st::DATA_PAGE_SIZE
+        | st::CODE_PAGE_SIZE;
+    let attr = Attr { sample_type: ST, sample_regs_user: 0b11, ..Attr::ZERO };
+    let mut set = EventSet::new(black_box(vec![EventLayout::EMPTY; 1]), black_box(vec![IdEntry::EMPTY; 2]));
+    let e = set.add_event(&attr, Endian::NATIVE).unwrap();
+    set.add_id(e, 11).unwrap();
+    let words = |i: u64| -> [u64; 20] {
+        [
+            11,
+            0x40_0000 + i,
+            (7 << 32) | 8,
+            1000 * i,
+            0x9000,
+            1,
+            3,
+            1,
+            2,
+            3,
+            2,
+            0xa,
+            0xb,
+            16,
+            0,
+            0,
+            16,
+            0x5000,
+            4096,
+            4096,
+        ]
+    };
+    const SIZE: usize = 8 + 8 * 20;
+    let mut buf = vec![0u8; n * SIZE];
+    let header = Header { type_: types::SAMPLE, misc: 2, size: SIZE as u16 }.to_bytes(Endian::NATIVE);
+    for (i, rec) in buf.chunks_exact_mut(SIZE).enumerate() {
+        rec[..8].copy_from_slice(&header);
+        for (k, w) in words(i as u64).iter().enumerate() {
+            rec[8 + 8 * k..16 + 8 * k].copy_from_slice(&w.to_ne_bytes());
+        }
+    }
+    let buf = black_box(buf);
+    let Some(reverse) = reverse else { return };
+    let mut acc = 0u64;
+    for r in Walker::perf_data(&buf, Endian::NATIVE) {
+        let Ok(r) = r else { std::process::abort() };
+        let Ok((index, v)) = set.sample(&r) else { std::process::abort() };
+        // Every field through its accessor, as a tool that does not know the event would: in
+        // output order, or the same list last to first.
+        macro_rules! fields {
+            ($($f:expr),*) => {{
+                acc = acc.wrapping_add(index as u64)$(.wrapping_add($f))*;
+            }};
+        }
+        if reverse {
+            fields!(
+                v.code_page_size().ok().flatten().unwrap_or(0),
+                v.data_page_size().ok().flatten().unwrap_or(0),
+                v.phys_addr().ok().flatten().unwrap_or(0),
+                v.weight().ok().flatten().map_or(0, |w| w.full()),
+                v.stack_user().ok().flatten().map_or(0, |s| s.data.len() as u64),
+                v.regs_user().ok().flatten().and_then(|r| r.regs.get(0)).unwrap_or(0),
+                v.raw().ok().flatten().map_or(0, |r| r.len() as u64),
+                v.callchain().ok().flatten().map_or(0, |c| c.len() as u64),
+                v.period().unwrap_or(0),
+                v.cpu().map_or(0, |c| u64::from(c.cpu)),
+                v.stream_id().unwrap_or(0),
+                v.addr().unwrap_or(0),
+                v.time().unwrap_or(0),
+                u64::from(v.tid().unwrap_or(0)),
+                u64::from(v.pid().unwrap_or(0)),
+                v.ip().unwrap_or(0),
+                v.identifier().unwrap_or(0)
+            );
+        } else {
+            fields!(
+                v.identifier().unwrap_or(0),
+                v.ip().unwrap_or(0),
+                u64::from(v.pid().unwrap_or(0)),
+                u64::from(v.tid().unwrap_or(0)),
+                v.time().unwrap_or(0),
+                v.addr().unwrap_or(0),
+                v.stream_id().unwrap_or(0),
+                v.cpu().map_or(0, |c| u64::from(c.cpu)),
+                v.period().unwrap_or(0),
+                v.callchain().ok().flatten().map_or(0, |c| c.len() as u64),
+                v.raw().ok().flatten().map_or(0, |r| r.len() as u64),
+                v.regs_user().ok().flatten().and_then(|r| r.regs.get(0)).unwrap_or(0),
+                v.stack_user().ok().flatten().map_or(0, |s| s.data.len() as u64),
+                v.weight().ok().flatten().map_or(0, |w| w.full()),
+                v.phys_addr().ok().flatten().unwrap_or(0),
+                v.data_page_size().ok().flatten().unwrap_or(0),
+                v.code_page_size().ok().flatten().unwrap_or(0)
+            );
+        }
+    }
     black_box(acc);
 }

@@ -4,7 +4,8 @@
 //! the simulator) over growable `Vec` storage.
 
 use perfring::record::{
-    types, Attr, AttributeError, DecodeContext, Endian, EventLayout, EventSet, EventSetError, IdEntry, Inconsistency,
+    types, Attr, AttributeError, DecodeContext, Endian, EventLayout, EventSet, EventSetError, Header, IdEntry,
+    Inconsistency, WalkedRecord,
 };
 
 /// The events of a file and the ids perf registered for them.
@@ -60,35 +61,48 @@ impl Events {
         self.set.event(event).map(EventLayout::context)
     }
 
+    /// The layout of `event`.
+    pub(crate) fn layout(&self, event: usize) -> Option<&EventLayout> {
+        self.set.event(event)
+    }
+
+    /// The events and their ids.
+    pub(crate) fn set(&self) -> &EventSet<Vec<EventLayout>, Vec<IdEntry>> {
+        &self.set
+    }
+
     /// The first disagreement perf refuses (file mode) or warns about (pipe mode).
     pub(crate) fn consistency(&self) -> Option<Inconsistency> {
         self.set.consistency().err()
     }
 
-    /// The event that wrote `record`: `Ok(None)` for perf's own types (≥ 64) and files
+    /// The event that wrote the record of `header` (parsed once, in the file's byte order) and
+    /// `bytes` (`header.size` of them): `Ok(None)` for perf's own types (≥ 64) and files
     /// without events, `Err` for a record perf cannot attribute (an unknown id, an id outside
     /// the record).
-    pub(crate) fn attribute(&self, record: &[u8]) -> Result<Option<usize>, AttributeError> {
-        let header = perfring::record::Header::parse(record, self.endian);
-        if !header.is_some_and(|h| h.type_ != 0 && h.type_ < types::HEADER_ATTR) {
+    pub(crate) fn attribute(&self, header: Header, bytes: &[u8]) -> Result<Option<usize>, AttributeError> {
+        if header.type_ == 0 || header.type_ >= types::HEADER_ATTR {
             return Ok(None);
         }
-        match self.set.attribute(record) {
+        match self.set.attribute(&self.walked(header, bytes)) {
             Ok(i) => Ok(Some(i)),
             Err(AttributeError::NoEvents | AttributeError::NotAnEventRecord { .. }) => Ok(None),
             Err(e) => Err(e),
         }
     }
 
-    /// The time of a kernel record (SAMPLE's TIME, or the `sample_id` trailer's), as perf's
-    /// ordering reads it; `None` without one.
-    pub(crate) fn time(&self, record: &[u8], event: usize) -> Option<u64> {
-        let e = self.set.event(event)?;
-        let header = perfring::record::Header::parse(record, self.endian)?;
+    /// The time of a kernel record of `event` (SAMPLE's TIME, or the `sample_id` trailer's), as
+    /// perf's ordering reads it; `None` without one.
+    pub(crate) fn time(&self, header: Header, record: &[u8], event: usize) -> Option<u64> {
         if header.type_ >= types::HEADER_ATTR {
             return None;
         }
-        e.record(record).time()
+        self.set.event(event)?.record(record).time()
+    }
+
+    /// The record as a walk hands it out: its header parsed, in the file's byte order.
+    pub(crate) fn walked<'a>(&self, header: Header, bytes: &'a [u8]) -> WalkedRecord<'a> {
+        WalkedRecord { header, bytes, offset: 0, endian: self.endian, trailing: &[] }
     }
 }
 

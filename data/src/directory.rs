@@ -127,7 +127,7 @@ impl Reader<Stream<BufReader<Files>>> {
         let mut head = vec![0u8; crate::HEADER_SIZE];
         let have = read_up_to(&mut file, &mut head)?;
         let header = FileHeader::parse(&head[..have])?;
-        let meta = read_file_meta(&mut Seekable { inner: &mut file, len }, header)?;
+        let meta = read_file_meta(&mut Seekable::new(&mut file, len), header)?;
         let (start, end) = meta.data;
         file.seek(SeekFrom::Start(start)).map_err(io(start))?;
         let mut total = end;

@@ -45,6 +45,14 @@ impl Metadata {
         &self.header
     }
 
+    /// The events and their ids as a `perfring::record` event set (as
+    /// [`Reader::event_set`](crate::Reader::event_set)).
+    pub fn event_set(
+        &self,
+    ) -> &perfring::record::EventSet<Vec<perfring::record::EventLayout>, Vec<perfring::record::IdEntry>> {
+        self.events.set()
+    }
+
     /// File or pipe mode.
     pub fn mode(&self) -> crate::Mode {
         self.header.mode
@@ -119,11 +127,27 @@ impl RandomAccess for &[u8] {
     }
 }
 
-/// A seekable reader and its length.
+/// A seekable reader and its length, read through a window: a read outside the window reads
+/// the window there (16 KiB, or the read's length if larger; never past the file's end), so
+/// the attrs and ids, and the feature table with the features after it, each cost one read
+/// rather than a seek and a read per field.
 pub(crate) struct Seekable<'r, R> {
     pub(crate) inner: &'r mut R,
     pub(crate) len: u64,
+    /// The window's bytes, and the offset of its first.
+    pub(crate) window: Vec<u8>,
+    pub(crate) window_at: u64,
 }
+
+impl<'r, R> Seekable<'r, R> {
+    /// `inner`, `len` bytes long.
+    pub(crate) fn new(inner: &'r mut R, len: u64) -> Self {
+        Seekable { inner, len, window: Vec::new(), window_at: 0 }
+    }
+}
+
+/// The window's size (a read larger than it is read whole).
+const WINDOW: u64 = 1 << 14;
 
 impl<R: Read + Seek> RandomAccess for Seekable<'_, R> {
     fn len(&self) -> u64 {
@@ -131,13 +155,33 @@ impl<R: Read + Seek> RandomAccess for Seekable<'_, R> {
     }
 
     fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, Error> {
-        self.inner.seek(SeekFrom::Start(offset)).map_err(|error| Error::Io { offset, error })?;
-        let mut out = Vec::new();
-        let got = (&mut *self.inner).take(len).read_to_end(&mut out).map_err(|error| Error::Io { offset, error })?;
-        if (got as u64) < len {
-            return Err(Error::Truncated { what: "section", offset, need: len, have: got as u64 });
+        let end = offset.saturating_add(len);
+        let in_window = |s: &Self| offset >= s.window_at && end <= s.window_at + s.window.len() as u64;
+        if !in_window(self) {
+            // The caller checked the bytes are inside the file: the window is bounded by it.
+            let size = len.max(WINDOW).min(self.len.saturating_sub(offset)).max(len);
+            let size =
+                usize::try_from(size).map_err(|_| Error::Truncated { what: "section", offset, need: len, have: 0 })?;
+            self.inner.seek(SeekFrom::Start(offset)).map_err(|error| Error::Io { offset, error })?;
+            self.window.clear();
+            self.window.resize(size, 0);
+            let mut got = 0;
+            while got < size {
+                match self.inner.read(&mut self.window[got..]) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(error) => return Err(Error::Io { offset: offset + got as u64, error }),
+                }
+            }
+            self.window.truncate(got);
+            self.window_at = offset;
+            if (got as u64) < len {
+                return Err(Error::Truncated { what: "section", offset, need: len, have: got as u64 });
+            }
         }
-        Ok(out)
+        let from = (offset - self.window_at) as usize;
+        Ok(self.window[from..from + len as usize].to_vec())
     }
 }
 

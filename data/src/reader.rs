@@ -8,7 +8,8 @@ use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::ops::Range;
 
 use perfring::record::{
-    decode, types, Attr, AttributeError, DecodeContext, DecodeError, Endian, Header, ReadValues, Record,
+    decode, types, Attr, AttributeError, DecodeContext, DecodeError, Endian, EventLayout, EventSet, FixedSample,
+    Header, IdEntry, ReadValues, Record, RecordView, SampleError, SampleView, WalkedRecord,
 };
 
 use crate::decompress::Decompressor;
@@ -26,9 +27,20 @@ pub const COMPRESSED2: u32 = types::COMPRESSED2;
 /// `PERF_RECORD_COMPRESSED` (81): `{header; data[]}`.
 pub const COMPRESSED: u32 = types::COMPRESSED;
 
-/// One record, borrowed from the reader until the next call. The reader's [`Metadata`] is
-/// reachable from it ([`FileRecord::metadata`]): the events, ids, features and warnings can be
-/// read while the record is held.
+/// One record, borrowed from the reader until the next call, with its header parsed once and
+/// its event attributed. The reader's [`Metadata`] is reachable from it
+/// ([`FileRecord::metadata`]): the events, ids, features and warnings can be read while the
+/// record is held.
+///
+/// Read it through one of `perfring::record`'s three tiers, as a ring's records are
+/// (`perfring-linux`'s `SessionRecord` has the same methods):
+///
+/// * [`sample`](FileRecord::sample): a SAMPLE's [`SampleView`] through its event's layout —
+///   each field read when asked for, an absent one a bit test;
+/// * [`fixed`](FileRecord::fixed): the fixed fields at the constant offsets of a `sample_type`
+///   known when the tool is built ([`FixedSample`]), or [`Reader::event_set`]`.fixed::<ST>()`
+///   to check every event once;
+/// * [`decode`](FileRecord::decode): the complete [`Record`], every field of every type.
 #[derive(Clone, Copy)]
 pub struct FileRecord<'a> {
     /// Offset of the record as `perf report -D` prints it: its file offset in file mode; in
@@ -52,6 +64,8 @@ pub struct FileRecord<'a> {
     pub attr: Option<&'a FileAttr>,
     /// The decoding context: the event's, or the first event's when there is none.
     pub context: DecodeContext,
+    /// The event's layout (`None` with `event`).
+    layout: Option<&'a EventLayout>,
     metadata: &'a Metadata,
     deliveries: &'a [ReadDelivery],
 }
@@ -87,9 +101,71 @@ pub struct ReadDelivery {
 }
 
 impl<'a> FileRecord<'a> {
-    /// Decode the record (kernel types; perf's own types are [`Record::Unknown`]).
+    /// The record as a [`Walker`](perfring::record::Walker) hands one out — its header parsed
+    /// (in the file's byte order), its bytes and the data that follows it — for the readers of
+    /// `perfring::record` that take one ([`RecordRef`](perfring::record::RecordRef)), which
+    /// then do not parse the header again. `offset` is the record's file offset.
+    pub fn walked(&self) -> WalkedRecord<'a> {
+        WalkedRecord {
+            header: self.header,
+            bytes: self.bytes,
+            offset: usize::try_from(self.offset).unwrap_or(usize::MAX),
+            endian: self.context.endian,
+            trailing: self.trailing,
+        }
+    }
+
+    /// A SAMPLE's fields through its event's layout ([`SampleView`]): each read when asked for,
+    /// `None` exactly when the event does not write it. `None` for another record, for a record
+    /// of no known event, and for a SAMPLE too short for its event's fixed fields
+    /// ([`decode`](Self::decode) says why).
+    #[inline]
+    pub fn sample(&self) -> Option<SampleView<'a>> {
+        let layout = self.layout?;
+        if self.header.type_ != types::SAMPLE {
+            return None;
+        }
+        layout.sample(&self.walked()).ok()
+    }
+
+    /// A SAMPLE's fixed fields (IDENTIFIER through PERIOD) at the constant offsets of
+    /// `SAMPLE_TYPE`, the `sample_type` its event was recorded with
+    /// ([`EventLayout::fixed_sample`]): each field one load. A typed error if this is not a
+    /// SAMPLE of a known event with that `sample_type`.
+    #[inline]
+    pub fn fixed<const SAMPLE_TYPE: u64>(&self) -> Result<FixedSample<'a, SAMPLE_TYPE>, SampleError> {
+        match self.layout {
+            Some(layout) => layout.fixed_sample(&self.walked()),
+            None => Err(SampleError::Attribute(self.unattributed())),
+        }
+    }
+
+    /// Why the record has no event: perf's attribution, again, for its error.
+    #[cold]
+    fn unattributed(&self) -> AttributeError {
+        if self.header.type_ == 0 || self.header.type_ >= types::HEADER_ATTR {
+            return AttributeError::NotAnEventRecord { type_: self.header.type_ };
+        }
+        match self.metadata.events.set().attribute(&self.walked()) {
+            Err(e) => e,
+            // (Attributed now: the file has no events, or this is another record's copy.)
+            Ok(_) => AttributeError::NoEvents,
+        }
+    }
+
+    /// The values perf orders and attributes any record by — time, id, stream id, cpu,
+    /// pid/tid — from a SAMPLE's fields or another record's `sample_id` trailer
+    /// ([`RecordView`]); `None` for a record of no known event.
+    pub fn view(&self) -> Option<RecordView<'a>> {
+        self.layout.map(|layout| layout.record(self.bytes))
+    }
+
+    /// The complete decode (kernel types; perf's own types are [`Record::Unknown`]), by the
+    /// record's event's context (the first event's for a record of none), its header not
+    /// parsed again.
+    #[inline]
     pub fn decode(&self) -> Result<Record<'a>, DecodeError> {
-        decode(self.bytes, &self.context)
+        decode(&self.walked(), &self.context)
     }
 
     /// Decode a perf-only record (ID_INDEX, THREAD_MAP, …) into a typed value; `Ok(None)`
@@ -130,48 +206,117 @@ struct Loc {
     event: Option<usize>,
 }
 
-/// The round buffer of time order.
-#[derive(Debug, Default)]
+/// The round buffer of time order. A record waiting for its turn is copied into `store` behind
+/// a [`Stub`] (what its `Loc` needs besides the bytes); the queue and the pending list hold
+/// store positions, so sorting moves 16 bytes per record and the round's memory is its bytes
+/// and 16 + 24 bytes a record.
+#[derive(Debug)]
 struct Order {
-    /// Bytes of the queued and pending records.
+    /// Each queued or pending record: its stub, its bytes, the data that follows it.
     store: Vec<u8>,
-    /// Timed kernel records not yet delivered, with their times.
-    queue: Vec<(u64, Loc)>,
-    /// Records to deliver, in order.
-    pending: VecDeque<Loc>,
+    /// Timed kernel records not yet delivered: (time, store position). Positions grow with
+    /// arrival (compaction keeps their order), so sorting by the pair is perf's stable sort.
+    queue: Vec<(u64, usize)>,
+    /// Store positions of the records to deliver, in order.
+    pending: VecDeque<usize>,
     /// perf's `next_flush`: a round's end delivers the queued records up to this time.
     next_flush: u64,
     /// perf's `max_timestamp`: the largest time queued so far.
     max_time: u64,
-    /// Bytes of the queued records (kept as they come and go).
+    /// Bytes of the queued records, stubs included (kept as they come and go).
     live: usize,
+    /// The file's byte order (the stored records' headers are read in it).
+    endian: Endian,
+}
+
+/// What a stored record's `Loc` needs besides its bytes, in native order before them: its
+/// offset (tagged) and its event. Its header is read from its bytes again (in the file's
+/// order). Only kernel records with a time and FINISHED_ROUND are stored, and neither carries
+/// data after it (only AUXTRACE and HEADER_TRACING_DATA do, which have no time and go out
+/// uncopied), so a stored record is its header's size.
+struct Stub;
+
+impl Stub {
+    const SIZE: usize = 16;
+
+    /// The stub of `loc` (offset tagged).
+    fn write(store: &mut Vec<u8>, loc: &Loc, offset: u64) {
+        let mut b = [0u8; Self::SIZE];
+        b[..8].copy_from_slice(&offset.to_ne_bytes());
+        // (Events are counted by the file's attrs: far fewer than u32::MAX.)
+        let event = loc.event.and_then(|e| u32::try_from(e).ok()).unwrap_or(u32::MAX);
+        b[8..12].copy_from_slice(&event.to_ne_bytes());
+        store.extend_from_slice(&b);
+    }
+
+    /// The `Loc` of the record stored at `at` (in `endian`), and the end of its bytes.
+    fn read(store: &[u8], at: usize, endian: Endian) -> (Loc, usize) {
+        let b = store.get(at..at + Self::SIZE).unwrap_or_default();
+        let offset = u64::from_ne_bytes(b.get(..8).and_then(|b| b.try_into().ok()).unwrap_or([0; 8]));
+        let event = u32::from_ne_bytes(b.get(8..12).and_then(|b| b.try_into().ok()).unwrap_or([0xff; 4]));
+        let start = at + Self::SIZE;
+        let header = Header::parse(store.get(start..).unwrap_or_default(), endian).unwrap_or(Header {
+            type_: 0,
+            misc: 0,
+            size: 0,
+        });
+        let rec = start..start + header.size as usize;
+        let event = (event != u32::MAX).then_some(event as usize);
+        let end = rec.end;
+        (Loc { buf: Buf::Store, trailing: end..end, rec, offset, header, event }, end)
+    }
 }
 
 impl Order {
-    /// Deliver the queued records with a time up to `limit`, in time order (stable).
-    fn flush(&mut self, limit: u64) {
-        self.queue.sort_by_key(|(t, _)| *t); // stable: file order among equal times
-        let n = self.queue.partition_point(|(t, _)| *t <= limit);
-        for (_, l) in self.queue.drain(..n) {
-            self.live -= l.trailing.end - l.rec.start;
-            self.pending.push_back(l);
+    fn new(endian: Endian) -> Order {
+        Order {
+            store: Vec::new(),
+            queue: Vec::new(),
+            pending: VecDeque::new(),
+            next_flush: 0,
+            max_time: 0,
+            live: 0,
+            endian,
         }
     }
 
-    /// With nothing pending, move the queued records' bytes to a fresh store when delivered
-    /// ones take most of it (the queue carries over from round to round).
+    /// Deliver the queued records with a time up to `limit`, in time order (stable).
+    fn flush(&mut self, limit: u64) {
+        self.queue.sort(); // (the keys are unique; the stable sort finds the per-CPU runs a round is made of)
+        let n = self.queue.partition_point(|&(t, _)| t <= limit);
+        for (_, at) in self.queue.drain(..n) {
+            let (_, end) = Stub::read(&self.store, at, self.endian);
+            self.live -= end - at;
+            self.pending.push_back(at);
+        }
+    }
+
+    /// With nothing pending, move the queued records' bytes to the front of the store, in
+    /// place, once the delivered records' bytes are at least half the queued ones' (and 64 KiB):
+    /// each compaction moves no more than twice what was delivered since the last, and the
+    /// store stays within ~1.5 times the queued bytes (the queue carries over from round to
+    /// round).
     fn compact(&mut self) {
-        if self.store.len() <= 2 * self.live + (1 << 16) {
+        let dead = self.store.len() - self.live;
+        if dead < (1 << 16) || dead < self.live / 2 {
             return;
         }
-        let mut store = Vec::with_capacity(2 * self.live);
-        for (_, l) in &mut self.queue {
-            let (start, rec, all) = (store.len(), l.rec.len(), l.trailing.end - l.rec.start);
-            store.extend_from_slice(&self.store[l.rec.start..l.trailing.end]);
-            l.rec = start..start + rec;
-            l.trailing = start + rec..start + all;
+        // Moved in the queue's order, positions stay consistent with arrival among equal
+        // times (the queue is time-sorted records, then later arrivals; or arrival order).
+        // That is safe when every queued record lies past where the queued bytes will end
+        // (the usual case: the records carried over are the last round's); otherwise they are
+        // moved in store order, which positions only ever move down in.
+        let first = self.queue.iter().map(|&(_, at)| at).min().unwrap_or(0);
+        if first < self.live {
+            self.queue.sort_unstable_by_key(|&(_, at)| at);
         }
-        self.store = store;
+        let mut to = 0;
+        for (_, at) in &mut self.queue {
+            let (_, end) = Stub::read(&self.store, *at, self.endian);
+            self.store.copy_within(*at..end, to);
+            (*at, to) = (to, to + (end - *at));
+        }
+        self.store.truncate(to);
     }
 }
 
@@ -195,7 +340,7 @@ pub struct Reader<S> {
     unknown_ids: Option<usize>,
     warned_inconsistent: bool,
     /// Per id, the value of its last `PERF_SAMPLE_READ` counter (perf's `sid->period`).
-    read_values: std::collections::HashMap<u64, u64>,
+    read_values: std::collections::BTreeMap<u64, u64>,
     /// The deliveries of the record last returned.
     deliveries: Vec<ReadDelivery>,
 }
@@ -237,7 +382,8 @@ impl MappedFile {
 
 impl<R: Read + Seek> Reader<Stream<BufReader<R>>> {
     /// Read a file (either mode, detected from the header) through bounded buffered reads:
-    /// the metadata by seeking, then the data section one record at a time.
+    /// the metadata by seeking, then the data section read ahead in chunks (a record is
+    /// handed out where it lies in the read-ahead buffer).
     pub fn new(mut inner: R) -> Result<Self, Error> {
         let start = inner.stream_position().map_err(|error| Error::Io { offset: 0, error })?;
         let len = inner.seek(SeekFrom::End(0)).map_err(|error| Error::Io { offset: 0, error })?.saturating_sub(start);
@@ -252,7 +398,7 @@ impl<R: Read + Seek> Reader<Stream<BufReader<R>>> {
         head[..16].copy_from_slice(&prefix);
         let have = 16 + read_up_to(&mut inner, &mut head[16..])?;
         let header = FileHeader::parse(&head[..have])?;
-        let meta = read_file_meta(&mut Seekable { inner: &mut OffsetBy(&mut inner, start), len }, header)?;
+        let meta = read_file_meta(&mut Seekable::new(&mut OffsetBy(&mut inner, start), len), header)?;
         let (data_start, data_end) = meta.data;
         inner.seek(SeekFrom::Start(start + data_start)).map_err(|error| Error::Io { offset: data_start, error })?;
         let stream = Stream::new(BufReader::with_capacity(1 << 16, inner), data_start, Some(data_end));
@@ -388,7 +534,7 @@ impl<S: Source> Reader<S> {
             done: false,
             unknown_ids: None,
             warned_inconsistent: false,
-            read_values: std::collections::HashMap::new(),
+            read_values: std::collections::BTreeMap::new(),
             deliveries: Vec::new(),
         }
     }
@@ -396,7 +542,7 @@ impl<S: Source> Reader<S> {
     /// Deliver records in perf's time order (see [`Reader`]) rather than file order. Memory:
     /// the records of two rounds, as perf.
     pub fn time_ordered(mut self) -> Self {
-        self.order = Some(Order::default());
+        self.order = Some(Order::new(self.endian()));
         self
     }
 
@@ -419,6 +565,13 @@ impl<S: Source> Reader<S> {
     /// Byte order.
     pub fn endian(&self) -> Endian {
         self.meta.endian()
+    }
+
+    /// The events and their ids as a `perfring::record` event set (pipe mode: those read so
+    /// far): for [`EventSet::fixed`] (every event checked once against a compile-time
+    /// `sample_type`) and the other readers that attribute a record themselves.
+    pub fn event_set(&self) -> &EventSet<Vec<EventLayout>, Vec<IdEntry>> {
+        self.meta.events.set()
     }
 
     /// The events (pipe mode: those whose HEADER_ATTR has been read so far).
@@ -491,6 +644,7 @@ impl<S: Source> Reader<S> {
         let mut deliver = |id: Option<u64>, value: u64| {
             let Some(id) = id else { return };
             let Some(event) = self.meta.events.event_of_id(id) else { return };
+            // (A B-tree: no hashing per counter, and logarithmic whatever ids a file lists.)
             let previous = self.read_values.insert(id, value).unwrap_or(0);
             let period = value.wrapping_sub(previous);
             if period != 0 {
@@ -522,6 +676,7 @@ impl<S: Source> Reader<S> {
             event: loc.event,
             attr: loc.event.and_then(|e| self.meta.attrs.get(e)),
             context,
+            layout: loc.event.and_then(|e| self.meta.events.layout(e)),
             metadata: &self.meta,
             deliveries: &self.deliveries,
         }
@@ -545,8 +700,8 @@ impl<S: Source> Reader<S> {
         // Each pass yields, or reads one record from the input, or ends: bounded by the input.
         loop {
             let order = self.order.as_mut().expect("checked above");
-            if let Some(loc) = order.pending.pop_front() {
-                return Ok(Some(loc));
+            if let Some(at) = order.pending.pop_front() {
+                return Ok(Some(Stub::read(&order.store, at, order.endian).0));
             }
             if order.queue.is_empty() {
                 order.store.clear();
@@ -569,30 +724,36 @@ impl<S: Source> Reader<S> {
                 Buf::Decomp => &self.decomp.buf[loc.rec.clone()],
                 Buf::Store => &[][..],
             };
-            let time = if loc.header.type_ < types::HEADER_ATTR {
-                loc.event.and_then(|e| self.meta.events.time(bytes, e)).filter(|&t| t != 0 && t != u64::MAX)
-            } else {
-                None
-            };
+            let record = bytes.get(..loc.rec.len()).unwrap_or_default();
+            let time = loc
+                .event
+                .and_then(|e| self.meta.events.time(loc.header, record, e))
+                .filter(|&t| t != 0 && t != u64::MAX);
             let order = self.order.as_mut().expect("checked above");
+            let round_end = loc.header.type_ == types::FINISHED_ROUND;
+            if time.is_none() {
+                if round_end {
+                    order.flush(order.next_flush);
+                    order.next_flush = order.max_time;
+                }
+                // Nothing is pending (the loop delivers that first): a record without a time
+                // goes out now, from where it was read, uncopied.
+                if order.pending.is_empty() {
+                    return Ok(Some(loc));
+                }
+            }
             let at = order.store.len();
-            order.store.extend_from_slice(bytes);
-            let len = loc.rec.len();
             let tagged = if loc.buf == Buf::Decomp { loc.offset | (1 << 63) } else { loc.offset };
-            let stored =
-                Loc { buf: Buf::Store, rec: at..at + len, trailing: at + len..at + bytes.len(), offset: tagged, ..loc };
+            debug_assert_eq!(bytes.len(), loc.rec.len(), "a stored record carries no data after it");
+            Stub::write(&mut order.store, &loc, tagged);
+            order.store.extend_from_slice(&bytes[..loc.rec.len().min(bytes.len())]);
             match time {
                 Some(t) => {
                     order.max_time = order.max_time.max(t);
-                    order.live += bytes.len();
-                    order.queue.push((t, stored));
+                    order.live += Stub::SIZE + loc.rec.len();
+                    order.queue.push((t, at));
                 }
-                None if stored.header.type_ == types::FINISHED_ROUND => {
-                    order.flush(order.next_flush);
-                    order.next_flush = order.max_time;
-                    order.pending.push_back(stored);
-                }
-                None => order.pending.push_back(stored),
+                None => order.pending.push_back(at),
             }
         }
     }
@@ -628,7 +789,7 @@ impl<S: Source> Reader<S> {
                 let start = self.decomp.pos;
                 self.decomp.pos += size;
                 let rec = start..start + size;
-                let found = self.meta.events.attribute(&self.decomp.buf[rec.clone()]);
+                let found = self.meta.events.attribute(header, &self.decomp.buf[rec.clone()]);
                 let event = self.note(found, self.decomp_offset);
                 return Ok(Some(Loc {
                     buf: Buf::Decomp,
@@ -726,7 +887,7 @@ impl<S: Source> Reader<S> {
             _ => {}
         }
         let event = if header.type_ < types::HEADER_ATTR {
-            let found = self.meta.events.attribute(&self.src.bytes()[rec.clone()]);
+            let found = self.meta.events.attribute(header, &self.src.bytes()[rec.clone()]);
             self.note(found, offset)
         } else {
             None

@@ -1,5 +1,5 @@
 //! Where the records come from: a byte slice (a mapped or in-memory file, zero-copy) or a
-//! [`Read`] stream (bounded buffered reads, one record at a time).
+//! [`Read`] stream (bounded read-ahead into one buffer, records handed out where they lie).
 
 use std::io::Read;
 use std::ops::Range;
@@ -89,22 +89,73 @@ impl Source for Slice<'_> {
     }
 }
 
-/// Records from a [`Read`] stream: each record is read into one reused buffer (at most 64 KiB
-/// plus the data an AUXTRACE or TRACING_DATA record carries, which is read as it arrives, so
-/// memory follows the input and never a length field).
+/// Records from a [`Read`] stream, read ahead in chunks into one reused buffer (128 KiB, more
+/// only while one record and the data an AUXTRACE or TRACING_DATA record carries need it,
+/// grown as the data arrives, so memory follows the input and never a length field); a record
+/// is handed out where it lies in the buffer, not copied. Never reads past the data section's
+/// end (file mode), so what follows it is read by `rest`.
 #[derive(Debug)]
 pub struct Stream<R> {
     inner: R,
+    /// Initialised bytes: `[start, filled)` read, `[filled, len)` room.
     buf: Vec<u8>,
+    /// The current record's first byte (`begin`); the ranges `take` returns count from it.
+    start: usize,
+    /// The next byte `take` hands out.
+    cur: usize,
+    /// The end of what has been read.
+    filled: usize,
+    /// File offset of `cur`.
     pos: u64,
+    /// File offset of `filled`.
+    read_pos: u64,
     end: Option<u64>,
 }
+
+/// The read-ahead chunk.
+const CHUNK: usize = 1 << 16;
 
 impl<R: Read> Stream<R> {
     /// `inner` is positioned at file offset `pos`; the data section ends at `end` (pipe mode:
     /// `None`, the end of the input).
     pub(crate) fn new(inner: R, pos: u64, end: Option<u64>) -> Stream<R> {
-        Stream { inner, buf: Vec::with_capacity(1 << 16), pos, end }
+        Stream { inner, buf: vec![0; 2 * CHUNK], start: 0, cur: 0, filled: 0, pos, read_pos: pos, end }
+    }
+
+    /// Read more, at least one byte unless the input (or the data section) ends: `Ok(false)`
+    /// then. The record being read (from `start`) moves to the front when the buffer is
+    /// full; the buffer grows only when that record fills it, by what the record still needs
+    /// (at most the buffer's size again, so growth follows the bytes that arrived).
+    fn fill(&mut self, need: usize) -> Result<bool, Error> {
+        if self.buf.len() - self.filled < CHUNK && self.start > 0 {
+            // Room for a whole chunk, so a read bypasses a `BufReader` below (one copy).
+            self.buf.copy_within(self.start..self.filled, 0);
+            (self.cur, self.filled, self.start) = (self.cur - self.start, self.filled - self.start, 0);
+        }
+        if self.filled == self.buf.len() {
+            let more = need.saturating_sub(self.filled - self.cur).clamp(CHUNK, self.buf.len().max(CHUNK));
+            self.buf.resize(self.buf.len() + more, 0);
+        }
+        let room = self.buf.len() - self.filled;
+        let room = match self.end {
+            Some(end) => room.min(usize::try_from(end.saturating_sub(self.read_pos)).unwrap_or(usize::MAX)),
+            None => room,
+        };
+        if room == 0 {
+            return Ok(false);
+        }
+        loop {
+            match self.inner.read(&mut self.buf[self.filled..self.filled + room]) {
+                Ok(0) => return Ok(false),
+                Ok(n) => {
+                    self.filled += n;
+                    self.read_pos += n as u64;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(Error::Io { offset: self.read_pos, error }),
+            }
+        }
     }
 }
 
@@ -112,7 +163,12 @@ impl<R: Read> sealed::Sealed for Stream<R> {}
 
 impl<R: Read> Source for Stream<R> {
     fn begin(&mut self) {
-        self.buf.clear();
+        if self.cur == self.filled {
+            // Nothing read ahead: start again at the front.
+            (self.start, self.cur, self.filled) = (0, 0, 0);
+        } else {
+            self.start = self.cur;
+        }
     }
 
     fn take(&mut self, n: u64) -> Result<Result<Range<usize>, ShortOpaque>, Error> {
@@ -120,39 +176,24 @@ impl<R: Read> Source for Stream<R> {
             Some(end) if self.pos.saturating_add(n) > end => (end.saturating_sub(self.pos), true),
             _ => (n, false),
         };
-        let start = self.buf.len();
-        let got = if want <= 1 << 16 {
-            // A record: read into the reused buffer directly.
-            let want = want as usize;
-            self.buf.resize(start + want, 0);
-            let mut have = 0;
-            while have < want {
-                match self.inner.read(&mut self.buf[start + have..]) {
-                    Ok(0) => break,
-                    Ok(n) => have += n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(error) => return Err(Error::Io { offset: self.pos + have as u64, error }),
-                }
+        let need = usize::try_from(want).unwrap_or(usize::MAX);
+        while self.filled - self.cur < need {
+            if !self.fill(need)? {
+                break;
             }
-            self.buf.truncate(start + have);
-            have as u64
-        } else {
-            // Data after an AUXTRACE/TRACING_DATA record: memory grows with what arrives,
-            // never with the length field.
-            (&mut self.inner)
-                .take(want)
-                .read_to_end(&mut self.buf)
-                .map_err(|error| Error::Io { offset: self.pos, error })? as u64
-        };
-        self.pos += got;
-        if got < n {
-            return Ok(Err(ShortOpaque(Short { have: got, at_limit: at_limit && got == want })));
         }
-        Ok(Ok(start..self.buf.len()))
+        let got = (self.filled - self.cur).min(need);
+        let from = self.cur - self.start;
+        self.cur += got;
+        self.pos += got as u64;
+        if (got as u64) < n {
+            return Ok(Err(ShortOpaque(Short { have: got as u64, at_limit: at_limit && got as u64 == want })));
+        }
+        Ok(Ok(from..from + got))
     }
 
     fn bytes(&self) -> &[u8] {
-        &self.buf
+        &self.buf[self.start..self.filled]
     }
 
     fn position(&self) -> u64 {
@@ -162,8 +203,9 @@ impl<R: Read> Source for Stream<R> {
     /// Everything after the data section (a forward-read file's feature sections): memory
     /// follows what arrives.
     fn rest(&mut self) -> Result<Vec<u8>, Error> {
-        let mut out = Vec::new();
-        self.inner.read_to_end(&mut out).map_err(|error| Error::Io { offset: self.pos, error })?;
+        let mut out = self.buf[self.cur..self.filled].to_vec();
+        self.cur = self.filled;
+        self.inner.read_to_end(&mut out).map_err(|error| Error::Io { offset: self.read_pos, error })?;
         Ok(out)
     }
 }

@@ -5,6 +5,8 @@
 mod features;
 mod open;
 mod perf_records;
+mod stream;
+mod tiers;
 mod validation;
 mod writer;
 

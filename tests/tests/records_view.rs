@@ -118,9 +118,8 @@ fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData,
     assert_eq!(v.callchain().unwrap(), s.callchain, "{what}");
     assert_eq!(v.raw().unwrap(), s.raw, "{what}");
     // Each field after RAW as the view reads it and as the complete decode has it, read in
-    // output order on this view and in reverse order on a fresh one: the first tail field read
-    // remembers where the tail starts, and the others must read the same from there whichever
-    // came first.
+    // output order on this view and in reverse order on a fresh one: each must read the same
+    // whichever came first.
     type Field = (fn(&perfring::record::SampleView<'_>) -> String, fn(&perfring::record::Sample<'_>) -> String);
     let fields: [Field; 12] = [
         (|v| format!("{:?}", v.branch_stack().unwrap()), |s| format!("{:?}", s.branch_stack)),

@@ -11,10 +11,11 @@ use super::{DecodeError, Endian, U64Array};
 
 /// Reads fields in order from `bytes[pos..end]`, where `bytes` is the whole record (so offsets
 /// in errors are record offsets) and `end` excludes the `sample_id` trailer, if any.
+#[derive(Clone, Copy)]
 pub(crate) struct Reader<'a> {
     /// `bytes[pos..end]`: what is left to read. (A slice rather than an offset: each read
     /// checks one length, and the compiler sees that the read is in bounds.)
-    rest: &'a [u8],
+    pub(crate) rest: &'a [u8],
     /// The limit, as a record offset: `pos = end - rest.len()`.
     end: usize,
     pub(crate) endian: Endian,
@@ -22,27 +23,34 @@ pub(crate) struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// A reader over `bytes[start..end]`; `end` is clamped to the input.
+    #[inline]
     pub(crate) fn new(bytes: &'a [u8], start: usize, end: usize, endian: Endian) -> Reader<'a> {
         let end = end.min(bytes.len());
         Reader { rest: bytes.get(start.min(end)..end).unwrap_or_default(), end, endian }
     }
 
     /// The current offset in the record.
+    #[inline]
     pub(crate) fn offset(&self) -> usize {
         self.end - self.rest.len()
     }
 
     /// Bytes left before the limit.
+    #[inline]
     pub(crate) fn remaining(&self) -> usize {
         self.rest.len()
     }
 
-    #[cold]
+    /// The error of a field of `n` bytes that runs past the limit. (The cold constructors
+    /// take the reader's values, not the reader: a reader whose address went to an
+    /// out-of-line call would live in memory, its position stored at every field read.)
+    #[inline(always)]
     fn truncated(&self, n: usize, field: &'static str) -> DecodeError {
-        DecodeError::Truncated { field, offset: self.offset(), need: n, have: self.remaining() }
+        truncated(field, self.offset(), n, self.remaining())
     }
 
     /// The next `n` bytes, as a fixed-size field.
+    #[inline]
     pub(crate) fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], DecodeError> {
         match self.rest.split_at_checked(n) {
             Some((s, rest)) => {
@@ -67,27 +75,13 @@ impl<'a> Reader<'a> {
                 self.rest = rest;
                 Ok(Fixed { block, endian: self.endian })
             }
-            None => Err(self.truncated_in(fields)),
+            None => Err(truncated_in(fields, self.offset(), self.remaining())),
         }
-    }
-
-    /// The error of [`fixed`](Self::fixed): the first field that runs past the limit.
-    #[cold]
-    fn truncated_in(&self, fields: &[(&'static str, usize)]) -> DecodeError {
-        let have = self.remaining();
-        let mut at = 0;
-        for &(field, size) in fields {
-            if at + size > have {
-                return DecodeError::Truncated { field, offset: self.offset() + at, need: size, have: have - at };
-            }
-            at += size;
-        }
-        // (Unreachable when the sizes add up to N, as `fixed` asserts in debug builds.)
-        self.truncated(at, fields.last().map_or("fields", |f| f.0))
     }
 
     /// The next `len` bytes, where `len` was read from the input: a length larger than what is
     /// left is [`DecodeError::CountTooLarge`].
+    #[inline]
     pub(crate) fn take_counted(&mut self, len: u64, field: &'static str) -> Result<&'a [u8], DecodeError> {
         let too_large = DecodeError::CountTooLarge { field, count: len, offset: self.offset() };
         let n = usize::try_from(len).map_err(|_| too_large)?;
@@ -98,6 +92,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `count` items of `words` u64 each, where `count` was read from the input.
+    #[inline]
     pub(crate) fn u64s(&mut self, count: u64, words: usize, field: &'static str) -> Result<U64Array<'a>, DecodeError> {
         let too_large = DecodeError::CountTooLarge { field, count, offset: self.offset() };
         let bytes = usize::try_from(count)
@@ -124,26 +119,31 @@ impl<'a> Reader<'a> {
     }
 
     /// A u64.
+    #[inline]
     pub(crate) fn u64(&mut self, field: &'static str) -> Result<u64, DecodeError> {
         Ok(self.endian.u64(self.array(field)?))
     }
 
     /// A u32.
+    #[inline]
     pub(crate) fn u32(&mut self, field: &'static str) -> Result<u32, DecodeError> {
         Ok(self.endian.u32(self.array(field)?))
     }
 
     /// A u16.
+    #[inline]
     pub(crate) fn u16(&mut self, field: &'static str) -> Result<u16, DecodeError> {
         Ok(self.endian.u16(self.array(field)?))
     }
 
     /// A u8.
+    #[inline]
     pub(crate) fn u8(&mut self, field: &'static str) -> Result<u8, DecodeError> {
         Ok(self.array::<1>(field)?[0])
     }
 
     /// `N` raw bytes.
+    #[inline]
     pub(crate) fn bytes<const N: usize>(&mut self, field: &'static str) -> Result<[u8; N], DecodeError> {
         self.array(field)
     }
@@ -163,6 +163,26 @@ impl<'a> Reader<'a> {
         // (Core's `from_bytes_with_nul` would scan the bytes a second time.)
         Ok(unsafe { CStr::from_bytes_with_nul_unchecked(with_nul) })
     }
+}
+
+#[cold]
+fn truncated(field: &'static str, offset: usize, need: usize, have: usize) -> DecodeError {
+    DecodeError::Truncated { field, offset, need, have }
+}
+
+/// The error of [`Reader::fixed`] at `offset` with `have` bytes left: the first field that
+/// runs past the limit.
+#[cold]
+fn truncated_in(fields: &[(&'static str, usize)], offset: usize, have: usize) -> DecodeError {
+    let mut at = 0;
+    for &(field, size) in fields {
+        if at + size > have {
+            return DecodeError::Truncated { field, offset: offset + at, need: size, have: have - at };
+        }
+        at += size;
+    }
+    // (Unreachable when the sizes add up to N, as `fixed` asserts in debug builds.)
+    truncated(fields.last().map_or("fields", |f| f.0), offset, at, have)
 }
 
 /// `N` bytes of fixed fields, checked once by [`Reader::fixed`]; each read is a load at a

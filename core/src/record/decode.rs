@@ -94,16 +94,39 @@ pub enum Record<'a> {
 /// // A record cut short is a typed error naming the field, never a panic.
 /// assert!(matches!(decode(&buf[..n - 8], &ctx), Err(DecodeError::SizeMismatch { .. })));
 /// ```
+// In line, with the SAMPLE decoded into the value returned: the caller's `Record` (its match
+// scrutinee, typically) is where the fields are stored as they are read, not a copy of a
+// `Sample` built apart (a `Record` is as large as its SAMPLE variant, half a KiB;
+// BENCHMARKS.md, "Decoding"). The other types are decoded out of line.
+#[inline(always)]
 pub fn decode<'a, R: RecordRef<'a>>(record: R, ctx: &DecodeContext) -> Result<Record<'a>, DecodeError> {
-    let (header, bytes) = header_of(record, ctx)?;
-    let m = header.misc;
-    Ok(by_type!(header, bytes, m, ctx, |r| r))
+    let out;
+    match header_of(record, ctx) {
+        Err(e) => out = Err(e),
+        Ok((header, bytes)) if header.type_ == types::SAMPLE => {
+            let mut sample = Ok(Record::Sample(Sample { misc: header.misc, ..Sample::EMPTY }));
+            if let Ok(Record::Sample(s)) = &mut sample {
+                if let Err(e) = s.decode_in_place(bytes, ctx) {
+                    sample = Err(e);
+                }
+            }
+            out = sample;
+        }
+        Ok((header, bytes)) => out = decode_other(header, bytes, ctx).map(Record::from),
+    }
+    out
 }
 
-/// [`decode`] into a caller-owned value: only the decoded variant's bytes are written, where
-/// returning a [`Record`] moves all of it (about half a KiB: SAMPLE is the large variant). The
-/// fast way to decode the non-SAMPLE records of a stream whose SAMPLEs are read through a
-/// [`SampleView`](super::SampleView). On error `out` is left as it was.
+/// [`decode`] of a record that is not a SAMPLE (out of line).
+#[inline(never)]
+fn decode_other<'a>(header: Header, bytes: &'a [u8], ctx: &DecodeContext) -> Result<Other<'a>, DecodeError> {
+    let m = header.misc;
+    Ok(by_type!(Other, header, bytes, m, ctx, |r| r))
+}
+
+/// [`decode`] into a caller-owned value: the decoded record is written into `out`, where
+/// returning a [`Record`] may move all of it (about half a KiB: SAMPLE is the large variant).
+/// On error `out` holds a record of no meaning (a value of the type; read it only after `Ok`).
 #[inline]
 pub fn decode_into<'a, R: RecordRef<'a>>(
     record: R,
@@ -111,8 +134,27 @@ pub fn decode_into<'a, R: RecordRef<'a>>(
     out: &mut Record<'a>,
 ) -> Result<(), DecodeError> {
     let (header, bytes) = header_of(record, ctx)?;
+    if header.type_ == types::SAMPLE {
+        *out = Record::Sample(Sample { misc: header.misc, ..Sample::EMPTY });
+        if let Record::Sample(s) = out {
+            return s.decode_in_place(bytes, ctx);
+        }
+        return Ok(());
+    }
+    decode_other_into(header, bytes, ctx, out)
+}
+
+/// [`decode_into`] of a record that is not a SAMPLE: the record written into
+/// `out` (only the decoded variant's bytes are written).
+#[inline]
+fn decode_other_into<'a>(
+    header: Header,
+    bytes: &'a [u8],
+    ctx: &DecodeContext,
+    out: &mut Record<'a>,
+) -> Result<(), DecodeError> {
     let m = header.misc;
-    by_type!(header, bytes, m, ctx, |r| *out = r);
+    by_type!(Record, header, bytes, m, ctx, |r| *out = r);
     Ok(())
 }
 
@@ -139,109 +181,112 @@ fn header_of<'a, R: RecordRef<'a>>(record: R, ctx: &DecodeContext) -> Result<(He
     Ok((header, bytes))
 }
 
+#[inline(always)]
 fn check_size(header: Header, bytes: &[u8]) -> Result<(), DecodeError> {
     let size = usize::from(header.size);
     if size != bytes.len() || size < Header::SIZE {
-        return Err(DecodeError::SizeMismatch { header_size: size, len: bytes.len() });
+        return Err(size_mismatch(size, bytes.len()));
     }
     Ok(())
 }
 
-/// The one table from record type to decoder: `$k` receives the decoded `Record`.
+#[cold]
+fn size_mismatch(header_size: usize, len: usize) -> DecodeError {
+    DecodeError::SizeMismatch { header_size, len }
+}
+
+/// The one table from record type to decoder of the types other than SAMPLE: `$k` receives
+/// the decoded value, a `$E` (`Record`, or `Other`, its variants but SAMPLE).
 macro_rules! by_type {
-    ($header:expr, $bytes:expr, $m:expr, $ctx:expr, |$r:ident| $k:expr) => {{
+    ($E:ident, $header:expr, $bytes:expr, $m:expr, $ctx:expr, |$r:ident| $k:expr) => {{
         let (bytes, m, ctx) = ($bytes, $m, $ctx);
         match $header.type_ {
             types::MMAP => {
-                let $r = Record::Mmap(body::decode(bytes, m, ctx)?);
+                let $r = $E::Mmap(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::LOST => {
-                let $r = Record::Lost(body::decode(bytes, m, ctx)?);
+                let $r = $E::Lost(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::COMM => {
-                let $r = Record::Comm(body::decode(bytes, m, ctx)?);
+                let $r = $E::Comm(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::EXIT => {
-                let $r = Record::Exit(body::decode(bytes, m, ctx)?);
+                let $r = $E::Exit(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::THROTTLE => {
-                let $r = Record::Throttle(body::decode(bytes, m, ctx)?);
+                let $r = $E::Throttle(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::UNTHROTTLE => {
-                let $r = Record::Unthrottle(body::decode(bytes, m, ctx)?);
+                let $r = $E::Unthrottle(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::FORK => {
-                let $r = Record::Fork(body::decode(bytes, m, ctx)?);
+                let $r = $E::Fork(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::READ => {
-                let $r = Record::Read(body::decode(bytes, m, ctx)?);
-                $k
-            }
-            types::SAMPLE => {
-                let $r = Record::Sample(Sample::decode(bytes, m, ctx)?);
+                let $r = $E::Read(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::MMAP2 => {
-                let $r = Record::Mmap2(body::decode(bytes, m, ctx)?);
+                let $r = $E::Mmap2(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::AUX => {
-                let $r = Record::Aux(body::decode(bytes, m, ctx)?);
+                let $r = $E::Aux(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::ITRACE_START => {
-                let $r = Record::ItraceStart(body::decode(bytes, m, ctx)?);
+                let $r = $E::ItraceStart(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::LOST_SAMPLES => {
-                let $r = Record::LostSamples(body::decode(bytes, m, ctx)?);
+                let $r = $E::LostSamples(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::SWITCH => {
-                let $r = Record::Switch(body::decode(bytes, m, ctx)?);
+                let $r = $E::Switch(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::SWITCH_CPU_WIDE => {
-                let $r = Record::SwitchCpuWide(body::decode(bytes, m, ctx)?);
+                let $r = $E::SwitchCpuWide(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::NAMESPACES => {
-                let $r = Record::Namespaces(body::decode(bytes, m, ctx)?);
+                let $r = $E::Namespaces(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::KSYMBOL => {
-                let $r = Record::Ksymbol(body::decode(bytes, m, ctx)?);
+                let $r = $E::Ksymbol(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::BPF_EVENT => {
-                let $r = Record::BpfEvent(body::decode(bytes, m, ctx)?);
+                let $r = $E::BpfEvent(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::CGROUP => {
-                let $r = Record::Cgroup(body::decode(bytes, m, ctx)?);
+                let $r = $E::Cgroup(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::TEXT_POKE => {
-                let $r = Record::TextPoke(body::decode(bytes, m, ctx)?);
+                let $r = $E::TextPoke(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::AUX_OUTPUT_HW_ID => {
-                let $r = Record::AuxOutputHwId(body::decode(bytes, m, ctx)?);
+                let $r = $E::AuxOutputHwId(body::decode(bytes, m, ctx)?);
                 $k
             }
             types::CALLCHAIN_DEFERRED => {
-                let $r = Record::CallchainDeferred(body::decode(bytes, m, ctx)?);
+                let $r = $E::CallchainDeferred(body::decode(bytes, m, ctx)?);
                 $k
             }
             _ => {
-                let $r = Record::Unknown { header: $header, body: bytes.get(Header::SIZE..).unwrap_or_default() };
+                let $r = $E::Unknown { header: $header, body: bytes.get(Header::SIZE..).unwrap_or_default() };
                 $k
             }
         }
@@ -279,6 +324,64 @@ macro_rules! dispatch {
     };
 }
 pub(crate) use dispatch;
+
+/// [`Record`]'s variants but SAMPLE: what [`decode`] decodes out of line. Its size is the
+/// largest of those (MMAP2's, a third of a SAMPLE's), so the value it returns and moves into
+/// the caller's `Record` is that much smaller than a whole `Record` would be.
+enum Other<'a> {
+    Mmap(Mmap<'a>),
+    Lost(Lost),
+    Comm(Comm<'a>),
+    Exit(Task),
+    Throttle(Throttle),
+    Unthrottle(Throttle),
+    Fork(Task),
+    Read(Read<'a>),
+    Mmap2(Mmap2<'a>),
+    Aux(Aux),
+    ItraceStart(ItraceStart),
+    LostSamples(LostSamples),
+    Switch(Switch),
+    SwitchCpuWide(SwitchCpuWide),
+    Namespaces(Namespaces<'a>),
+    Ksymbol(Ksymbol<'a>),
+    BpfEvent(BpfEvent),
+    Cgroup(Cgroup<'a>),
+    TextPoke(TextPoke<'a>),
+    AuxOutputHwId(AuxOutputHwId),
+    CallchainDeferred(CallchainDeferred<'a>),
+    Unknown { header: Header, body: &'a [u8] },
+}
+
+impl<'a> From<Other<'a>> for Record<'a> {
+    #[inline(always)]
+    fn from(other: Other<'a>) -> Record<'a> {
+        match other {
+            Other::Mmap(b) => Record::Mmap(b),
+            Other::Lost(b) => Record::Lost(b),
+            Other::Comm(b) => Record::Comm(b),
+            Other::Exit(b) => Record::Exit(b),
+            Other::Throttle(b) => Record::Throttle(b),
+            Other::Unthrottle(b) => Record::Unthrottle(b),
+            Other::Fork(b) => Record::Fork(b),
+            Other::Read(b) => Record::Read(b),
+            Other::Mmap2(b) => Record::Mmap2(b),
+            Other::Aux(b) => Record::Aux(b),
+            Other::ItraceStart(b) => Record::ItraceStart(b),
+            Other::LostSamples(b) => Record::LostSamples(b),
+            Other::Switch(b) => Record::Switch(b),
+            Other::SwitchCpuWide(b) => Record::SwitchCpuWide(b),
+            Other::Namespaces(b) => Record::Namespaces(b),
+            Other::Ksymbol(b) => Record::Ksymbol(b),
+            Other::BpfEvent(b) => Record::BpfEvent(b),
+            Other::Cgroup(b) => Record::Cgroup(b),
+            Other::TextPoke(b) => Record::TextPoke(b),
+            Other::AuxOutputHwId(b) => Record::AuxOutputHwId(b),
+            Other::CallchainDeferred(b) => Record::CallchainDeferred(b),
+            Other::Unknown { header, body } => Record::Unknown { header, body },
+        }
+    }
+}
 
 impl<'a> Record<'a> {
     /// `header.type`.

@@ -48,7 +48,7 @@
 use core::fmt;
 
 use super::event_set::{lookup, AttributeError, EventLayout, EventSet, IdEntry};
-use super::layout::{check_sample, check_sample_ref, too_short};
+use super::layout::{check_sample_ref, too_short};
 use super::sample_type as st;
 use super::{DecodeContext, DecodeError, Endian, PidTid, RecordRef, SampleCpu, SampleLayout};
 
@@ -271,8 +271,9 @@ impl<'s, const SAMPLE_TYPE: u64> FixedEvents<'s, SAMPLE_TYPE> {
 }
 
 impl EventLayout {
-    /// Its SAMPLE record `bytes` (header included) through the compile-time layout of
-    /// `SAMPLE_TYPE`, for a record already attributed to this event (e.g. a
+    /// Its SAMPLE record — its bytes (header included) or a record a reader handed out with
+    /// its header parsed ([`RecordRef`], which is then not parsed again) — through the
+    /// compile-time layout of `SAMPLE_TYPE`, for a record already attributed to this event (e.g. a
     /// `perfring-linux` session's): refused unless the event's `sample_type` is exactly
     /// `SAMPLE_TYPE` ([`SampleError::SampleTypeDiffers`]); then the record's type and the fixed
     /// prefix's length are checked once, and each field is one load at a constant offset.
@@ -281,14 +282,14 @@ impl EventLayout {
     #[inline]
     pub fn fixed_sample<'a, const SAMPLE_TYPE: u64>(
         &self,
-        bytes: &'a [u8],
+        record: impl RecordRef<'a>,
     ) -> Result<FixedSample<'a, SAMPLE_TYPE>, SampleError> {
         let ctx = self.context();
         if ctx.sample_type != SAMPLE_TYPE {
             return Err(SampleError::SampleTypeDiffers { sample_type: ctx.sample_type, fixed: SAMPLE_TYPE });
         }
-        check_sample(bytes, ctx.endian)?;
-        Ok(FixedSample::new(bytes, ctx.endian)?)
+        let endian = check_sample_ref(record, ctx.endian)?;
+        Ok(FixedSample::new(record.record_bytes(), endian)?)
     }
 }
 

@@ -195,6 +195,7 @@ mod switch;
 mod task;
 mod text_poke;
 mod throttle;
+mod view;
 mod walk;
 
 #[cfg(test)]
@@ -217,7 +218,7 @@ pub use error::{DecodeError, EncodeError};
 pub use event_set::{AttributeError, EventLayout, EventSet, EventSetError, IdEntry, Inconsistency};
 pub use fixed::{FixedEvents, FixedLayoutError, FixedSample, SampleError};
 pub use header::{misc, types, CpuMode, Header};
-pub use layout::{RecordView, SampleLayout, SampleView};
+pub use layout::SampleLayout;
 pub use lost::{Lost, LostRecord, LostSamples, LOST_BODY_SIZE};
 pub use mmap::{Mmap, Mmap2, Mmap2File, BUILD_ID_MAX};
 pub use namespaces::{ns_index, NamespaceLink, NamespaceLinks, Namespaces};
@@ -230,6 +231,7 @@ pub use switch::{Switch, SwitchCpuWide};
 pub use task::{Comm, Task};
 pub use text_poke::TextPoke;
 pub use throttle::Throttle;
+pub use view::{RecordView, SampleView};
 pub use walk::{RecordRef, WalkError, WalkedRecord, Walker};
 
 /// Largest record size: `header.size` is a u16 and every record is a multiple of 8 bytes.

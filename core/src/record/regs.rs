@@ -35,6 +35,7 @@ impl<'a> Regs<'a> {
 
     /// The block at `r`: the ABI, then `words` registers (the bits of the event's register
     /// mask) unless the ABI is `NONE`.
+    #[inline]
     pub(crate) fn decode(r: &mut Reader<'a>, words: u32, field: &'static str) -> Result<Regs<'a>, DecodeError> {
         let abi = r.u64(field)?;
         if abi == ABI_NONE {

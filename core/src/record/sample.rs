@@ -148,15 +148,79 @@ pub struct Sample<'a> {
     pub aux: Option<&'a [u8]>,
 }
 
-fn opt_u64(r: &mut Reader<'_>, sample_type: u64, bit: u64, field: &'static str) -> Result<Option<u64>, DecodeError> {
-    if sample_type & bit != 0 {
-        Ok(Some(r.u64(field)?))
-    } else {
-        Ok(None)
-    }
+/// The fields up to PERIOD: IDENTIFIER, IP, TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD.
+const FIXED_FIELDS: u64 =
+    st::IDENTIFIER | st::IP | st::TID | st::TIME | st::ADDR | st::ID | st::STREAM_ID | st::CPU | st::PERIOD;
+
+/// The fields after RAW (in output order: BRANCH_STACK … AUX).
+const TAIL_FIELDS: u64 = st::BRANCH_STACK
+    | st::REGS_USER
+    | st::STACK_USER
+    | st::WEIGHT_TYPE
+    | st::DATA_SRC
+    | st::TRANSACTION
+    | st::REGS_INTR
+    | st::PHYS_ADDR
+    | st::CGROUP
+    | st::DATA_PAGE_SIZE
+    | st::CODE_PAGE_SIZE
+    | st::AUX;
+
+/// `decode` on a copy of `r`, then `r` moved past what it read: a reader that an out-of-line
+/// decoder takes by reference lives in memory, and the inlined reads around it then store
+/// their position at every field.
+#[inline(always)]
+fn out_of_line<'a, T>(
+    r: &mut Reader<'a>,
+    decode: impl FnOnce(&mut Reader<'a>) -> Result<T, DecodeError>,
+) -> Result<T, DecodeError> {
+    let mut copy = *r;
+    let value = decode(&mut copy)?;
+    *r = copy;
+    Ok(value)
+}
+
+/// The error of a SAMPLE longer than its fields.
+#[inline(always)]
+fn trailing_bytes(r: &Reader<'_>) -> DecodeError {
+    trailing(r.offset(), r.remaining())
+}
+
+#[cold]
+fn trailing(offset: usize, extra: usize) -> DecodeError {
+    DecodeError::TrailingBytes { record: "PERF_RECORD_SAMPLE", offset, extra }
 }
 
 impl<'a> Sample<'a> {
+    /// A SAMPLE of no field (`misc` 0, every field `None`): what a record of `sample_type` 0 decodes to.
+    pub const EMPTY: Sample<'static> = Sample {
+        misc: 0,
+        identifier: None,
+        ip: None,
+        tid: None,
+        time: None,
+        addr: None,
+        id: None,
+        stream_id: None,
+        cpu: None,
+        period: None,
+        read: None,
+        callchain: None,
+        raw: None,
+        branch_stack: None,
+        regs_user: None,
+        stack_user: None,
+        weight: None,
+        data_src: None,
+        transaction: None,
+        regs_intr: None,
+        phys_addr: None,
+        cgroup: None,
+        data_page_size: None,
+        code_page_size: None,
+        aux: None,
+    };
+
     /// The CPU mode in `misc`.
     pub fn cpumode(&self) -> CpuMode {
         CpuMode::from_misc(self.misc)
@@ -168,39 +232,94 @@ impl<'a> Sample<'a> {
     }
 
     /// Decode a whole SAMPLE record (`bytes` includes the 8-byte header).
+    #[inline]
     pub(crate) fn decode(bytes: &'a [u8], misc: u16, ctx: &DecodeContext) -> Result<Sample<'a>, DecodeError> {
-        let first = Self::decode_form(bytes, misc, ctx, false);
-        let may_lack_idx = ctx.sample_type & st::BRANCH_STACK != 0 && ctx.branch_sample_type & HW_INDEX != 0;
-        match first {
-            Err(e) if may_lack_idx => Self::decode_form(bytes, misc, ctx, true).map_err(|_| e),
-            other => other,
+        let mut s = Sample { misc, ..Sample::EMPTY };
+        s.decode_in_place(bytes, ctx)?;
+        Ok(s)
+    }
+
+    /// Decode the SAMPLE record `bytes` into `self`, which holds its `misc` and no field
+    /// ([`EMPTY`](Self::EMPTY)'s): each field the event writes is stored where `self` lives as
+    /// it is read, so a `Sample` inside the caller's `Record` is decoded where it stays (a
+    /// `Sample` built apart and then moved there would be copied whole, half a KiB: see
+    /// BENCHMARKS.md, "Decoding"). On error `self` is left partly filled.
+    #[inline(always)]
+    pub(crate) fn decode_in_place(&mut self, bytes: &'a [u8], ctx: &DecodeContext) -> Result<(), DecodeError> {
+        match self.decode_form(bytes, ctx, false) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                *self = Self::decode_again(bytes, self.misc, ctx, e)?;
+                Ok(())
+            }
         }
     }
 
-    fn decode_form(
+    /// After `error`: a BRANCH_STACK with `HW_INDEX` may be the kernel's no-stack form
+    /// (`nr = 0` without `hw_idx`), tried now; else `error`.
+    #[cold]
+    #[inline(never)]
+    fn decode_again(
         bytes: &'a [u8],
         misc: u16,
         ctx: &DecodeContext,
-        no_stack_form: bool,
+        error: DecodeError,
     ) -> Result<Sample<'a>, DecodeError> {
+        let may_lack_idx = ctx.sample_type & st::BRANCH_STACK != 0 && ctx.branch_sample_type & HW_INDEX != 0;
+        if !may_lack_idx {
+            return Err(error);
+        }
+        let mut s = Sample { misc, ..Sample::EMPTY };
+        match s.decode_form(bytes, ctx, true) {
+            Ok(()) => Ok(s),
+            Err(_) => Err(error),
+        }
+    }
+
+    /// The fields of one form of the record (`no_stack_form`: a BRANCH_STACK with `HW_INDEX`
+    /// read as the kernel's `nr = 0` without `hw_idx`), into `self` (which has no field yet):
+    /// only the fields the event writes are stored.
+    #[inline(always)]
+    fn decode_form(&mut self, bytes: &'a [u8], ctx: &DecodeContext, no_stack_form: bool) -> Result<(), DecodeError> {
         let t = ctx.sample_type;
         let r = &mut Reader::new(bytes, 8, bytes.len(), ctx.endian);
-        let mut s = Sample { misc, ..Sample::default() };
-        s.identifier = opt_u64(r, t, st::IDENTIFIER, "sample.identifier")?;
-        s.ip = opt_u64(r, t, st::IP, "sample.ip")?;
+        let s = self;
+        if t & st::IDENTIFIER != 0 {
+            s.identifier = Some(r.u64("sample.identifier")?);
+        }
+        if t & st::IP != 0 {
+            s.ip = Some(r.u64("sample.ip")?);
+        }
         if t & st::TID != 0 {
             s.tid = Some(PidTid { pid: r.u32("sample.pid")?, tid: r.u32("sample.tid")? });
         }
-        s.time = opt_u64(r, t, st::TIME, "sample.time")?;
-        s.addr = opt_u64(r, t, st::ADDR, "sample.addr")?;
-        s.id = opt_u64(r, t, st::ID, "sample.id")?;
-        s.stream_id = opt_u64(r, t, st::STREAM_ID, "sample.stream_id")?;
-        if t & st::CPU != 0 {
-            s.cpu = Some(SampleCpu { cpu: r.u32("sample.cpu")?, res: r.u32("sample.cpu_res")? });
+        if t & st::TIME != 0 {
+            s.time = Some(r.u64("sample.time")?);
         }
-        s.period = opt_u64(r, t, st::PERIOD, "sample.period")?;
+        // ADDR … PERIOD: one test skips them all (`perf record`'s default events write none).
+        if t & (st::ADDR | st::ID | st::STREAM_ID | st::CPU | st::PERIOD) != 0 {
+            if t & st::ADDR != 0 {
+                s.addr = Some(r.u64("sample.addr")?);
+            }
+            if t & st::ID != 0 {
+                s.id = Some(r.u64("sample.id")?);
+            }
+            if t & st::STREAM_ID != 0 {
+                s.stream_id = Some(r.u64("sample.stream_id")?);
+            }
+            if t & st::CPU != 0 {
+                s.cpu = Some(SampleCpu { cpu: r.u32("sample.cpu")?, res: r.u32("sample.cpu_res")? });
+            }
+            if t & st::PERIOD != 0 {
+                s.period = Some(r.u64("sample.period")?);
+            }
+        }
+        // The fields after PERIOD: one test skips them all (most events write none of them).
+        if t & !FIXED_FIELDS == 0 {
+            return if r.remaining() != 0 { Err(trailing_bytes(r)) } else { Ok(()) };
+        }
         if t & st::READ != 0 {
-            s.read = Some(ReadValues::decode(r, ctx.read_format)?);
+            s.read = Some(out_of_line(r, |r| ReadValues::decode(r, ctx.read_format))?);
         }
         if t & st::CALLCHAIN != 0 {
             let nr = r.u64("sample.callchain.nr")?;
@@ -210,51 +329,89 @@ impl<'a> Sample<'a> {
             let size = r.u32("sample.raw.size")?;
             s.raw = Some(r.take_counted(u64::from(size), "sample.raw.size")?);
         }
-        if t & st::BRANCH_STACK != 0 {
-            s.branch_stack = Some(BranchStack::decode(r, ctx.branch_sample_type, no_stack_form)?);
+        // The fields after RAW: one test skips them all.
+        if t & TAIL_FIELDS == 0 {
+            return if r.remaining() != 0 { Err(trailing_bytes(r)) } else { Ok(()) };
         }
-        if t & st::REGS_USER != 0 {
-            s.regs_user = Some(Regs::decode(r, ctx.sample_regs_user.count_ones(), "sample.regs_user")?);
+        if t & (st::BRANCH_STACK | st::REGS_USER | st::STACK_USER) != 0 {
+            if t & st::BRANCH_STACK != 0 {
+                s.branch_stack =
+                    Some(out_of_line(r, |r| BranchStack::decode(r, ctx.branch_sample_type, no_stack_form))?);
+            }
+            if t & st::REGS_USER != 0 {
+                s.regs_user = Some(Regs::decode(r, ctx.sample_regs_user.count_ones(), "sample.regs_user")?);
+            }
+            if t & st::STACK_USER != 0 {
+                let size = r.u64("sample.stack_user.size")?;
+                s.stack_user = Some(if size == 0 {
+                    // An empty slice at the field's place (callers can tell where it was).
+                    StackUser { data: r.take(0, "sample.stack_user.data")?, dyn_size: 0 }
+                } else {
+                    let data = r.take_counted(size, "sample.stack_user.size")?;
+                    StackUser { data, dyn_size: r.u64("sample.stack_user.dyn_size")? }
+                });
+            }
         }
-        if t & st::STACK_USER != 0 {
-            let size = r.u64("sample.stack_user.size")?;
-            s.stack_user = Some(if size == 0 {
-                // An empty slice at the field's place (callers can tell where it was).
-                StackUser { data: r.take(0, "sample.stack_user.data")?, dyn_size: 0 }
-            } else {
-                let data = r.take_counted(size, "sample.stack_user.size")?;
-                StackUser { data, dyn_size: r.u64("sample.stack_user.dyn_size")? }
-            });
+        if t & (st::WEIGHT_TYPE
+            | st::DATA_SRC
+            | st::TRANSACTION
+            | st::REGS_INTR
+            | st::PHYS_ADDR
+            | st::CGROUP
+            | st::DATA_PAGE_SIZE
+            | st::CODE_PAGE_SIZE
+            | st::AUX)
+            == 0
+        {
+            return if r.remaining() != 0 { Err(trailing_bytes(r)) } else { Ok(()) };
         }
-        if t & st::WEIGHT_TYPE != 0 {
-            let full = r.u64("sample.weight")?;
-            s.weight = Some(if t & st::WEIGHT != 0 {
-                Weight::Full(full)
-            } else {
-                Weight::Struct(WeightStruct::from_u64(full))
-            });
+        if t & (st::WEIGHT_TYPE | st::DATA_SRC | st::TRANSACTION) != 0 {
+            if t & st::WEIGHT_TYPE != 0 {
+                let full = r.u64("sample.weight")?;
+                s.weight = Some(if t & st::WEIGHT != 0 {
+                    Weight::Full(full)
+                } else {
+                    Weight::Struct(WeightStruct::from_u64(full))
+                });
+            }
+            if t & st::DATA_SRC != 0 {
+                s.data_src = Some(r.u64("sample.data_src")?);
+            }
+            if t & st::TRANSACTION != 0 {
+                s.transaction = Some(r.u64("sample.transaction")?);
+            }
         }
-        s.data_src = opt_u64(r, t, st::DATA_SRC, "sample.data_src")?;
-        s.transaction = opt_u64(r, t, st::TRANSACTION, "sample.transaction")?;
+        if t & (st::REGS_INTR | st::PHYS_ADDR | st::CGROUP | st::DATA_PAGE_SIZE | st::CODE_PAGE_SIZE | st::AUX) == 0 {
+            return if r.remaining() != 0 { Err(trailing_bytes(r)) } else { Ok(()) };
+        }
         if t & st::REGS_INTR != 0 {
             s.regs_intr = Some(Regs::decode(r, ctx.sample_regs_intr.count_ones(), "sample.regs_intr")?);
         }
-        s.phys_addr = opt_u64(r, t, st::PHYS_ADDR, "sample.phys_addr")?;
-        s.cgroup = opt_u64(r, t, st::CGROUP, "sample.cgroup")?;
-        s.data_page_size = opt_u64(r, t, st::DATA_PAGE_SIZE, "sample.data_page_size")?;
-        s.code_page_size = opt_u64(r, t, st::CODE_PAGE_SIZE, "sample.code_page_size")?;
+        if t & (st::PHYS_ADDR | st::CGROUP | st::DATA_PAGE_SIZE | st::CODE_PAGE_SIZE | st::AUX) == 0 {
+            return if r.remaining() != 0 { Err(trailing_bytes(r)) } else { Ok(()) };
+        }
+        if t & (st::PHYS_ADDR | st::CGROUP | st::DATA_PAGE_SIZE | st::CODE_PAGE_SIZE) != 0 {
+            if t & st::PHYS_ADDR != 0 {
+                s.phys_addr = Some(r.u64("sample.phys_addr")?);
+            }
+            if t & st::CGROUP != 0 {
+                s.cgroup = Some(r.u64("sample.cgroup")?);
+            }
+            if t & st::DATA_PAGE_SIZE != 0 {
+                s.data_page_size = Some(r.u64("sample.data_page_size")?);
+            }
+            if t & st::CODE_PAGE_SIZE != 0 {
+                s.code_page_size = Some(r.u64("sample.code_page_size")?);
+            }
+        }
         if t & st::AUX != 0 {
             let size = r.u64("sample.aux.size")?;
             s.aux = Some(r.take_counted(size, "sample.aux.size")?);
         }
         if r.remaining() != 0 {
-            return Err(DecodeError::TrailingBytes {
-                record: "PERF_RECORD_SAMPLE",
-                offset: r.offset(),
-                extra: r.remaining(),
-            });
+            return Err(trailing_bytes(r));
         }
-        Ok(s)
+        Ok(())
     }
 
     /// Body size (header excluded) for the context, after checking every field against it.

@@ -574,3 +574,31 @@ fn a_cut_inside_fixed_fields_names_the_field() {
         }
     }
 }
+
+/// A record a consumer handed out is read with the header it carries, in the native order:
+/// attribution, the view and the complete decode take it as they take its bytes, and a header
+/// that disagrees with the bytes (a consumer's would not) is caught by the decode's size check.
+#[test]
+fn a_consumers_record_is_read_without_parsing_its_header_again() {
+    use crate::consumer::RawRecord;
+    let t = sample_type::IDENTIFIER | sample_type::IP | sample_type::TID;
+    let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 4]);
+    for id in [5, 6] {
+        let e = set.add_event(&Attr { sample_type: t, ..Attr::ZERO }, Endian::NATIVE).unwrap();
+        set.add_id(e, id).unwrap();
+    }
+    let mut b = Bytes::new(Endian::NATIVE);
+    b.u64(6).u64(0x4000).u32(7).u32(8);
+    let len = b.len;
+    let bytes = &b.buf[..len];
+    let mut rec = [0u8; 32];
+    rec[..len].copy_from_slice(bytes);
+    rec[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: len as u16 }.to_bytes(Endian::NATIVE));
+    let raw = RawRecord { header: Header::parse(&rec, Endian::NATIVE).unwrap(), bytes: &rec[..len], position: 0 };
+    let (event, view) = set.sample(&raw).unwrap();
+    assert_eq!((event, view.ip(), view.tid()), (1, Some(0x4000), Some(8)));
+    assert_eq!(set.attribute(&raw), set.attribute(&rec[..len]));
+    assert_eq!(decode(&raw, set.event(1).unwrap().context()), decode(&rec[..len], set.event(1).unwrap().context()));
+    let lying = RawRecord { header: Header { size: 8, ..raw.header }, ..raw };
+    assert!(matches!(decode(&lying, set.event(1).unwrap().context()), Err(DecodeError::SizeMismatch { .. })));
+}

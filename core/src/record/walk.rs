@@ -55,9 +55,9 @@ use super::Endian;
 
 /// A record as every reader takes it: its bytes alone (`&[u8]`, or anything that is bytes: the
 /// whole record; its header
-/// is read from them, in the reader's byte order), or a record a [`Walker`] handed out
-/// (`&WalkedRecord`: its header parsed once and its byte order known, so neither is read
-/// again — with a walk in a constant order, `Endian::NATIVE` as a ring's records are, the
+/// is read from them, in the reader's byte order), or a record a [`Walker`] or a
+/// [`Consumer`](crate::Consumer) handed out (`&WalkedRecord`, `&RawRecord`: its header parsed
+/// once and its byte order known, so neither is read again — with a walk in a constant order, `Endian::NATIVE` as a ring's records are, the
 /// compiler drops the byte-order select from every field read). One method per reader takes
 /// either: [`EventSet::attribute`](super::EventSet::attribute),
 /// [`EventSet::attribute_event`](super::EventSet::attribute_event),
@@ -110,10 +110,28 @@ impl<'a> RecordRef<'a> for &WalkedRecord<'a> {
     }
 }
 
+/// A record a [`Consumer`](crate::Consumer) handed out: its header parsed once (when the batch
+/// checked it), in the ring's byte order, `Endian::NATIVE`.
+impl<'a> RecordRef<'a> for &crate::consumer::RawRecord<'a> {
+    #[inline(always)]
+    fn record_bytes(self) -> &'a [u8] {
+        self.bytes
+    }
+    #[inline(always)]
+    fn parsed(self) -> Option<(Header, Endian)> {
+        Some((self.header, Endian::NATIVE))
+    }
+    #[inline(always)]
+    fn type_and_endian(self, _: Endian) -> Option<(u32, Endian)> {
+        Some((self.header.type_, Endian::NATIVE))
+    }
+}
+
 mod sealed {
     pub trait Sealed {}
     impl<T: AsRef<[u8]> + ?Sized> Sealed for &T {}
     impl Sealed for &super::WalkedRecord<'_> {}
+    impl Sealed for &crate::consumer::RawRecord<'_> {}
 }
 
 /// One record of a [`Walker`].

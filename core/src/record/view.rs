@@ -1,0 +1,863 @@
+//! The views that read a record through its event's [`SampleLayout`]: [`SampleView`] (every
+//! field of a SAMPLE, each read when asked for) and [`RecordView`] (the fields perf orders and
+//! attributes any record by).
+//!
+//! A view costs one length check to make (and, for an event whose fields after RAW follow a
+//! READ group, CALLCHAIN or RAW, one walk past those); each accessor pays only for the field it
+//! reads. An accessor of a field the event lacks is a test of its `sample_type` bit, in line:
+//! nothing of the view goes to an out-of-line function (the rare paths take a copy), so a byte
+//! order that is a constant where the view is made stays one for every field read. The
+//! complete [`decode`](super::decode) stays the reference: `tests/tests/records_view.rs` checks
+//! that both agree on every field of every record of every fixture.
+
+use super::cursor::Reader;
+use super::layout::{SampleLayout, ABSENT, TAIL};
+use super::read_format as rf;
+use super::sample_type as st;
+use super::{
+    BranchStack, DecodeError, Endian, PidTid, ReadValues, Regs, Sample, SampleCpu, StackUser, U64Array, Weight,
+    WeightStruct,
+};
+
+/// The index of the field `bit` in [`TAIL`] (`TAIL.len()`, which no table has, for another bit).
+const fn tail_index(bit: u64) -> usize {
+    let mut i = 0;
+    while i < TAIL.len() {
+        if TAIL[i] == bit {
+            return i;
+        }
+        i += 1;
+    }
+    TAIL.len()
+}
+
+#[inline(always)]
+fn u64_at(bytes: &[u8], off: u16, endian: Endian) -> Option<u64> {
+    endian.u64_at(bytes, off as usize)
+}
+
+#[inline(always)]
+fn pair_at(bytes: &[u8], off: u16, endian: Endian) -> Option<(u32, u32)> {
+    endian.u32_pair_at(bytes, off as usize)
+}
+
+/// The offset after a READ group (its length is in the record). Out of line, and by value: the
+/// callers' readers and views stay in registers.
+#[inline(never)]
+fn read_group_end(bytes: &[u8], layout: &SampleLayout, endian: Endian) -> Result<usize, DecodeError> {
+    let mut r = Reader::new(bytes, layout.read as usize, bytes.len(), endian);
+    ReadValues::decode(&mut r, layout.ctx.read_format)?;
+    Ok(r.offset())
+}
+
+/// Where the fields after RAW start in `bytes`: past a READ group, CALLCHAIN and RAW (those the
+/// event writes), with the bounds checks of the complete decode; 0 when one of them runs past
+/// the record, or for an ambiguous BRANCH_STACK (the accessors of the fields after RAW then take
+/// their slow paths: the error, or the complete decode).
+#[inline]
+fn tail_start(bytes: &[u8], layout: &SampleLayout, endian: Endian) -> usize {
+    let ctx = &layout.ctx;
+    let t = ctx.sample_type;
+    if layout.ambiguous_branch_stack {
+        return 0;
+    }
+    let mut at = if t & st::READ != 0 && ctx.read_format & rf::GROUP != 0 {
+        match read_group_end(bytes, layout, endian) {
+            Ok(end) => end,
+            Err(_) => return 0,
+        }
+    } else {
+        layout.fixed_end as usize
+    };
+    if t & st::CALLCHAIN != 0 {
+        // `nr`, then `nr` u64s: what `Reader::u64s` accepts.
+        let Some(nr) = endian.u64_at(bytes, at) else { return 0 };
+        let room = (bytes.len() - at - 8) / 8;
+        if nr > room as u64 {
+            return 0;
+        }
+        at += 8 + 8 * nr as usize;
+    }
+    if t & st::RAW != 0 {
+        let Some(size) = endian.u32_at(bytes, at) else { return 0 };
+        if size as usize > bytes.len() - at - 4 {
+            return 0;
+        }
+        at += 4 + size as usize;
+    }
+    at
+}
+
+/// A SAMPLE record read through its event's [`SampleLayout`]. Fields of the fixed prefix are
+/// one load each; [`callchain`](SampleView::callchain) and [`raw`](SampleView::raw) walk only
+/// the fields before them; the fields after RAW are read from where they start (found when
+/// the view is made), one load each up to the first whose size depends on the record;
+/// [`decode`](SampleView::decode) gives the complete [`Sample`]. Each accessor is `None`
+/// exactly when the event's `sample_type` lacks the field, at the cost of a bit test; the
+/// fields can be read in any order at the same cost.
+#[derive(Debug, Clone, Copy)]
+pub struct SampleView<'a> {
+    bytes: &'a [u8],
+    layout: &'a SampleLayout,
+    /// The layout's byte order, held by value: when it is a constant where the view is made
+    /// (a walk in `Endian::NATIVE`), the compiler drops the select from every field read.
+    endian: Endian,
+    /// Where the fields after RAW start: the layout's `fixed_end`, or found by walking a READ
+    /// group, CALLCHAIN and RAW when the view was made (`SampleLayout::walk_tail`); 0 when that
+    /// walk failed or the BRANCH_STACK is ambiguous (the accessors' slow paths then report the
+    /// error or ask the complete decode). A plain value: reading a field changes nothing in the
+    /// view.
+    tail: usize,
+}
+
+impl<'a> SampleView<'a> {
+    /// A view of `bytes`, a SAMPLE of at least `layout.min_size` bytes and at most a record's
+    /// largest size (the callers check both), whose fields are in `endian`, the layout's order.
+    #[inline(always)]
+    pub(super) fn new(bytes: &'a [u8], layout: &'a SampleLayout, endian: Endian) -> SampleView<'a> {
+        let tail = if layout.walk_tail { tail_start(bytes, layout, endian) } else { layout.fixed_end as usize };
+        SampleView { bytes, layout, endian, tail }
+    }
+
+    /// The 8 bytes of the fixed field `bit` at `off` (the layout's offset for it), or `None`
+    /// when the event's `sample_type` lacks it: a bit test for an absent field, one load for a
+    /// present one (measured: `BENCHMARKS.md`, "Decoding").
+    #[inline(always)]
+    fn fixed(&self, bit: u64, off: u16) -> Option<[u8; 8]> {
+        if self.layout.ctx.sample_type & bit == 0 {
+            return None;
+        }
+        let at = off as usize;
+        debug_assert!(at + 8 <= self.layout.fixed_end as usize && self.layout.min_size as usize <= self.bytes.len());
+        // SAFETY: `bit` is in the `sample_type` that `SampleLayout::new` computed this layout
+        // from (the layout's fields are visible to the record module only, and only `new` sets
+        // them), so `off` is that field's offset and `off + 8 <= fixed_end <= min_size`; a
+        // `SampleView` is only made for `bytes` of at least `min_size` bytes
+        // (`SampleLayout::sample`, `sample_typed`, `RecordView::as_sample`). So the 8 bytes
+        // are inside `bytes`; `read_unaligned` needs no alignment.
+        Some(unsafe { core::ptr::read_unaligned(self.bytes.as_ptr().add(at).cast::<[u8; 8]>()) })
+    }
+    #[inline(always)]
+    fn u64(&self, bit: u64, off: u16) -> Option<u64> {
+        self.fixed(bit, off).map(|b| self.endian.u64(b))
+    }
+    #[inline(always)]
+    fn pair(&self, bit: u64, off: u16) -> Option<(u32, u32)> {
+        self.fixed(bit, off).and_then(|b| self.endian.u32_pair_at(&b, 0))
+    }
+
+    /// The record bytes, header included.
+    #[inline(always)]
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+    /// `header.misc`.
+    #[inline(always)]
+    pub fn misc(&self) -> u16 {
+        self.endian.u16([self.bytes[4], self.bytes[5]])
+    }
+    /// IDENTIFIER.
+    #[inline(always)]
+    pub fn identifier(&self) -> Option<u64> {
+        self.u64(st::IDENTIFIER, self.layout.identifier)
+    }
+    /// IP.
+    #[inline(always)]
+    pub fn ip(&self) -> Option<u64> {
+        self.u64(st::IP, self.layout.ip)
+    }
+    /// TID: `{pid, tid}`.
+    #[inline(always)]
+    pub fn pid_tid(&self) -> Option<PidTid> {
+        self.pair(st::TID, self.layout.tid).map(|(pid, tid)| PidTid { pid, tid })
+    }
+    /// TID's pid.
+    #[inline(always)]
+    pub fn pid(&self) -> Option<u32> {
+        self.pid_tid().map(|p| p.pid)
+    }
+    /// TID's tid.
+    #[inline(always)]
+    pub fn tid(&self) -> Option<u32> {
+        self.pid_tid().map(|p| p.tid)
+    }
+    /// TIME.
+    #[inline(always)]
+    pub fn time(&self) -> Option<u64> {
+        self.u64(st::TIME, self.layout.time)
+    }
+    /// ADDR.
+    #[inline(always)]
+    pub fn addr(&self) -> Option<u64> {
+        self.u64(st::ADDR, self.layout.addr)
+    }
+    /// The event id, as perf's `sample->id`: the ID field, or IDENTIFIER when the event writes
+    /// only that (the two hold the same value when it writes both).
+    #[inline(always)]
+    pub fn id(&self) -> Option<u64> {
+        self.u64(st::ID, self.layout.id).or_else(|| self.identifier())
+    }
+    /// STREAM_ID.
+    #[inline(always)]
+    pub fn stream_id(&self) -> Option<u64> {
+        self.u64(st::STREAM_ID, self.layout.stream_id)
+    }
+    /// CPU: `{cpu, res}`.
+    #[inline(always)]
+    pub fn cpu(&self) -> Option<SampleCpu> {
+        self.pair(st::CPU, self.layout.cpu).map(|(cpu, res)| SampleCpu { cpu, res })
+    }
+    /// PERIOD.
+    #[inline(always)]
+    pub fn period(&self) -> Option<u64> {
+        self.u64(st::PERIOD, self.layout.period)
+    }
+
+    /// A reader at the first variable field after READ (past a READ group, whose length is in
+    /// the record).
+    #[inline(always)]
+    fn after_read(&self) -> Result<Reader<'a>, DecodeError> {
+        let ctx = &self.layout.ctx;
+        let start = if ctx.sample_type & st::READ != 0 && ctx.read_format & rf::GROUP != 0 {
+            read_group_end(self.bytes, self.layout, self.endian)?
+        } else {
+            self.layout.fixed_end as usize
+        };
+        Ok(Reader::new(self.bytes, start, self.bytes.len(), self.endian))
+    }
+
+    /// READ, by `read_format` (with GROUP, the entries borrow the record).
+    #[inline]
+    pub fn read(&self) -> Result<Option<ReadValues<'a>>, DecodeError> {
+        if self.layout.ctx.sample_type & st::READ == 0 {
+            return Ok(None);
+        }
+        Self::read_slow(self.bytes, self.layout, self.endian, self.tail).map(Some)
+    }
+
+    #[inline(never)]
+    fn read_slow(
+        bytes: &'a [u8],
+        layout: &'a SampleLayout,
+        endian: Endian,
+        tail: usize,
+    ) -> Result<ReadValues<'a>, DecodeError> {
+        let _ = tail;
+        let mut r = Reader::new(bytes, layout.read as usize, bytes.len(), endian);
+        ReadValues::decode(&mut r, layout.ctx.read_format)
+    }
+
+    /// CALLCHAIN: `nr` ips with context markers; walks a READ group before it, if any.
+    #[inline(always)]
+    pub fn callchain(&self) -> Result<Option<U64Array<'a>>, DecodeError> {
+        if self.layout.ctx.sample_type & st::CALLCHAIN == 0 {
+            return Ok(None);
+        }
+        let mut r = self.after_read()?;
+        let nr = r.u64("sample.callchain.nr")?;
+        r.u64s(nr, 1, "sample.callchain.nr").map(Some)
+    }
+
+    /// RAW: the `size` bytes (padding included); walks READ and CALLCHAIN before it.
+    #[inline(always)]
+    pub fn raw(&self) -> Result<Option<&'a [u8]>, DecodeError> {
+        let t = self.layout.ctx.sample_type;
+        if t & st::RAW == 0 {
+            return Ok(None);
+        }
+        let mut r = self.after_read()?;
+        if t & st::CALLCHAIN != 0 {
+            let nr = r.u64("sample.callchain.nr")?;
+            r.u64s(nr, 1, "sample.callchain.nr")?;
+        }
+        let size = r.u32("sample.raw.size")?;
+        r.take_counted(u64::from(size), "sample.raw.size").map(Some)
+    }
+
+    /// A reader at the field `bit` after RAW, which the event writes, when no variable-size
+    /// field after RAW precedes it and the view knows where those fields start: one add. `None`
+    /// otherwise (the caller's slow path walks).
+    #[inline(always)]
+    fn tail_reader(&self, bit: u64) -> Option<Reader<'a>> {
+        let rel = self.layout.tail_rel.get(tail_index(bit)).copied().unwrap_or(ABSENT);
+        if self.tail == 0 || rel == ABSENT {
+            return None;
+        }
+        Some(Reader::new(self.bytes, self.tail + rel as usize, self.bytes.len(), self.endian))
+    }
+
+    /// The slow path to the field `bit` after RAW (which the event writes), in the out-of-line
+    /// paths (which take the view's parts as values, never the view: a view passed by value
+    /// goes through a copy in memory, which the compiler makes where the view is made): a reader at it, past every field before it, each skipped with the
+    /// checks of the complete decode; `Ok(None)` for an ambiguous BRANCH_STACK, whose fields
+    /// only the complete decode reads.
+    #[inline(never)]
+    fn walk_to(self, bit: u64) -> Result<Option<Reader<'a>>, DecodeError> {
+        let ctx = &self.layout.ctx;
+        let t = ctx.sample_type;
+        if self.layout.ambiguous_branch_stack {
+            return Ok(None);
+        }
+        let mut r = if self.tail != 0 {
+            Reader::new(self.bytes, self.tail, self.bytes.len(), self.endian)
+        } else {
+            // The walk of `tail_start` failed: again, for its error.
+            let mut r = self.after_read()?;
+            if t & st::CALLCHAIN != 0 {
+                let nr = r.u64("sample.callchain.nr")?;
+                r.u64s(nr, 1, "sample.callchain.nr")?;
+            }
+            if t & st::RAW != 0 {
+                let size = r.u32("sample.raw.size")?;
+                r.take_counted(u64::from(size), "sample.raw.size")?;
+            }
+            r
+        };
+        // In output order, up to the field asked for.
+        macro_rules! upto {
+            ($field:expr, $skip:expr) => {
+                if $field == bit {
+                    return Ok(Some(r));
+                }
+                if t & $field != 0 {
+                    $skip;
+                }
+            };
+        }
+        upto!(st::BRANCH_STACK, {
+            BranchStack::decode(&mut r, ctx.branch_sample_type, false)?;
+        });
+        upto!(st::REGS_USER, {
+            Regs::decode(&mut r, self.layout.regs_user_words.into(), "sample.regs_user")?;
+        });
+        upto!(st::STACK_USER, skip_stack_user(&mut r)?);
+        upto!(st::WEIGHT_TYPE, r.u64("sample.weight")?);
+        upto!(st::DATA_SRC, r.u64("sample.data_src")?);
+        upto!(st::TRANSACTION, r.u64("sample.transaction")?);
+        upto!(st::REGS_INTR, {
+            Regs::decode(&mut r, self.layout.regs_intr_words.into(), "sample.regs_intr")?;
+        });
+        upto!(st::PHYS_ADDR, r.u64("sample.phys_addr")?);
+        upto!(st::CGROUP, r.u64("sample.cgroup")?);
+        upto!(st::DATA_PAGE_SIZE, r.u64("sample.data_page_size")?);
+        upto!(st::CODE_PAGE_SIZE, r.u64("sample.code_page_size")?);
+        Ok(Some(r))
+    }
+
+    /// A u64 field after RAW: absent, one bit test; at a fixed offset, one load; from where the
+    /// fields after RAW start, one checked load; else the slow path.
+    #[inline(always)]
+    fn tail_u64(
+        &self,
+        bit: u64,
+        field: &'static str,
+        of: fn(&Sample<'a>) -> Option<u64>,
+    ) -> Result<Option<u64>, DecodeError> {
+        if self.layout.ctx.sample_type & bit == 0 {
+            return Ok(None);
+        }
+        // At a fixed offset: one load (inside `min_size`, which the view checked).
+        let off = self.layout.tail.get(tail_index(bit)).copied().unwrap_or(ABSENT);
+        if off != ABSENT {
+            return Ok(u64_at(self.bytes, off, self.endian));
+        }
+        let value = match self.tail_reader(bit) {
+            Some(r) => r.rest.first_chunk::<8>().map(|b| self.endian.u64(*b)),
+            None => Self::tail_u64_slow(self.bytes, self.layout, self.endian, self.tail, bit, of),
+        };
+        // (The slow path's answer is a register pair, its error rebuilt out of line: a
+        // `Result` with the error inside comes back through memory, and the absent field's
+        // early `Ok(None)` above would then be merged with it there.)
+        match value {
+            Some(v) => Ok(Some(v)),
+            None => Err(Self::tail_u64_error(self.bytes, self.layout, self.endian, self.tail, bit, field, of)),
+        }
+    }
+
+    /// The slow path of [`tail_u64`](Self::tail_u64) for a field the event writes: its value,
+    /// or `None` for an error (which `tail_u64_error` then gives).
+    #[inline(never)]
+    fn tail_u64_slow(
+        bytes: &'a [u8],
+        layout: &'a SampleLayout,
+        endian: Endian,
+        tail: usize,
+        bit: u64,
+        of: fn(&Sample<'a>) -> Option<u64>,
+    ) -> Option<u64> {
+        let v = SampleView { bytes, layout, endian, tail };
+        match v.walk_to(bit) {
+            Ok(Some(mut r)) => r.u64("").ok(),
+            Ok(None) => v.decode().ok().as_ref().and_then(of),
+            Err(_) => None,
+        }
+    }
+
+    /// The error of a u64 field after RAW that the event writes but that could not be read.
+    #[cold]
+    #[inline(never)]
+    fn tail_u64_error(
+        bytes: &'a [u8],
+        layout: &'a SampleLayout,
+        endian: Endian,
+        tail: usize,
+        bit: u64,
+        field: &'static str,
+        of: fn(&Sample<'a>) -> Option<u64>,
+    ) -> DecodeError {
+        let v = SampleView { bytes, layout, endian, tail };
+        let read = match v.walk_to(bit) {
+            Ok(Some(mut r)) => r.u64(field).map(Some),
+            Ok(None) => v.decode().map(|s| of(&s)),
+            Err(e) => Err(e),
+        };
+        match read {
+            Err(e) => e,
+            // (Not reached: the slow path found no value where this finds one.)
+            Ok(_) => DecodeError::Truncated { field, offset: tail, need: 8, have: 0 },
+        }
+    }
+
+    /// BRANCH_STACK: the branch entries (and `hw_idx`, counters by `branch_sample_type`).
+    #[inline]
+    pub fn branch_stack(&self) -> Result<Option<BranchStack<'a>>, DecodeError> {
+        if self.layout.ctx.sample_type & st::BRANCH_STACK == 0 {
+            return Ok(None);
+        }
+        Self::branch_stack_slow(self.bytes, self.layout, self.endian, self.tail)
+    }
+
+    #[inline(never)]
+    fn branch_stack_slow(
+        bytes: &'a [u8],
+        layout: &'a SampleLayout,
+        endian: Endian,
+        tail: usize,
+    ) -> Result<Option<BranchStack<'a>>, DecodeError> {
+        let v = SampleView { bytes, layout, endian, tail };
+        match v.walk_to(st::BRANCH_STACK)? {
+            Some(mut r) => BranchStack::decode(&mut r, layout.ctx.branch_sample_type, false).map(Some),
+            None => Ok(v.decode()?.branch_stack),
+        }
+    }
+
+    /// REGS_USER: the ABI and the registers of `sample_regs_user`.
+    #[inline(always)]
+    pub fn regs_user(&self) -> Result<Option<Regs<'a>>, DecodeError> {
+        if self.layout.ctx.sample_type & st::REGS_USER == 0 {
+            return Ok(None);
+        }
+        match self.tail_reader(st::REGS_USER) {
+            Some(mut r) => Regs::decode(&mut r, self.layout.regs_user_words.into(), "sample.regs_user").map(Some),
+            None => Self::regs_slow(
+                self.bytes,
+                self.layout,
+                self.endian,
+                self.tail,
+                st::REGS_USER,
+                self.layout.regs_user_words,
+                "sample.regs_user",
+                |s| s.regs_user,
+            ),
+        }
+    }
+
+    /// REGS_INTR: the ABI and the registers of `sample_regs_intr`.
+    #[inline(always)]
+    pub fn regs_intr(&self) -> Result<Option<Regs<'a>>, DecodeError> {
+        if self.layout.ctx.sample_type & st::REGS_INTR == 0 {
+            return Ok(None);
+        }
+        match self.tail_reader(st::REGS_INTR) {
+            Some(mut r) => Regs::decode(&mut r, self.layout.regs_intr_words.into(), "sample.regs_intr").map(Some),
+            None => Self::regs_slow(
+                self.bytes,
+                self.layout,
+                self.endian,
+                self.tail,
+                st::REGS_INTR,
+                self.layout.regs_intr_words,
+                "sample.regs_intr",
+                |s| s.regs_intr,
+            ),
+        }
+    }
+
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn regs_slow(
+        bytes: &'a [u8],
+        layout: &'a SampleLayout,
+        endian: Endian,
+        tail: usize,
+        bit: u64,
+        words: u8,
+        field: &'static str,
+        of: fn(&Sample<'a>) -> Option<Regs<'a>>,
+    ) -> Result<Option<Regs<'a>>, DecodeError> {
+        let v = SampleView { bytes, layout, endian, tail };
+        match v.walk_to(bit)? {
+            Some(mut r) => Regs::decode(&mut r, words.into(), field).map(Some),
+            None => Ok(of(&v.decode()?)),
+        }
+    }
+
+    /// STACK_USER: the dumped bytes and `dyn_size`.
+    #[inline(always)]
+    pub fn stack_user(&self) -> Result<Option<StackUser<'a>>, DecodeError> {
+        let t = self.layout.ctx.sample_type;
+        if t & st::STACK_USER == 0 {
+            return Ok(None);
+        }
+        // REGS_USER before it (a `--call-graph dwarf` event writes both) is skipped in line.
+        let r = if t & st::REGS_USER != 0 {
+            self.tail_reader(st::REGS_USER).map(|mut r| {
+                skip_regs(&mut r, self.layout.regs_user_words, "sample.regs_user")?;
+                Ok(r)
+            })
+        } else {
+            self.tail_reader(st::STACK_USER).map(Ok)
+        };
+        match r {
+            Some(r) => stack_user(&mut r?).map(Some),
+            None => Self::stack_user_slow(self.bytes, self.layout, self.endian, self.tail),
+        }
+    }
+
+    #[inline(never)]
+    fn stack_user_slow(
+        bytes: &'a [u8],
+        layout: &'a SampleLayout,
+        endian: Endian,
+        tail: usize,
+    ) -> Result<Option<StackUser<'a>>, DecodeError> {
+        let v = SampleView { bytes, layout, endian, tail };
+        match v.walk_to(st::STACK_USER)? {
+            Some(mut r) => stack_user(&mut r).map(Some),
+            None => Ok(v.decode()?.stack_user),
+        }
+    }
+
+    /// WEIGHT or WEIGHT_STRUCT.
+    #[inline(always)]
+    pub fn weight(&self) -> Result<Option<Weight>, DecodeError> {
+        let t = self.layout.ctx.sample_type;
+        let full = self.tail_u64(st::WEIGHT_TYPE, "sample.weight", |s| s.weight.map(Weight::full))?;
+        Ok(full.map(|w| if t & st::WEIGHT != 0 { Weight::Full(w) } else { Weight::Struct(WeightStruct::from_u64(w)) }))
+    }
+
+    /// DATA_SRC: `union perf_mem_data_src` as the u64.
+    #[inline(always)]
+    pub fn data_src(&self) -> Result<Option<u64>, DecodeError> {
+        self.tail_u64(st::DATA_SRC, "sample.data_src", |s| s.data_src)
+    }
+
+    /// TRANSACTION.
+    #[inline(always)]
+    pub fn transaction(&self) -> Result<Option<u64>, DecodeError> {
+        self.tail_u64(st::TRANSACTION, "sample.transaction", |s| s.transaction)
+    }
+
+    /// PHYS_ADDR.
+    #[inline(always)]
+    pub fn phys_addr(&self) -> Result<Option<u64>, DecodeError> {
+        self.tail_u64(st::PHYS_ADDR, "sample.phys_addr", |s| s.phys_addr)
+    }
+
+    /// CGROUP: the cgroup id.
+    #[inline(always)]
+    pub fn cgroup(&self) -> Result<Option<u64>, DecodeError> {
+        self.tail_u64(st::CGROUP, "sample.cgroup", |s| s.cgroup)
+    }
+
+    /// DATA_PAGE_SIZE.
+    #[inline(always)]
+    pub fn data_page_size(&self) -> Result<Option<u64>, DecodeError> {
+        self.tail_u64(st::DATA_PAGE_SIZE, "sample.data_page_size", |s| s.data_page_size)
+    }
+
+    /// CODE_PAGE_SIZE.
+    #[inline(always)]
+    pub fn code_page_size(&self) -> Result<Option<u64>, DecodeError> {
+        self.tail_u64(st::CODE_PAGE_SIZE, "sample.code_page_size", |s| s.code_page_size)
+    }
+
+    /// AUX: the `size` bytes of AUX data (padding included).
+    #[inline]
+    pub fn aux(&self) -> Result<Option<&'a [u8]>, DecodeError> {
+        if self.layout.ctx.sample_type & st::AUX == 0 {
+            return Ok(None);
+        }
+        Self::aux_slow(self.bytes, self.layout, self.endian, self.tail)
+    }
+
+    #[inline(never)]
+    fn aux_slow(
+        bytes: &'a [u8],
+        layout: &'a SampleLayout,
+        endian: Endian,
+        tail: usize,
+    ) -> Result<Option<&'a [u8]>, DecodeError> {
+        let v = SampleView { bytes, layout, endian, tail };
+        let r = match v.tail_reader(st::AUX) {
+            Some(r) => Some(r),
+            None => v.walk_to(st::AUX)?,
+        };
+        match r {
+            Some(mut r) => {
+                let size = r.u64("sample.aux.size")?;
+                r.take_counted(size, "sample.aux.size").map(Some)
+            }
+            None => Ok(v.decode()?.aux),
+        }
+    }
+
+    /// The complete [`Sample`]: every field, with every check of [`decode`](super::decode).
+    pub fn decode(&self) -> Result<Sample<'a>, DecodeError> {
+        Sample::decode(self.bytes, self.misc(), &self.layout.ctx)
+    }
+}
+
+/// Past a REGS block of `words` registers (none when its ABI is NONE).
+#[inline(always)]
+fn skip_regs(r: &mut Reader<'_>, words: u8, field: &'static str) -> Result<(), DecodeError> {
+    let abi = r.u64(field)?;
+    if abi != super::REGS_ABI_NONE {
+        r.u64s(u64::from(words), 1, field)?;
+    }
+    Ok(())
+}
+
+/// STACK_USER at `r`: `size`, and if it is not 0, the bytes and `dyn_size`.
+#[inline(always)]
+fn stack_user<'a>(r: &mut Reader<'a>) -> Result<StackUser<'a>, DecodeError> {
+    let size = r.u64("sample.stack_user.size")?;
+    Ok(if size == 0 {
+        // An empty slice at the field's place (callers can tell where it was).
+        StackUser { data: r.take(0, "sample.stack_user.data")?, dyn_size: 0 }
+    } else {
+        let data = r.take_counted(size, "sample.stack_user.size")?;
+        StackUser { data, dyn_size: r.u64("sample.stack_user.dyn_size")? }
+    })
+}
+
+/// Past STACK_USER at `r`.
+#[inline(always)]
+fn skip_stack_user(r: &mut Reader<'_>) -> Result<(), DecodeError> {
+    stack_user(r).map(|_| ())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Sample,
+    Trailer,
+    None,
+}
+
+/// Any record of an event, read through its [`SampleLayout`]: the values perf uses to order
+/// and attribute records — time, id, stream id, cpu, pid/tid — from a SAMPLE's fields or from
+/// another record's `sample_id` trailer, with one set of accessors. Each is `None` when the
+/// event does not write it into this kind of record (no `sample_id_all`, the bit not in
+/// `sample_type`, a perf-only record type ≥ 64, or a record too short to hold it).
+#[derive(Debug, Clone, Copy)]
+pub struct RecordView<'a> {
+    pub(super) bytes: &'a [u8],
+    pub(super) layout: &'a SampleLayout,
+    pub(super) kind: Kind,
+}
+
+impl<'a> RecordView<'a> {
+    #[inline(always)]
+    fn u64(&self, sample: u16, trailer: u16) -> Option<u64> {
+        let e = self.layout.ctx.endian;
+        match self.kind {
+            Kind::Sample => u64_at(self.bytes, sample, e),
+            Kind::Trailer if trailer != ABSENT => u64_at(self.bytes, (self.bytes.len() - trailer as usize) as u16, e),
+            _ => None,
+        }
+    }
+    #[inline(always)]
+    fn pair(&self, sample: u16, trailer: u16) -> Option<(u32, u32)> {
+        let e = self.layout.ctx.endian;
+        match self.kind {
+            Kind::Sample => pair_at(self.bytes, sample, e),
+            Kind::Trailer if trailer != ABSENT => pair_at(self.bytes, (self.bytes.len() - trailer as usize) as u16, e),
+            _ => None,
+        }
+    }
+    /// The SAMPLE view, if this is a SAMPLE whose fixed fields fit.
+    pub fn as_sample(&self) -> Option<SampleView<'a>> {
+        (self.kind == Kind::Sample).then(|| SampleView::new(self.bytes, self.layout, self.layout.ctx.endian))
+    }
+    /// TIME.
+    pub fn time(&self) -> Option<u64> {
+        self.u64(self.layout.time, self.layout.t_time)
+    }
+    /// The event id: IDENTIFIER if the event writes it, else ID.
+    pub fn id(&self) -> Option<u64> {
+        self.u64(self.layout.identifier, self.layout.t_identifier)
+            .or_else(|| self.u64(self.layout.id, self.layout.t_id))
+    }
+    /// STREAM_ID.
+    pub fn stream_id(&self) -> Option<u64> {
+        self.u64(self.layout.stream_id, self.layout.t_stream_id)
+    }
+    /// CPU.
+    pub fn cpu(&self) -> Option<u32> {
+        self.pair(self.layout.cpu, self.layout.t_cpu).map(|(c, _)| c)
+    }
+    /// TID's pid.
+    pub fn pid(&self) -> Option<u32> {
+        self.pair(self.layout.tid, self.layout.t_tid).map(|(p, _)| p)
+    }
+    /// TID's tid.
+    pub fn tid(&self) -> Option<u32> {
+        self.pair(self.layout.tid, self.layout.t_tid).map(|(_, t)| t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::header::{types, Header};
+    use crate::record::DecodeContext;
+
+    /// Every combination of the fixed SAMPLE fields, in both byte orders, on a record of exactly
+    /// `fixed_size` bytes (the edge the view's unchecked loads rely on; run under Miri by
+    /// `make miri`): each accessor gives what the complete decode gives, absent fields `None`,
+    /// and a record one word shorter is refused.
+    #[test]
+    fn fixed_fields_read_what_the_decode_reads_at_the_edge() {
+        const BITS: [u64; 9] =
+            [st::IDENTIFIER, st::IP, st::TID, st::TIME, st::ADDR, st::ID, st::STREAM_ID, st::CPU, st::PERIOD];
+        let step = if cfg!(miri) { 7 } else { 1 };
+        for endian in [Endian::Little, Endian::Big] {
+            for combo in (0u32..1 << BITS.len()).step_by(step) {
+                let sample_type =
+                    BITS.iter().enumerate().filter(|(i, _)| combo & 1 << i != 0).fold(0, |t, (_, b)| t | b);
+                let ctx = DecodeContext { sample_type, ..DecodeContext::new(endian) };
+                let layout = SampleLayout::new(&ctx);
+                let size = layout.fixed_size();
+                let mut rec = [0u8; 80];
+                rec[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: size as u16 }.to_bytes(endian));
+                for (k, word) in rec[8..size].chunks_exact_mut(8).enumerate() {
+                    word.copy_from_slice(&endian.put_u64(0x0102_0304_0000_0000 | (k as u64 + 1)));
+                }
+                let rec = &rec[..size];
+                let v = layout.sample(rec).unwrap();
+                let d = v.decode().unwrap();
+                assert_eq!(
+                    (
+                        v.identifier(),
+                        v.ip(),
+                        v.pid_tid(),
+                        v.time(),
+                        v.addr(),
+                        v.id(),
+                        v.stream_id(),
+                        v.cpu(),
+                        v.period()
+                    ),
+                    (d.identifier, d.ip, d.tid, d.time, d.addr, d.id.or(d.identifier), d.stream_id, d.cpu, d.period),
+                    "sample_type {sample_type:#x}, {endian:?}"
+                );
+                assert_eq!(v.ip().is_some(), sample_type & st::IP != 0);
+                if size > Header::SIZE {
+                    assert!(layout.sample(&rec[..size - 8]).is_err(), "a short record is refused");
+                }
+            }
+        }
+    }
+    /// A record walked in one byte order is read in it: the view of a layout of the same order
+    /// reads the fields, a layout of the other order refuses it with both orders named.
+    #[test]
+    fn a_walked_record_is_read_in_the_walks_byte_order_or_refused() {
+        for (walk, other) in [(Endian::Little, Endian::Big), (Endian::Big, Endian::Little)] {
+            let mut rec = [0u8; 24];
+            rec[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: 24 }.to_bytes(walk));
+            rec[8..16].copy_from_slice(&walk.put_u64(0x1234));
+            rec[16..].copy_from_slice(&walk.pair_u32(7, 8));
+            let r = super::super::Walker::new(&rec, walk).next().unwrap().unwrap();
+            assert_eq!(r.endian, walk);
+            let ctx = |endian| DecodeContext { sample_type: st::IP | st::TID, ..DecodeContext::new(endian) };
+            let same = SampleLayout::new(&ctx(walk));
+            let v = same.sample(&r).unwrap();
+            assert_eq!((v.ip(), v.pid(), v.tid()), (Some(0x1234), Some(7), Some(8)));
+            let crossed = SampleLayout::new(&ctx(other));
+            let e = crossed.sample(&r).unwrap_err();
+            assert_eq!(e, DecodeError::ByteOrderMismatch { layout: other, record: walk });
+            extern crate std;
+            use std::string::ToString;
+            assert!(e.to_string().contains("walk with the byte order"), "{e}");
+        }
+    }
+
+    /// A SAMPLE whose CALLCHAIN claims more ips than the record holds: the view is made (its
+    /// fixed fields read), and every field after RAW that the event writes reports the error
+    /// of the complete decode — the walk to where those fields start failed when the view was
+    /// made, and each accessor's slow path walks again for the error; an absent field is `None`.
+    #[test]
+    fn fields_after_a_callchain_cut_short_report_the_decode_error() {
+        use crate::record::{decode, Record};
+        let t = st::IP | st::CALLCHAIN | st::REGS_USER | st::STACK_USER | st::PHYS_ADDR;
+        let ctx = DecodeContext { sample_type: t, sample_regs_user: 0b1, ..DecodeContext::new(Endian::Little) };
+        let layout = SampleLayout::new(&ctx);
+        let mut rec = [0u8; 64];
+        rec[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: 64 }.to_bytes(Endian::Little));
+        for (k, w) in [0x4000u64, 100, 1, 2, 3, 4, 5].iter().enumerate() {
+            rec[8 + 8 * k..16 + 8 * k].copy_from_slice(&w.to_le_bytes());
+        }
+        let Err(want) = decode(&rec[..], &ctx).map(|r| matches!(r, Record::Sample(_))) else {
+            panic!("a callchain of 100 ips in 64 bytes decodes")
+        };
+        let v = layout.sample(&rec[..]).unwrap();
+        assert_eq!(v.ip(), Some(0x4000));
+        assert_eq!(v.callchain(), Err(want));
+        assert_eq!(v.regs_user().map(|_| ()), Err(want));
+        assert_eq!(v.stack_user().map(|_| ()), Err(want));
+        assert_eq!(v.phys_addr(), Err(want));
+        assert_eq!(v.data_page_size(), Ok(None));
+        assert_eq!(v.aux(), Ok(None));
+    }
+
+    /// The fields after RAW read from where they start, found when the view is made past
+    /// CALLCHAIN and RAW, in any order, equal the complete decode's; a record cut inside them
+    /// gives each field's own error, as the decode gives its first.
+    #[test]
+    fn fields_after_callchain_and_raw_read_in_any_order() {
+        use crate::record::{decode, Record};
+        let t = st::IP | st::CALLCHAIN | st::RAW | st::REGS_USER | st::STACK_USER | st::PHYS_ADDR | st::CODE_PAGE_SIZE;
+        let ctx = DecodeContext { sample_type: t, sample_regs_user: 0b11, ..DecodeContext::new(Endian::Big) };
+        let layout = SampleLayout::new(&ctx);
+        extern crate std;
+        let e = Endian::Big;
+        let mut body = std::vec::Vec::new();
+        for w in [0x4000u64, 2, 0xa, 0xb] {
+            body.extend_from_slice(&e.put_u64(w));
+        }
+        body.extend_from_slice(&e.put_u32(4)); // RAW: 4 bytes, then the 4 of data
+        body.extend_from_slice(&[1, 2, 3, 4]);
+        for w in [2u64, 0x11, 0x22, 16, 0xaa, 0xbb, 16, 0x9000, 4096] {
+            body.extend_from_slice(&e.put_u64(w));
+        }
+        let size = 8 + body.len();
+        let mut rec = Header { type_: types::SAMPLE, misc: 0, size: size as u16 }.to_bytes(e).to_vec();
+        rec.extend_from_slice(&body);
+        let Ok(Record::Sample(s)) = decode(&rec[..], &ctx) else { panic!("decodes") };
+        let v = layout.sample(&rec[..]).unwrap();
+        assert_eq!(v.code_page_size(), Ok(s.code_page_size));
+        assert_eq!(v.phys_addr(), Ok(s.phys_addr));
+        assert_eq!(v.stack_user(), Ok(s.stack_user));
+        assert_eq!(v.regs_user(), Ok(s.regs_user));
+        assert_eq!((v.raw(), v.callchain()), (Ok(s.raw), Ok(s.callchain)));
+        assert_eq!((s.phys_addr, s.code_page_size), (Some(0x9000), Some(4096)));
+        // Cut before CODE_PAGE_SIZE: the decode's error, on that field alone.
+        let mut cut = rec[..size - 8].to_vec();
+        cut[6..8].copy_from_slice(&e.put_u16((size - 8) as u16));
+        let want = decode(&cut[..], &ctx).unwrap_err();
+        let v = layout.sample(&cut[..]).unwrap();
+        assert_eq!(v.code_page_size(), Err(want));
+        assert_eq!(v.phys_addr(), Ok(Some(0x9000)));
+        assert_eq!(v.stack_user().map(|s| s.map(|s| s.dyn_size)), Ok(Some(16)));
+    }
+}
