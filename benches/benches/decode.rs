@@ -31,9 +31,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use perfring::record::{
-    decode, decode_into, types, Attr, Endian, EventLayout, EventSet, Header, IdEntry, Record, Walker,
-};
+use perfring::record::{decode_into, types, Attr, Endian, EventLayout, EventSet, Header, IdEntry, Record, Walker};
 
 // ---------------------------------------------------------------------------------------------
 // The file, parsed once, outside the timed loops.
@@ -112,8 +110,8 @@ const VIEWS: u8 = 0;
 /// The views, every folded field asked for through its accessor whatever the capture's events
 /// write (as a generic tool does; an absent field is then its accessor's `None`).
 const VIEWS_ALL: u8 = 1;
-/// The complete decode (`record::decode`) of every record, SAMPLEs included, the fields read
-/// from the decoded `Sample`.
+/// The complete decode of every record, SAMPLEs included (`record::decode_into` one `Record`
+/// the loop keeps), the fields read from the decoded `Sample`.
 const DECODE: u8 = 2;
 
 struct Perfring<const TIER: u8> {
@@ -219,8 +217,10 @@ fn perfring_walk<F: FnMut(&Fields), const TIER: u8>(
     (n, errors)
 }
 
-/// The complete decode: `decode` of every record through its event's context; a SAMPLE's
-/// fields read from the decoded `Sample`.
+/// The complete decode: `decode_into` of every record through its event's context, into one
+/// `Record` the loop keeps (the in-place form: `decode` bound by value moves half a KiB per
+/// record; BENCHMARKS.md, "Decoding", 2026-11-27); a SAMPLE's fields read from the decoded
+/// `Sample`.
 #[inline(always)]
 fn perfring_decode<F: FnMut(&Fields)>(
     set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>,
@@ -229,6 +229,7 @@ fn perfring_decode<F: FnMut(&Fields)>(
     mut sample: F,
 ) -> (usize, usize) {
     let (mut n, mut errors) = (0, 0);
+    let mut rec = Record::Unknown { header: Header { type_: 0, misc: 0, size: 0 }, body: &[] };
     for r in Walker::perf_data(&file.bytes[file.data.clone()], endian) {
         let Ok(r) = r else {
             errors += 1;
@@ -242,7 +243,8 @@ fn perfring_decode<F: FnMut(&Fields)>(
             errors += 1;
             continue;
         };
-        match decode(&r, event.context()) {
+        // Into one `Record` the loop keeps (`decode_into`): each record decoded where it stays.
+        match decode_into(&r, event.context(), &mut rec).map(|()| &rec) {
             Ok(Record::Sample(s)) => sample(&Fields {
                 pid: s.tid.map(|t| t.pid),
                 tid: s.tid.map(|t| t.tid),
@@ -262,7 +264,7 @@ fn perfring_decode<F: FnMut(&Fields)>(
                 stack_user: s.stack_user.map(|s| s.data.len()),
             }),
             Ok(other) => {
-                black_box(&other);
+                black_box(other);
             }
             Err(_) => errors += 1,
         }

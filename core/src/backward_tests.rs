@@ -164,7 +164,7 @@ fn backward_ring_over_a_writable_mapping_respects_the_tail_and_reports_lost() {
 }
 
 #[derive(Default)]
-struct CountWakeups(Cell<u32>);
+pub(crate) struct CountWakeups(pub(crate) Cell<u32>);
 impl<M: RingMemory> Hooks<M> for &CountWakeups {
     fn wakeup(&self, _: &Producer<M, Self>) {
         self.0.set(self.0.get() + 1);

@@ -172,8 +172,9 @@ pub enum PreemptPoint {
     AfterNestDecrement,
     /// `put_handle` P5: just before re-checking `rb->head`.
     BeforeRecheck,
-    /// The general path, after a reservation: the fast path's limit is computed and not yet
-    /// stored (a nested writer that counts a loss here must still close the fast path).
+    /// The general path, after a reservation, or a batch lowering the fast path's limit to
+    /// where it must publish: the limit is computed and not yet stored (a nested writer that
+    /// counts a loss here must still close the fast path).
     FastPathRefresh,
 }
 
@@ -310,6 +311,13 @@ pub struct Producer<M: RingMemory, H: Hooks<M> = NoHooks> {
     /// Overwrite mode: `rb->head` when the outermost writer opened. Everything nested writers
     /// reserve before it closes lies between this and `rb->head`.
     episode: LocalUsize,
+    /// While [`Producer::batch_limited`] is nonzero: the position (half the data area past where
+    /// the open batch last published) that [`Producer::fast_end`] may not pass, so a batch's
+    /// fast path stops there and the batch publishes. Only used with a watermark above half
+    /// the data area; below it the wakeup stamp already stops the fast path in time.
+    batch_end: LocalUsize,
+    /// Nonzero while a batch that needs [`Producer::batch_end`] is open.
+    batch_limited: LocalU32,
     backward: bool,
     overwrite: bool,
     watermark: usize,
@@ -352,6 +360,8 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             ),
             events: LocalUsize::new(0),
             episode: LocalUsize::new(head),
+            batch_end: LocalUsize::new(head),
+            batch_limited: LocalU32::new(0),
             space_end: LocalUsize::new(initial_space_end(&mem, head, config.backward, size - 1)),
             fast_end: LocalUsize::new(head.wrapping_sub(FAST_PATH_CLOSED)),
             backward: config.backward,
@@ -467,15 +477,36 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         }
     }
 
-    /// The nearer of the space end and the wakeup stamp, seen from `rb->head`.
+    /// Lower [`Producer::fast_end`] to `end` if that is nearer (never raise it). As in
+    /// [`Producer::refresh_fast_end`], the `lost` word is read again after the store: a nested
+    /// writer that counted a loss between the load and the store closed the path, and this
+    /// store must not reopen it.
+    #[cold]
+    #[inline(never)]
+    fn lower_fast_end(&self, end: usize) {
+        let head = self.head.load(LOCAL);
+        let fast_end = self.fast_end.load(LOCAL);
+        if (end.wrapping_sub(head) as isize) < (fast_end.wrapping_sub(head) as isize) {
+            self.hooks.preempt(PreemptPoint::FastPathRefresh, self);
+            self.fast_end.store(end, LOCAL);
+            compiler_barrier();
+            if self.lost.load(LOCAL) != 0 {
+                self.close_fast_path();
+            }
+        }
+    }
+
+    /// The nearest of the space end, the wakeup stamp and an open batch's
+    /// [`Producer::batch_end`], seen from `rb->head`.
     fn fast_limit(&self) -> usize {
         let head = self.head.load(LOCAL);
-        let space_end = self.space_end.load(LOCAL);
-        let stamp = self.wakeup_at.load(LOCAL);
-        if (space_end.wrapping_sub(head) as isize) < (stamp.wrapping_sub(head) as isize) {
-            space_end
+        let nearer =
+            |a: usize, b: usize| if (a.wrapping_sub(head) as isize) < (b.wrapping_sub(head) as isize) { a } else { b };
+        let limit = nearer(self.space_end.load(LOCAL), self.wakeup_at.load(LOCAL));
+        if self.batch_limited.load(LOCAL) != 0 {
+            nearer(limit, self.batch_end.load(LOCAL))
         } else {
-            stamp
+            limit
         }
     }
 
@@ -626,9 +657,17 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// record written with [`Producer::output_begin`] inside the batch is a nested writer, the
     /// kernel's `nest` mechanism, and is published with the rest.
     ///
-    /// Records written inside are invisible to the consumer until `f` returns, so the space they
-    /// use cannot be freed meanwhile: end the batch when a write fails with
-    /// [`ReserveError::NoSpace`] instead of retrying inside it. A panic in `f` still publishes.
+    /// Records written inside are published together, at the latest when `f` returns, and
+    /// earlier where holding them back would stall the consumer: before the records the batch
+    /// holds unpublished would exceed half the data area, and as soon as a record crosses the
+    /// wakeup watermark (the batch then publishes and wakes, as the writer that crossed it would
+    /// alone). A batch of any length therefore never holds more than half the ring from the
+    /// consumer, and a consumer waiting on the watermark is woken when it would be without the
+    /// batch. Each intermediate publication is the kernel's `put_handle` of the outermost writer
+    /// followed by a new `get_handle` (two stores and a re-check), so it costs the same as
+    /// ending the batch and opening another. Space freed by the consumer meanwhile is seen by
+    /// the next reservation that needs it; still, end the batch when a write fails with
+    /// [`ReserveError::NoSpace`] rather than spin inside it. A panic in `f` still publishes.
     ///
     /// ```
     /// use perfring::producer::{Config, EventIdentity};
@@ -650,22 +689,33 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// assert_eq!(consumer.for_each(&mut [0u8; 64], |_| {}), Ok(3));
     /// ```
     pub fn batch<R>(&self, f: impl FnOnce(&BatchWriter<'_, M, H>) -> R) -> (R, bool) {
-        struct Outer<'p, M: RingMemory, H: Hooks<M>> {
-            producer: &'p Producer<M, H>,
-            wakeup: usize,
-            woke: bool,
-        }
-        impl<M: RingMemory, H: Hooks<M>> Drop for Outer<'_, M, H> {
+        /// Publishes what the batch holds if `f` unwinds.
+        struct Outer<'b, 'p, M: RingMemory, H: Hooks<M>>(&'b BatchWriter<'p, M, H>);
+        impl<M: RingMemory, H: Hooks<M>> Drop for Outer<'_, '_, M, H> {
             fn drop(&mut self) {
-                self.woke = self.producer.put_handle(self.wakeup);
+                self.0.restore_enclosing();
+                self.0.producer.put_handle(self.0.wakeup.get());
             }
         }
         self.get_handle();
-        let outer = Outer { producer: self, wakeup: self.wakeup_at.load(LOCAL), woke: false };
-        let result = f(&BatchWriter { producer: self });
-        let mut outer = core::mem::ManuallyDrop::new(outer);
-        outer.woke = self.put_handle(outer.wakeup);
-        (result, outer.woke)
+        let batch = BatchWriter {
+            producer: self,
+            wakeup: Cell::new(self.wakeup_at.load(LOCAL)),
+            base: Cell::new(self.head.load(LOCAL)),
+            woke: Cell::new(false),
+            enclosing: if self.watermark > self.size / 2 {
+                Some((self.batch_limited.load(LOCAL), self.batch_end.load(LOCAL)))
+            } else {
+                None
+            },
+        };
+        batch.limit_fast_path();
+        let outer = Outer(&batch);
+        let result = f(&batch);
+        core::mem::forget(outer);
+        batch.restore_enclosing();
+        let woke = self.put_handle(batch.wakeup.get()) | batch.woke.get();
+        (result, woke)
     }
 
     /// Records dropped and not yet reported by a `PERF_RECORD_LOST` (the kernel's `rb->lost`).
@@ -728,6 +778,72 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         self.size
     }
 
+    /// The bytes a writer could reserve now, the kernel's `CIRC_SPACE(head, tail, size)` (one
+    /// byte always kept free, so at most `data_size() - 1`) with `data_tail` loaded now (A), or
+    /// the whole data area for an overwrite ring, which the kernel never checks against the
+    /// tail. A hostile tail (ahead of `rb->head`, or more than a ring behind) gives 0, as it
+    /// does for a reservation. A query only: nothing is reserved, nothing is counted as lost.
+    ///
+    /// The answer holds until the next reservation: the consumer can only free more space
+    /// meanwhile (a larger answer later), while a nested writer (an interrupt) can take some.
+    /// The kernel has no such call; `perf_output_begin` asks `ring_buffer_has_space` and
+    /// drops the record when the answer is no. For the one question a writer asks before
+    /// writing, see [`Producer::has_space`].
+    pub fn space(&self) -> usize {
+        if self.overwrite {
+            return self.size;
+        }
+        let head = self.head.load(LOCAL);
+        // (A): the tail load is ordered before the data stores of any writer that acts on the
+        // answer; pairs with (D).
+        let tail = self.mem.position(Position::DataTail).load(A_TAIL_LOAD);
+        if self.backward {
+            circ_space::<true>(head, tail, self.mask)
+        } else {
+            circ_space::<false>(head, tail, self.mask)
+        }
+    }
+
+    /// Whether [`Producer::output`] of a `size`-byte record (header included) would be written
+    /// now rather than dropped: the kernel's `ring_buffer_has_space` for `size` plus the
+    /// `PERF_RECORD_LOST` the reservation writes first when records were dropped since the last
+    /// one ([`Producer::lost_pending`]; its size depends on `writer`'s `sample_id` trailer), and
+    /// not [paused](Producer::pause_output). A size `output` refuses (not a multiple of 8, under
+    /// 8 or over [`MAX_RECORD_SIZE`]) gives false. Nothing is reserved and nothing counted as
+    /// lost, so an embedder that would rather wait than drop asks this, waits for the consumer
+    /// while it says no, then writes.
+    ///
+    /// ```
+    /// use perfring::producer::{Config, EventIdentity};
+    /// use perfring::{split, Mapping};
+    /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
+    /// # let mut buf = Buf([0; 4096 + 4096]);
+    /// let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
+    /// let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
+    /// let mut record = [0u8; 1024];
+    /// record[..8].copy_from_slice(&[9, 0, 0, 0, 0, 0, 0, 4]); // a SAMPLE of 1024 bytes
+    /// let mut written = 0;
+    /// while producer.has_space(record.len(), &EventIdentity::ANONYMOUS) {
+    ///     producer.output(&record, &EventIdentity::ANONYMOUS).unwrap();
+    ///     written += 1;
+    /// }
+    /// // Three fit in 4 KiB (one byte is always kept free); asking dropped nothing.
+    /// assert_eq!((written, producer.lost_pending(), producer.space()), (3, 0, 1023));
+    /// consumer.for_each(&mut [0u8; 0], |_| {}).unwrap();
+    /// assert!(producer.has_space(record.len(), &EventIdentity::ANONYMOUS));
+    /// ```
+    pub fn has_space(&self, size: usize, writer: &EventIdentity) -> bool {
+        if check_size(size).is_err() || self.mem.paused().load(LOCAL) {
+            return false;
+        }
+        let lost_size = if self.lost_pending() != 0 { LostRecord::size(writer.sample_id.map(|(st, _)| st)) } else { 0 };
+        let total = size + lost_size;
+        if self.overwrite {
+            return total <= self.mask;
+        }
+        total <= self.space()
+    }
+
     /// The space left for a writer at `head` if the consumer's tail is `tail`, or 0 for a tail
     /// no honest consumer can have.
     ///
@@ -737,7 +853,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
     /// tail costs drops (counted), never an overwrite of unread data. (Stricter than the kernel,
     /// on purpose: see `security`.)
     #[inline(always)]
-    fn space<const BACKWARD: bool>(&self, head: usize, tail: usize) -> usize {
+    fn space_for<const BACKWARD: bool>(&self, head: usize, tail: usize) -> usize {
         circ_space::<BACKWARD>(head, tail, self.mask)
     }
 
@@ -758,7 +874,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         // (A): the tail load is ordered before our data stores; pairs with (D). (While the cached
         // space end is used, the acquire load that produced it orders them just as well.)
         let tail = self.mem.position(Position::DataTail).load(A_TAIL_LOAD);
-        let space = self.space::<BACKWARD>(head, tail);
+        let space = self.space_for::<BACKWARD>(head, tail);
         self.space_end.store(space_end::<BACKWARD>(head, space), LOCAL);
         total <= space
     }
@@ -1016,7 +1132,7 @@ fn space_end<const BACKWARD: bool>(head: usize, space: usize) -> usize {
     }
 }
 
-/// [`Producer::space`] for a data area of `mask + 1` bytes.
+/// [`Producer::space_for`] for a data area of `mask + 1` bytes.
 #[inline(always)]
 fn circ_space<const BACKWARD: bool>(head: usize, tail: usize, mask: usize) -> usize {
     let used = if BACKWARD { tail.wrapping_sub(head) } else { head.wrapping_sub(tail) };
@@ -1226,6 +1342,17 @@ impl<M: RingMemory, H: Hooks<M>> Drop for Handle<'_, M, H> {
 /// ...) is at hand inside the batch.
 pub struct BatchWriter<'p, M: RingMemory, H: Hooks<M> = NoHooks> {
     producer: &'p Producer<M, H>,
+    /// The wakeup stamp the batch's open writer entered with (its `get_handle`), renewed at
+    /// each intermediate publication.
+    wakeup: Cell<usize>,
+    /// `rb->head` when the batch opened or last published: what lies past it is held back.
+    base: Cell<usize>,
+    /// Whether an intermediate publication signalled a wakeup.
+    woke: Cell<bool>,
+    /// Where the batch bounds the fast path ([`BatchWriter::limit_fast_path`]): the enclosing
+    /// batch's [`Producer::batch_limited`] and [`Producer::batch_end`] (a batch
+    /// opened by a nested writer inside another batch), restored when this one ends.
+    enclosing: Option<(u32, usize)>,
 }
 
 impl<M: RingMemory, H: Hooks<M>> core::ops::Deref for BatchWriter<'_, M, H> {
@@ -1256,15 +1383,96 @@ impl<M: RingMemory, H: Hooks<M>> BatchWriter<'_, M, H> {
         let head = p.head.load(LOCAL);
         if !p.fast_path_takes(head, size) {
             unlikely();
-            return p.output_nested(record, writer);
+            return self.output_general(record, writer);
         }
         if !p.reserve_fast(head, size) {
             // An interrupt's writer reserved first.
             unlikely();
-            return p.output_nested(record, writer);
+            return self.output_general(record, writer);
         }
         p.put(head & p.mask, record);
         Ok(())
+    }
+
+    /// [`BatchWriter::output`] off its fast path: publish first if the record would take what
+    /// the batch holds past half the ring, write the record as a nested writer, then publish if
+    /// it crossed the wakeup watermark (it moved the stamp), so the consumer is woken now.
+    #[cold]
+    #[inline(never)]
+    fn output_general(&self, record: &[u8], writer: &EventIdentity) -> Result<(), ReserveError> {
+        let p = self.producer;
+        let head = p.head.load(LOCAL);
+        let held = if p.backward {
+            self.base.get().wrapping_sub(head.wrapping_sub(record.len()))
+        } else {
+            head.wrapping_add(record.len()).wrapping_sub(self.base.get())
+        };
+        if held > p.size / 2 {
+            self.publish();
+        }
+        let written = p.output_nested(record, writer);
+        if p.wakeup_at.load(LOCAL) != self.wakeup.get() {
+            self.publish();
+        }
+        written
+    }
+
+    /// Publish everything written so far and go on as a new batch: the outermost writer's
+    /// `put_handle` (which wakes the consumer if the stamp moved since the batch's writer
+    /// entered), then a new `get_handle`. Inside another writer (a batch opened by a nested
+    /// writer) nothing is published, as in the kernel: the outer writer publishes.
+    #[cold]
+    #[inline(never)]
+    fn publish(&self) {
+        let p = self.producer;
+        if p.put_handle(self.wakeup.get()) {
+            self.woke.set(true);
+        }
+        p.get_handle();
+        self.wakeup.set(p.wakeup_at.load(LOCAL));
+        self.base.set(p.head.load(LOCAL));
+        self.limit_fast_path();
+    }
+
+    /// With a watermark above half the data area, the wakeup stamp does not stop the fast path
+    /// before the batch holds half the ring: bound [`Producer::fast_end`] by the batch's
+    /// publication point too (the fast path then needs no test of its own). Below it, nothing
+    /// to do: the stamp is at most a watermark past where the consumer was last woken, which
+    /// is not past where this batch opened.
+    #[inline(always)]
+    fn limit_fast_path(&self) {
+        if self.enclosing.is_some() {
+            self.limit_fast_path_to_publish_at();
+        }
+    }
+
+    /// [`BatchWriter::limit_fast_path`]'s work: set [`Producer::batch_end`], then lower
+    /// [`Producer::fast_end`] to it (never raise it: a closed or nearer limit stands; the next
+    /// refresh takes the batch's end into account).
+    #[cold]
+    #[inline(never)]
+    fn limit_fast_path_to_publish_at(&self) {
+        let p = self.producer;
+        let base = self.base.get();
+        let end = if p.backward { base.wrapping_sub(p.size / 2) } else { base.wrapping_add(p.size / 2) };
+        p.batch_end.store(end, LOCAL);
+        p.batch_limited.store(1, LOCAL);
+        p.lower_fast_end(end);
+    }
+
+    /// Give the enclosing batch (if any) its [`Producer::batch_end`] back, or lift the limit
+    /// (the fast path's limit may then stay lower than it could be until the next refresh).
+    #[inline(always)]
+    fn restore_enclosing(&self) {
+        let p = self.producer;
+        let Some((limited, end)) = self.enclosing else { return };
+        if p.batch_limited.load(LOCAL) != limited || p.batch_end.load(LOCAL) != end {
+            p.batch_end.store(end, LOCAL);
+            p.batch_limited.store(limited, LOCAL);
+            if limited != 0 {
+                p.lower_fast_end(end);
+            }
+        }
     }
 }
 

@@ -319,7 +319,7 @@ fn injected_order(at: PreemptPoint, outer: &[u8], levels: u32) -> Vec<Vec<u8>> {
 /// [`injected_order`] gives and that `data_head` never goes backwards.
 fn with_a_nested_writer_at_every_point(
     passes: impl Fn(PreemptPoint, bool) -> bool,
-    write: impl Fn(&Producer<&ModelRing<64>, &Inject>, &[u8]),
+    write: impl Fn(&Producer<&ModelRing<64>, &Inject>, &[u8], bool),
 ) {
     for (config, general) in [(Config::default(), false), (Config { watermark: 8, ..Config::default() }, true)] {
         for at in PreemptPoint::ALL {
@@ -328,7 +328,7 @@ fn with_a_nested_writer_at_every_point(
                 let inject = Inject::new(at, depth);
                 let (p, mut c) = split_with_hooks(&mut ring, config, &inject).unwrap();
                 let outer = record(1, 32);
-                write(&p, &outer);
+                write(&p, &outer, general);
                 let fired = if passes(at, general) { depth } else { 0 };
                 assert_eq!(inject.fired.get(), fired, "{at:?} depth {depth} general {general}: every nested level ran");
                 assert_eq!(p.nest(), 0);
@@ -347,7 +347,7 @@ fn nested_writer_at_every_preemption_point_keeps_order_and_data_head_monotonic()
     // Only the general path refreshes the fast path's limit.
     with_a_nested_writer_at_every_point(
         |at, general| general || at != PreemptPoint::FastPathRefresh,
-        |p, outer| {
+        |p, outer, _| {
             let mut h = p.output_begin(32, &EventIdentity::ANONYMOUS).unwrap();
             h.write(&outer[..8]).unwrap();
             h.write(&outer[8..]).unwrap();
@@ -357,7 +357,7 @@ fn nested_writer_at_every_preemption_point_keeps_order_and_data_head_monotonic()
 }
 
 #[test]
-fn batch_output_with_a_nested_writer_at_every_preemption_point_keeps_order_and_publishes_at_the_end() {
+fn batch_output_with_a_nested_writer_at_every_preemption_point_keeps_order_and_publishes_all() {
     // `BatchWriter::output` reserves without a writer of its own (the batch holds `nest`): an
     // interrupt's writer at any point of it, or of the batch's closing publish, must be neither
     // lost nor published early nor reordered. On the general path it falls back to a nested
@@ -368,11 +368,14 @@ fn batch_output_with_a_nested_writer_at_every_preemption_point_keeps_order_and_p
             at != PreemptPoint::InPayload
                 && (general || !matches!(at, PreemptPoint::AfterNestIncrement | PreemptPoint::FastPathRefresh))
         },
-        |p, outer| {
+        |p, outer, general| {
             let ((), _) = p.batch(|b| {
                 b.output(outer, &EventIdentity::ANONYMOUS).unwrap();
                 let head = b.memory().position(Position::DataHead).load(crate::fences::LOCAL);
-                assert_eq!(head, 0, "nothing published inside the batch");
+                // Under the default watermark (256 bytes) nothing is published inside the batch;
+                // the record crosses the 8-byte one and is published at once, with every nested
+                // writer's record before it (the batch's intermediate publication).
+                assert_eq!(head, if general { b.head() } else { 0 }, "general {general}");
             });
         },
     );
@@ -404,12 +407,13 @@ fn batch_output_refusals_are_counted_and_reported_after_the_batch() {
     assert_eq!(p.lost_pending(), 0);
 }
 
-/// At `FastPathRefresh`, once: a nested writer whose record cannot fit (counted as lost).
-struct LoseOnRefresh(Cell<bool>);
+/// At `FastPathRefresh`, once: a nested writer whose record (of the given size) cannot fit
+/// (counted as lost).
+struct LoseOnRefresh(Cell<bool>, usize);
 impl<M: RingMemory> Hooks<M> for &LoseOnRefresh {
     fn preempt(&self, at: PreemptPoint, p: &Producer<M, Self>) {
         if at == PreemptPoint::FastPathRefresh && self.0.replace(false) {
-            assert_eq!(p.output(&record(9, 48), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+            assert_eq!(p.output(&record(9, self.1), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
         }
     }
 }
@@ -417,7 +421,7 @@ impl<M: RingMemory> Hooks<M> for &LoseOnRefresh {
 #[test]
 fn a_loss_counted_while_the_fast_path_reopens_is_reported_by_the_next_record() {
     let mut ring = ModelRing::<8>::new().unwrap(); // 64-byte data area
-    let hook = LoseOnRefresh(Cell::new(false));
+    let hook = LoseOnRefresh(Cell::new(false), 48);
     let (p, mut c) = split_with_hooks(&mut ring, Config::default(), &hook).unwrap();
     // A loss closes the fast path: the next record takes the general path with its LOST.
     p.output(&record(1, 40), &EventIdentity::ANONYMOUS).unwrap();
@@ -1125,4 +1129,176 @@ fn a_nearly_empty_ring_gets_a_second_head_load_and_a_fuller_one_only_one() {
         assert_eq!(counted.loads.get() - before, loads, "{unread} bytes unread, min_bytes 32");
         drop(batch);
     }
+}
+
+/// What a batch holds back from the consumer: the bytes reserved and not yet published.
+fn held<M: RingMemory, H: Hooks<M>>(p: &Producer<M, H>) -> usize {
+    p.head() - p.memory().position(Position::DataHead).load(crate::fences::LOCAL)
+}
+
+#[test]
+fn a_batch_never_holds_back_more_than_half_the_ring() {
+    // A watermark of the whole ring: no stamp crossing forces a publication, only the half-ring
+    // rule. 512-byte ring, 48-byte records: a batch of 40 writes far more than the ring holds
+    // while the consumer keeps up.
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let (p, mut c) = split(&mut ring, Config { watermark: 512, ..Config::default() }).unwrap();
+    let mut read = 0;
+    let (max_held, woke) = p.batch(|b| {
+        let mut max_held = 0;
+        for i in 0..40u8 {
+            b.output(&record(i, 48), &EventIdentity::ANONYMOUS).unwrap();
+            max_held = max_held.max(held(b));
+            read += drain(&mut c).len();
+        }
+        max_held
+    });
+    assert!(max_held <= 256, "held back {max_held} bytes of a 512-byte ring");
+    assert!(max_held > 200, "published too eagerly: at most {max_held} bytes held");
+    assert!(woke, "1,920 bytes cross the 512-byte watermark");
+    read += drain(&mut c).len();
+    assert_eq!(read, 40, "every record read, in the batch or after it");
+}
+
+#[test]
+fn a_batch_publishes_and_wakes_when_a_record_crosses_the_watermark() {
+    // Watermark 64 on a 512-byte ring: the fifth 16-byte record ends past 64 bytes and moves the
+    // stamp; the batch publishes and wakes then, not at its end.
+    let hooks = crate::backward_tests::CountWakeups::default();
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let (p, _c) = split_with_hooks(&mut ring, Config { watermark: 64, ..Config::default() }, &hooks).unwrap();
+    let ((), woke) = p.batch(|b| {
+        for i in 0..4u8 {
+            b.output(&record(i, 16), &EventIdentity::ANONYMOUS).unwrap();
+            assert_eq!((held(b), hooks.0.get()), (16 * (usize::from(i) + 1), 0), "record {i}: held, no wakeup");
+        }
+        b.output(&record(4, 16), &EventIdentity::ANONYMOUS).unwrap();
+        assert_eq!((held(b), hooks.0.get()), (0, 1), "the record past 64 bytes is published and wakes");
+        b.output(&record(5, 16), &EventIdentity::ANONYMOUS).unwrap();
+        assert_eq!((held(b), hooks.0.get()), (16, 1));
+    });
+    assert!(woke, "the batch reports the wakeup it signalled");
+    assert_eq!((held(&p), hooks.0.get()), (0, 1), "the end publishes the rest; no second wakeup");
+}
+
+#[test]
+fn a_batch_inside_a_writer_publishes_nothing_until_the_writer_ends() {
+    // A batch opened while another writer is open (a nested writer's batch): its
+    // intermediate publications only leave and re-enter; the outer writer publishes all.
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let (p, mut c) = split(&mut ring, Config { watermark: 16, ..Config::default() }).unwrap();
+    let mut h = p.output_begin(16, &EventIdentity::ANONYMOUS).unwrap();
+    h.write(&record(0, 16)).unwrap();
+    let _ = p.batch(|b| {
+        for i in 1..20u8 {
+            b.output(&record(i, 16), &EventIdentity::ANONYMOUS).unwrap();
+            assert_eq!(held(b), 16 * (usize::from(i) + 1), "nothing published under an open writer");
+        }
+    });
+    assert_eq!(p.nest(), 1);
+    h.end();
+    assert_eq!(drain(&mut c).len(), 20);
+}
+
+#[test]
+fn space_and_has_space_answer_without_counting_a_loss() {
+    let mut ring = ModelRing::<8>::new().unwrap(); // 64-byte data area
+    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    assert_eq!(p.space(), 63, "CIRC_SPACE keeps one byte free");
+    assert!(p.has_space(56, &EventIdentity::ANONYMOUS));
+    assert!(!p.has_space(64, &EventIdentity::ANONYMOUS), "the kept byte");
+    for bad in [0, 12, 65536 + 8] {
+        assert!(!p.has_space(bad, &EventIdentity::ANONYMOUS), "{bad}: a size output refuses");
+    }
+    p.output(&record(1, 40), &EventIdentity::ANONYMOUS).unwrap();
+    assert_eq!(p.space(), 23);
+    assert!(p.has_space(16, &EventIdentity::ANONYMOUS) && !p.has_space(24, &EventIdentity::ANONYMOUS));
+    assert_eq!(p.lost_pending(), 0, "asking is not dropping");
+    // A drop: the next reservation writes a LOST record (8 + 16 bytes without a trailer) first.
+    assert_eq!(p.output(&record(2, 40), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+    drain(&mut c);
+    assert_eq!(p.space(), 63);
+    assert!(p.has_space(32, &EventIdentity::ANONYMOUS) && !p.has_space(40, &EventIdentity::ANONYMOUS));
+    let trailer = EventIdentity { id: 1, sample_id: Some((sample_type::ID | sample_type::TIME, SampleId::default())) };
+    assert!(p.has_space(16, &trailer) && !p.has_space(32, &trailer), "the LOST record carries the trailer");
+    p.pause_output(true);
+    assert!(!p.has_space(8, &EventIdentity::ANONYMOUS), "paused: output would drop");
+    p.pause_output(false);
+    assert_eq!(p.lost_pending(), 1);
+    p.output(&record(3, 32), &EventIdentity::ANONYMOUS).unwrap();
+    assert_eq!(p.space(), 63 - 56);
+}
+
+#[test]
+fn space_of_an_overwrite_ring_is_the_whole_ring() {
+    let mut ring = ModelRing::<8>::new().unwrap();
+    let (p, _c) = split(&mut ring, Config { overwrite: true, ..Config::default() }).unwrap();
+    for i in 0..10 {
+        p.output(&record(i, 40), &EventIdentity::ANONYMOUS).unwrap();
+    }
+    assert_eq!(p.space(), 64);
+    assert!(p.has_space(56, &EventIdentity::ANONYMOUS) && !p.has_space(64, &EventIdentity::ANONYMOUS));
+}
+
+#[test]
+fn a_batch_inside_a_batch_keeps_the_outer_batchs_limit() {
+    // Watermark of the whole ring, so only the batch limit bounds the fast path. A batch opened
+    // inside another (by a nested writer) publishes nothing itself; when it ends, the outer
+    // batch's limit applies again.
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let (p, mut c) = split(&mut ring, Config { watermark: 512, ..Config::default() }).unwrap();
+    let mut read = 0;
+    let (max_held, _) = p.batch(|outer| {
+        let mut max_held = 0;
+        for i in 0..12u8 {
+            outer.output(&record(i, 48), &EventIdentity::ANONYMOUS).unwrap();
+            if i == 2 {
+                // Three records from 144: the third passes the outer batch's limit (256) and
+                // takes the general path, whose refresh sets the fast path's end by the inner
+                // batch's own limit (400); the outer batch must get its limit back.
+                let _ = p.batch(|inner| {
+                    for _ in 0..3 {
+                        inner.output(&record(100, 48), &EventIdentity::ANONYMOUS).unwrap();
+                    }
+                });
+            } else {
+                max_held = max_held.max(held(outer));
+            }
+            read += drain(&mut c).len();
+        }
+        max_held
+    });
+    assert!(max_held <= 256, "held back {max_held} bytes of a 512-byte ring");
+    read += drain(&mut c).len();
+    assert_eq!(read, 15);
+}
+
+#[test]
+fn a_loss_inside_a_batch_keeps_the_fast_path_closed() {
+    // The batch limit lowers the fast path's end; a loss counted meanwhile (here: a refused
+    // record of a full ring) must still send the next record down the general path, which
+    // writes the LOST record first.
+    let mut ring = ModelRing::<8>::new().unwrap(); // 64-byte data area
+    let (p, mut c) = split(&mut ring, Config { watermark: 64, ..Config::default() }).unwrap();
+    let ((), _) = p.batch(|b| {
+        b.output(&record(1, 24), &EventIdentity::ANONYMOUS).unwrap();
+        assert_eq!(b.output(&record(2, 48), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+    });
+    drain(&mut c);
+    let ((), _) = p.batch(|b| b.output(&record(3, 16), &EventIdentity::ANONYMOUS).unwrap());
+    let types_read: Vec<u32> = drain(&mut c).iter().map(|(h, _)| h.type_).collect();
+    assert_eq!(types_read, [types::LOST, types::SAMPLE]);
+}
+
+#[test]
+fn a_loss_while_a_batch_lowers_the_fast_paths_end_keeps_it_closed() {
+    // Watermark 64 on a 64-byte ring (above half of it): opening the batch lowers the fast
+    // path's end to 32; a nested writer drops a record just before that store.
+    let mut ring = ModelRing::<8>::new().unwrap();
+    let hook = LoseOnRefresh(Cell::new(true), 64);
+    let (p, mut c) = split_with_hooks(&mut ring, Config { watermark: 64, ..Config::default() }, &hook).unwrap();
+    let ((), _) = p.batch(|b| b.output(&record(1, 16), &EventIdentity::ANONYMOUS).unwrap());
+    assert!(!hook.0.get(), "the nested writer ran");
+    let got: Vec<u32> = drain(&mut c).iter().map(|(h, _)| h.type_).collect();
+    assert_eq!(got, [types::LOST, types::SAMPLE], "the loss is reported before the batch's record");
 }

@@ -75,6 +75,11 @@ pub enum Record<'a> {
 /// (`header.size` must be their length), or a [`WalkedRecord`](super::WalkedRecord), whose
 /// header is not parsed again. Never panics and never reads outside the record.
 ///
+/// In a loop over many records, [`decode_into`] one `Record` the loop keeps: a `Record` is
+/// half a KiB (SAMPLE is the large variant), and a result bound by value (`Ok(other) => …`)
+/// is moved whole into another slot per record (callchain-dwarf capture: 640 instructions a
+/// record with `decode` bound so, 462 with `decode_into`; BENCHMARKS.md, "Decoding").
+///
 /// ```
 /// use perfring::record::{decode, sample_type as st, Comm, DecodeContext, DecodeError, Endian, Record, SampleId};
 /// // Records of an event with sample_id_all and TID|TIME: COMM carries a {pid, tid, time} trailer.
