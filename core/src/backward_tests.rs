@@ -672,3 +672,39 @@ fn an_overwrite_writer_publishing_again_after_a_failed_recheck_is_still_the_open
     let mut reader = BackwardReader::new(p.memory(), false).unwrap();
     assert_eq!(read_all(&mut reader).0, [record(11, 16), record(10, 16), record(1, 16)]);
 }
+
+/// At every preemption point of an overwrite ring's writers: a writer open (`nest` above 0)
+/// with the write generation even is a violation (a reader's seqlock would accept a copy that
+/// writer may tear). Once, at `AfterNestDecrement` of the outermost writer, a nested writer
+/// writes a record, so the outer writer's re-check fails and it publishes again.
+struct GenWatch {
+    nested: Cell<bool>,
+    violations: Cell<u32>,
+}
+impl<M: RingMemory> Hooks<M> for &GenWatch {
+    fn preempt(&self, at: crate::producer::PreemptPoint, p: &Producer<M, Self>) {
+        if p.nest() != 0 && p.memory().write_gen().load(crate::fences::LOCAL) & 1 == 0 {
+            self.violations.set(self.violations.get() + 1);
+        }
+        if at == crate::producer::PreemptPoint::AfterNestDecrement && self.nested.replace(false) {
+            p.output(&record(9, 16), &EventIdentity::ANONYMOUS).unwrap();
+        }
+    }
+}
+
+#[test]
+fn an_overwrite_writer_publishing_again_keeps_the_write_generation_odd() {
+    // The outer writer drops `nest` (P4); a nested writer opens, writes, publishes and closes the
+    // generation (even); the outer writer's re-check sees the newer head and raises `nest` again
+    // to publish it. While it is raised, an interrupt's writer would write as a nested one,
+    // without opening the generation: it must already be odd.
+    for config in [OVERWRITE_BACKWARD, Config { overwrite: true, ..Config::default() }] {
+        let hooks = GenWatch { nested: Cell::new(true), violations: Cell::new(0) };
+        let mut ring = ModelRing::<64>::new().unwrap();
+        let (p, _c) = crate::split_with_hooks(&mut ring, config, &hooks).unwrap();
+        p.output(&record(1, 32), &EventIdentity::ANONYMOUS).unwrap();
+        assert!(!hooks.nested.get(), "the nested writer ran");
+        assert_eq!(hooks.violations.get(), 0, "a writer open with the generation even ({config:?})");
+        assert_eq!(p.memory().write_gen().load(crate::fences::LOCAL) & 1, 0, "closed at the end");
+    }
+}

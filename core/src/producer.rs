@@ -961,6 +961,13 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
                 break;
             }
             self.nest.store(if OVERWRITE { OVERWRITE_OUTERMOST } else { 1 }, LOCAL);
+            if OVERWRITE {
+                // A nested writer may have opened and closed the generation after P4: open it
+                // again, or an interrupt's writer nesting in this one (which opens nothing)
+                // would write while a reader's seqlock sees it even.
+                compiler_barrier();
+                self.write_gen_begin();
+            }
         }
         if OVERWRITE {
             self.write_gen_end();
@@ -990,6 +997,11 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
                 break;
             }
             self.nest.store(nest + 1, LOCAL);
+            if self.overwrite {
+                // As in `publish`: a nested writer may have closed the generation meanwhile.
+                compiler_barrier();
+                self.write_gen_begin();
+            }
         }
         if self.overwrite {
             self.write_gen_end();

@@ -740,6 +740,7 @@ mod tests {
 
 /// A loaded BPF program, as `BPF_OBJ_GET_INFO_BY_FD` describes it: what perf's
 /// `perf_event__synthesize_bpf_events` turns into KSYMBOL and BPF_EVENT records.
+#[cfg(feature = "perf-data")] // used by perf_data::bpf only
 #[derive(Debug, Clone, Default)]
 pub(crate) struct BpfProg {
     pub(crate) id: u32,
@@ -750,6 +751,7 @@ pub(crate) struct BpfProg {
 }
 
 /// `bpf(cmd, attr, size)`.
+#[cfg(feature = "perf-data")]
 fn bpf(cmd: i32, attr: &mut [u64; 4]) -> io::Result<libc::c_long> {
     // SAFETY: `attr` is 32 valid, zero-padded bytes of a `union bpf_attr` prefix that the
     // kernel reads (and for some commands writes) within its size.
@@ -759,6 +761,7 @@ fn bpf(cmd: i32, attr: &mut [u64; 4]) -> io::Result<libc::c_long> {
 /// The loaded BPF programs (root, or CAP_SYS_ADMIN: an error otherwise), in id order, each
 /// read with `BPF_PROG_GET_NEXT_ID`, `BPF_PROG_GET_FD_BY_ID` and two `BPF_OBJ_GET_INFO_BY_FD`
 /// (the counts, then the arrays). A program unloaded meanwhile is passed over.
+#[cfg(feature = "perf-data")] // used by perf_data::bpf only
 pub(crate) fn bpf_programs() -> io::Result<Vec<BpfProg>> {
     const PROG_GET_NEXT_ID: i32 = 11;
     const PROG_GET_FD_BY_ID: i32 = 13;
