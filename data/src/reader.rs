@@ -640,7 +640,11 @@ impl<S: Source> Reader<S> {
             Buf::Decomp => &self.decomp.buf[loc.rec.clone()],
             Buf::Store => self.order.as_ref().map_or(&[][..], |o| &o.store[loc.rec.clone()]),
         };
-        let Ok(Record::Sample(sample)) = decode(bytes, &context) else { return };
+        // The READ field through the event's view: the fields before it are skipped by the
+        // layout's offsets, the fields after it not read (perf takes the counters from the
+        // parsed sample; a SAMPLE the view refuses delivers nothing, as one perf cannot parse).
+        let Some(view) = self.meta.events.layout(event).and_then(|l| l.sample(bytes).ok()) else { return };
+        let Ok(read) = view.read() else { return };
         let mut deliver = |id: Option<u64>, value: u64| {
             let Some(id) = id else { return };
             let Some(event) = self.meta.events.event_of_id(id) else { return };
@@ -651,7 +655,7 @@ impl<S: Source> Reader<S> {
                 self.deliveries.push(ReadDelivery { event, id, value, period });
             }
         };
-        match sample.read {
+        match read {
             Some(ReadValues::Single(one)) => deliver(one.id, one.value),
             Some(ReadValues::Group(group)) => group.entries.iter().for_each(|e| deliver(e.id, e.value)),
             None => {}
