@@ -1478,12 +1478,10 @@ impl<M: RingMemory, H: Hooks<M>> BatchWriter<'_, M, H> {
     fn restore_enclosing(&self) {
         let p = self.producer;
         let Some((limited, end)) = self.enclosing else { return };
-        if p.batch_limited.load(LOCAL) != limited || p.batch_end.load(LOCAL) != end {
-            p.batch_end.store(end, LOCAL);
-            p.batch_limited.store(limited, LOCAL);
-            if limited != 0 {
-                p.lower_fast_end(end);
-            }
+        p.batch_end.store(end, LOCAL);
+        p.batch_limited.store(limited, LOCAL);
+        if limited != 0 {
+            p.lower_fast_end(end);
         }
     }
 }

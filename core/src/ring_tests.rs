@@ -1302,3 +1302,44 @@ fn a_loss_while_a_batch_lowers_the_fast_paths_end_keeps_it_closed() {
     let got: Vec<u32> = drain(&mut c).iter().map(|(h, _)| h.type_).collect();
     assert_eq!(got, [types::LOST, types::SAMPLE], "the loss is reported before the batch's record");
 }
+
+#[test]
+fn a_backward_batch_holds_back_exactly_up_to_half_the_ring() {
+    // A backward ring has no fast path: every batched record takes the general path, which
+    // publishes before the batch would hold more than half the data area, and not before.
+    let mut ring = ModelRing::<64>::new().unwrap(); // 512 bytes
+    let config = Config { backward: true, watermark: 512, ..Config::default() };
+    let (p, _c) = split(&mut ring, config).unwrap();
+    let held_back = |b: &Producer<&ModelRing<64>>| {
+        b.memory().position(Position::DataHead).load(crate::fences::LOCAL).wrapping_sub(b.head())
+    };
+    let (max_held, _) = p.batch(|b| {
+        let mut max_held = 0;
+        for i in 0..6u8 {
+            b.output(&record(i, 64), &EventIdentity::ANONYMOUS).unwrap();
+            max_held = max_held.max(held_back(b));
+        }
+        max_held
+    });
+    assert_eq!(max_held, 256, "four 64-byte records held, the fifth published first");
+}
+
+#[test]
+fn a_batch_reports_a_wakeup_signalled_inside_it_and_one_at_its_end() {
+    // One wakeup at a crossing record (published at once), a second at the end: a nested
+    // writer (not the batch's own output) crossed the stamp again, so the batch's closing
+    // publication wakes too. The batch reports that it woke either way.
+    let hooks = crate::backward_tests::CountWakeups::default();
+    let mut ring = ModelRing::<64>::new().unwrap();
+    let (p, _c) = split_with_hooks(&mut ring, Config { watermark: 64, ..Config::default() }, &hooks).unwrap();
+    let ((), woke) = p.batch(|b| {
+        for i in 0..5u8 {
+            b.output(&record(i, 16), &EventIdentity::ANONYMOUS).unwrap();
+        }
+        assert_eq!(hooks.0.get(), 1, "the fifth record crossed 64 bytes");
+        Producer::output(b, &record(9, 64), &EventIdentity::ANONYMOUS).unwrap();
+        assert_eq!(hooks.0.get(), 1, "a nested writer inside the batch does not wake");
+    });
+    assert_eq!(hooks.0.get(), 2, "the batch's end woke for the nested writer's crossing");
+    assert!(woke);
+}
