@@ -426,7 +426,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
             return Err(ReserveError::Paused);
         }
         let have_lost = self.lost_pending();
-        let lost_size = if have_lost != 0 { LostRecord::size(writer.sample_id.map(|(st, _)| st)) } else { 0 };
+        let lost_size = lost_record_size(have_lost, writer);
         let total = size + lost_size;
         let (start, wakeup) = self.reserve(total)?;
         let mut handle = Handle::open(self, start, total, wakeup);
@@ -793,15 +793,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         if self.overwrite {
             return self.size;
         }
-        let head = self.head.load(LOCAL);
-        // (A): the tail load is ordered before the data stores of any writer that acts on the
-        // answer; pairs with (D).
-        let tail = self.mem.position(Position::DataTail).load(A_TAIL_LOAD);
-        if self.backward {
-            circ_space::<true>(head, tail, self.mask)
-        } else {
-            circ_space::<false>(head, tail, self.mask)
-        }
+        space_now(&self.mem, self.head.load(LOCAL), self.backward, self.mask)
     }
 
     /// Whether [`Producer::output`] of a `size`-byte record (header included) would be written
@@ -836,7 +828,7 @@ impl<M: RingMemory, H: Hooks<M>> Producer<M, H> {
         if check_size(size).is_err() || self.mem.paused().load(LOCAL) {
             return false;
         }
-        let lost_size = if self.lost_pending() != 0 { LostRecord::size(writer.sample_id.map(|(st, _)| st)) } else { 0 };
+        let lost_size = lost_record_size(self.lost_pending(), writer);
         let total = size + lost_size;
         if self.overwrite {
             return total <= self.mask;
@@ -1154,12 +1146,35 @@ fn circ_space<const BACKWARD: bool>(head: usize, tail: usize, mask: usize) -> us
 
 /// [`Producer::space_end`] from the tail found at construction.
 fn initial_space_end<M: RingMemory>(mem: &M, head: usize, backward: bool, mask: usize) -> usize {
-    // (A): pairs with (D), as every tail load.
+    let space = space_now(mem, head, backward, mask);
+    if backward {
+        space_end::<true>(head, space)
+    } else {
+        space_end::<false>(head, space)
+    }
+}
+
+/// The space at `head` by the `data_tail` loaded now, in the writing direction
+/// ([`circ_space`]): the constructor's first space end and [`Producer::space`].
+fn space_now<M: RingMemory>(mem: &M, head: usize, backward: bool, mask: usize) -> usize {
+    // (A): the tail load is ordered before the data stores of any writer that acts on what it
+    // gives; pairs with (D), as every tail load.
     let tail = mem.position(Position::DataTail).load(A_TAIL_LOAD);
     if backward {
-        space_end::<true>(head, circ_space::<true>(head, tail, mask))
+        circ_space::<true>(head, tail, mask)
     } else {
-        space_end::<false>(head, circ_space::<false>(head, tail, mask))
+        circ_space::<false>(head, tail, mask)
+    }
+}
+
+/// The bytes of the `PERF_RECORD_LOST` a reservation writes first when `lost` records are
+/// unreported (0 when none are): its size depends on `writer`'s `sample_id` trailer.
+#[inline(always)]
+fn lost_record_size(lost: usize, writer: &EventIdentity) -> usize {
+    if lost != 0 {
+        LostRecord::size(writer.sample_id.map(|(st, _)| st))
+    } else {
+        0
     }
 }
 

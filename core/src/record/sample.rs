@@ -186,6 +186,15 @@ fn trailing_bytes(r: &Reader<'_>) -> DecodeError {
     trailing(r.offset(), r.remaining())
 }
 
+/// The end of a SAMPLE's fields: every byte of the record read, or [`trailing_bytes`].
+#[inline(always)]
+fn all_read(r: &Reader<'_>) -> Result<(), DecodeError> {
+    if r.remaining() != 0 {
+        return Err(trailing_bytes(r));
+    }
+    Ok(())
+}
+
 #[cold]
 fn trailing(offset: usize, extra: usize) -> DecodeError {
     DecodeError::TrailingBytes { record: "PERF_RECORD_SAMPLE", offset, extra }
@@ -316,7 +325,7 @@ impl<'a> Sample<'a> {
         }
         // The fields after PERIOD: one test skips them all (most events write none of them).
         if t & !FIXED_FIELDS == 0 {
-            return if r.remaining() != 0 { Err(trailing_bytes(r)) } else { Ok(()) };
+            return all_read(r);
         }
         if t & st::READ != 0 {
             s.read = Some(out_of_line(r, |r| ReadValues::decode(r, ctx.read_format))?);
@@ -331,7 +340,7 @@ impl<'a> Sample<'a> {
         }
         // The fields after RAW: one test skips them all.
         if t & TAIL_FIELDS == 0 {
-            return if r.remaining() != 0 { Err(trailing_bytes(r)) } else { Ok(()) };
+            return all_read(r);
         }
         if t & (st::BRANCH_STACK | st::REGS_USER | st::STACK_USER) != 0 {
             if t & st::BRANCH_STACK != 0 {
@@ -363,7 +372,7 @@ impl<'a> Sample<'a> {
             | st::AUX)
             == 0
         {
-            return if r.remaining() != 0 { Err(trailing_bytes(r)) } else { Ok(()) };
+            return all_read(r);
         }
         if t & (st::WEIGHT_TYPE | st::DATA_SRC | st::TRANSACTION) != 0 {
             if t & st::WEIGHT_TYPE != 0 {
@@ -382,13 +391,13 @@ impl<'a> Sample<'a> {
             }
         }
         if t & (st::REGS_INTR | st::PHYS_ADDR | st::CGROUP | st::DATA_PAGE_SIZE | st::CODE_PAGE_SIZE | st::AUX) == 0 {
-            return if r.remaining() != 0 { Err(trailing_bytes(r)) } else { Ok(()) };
+            return all_read(r);
         }
         if t & st::REGS_INTR != 0 {
             s.regs_intr = Some(Regs::decode(r, ctx.sample_regs_intr.count_ones(), "sample.regs_intr")?);
         }
         if t & (st::PHYS_ADDR | st::CGROUP | st::DATA_PAGE_SIZE | st::CODE_PAGE_SIZE | st::AUX) == 0 {
-            return if r.remaining() != 0 { Err(trailing_bytes(r)) } else { Ok(()) };
+            return all_read(r);
         }
         if t & (st::PHYS_ADDR | st::CGROUP | st::DATA_PAGE_SIZE | st::CODE_PAGE_SIZE) != 0 {
             if t & st::PHYS_ADDR != 0 {
@@ -408,10 +417,7 @@ impl<'a> Sample<'a> {
             let size = r.u64("sample.aux.size")?;
             s.aux = Some(r.take_counted(size, "sample.aux.size")?);
         }
-        if r.remaining() != 0 {
-            return Err(trailing_bytes(r));
-        }
-        Ok(())
+        all_read(r)
     }
 
     /// Body size (header excluded) for the context, after checking every field against it.
