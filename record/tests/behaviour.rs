@@ -34,14 +34,9 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// perf's stderr lines other than lost-event ones (and blank lines, and perf's own tips).
+/// perf's stderr lines other than lost-event ones ([`common::perf_warnings`]).
 fn warnings(stderr: &[u8]) -> Vec<String> {
-    text(stderr)
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.to_lowercase().contains("lost"))
-        .map(String::from)
-        .collect()
+    common::perf_warnings(&text(stderr))
 }
 
 /// `perf ARGS -i FILE`: stdout, after checking perf succeeded with no warning.

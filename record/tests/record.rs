@@ -69,12 +69,7 @@ fn per_thread(file: &Path) -> Vec<u64> {
 fn report_warnings(file: &Path) -> Vec<String> {
     let out = Command::new("perf").args(["report", "--stdio", "-i"]).arg(file).output().unwrap();
     assert!(out.status.success(), "perf report failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stderr)
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.to_lowercase().contains("lost"))
-        .map(String::from)
-        .collect()
+    common::perf_warnings(&String::from_utf8_lossy(&out.stderr))
 }
 
 #[test]

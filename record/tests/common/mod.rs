@@ -25,3 +25,18 @@ pub fn build(name: &str, source: &str) -> PathBuf {
     assert!(out.status.success(), "{rustc} could not build {name}: {}", String::from_utf8_lossy(&out.stderr));
     bin
 }
+
+/// perf's stderr lines other than lost-event ones (and blank lines). perf's lost-event warning
+/// is a block (`Warning:`, `Processed N events and lost M chunks!`, `Check IO/CPU overload!`):
+/// its header line alone and its advice line are part of it; any other warning keeps its
+/// message line, so it is still reported.
+pub fn perf_warnings(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.to_lowercase().contains("lost") && *l != "Warning:" && *l != "Check IO/CPU overload!"
+        })
+        .map(String::from)
+        .collect()
+}
