@@ -57,6 +57,14 @@ impl Events {
         self.set.event_of_id(id)
     }
 
+    /// `id`'s slot in the id table and its event (the last one listing it, as perf gives a
+    /// duplicated id to it). The slot holds while the table's capacity does: the table only
+    /// ever moves into larger storage ([`add_id`](Self::add_id)).
+    #[inline(always)]
+    pub(crate) fn id_slot(&self, id: u64) -> Option<(usize, usize)> {
+        self.set.id_slot(id)
+    }
+
     pub(crate) fn context(&self, event: usize) -> Option<&DecodeContext> {
         self.set.event(event).map(EventLayout::context)
     }

@@ -138,7 +138,8 @@ impl Reader<Stream<BufReader<Files>>> {
         }
         let mut parts = vec![file.take(end - start)];
         parts.extend(more);
-        let stream = Stream::new(BufReader::with_capacity(1 << 16, Files { parts, current: 0 }), start, Some(total));
+        let capacity = crate::source::MIN_BUF;
+        let stream = Stream::new(BufReader::with_capacity(capacity, Files { parts, current: 0 }), start, Some(total));
         Ok(Reader::with_meta(stream, meta))
     }
 }

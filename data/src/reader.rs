@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use perfring::record::{
     decode, types, Attr, AttributeError, DecodeContext, DecodeError, Endian, EventLayout, EventSet, FixedSample,
-    Header, IdEntry, ReadValues, Record, RecordView, SampleError, SampleView, WalkedRecord,
+    Header, IdEntry, Record, RecordView, SampleError, SampleView, WalkedRecord,
 };
 
 use crate::decompress::Decompressor;
@@ -320,6 +320,47 @@ impl Order {
     }
 }
 
+/// The last `PERF_SAMPLE_READ` value of each registered id (perf's `sid->period`), kept by
+/// the id's slot in the event set's id table ([`EventSet::id_slot`]): one load and one store
+/// per counter, no map. Each slot holds `(id, value)`, so that when the id table moves into
+/// larger storage (pipe mode: ids registered as attrs arrive) the values follow their ids to
+/// their new slots ([`follow`](Self::follow)); the table only ever grows, so a capacity of its
+/// own different from the id table's says that it moved.
+#[derive(Debug, Default)]
+struct ReadValueTable {
+    /// By slot: the id whose value it holds (0: none yet) and that value.
+    slots: Vec<(u64, u64)>,
+}
+
+impl ReadValueTable {
+    /// Lay the values out for `events`' id table as it is now (a no-op unless it moved).
+    #[inline(always)]
+    fn follow(&mut self, events: &crate::attribution::Events) {
+        let capacity = events.set().id_capacity();
+        if self.slots.len() == capacity {
+            return;
+        }
+        let old = core::mem::replace(&mut self.slots, vec![(0, 0); capacity]);
+        for (id, value) in old.into_iter().filter(|&(id, _)| id != 0) {
+            if let Some((slot, _)) = events.id_slot(id) {
+                if let Some(s) = self.slots.get_mut(slot) {
+                    *s = (id, value);
+                }
+            }
+        }
+    }
+
+    /// Store `value` as `id`'s last (at `slot`, its slot) and return the period since the
+    /// previous one (from 0 for the first, as perf's `sid->period` starts).
+    #[inline]
+    fn replace(&mut self, slot: usize, id: u64, value: u64) -> u64 {
+        let Some(s) = self.slots.get_mut(slot) else { return value };
+        let previous = if s.0 == id { s.1 } else { 0 };
+        *s = (id, value);
+        value.wrapping_sub(previous)
+    }
+}
+
 /// Reads records from a [`Source`]: [`Stream`] (a file or pipe through bounded reads) or
 /// [`Slice`] (bytes in memory or a mapped file, zero-copy).
 ///
@@ -340,7 +381,7 @@ pub struct Reader<S> {
     unknown_ids: Option<usize>,
     warned_inconsistent: bool,
     /// Per id, the value of its last `PERF_SAMPLE_READ` counter (perf's `sid->period`).
-    read_values: std::collections::BTreeMap<u64, u64>,
+    read_values: ReadValueTable,
     /// The deliveries of the record last returned.
     deliveries: Vec<ReadDelivery>,
 }
@@ -401,7 +442,8 @@ impl<R: Read + Seek> Reader<Stream<BufReader<R>>> {
         let meta = read_file_meta(&mut Seekable::new(&mut OffsetBy(&mut inner, start), len), header)?;
         let (data_start, data_end) = meta.data;
         inner.seek(SeekFrom::Start(start + data_start)).map_err(|error| Error::Io { offset: data_start, error })?;
-        let stream = Stream::new(BufReader::with_capacity(1 << 16, inner), data_start, Some(data_end));
+        let capacity = crate::source::MIN_BUF;
+        let stream = Stream::new(BufReader::with_capacity(capacity, inner), data_start, Some(data_end));
         Ok(Reader::with_meta(stream, meta))
     }
 }
@@ -534,7 +576,7 @@ impl<S: Source> Reader<S> {
             done: false,
             unknown_ids: None,
             warned_inconsistent: false,
-            read_values: std::collections::BTreeMap::new(),
+            read_values: ReadValueTable::default(),
             deliveries: Vec::new(),
         }
     }
@@ -630,9 +672,11 @@ impl<S: Source> Reader<S> {
     /// period of 0.
     fn deliver_read_values(&mut self, loc: &Loc) {
         self.deliveries.clear();
-        let Some(event) = loc.event else { return };
-        let Some(context) = self.meta.events.context(event).copied() else { return };
-        if loc.header.type_ != types::SAMPLE || context.sample_type & perfring::record::sample_type::READ == 0 {
+        if loc.header.type_ != types::SAMPLE {
+            return;
+        }
+        let Some(layout) = loc.event.and_then(|event| self.meta.events.layout(event)) else { return };
+        if layout.context().sample_type & perfring::record::sample_type::READ == 0 {
             return;
         }
         let bytes = match loc.buf {
@@ -640,25 +684,20 @@ impl<S: Source> Reader<S> {
             Buf::Decomp => &self.decomp.buf[loc.rec.clone()],
             Buf::Store => self.order.as_ref().map_or(&[][..], |o| &o.store[loc.rec.clone()]),
         };
-        // The READ field through the event's view: the fields before it are skipped by the
-        // layout's offsets, the fields after it not read (perf takes the counters from the
-        // parsed sample; a SAMPLE the view refuses delivers nothing, as one perf cannot parse).
-        let Some(view) = self.meta.events.layout(event).and_then(|l| l.sample(bytes).ok()) else { return };
-        let Ok(read) = view.read() else { return };
-        let mut deliver = |id: Option<u64>, value: u64| {
-            let Some(id) = id else { return };
-            let Some(event) = self.meta.events.event_of_id(id) else { return };
-            // (A B-tree: no hashing per counter, and logarithmic whatever ids a file lists.)
-            let previous = self.read_values.insert(id, value).unwrap_or(0);
-            let period = value.wrapping_sub(previous);
+        // The READ counters where they lie (the header, parsed once, not read again; the fields
+        // after READ not walked). A SAMPLE whose block does not fit delivers nothing, as one
+        // perf cannot parse.
+        let Ok(counters) = layout.read_counters(&self.meta.events.walked(loc.header, bytes)) else { return };
+        let events = &self.meta.events;
+        let table = &mut self.read_values;
+        table.follow(events);
+        for counter in counters {
+            let Some((slot, event)) = counter.id.and_then(|id| events.id_slot(id)) else { continue };
+            let id = counter.id.unwrap_or(0);
+            let period = table.replace(slot, id, counter.value);
             if period != 0 {
-                self.deliveries.push(ReadDelivery { event, id, value, period });
+                self.deliveries.push(ReadDelivery { event, id, value: counter.value, period });
             }
-        };
-        match read {
-            Some(ReadValues::Single(one)) => deliver(one.id, one.value),
-            Some(ReadValues::Group(group)) => group.entries.iter().for_each(|e| deliver(e.id, e.value)),
-            None => {}
         }
     }
 
@@ -974,5 +1013,47 @@ impl FileRecord<'_> {
             self.decompressed = true;
         }
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attribution::Events;
+
+    /// A counter's period is from its id's previous value, and the values follow their ids
+    /// when the id table moves into larger storage (pipe mode registers ids as attrs arrive).
+    #[test]
+    fn read_values_follow_their_ids_when_the_id_table_grows() {
+        let attr = perfring::record::Attr {
+            sample_type: perfring::record::sample_type::IDENTIFIER | perfring::record::sample_type::READ,
+            ..Default::default()
+        };
+        let mut events = Events::new(Endian::NATIVE);
+        let event = events.add_event(&attr).unwrap();
+        for id in 1..=3 {
+            events.add_id(event, id).unwrap();
+        }
+        let mut table = ReadValueTable::default();
+        let period = |table: &mut ReadValueTable, events: &Events, id: u64, value: u64| {
+            table.follow(events);
+            let (slot, e) = events.id_slot(id).expect("a registered id");
+            assert_eq!(e, event);
+            table.replace(slot, id, value)
+        };
+        assert_eq!(period(&mut table, &events, 1, 100), 100, "the first value counts from 0, as perf's");
+        assert_eq!(period(&mut table, &events, 2, 40), 40);
+        assert_eq!(period(&mut table, &events, 1, 130), 30);
+        let capacity = events.set().id_capacity();
+        for id in 4..200 {
+            events.add_id(event, id).unwrap();
+        }
+        assert!(events.set().id_capacity() > capacity, "the table grew");
+        assert_eq!(period(&mut table, &events, 1, 150), 20, "id 1's value moved with it");
+        assert_eq!(period(&mut table, &events, 2, 40), 0);
+        assert_eq!(period(&mut table, &events, 3, 7), 7);
+        assert_eq!(period(&mut table, &events, 199, 9), 9);
+        // A counter that went backwards (a reset) wraps as perf's u64 subtraction does.
+        assert_eq!(period(&mut table, &events, 1, 149), u64::MAX);
     }
 }

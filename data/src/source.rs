@@ -115,11 +115,27 @@ pub struct Stream<R> {
 /// The read-ahead chunk.
 const CHUNK: usize = 1 << 16;
 
+/// The smallest buffer a [`Stream`] starts with, and the capacity of a `BufReader` below one:
+/// the stream reads its buffer's room (at least this, mostly a chunk or more), so its reads
+/// bypass a `BufReader` this small (one copy), and a larger one would only add to the heap
+/// that reading a file needs.
+pub(crate) const MIN_BUF: usize = 1 << 12;
+
 impl<R: Read> Stream<R> {
     /// `inner` is positioned at file offset `pos`; the data section ends at `end` (pipe mode:
-    /// `None`, the end of the input).
+    /// `None`, the end of the input). The buffer starts at 128 KiB, or at the data section's
+    /// size when that is smaller (at least 4 KiB): a small file's records are read in one
+    /// read into a buffer no larger than they are (a 128 KiB buffer per small file opened
+    /// was, through the allocator's trimming, most of the page faults of reading one).
     pub(crate) fn new(inner: R, pos: u64, end: Option<u64>) -> Stream<R> {
-        Stream { inner, buf: vec![0; 2 * CHUNK], start: 0, cur: 0, filled: 0, pos, read_pos: pos, end }
+        let len = Self::initial_len(pos, end);
+        Stream { inner, buf: vec![0; len], start: 0, cur: 0, filled: 0, pos, read_pos: pos, end }
+    }
+
+    /// The buffer's first size for a data section `[pos, end)` (see [`Stream::new`]).
+    fn initial_len(pos: u64, end: Option<u64>) -> usize {
+        let section = end.map_or(u64::MAX, |end| end.saturating_sub(pos));
+        usize::try_from(section).unwrap_or(usize::MAX).clamp(MIN_BUF, 2 * CHUNK)
     }
 
     /// Read more, at least one byte unless the input (or the data section) ends: `Ok(false)`

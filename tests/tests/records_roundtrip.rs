@@ -365,6 +365,10 @@ fn round_trip(rec: &Record<'_>, ctx: &DecodeContext) -> Result<usize, TestCaseEr
         let layout = perfring::record::SampleLayout::new(ctx);
         let v = layout.sample(bytes).map_err(|e| TestCaseError::fail(format!("view: {e}")))?;
         prop_assert_eq!(v.read(), Ok(s.read));
+        // The READ counters read where they lie, as the complete decode has them.
+        let counters: Vec<GroupEntry> =
+            layout.read_counters(bytes).map_err(|e| TestCaseError::fail(format!("read_counters: {e}")))?.collect();
+        prop_assert_eq!(counters, counters_of(s.read));
         prop_assert_eq!(v.callchain(), Ok(s.callchain));
         prop_assert_eq!(v.raw(), Ok(s.raw));
         prop_assert_eq!(v.branch_stack(), Ok(s.branch_stack));
@@ -393,6 +397,13 @@ fn round_trip(rec: &Record<'_>, ctx: &DecodeContext) -> Result<usize, TestCaseEr
         let mut cut = bytes[..len].to_vec();
         cut[6..8].copy_from_slice(&ctx.endian.put_u16(len as u16));
         let r = decode(&cut, ctx);
+        if let Record::Sample(s) = rec {
+            // The READ counters of a prefix: an error, or (READ wholly inside the prefix) the
+            // same counters; never a read past it.
+            if let Ok(c) = SampleLayout::new(ctx).read_counters(&cut[..]) {
+                prop_assert_eq!(c.collect::<Vec<_>>(), counters_of(s.read), "prefix {} of {}", len, n);
+            }
+        }
         if !matches!(rec, Record::Unknown { .. }) {
             // A shorter string area or an unknown type can still be a valid record.
             let string_kind = matches!(
@@ -407,6 +418,17 @@ fn round_trip(rec: &Record<'_>, ctx: &DecodeContext) -> Result<usize, TestCaseEr
         }
     }
     Ok(n)
+}
+
+/// The counters perf delivers from a READ block, as `ReadCounters` yields them.
+fn counters_of(read: Option<ReadValues<'_>>) -> Vec<GroupEntry> {
+    match read {
+        None => Vec::new(),
+        Some(ReadValues::Single(s)) => vec![GroupEntry { value: s.value, id: s.id, lost: s.lost }],
+        Some(ReadValues::Group(g)) => {
+            g.entries.iter().map(|e| GroupEntry { value: e.value, id: e.id, lost: e.lost }).collect()
+        }
+    }
 }
 
 #[derive(Default)]

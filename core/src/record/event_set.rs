@@ -48,7 +48,7 @@
 use core::fmt;
 
 use super::header::{types, Header};
-use super::{Attr, DecodeContext, DecodeError, Endian, Record, RecordView, SampleLayout, SampleView};
+use super::{Attr, DecodeContext, DecodeError, Endian, ReadCounters, Record, RecordView, SampleLayout, SampleView};
 
 /// One event of an [`EventSet`]: its attr and the layout derived from it once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -82,6 +82,11 @@ impl EventLayout {
     #[inline]
     pub fn sample<'a, R: super::RecordRef<'a>>(&'a self, record: R) -> Result<SampleView<'a>, DecodeError> {
         self.layout.sample(record)
+    }
+    /// A SAMPLE's READ counters, through the layout ([`SampleLayout::read_counters`]).
+    #[inline]
+    pub fn read_counters<'a, R: super::RecordRef<'a>>(&self, record: R) -> Result<ReadCounters<'a>, DecodeError> {
+        self.layout.read_counters(record)
     }
     /// Any of its records, through the layout ([`SampleLayout::record`]).
     #[inline]
@@ -483,6 +488,35 @@ where
             return None;
         }
         self.lookup(id)
+    }
+
+    /// Where `id` is registered: its slot in the id storage and its event (`None` for id 0 and
+    /// for an id no event lists). A slot stays `id`'s until the storage is replaced
+    /// ([`replace_id_storage`](Self::replace_id_storage)), so a caller can keep per-id state
+    /// in an array as long as the id storage, indexed by slot (as perf keeps its per-id
+    /// `perf_sample_id`), instead of in a map of its own.
+    #[inline]
+    pub fn id_slot(&self, id: u64) -> Option<(usize, usize)> {
+        if id == 0 {
+            return None;
+        }
+        let table = self.ids.as_ref();
+        let len = table_len(table);
+        let mut at = home(id, len);
+        for _ in 0..len {
+            let e = table.get(at)?;
+            if e.id == id {
+                return Some((at, e.event()));
+            }
+            if e.id == 0 {
+                return None;
+            }
+            at += 1;
+            if at == len {
+                at = 0;
+            }
+        }
+        None
     }
 
     /// The event of `id`, and the first event for id 0 (perf's rule for synthesized records):

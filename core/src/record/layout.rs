@@ -21,7 +21,7 @@ use super::header::{types, Header};
 use super::read_format as rf;
 use super::sample_type as st;
 use super::view::{Kind, RecordView, SampleView};
-use super::{DecodeContext, DecodeError, Endian};
+use super::{DecodeContext, DecodeError, Endian, ReadCounters};
 
 /// The SAMPLE fields after RAW, in output order (`perf_output_sample`): each a bit (or, for
 /// the weight, both of its bits) of `sample_type`.
@@ -340,6 +340,56 @@ impl SampleLayout {
             }
         };
         self.view(bytes, endian)
+    }
+
+    /// A SAMPLE's `PERF_SAMPLE_READ` counters, each its value, id and lost count
+    /// ([`ReadCounters`]) — what perf delivers from such a sample, one counter at a time
+    /// (`deliver_sample_value`) — read at the READ field's offset: the record checked as
+    /// [`sample`](Self::sample) checks it, the fields after READ not walked (a view finds
+    /// where its tail fields start when it is made; this does not). Empty for an event
+    /// without READ. A READ block that runs past the record is [`DecodeError::CountTooLarge`]
+    /// (GROUP's `nr`) or [`DecodeError::Truncated`].
+    ///
+    /// ```
+    /// use perfring::record::{read_format as rf, sample_type as st, Attr, Endian, EventLayout};
+    /// let attr = Attr { sample_type: st::READ, read_format: rf::GROUP | rf::ID, ..Attr::default() };
+    /// let layout = EventLayout::new(&attr, Endian::Little);
+    /// // A SAMPLE: header, then READ: nr = 2, {value, id} twice.
+    /// let mut rec = vec![9u8, 0, 0, 0, 0, 0, 48, 0];
+    /// for w in [2u64, 1000, 7, 250, 8] {
+    ///     rec.extend_from_slice(&w.to_le_bytes());
+    /// }
+    /// let counters: Vec<_> = layout.read_counters(&rec[..]).unwrap().map(|c| (c.id, c.value)).collect();
+    /// assert_eq!(counters, [(Some(7), 1000), (Some(8), 250)]);
+    /// // An `nr` the record does not hold is an error, not a read past its end.
+    /// rec[8] = 3;
+    /// assert!(layout.read_counters(&rec[..]).is_err());
+    /// ```
+    #[inline]
+    pub fn read_counters<'a, R: super::RecordRef<'a>>(&self, record: R) -> Result<ReadCounters<'a>, DecodeError> {
+        let bytes = record.record_bytes();
+        let endian = match record.parsed() {
+            Some((header, endian)) => {
+                if header.type_ != types::SAMPLE {
+                    return Err(not_a_sample(header.type_));
+                }
+                if endian != self.ctx.endian {
+                    return Err(DecodeError::ByteOrderMismatch { layout: self.ctx.endian, record: endian });
+                }
+                endian
+            }
+            None => {
+                check_sample(bytes, self.ctx.endian)?;
+                self.ctx.endian
+            }
+        };
+        if bytes.len() < self.min_size as usize {
+            return Err(self.too_short(bytes.len()));
+        }
+        if self.ctx.sample_type & st::READ == 0 {
+            return Ok(ReadCounters::EMPTY);
+        }
+        ReadCounters::new(bytes, self.read as usize, self.ctx.read_format, endian)
     }
 
     /// The view of a SAMPLE `bytes` (in `endian`, this layout's order, no longer than a record

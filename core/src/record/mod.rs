@@ -223,7 +223,9 @@ pub use lost::{Lost, LostRecord, LostSamples, LOST_BODY_SIZE};
 pub use mmap::{Mmap, Mmap2, Mmap2File, BUILD_ID_MAX};
 pub use namespaces::{ns_index, NamespaceLink, NamespaceLinks, Namespaces};
 pub use read::Read;
-pub use read_values::{read_format, GroupEntries, GroupEntry, ReadGroup, ReadSingle, ReadValues};
+pub use read_values::{
+    read_format, GroupEntries, GroupEntry, GroupIter, ReadCounters, ReadGroup, ReadSingle, ReadValues,
+};
 pub use regs::{Regs, ABI_32 as REGS_ABI_32, ABI_64 as REGS_ABI_64, ABI_NONE as REGS_ABI_NONE};
 pub use sample::{PidTid, Sample, SampleCpu, StackUser, Weight, WeightStruct};
 pub use sample_id::SampleId;

@@ -130,10 +130,11 @@ impl<'a> GroupEntries<'a> {
     pub fn get(&self, index: usize) -> Option<GroupEntry> {
         match self.repr {
             GroupRepr::Words { words, has_id, has_lost } => {
-                if index >= self.len() {
-                    return None;
-                }
-                let base = index.checked_mul(Self::stride(has_id, has_lost))?;
+                // (No `len()` here: its division by the stride is what bounded `get` cost.
+                // The entry exists exactly when its last word does.)
+                let stride = Self::stride(has_id, has_lost);
+                let base = index.checked_mul(stride)?;
+                words.get(base + stride - 1)?;
                 let value = words.get(base)?;
                 let id = if has_id { Some(words.get(base + 1)?) } else { None };
                 let lost = if has_lost { Some(words.get(base + 1 + usize::from(has_id))?) } else { None };
@@ -143,10 +144,175 @@ impl<'a> GroupEntries<'a> {
         }
     }
 
-    /// The entries in order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = GroupEntry> + 'a {
-        let this = *self;
-        (0..this.len()).map(move |i| this.get(i).unwrap_or_default())
+    /// The entries in order: each entry's words read where they lie, one step of the stride
+    /// apiece (no index arithmetic per entry).
+    pub fn iter(&self) -> GroupIter<'a> {
+        let repr = match self.repr {
+            GroupRepr::Words { words, has_id, has_lost } => match words.raw_bytes() {
+                Some((bytes, endian)) => IterRepr::Bytes(ReadCounters {
+                    bytes,
+                    stride: 8 * Self::stride(has_id, has_lost),
+                    id_at: if has_id { 8 } else { NONE },
+                    lost_at: if has_lost { 8 + 8 * usize::from(has_id) } else { NONE },
+                    endian,
+                }),
+                None => IterRepr::Words { entries: *self, next: 0, len: self.len() },
+            },
+            GroupRepr::Slice(s) => IterRepr::Slice(s.iter()),
+        };
+        GroupIter { repr }
+    }
+}
+
+/// The entries of a [`GroupEntries`] in order ([`GroupEntries::iter`]).
+#[derive(Clone)]
+pub struct GroupIter<'a> {
+    repr: IterRepr<'a>,
+}
+
+#[derive(Clone)]
+enum IterRepr<'a> {
+    /// Record bytes: the entries as a READ block's counters.
+    Bytes(ReadCounters<'a>),
+    /// Native words (a `U64Array` built from a slice).
+    Words { entries: GroupEntries<'a>, next: usize, len: usize },
+    /// Native entries.
+    Slice(core::slice::Iter<'a, GroupEntry>),
+}
+
+impl Iterator for GroupIter<'_> {
+    type Item = GroupEntry;
+
+    #[inline]
+    fn next(&mut self) -> Option<GroupEntry> {
+        match &mut self.repr {
+            IterRepr::Bytes(counters) => counters.next(),
+            IterRepr::Words { entries, next, len } => {
+                if *next >= *len {
+                    return None;
+                }
+                *next += 1;
+                entries.get(*next - 1)
+            }
+            IterRepr::Slice(s) => s.next().copied(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = match &self.repr {
+            IterRepr::Bytes(counters) => counters.len(),
+            IterRepr::Words { next, len, .. } => len.saturating_sub(*next),
+            IterRepr::Slice(s) => s.len(),
+        };
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for GroupIter<'_> {}
+
+impl fmt::Debug for GroupIter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.clone()).finish()
+    }
+}
+
+/// The counters of a READ block in the record's order, each a [`GroupEntry`] (its value, and
+/// its id and lost count exactly when `read_format` has `ID` / `LOST`) — one for a block
+/// without GROUP, the leader and then its siblings with GROUP — read where they lie: what perf
+/// delivers from a `PERF_SAMPLE_READ` sample, a counter at a time. Made by
+/// [`EventLayout::read_counters`](super::EventLayout::read_counters) (or
+/// [`SampleLayout::read_counters`](super::SampleLayout::read_counters)), which checks once that
+/// the block lies inside the record; each step is then two or three loads.
+#[derive(Clone)]
+pub struct ReadCounters<'a> {
+    /// The counters not yet read: `stride` bytes each.
+    bytes: &'a [u8],
+    stride: usize,
+    /// Where in a counter its id and lost count are (`NONE`: not written).
+    id_at: usize,
+    lost_at: usize,
+    endian: super::Endian,
+}
+
+/// `ReadCounters`' offset for a field the block does not have.
+const NONE: usize = usize::MAX;
+
+impl<'a> ReadCounters<'a> {
+    /// No counters (an event without READ).
+    pub const EMPTY: ReadCounters<'static> =
+        ReadCounters { bytes: &[], stride: 8, id_at: NONE, lost_at: NONE, endian: super::Endian::NATIVE };
+
+    /// The counters of the block at `at` in the record `bytes`, laid out by `read_format`.
+    #[inline]
+    pub(crate) fn new(
+        bytes: &'a [u8],
+        at: usize,
+        read_format: u64,
+        endian: super::Endian,
+    ) -> Result<ReadCounters<'a>, DecodeError> {
+        let has_id = read_format & ID != 0;
+        let has_lost = read_format & LOST != 0;
+        // value (GROUP: nr), [time_enabled], [time_running]
+        let head = 8
+            * (1 + usize::from(read_format & TOTAL_TIME_ENABLED != 0)
+                + usize::from(read_format & TOTAL_TIME_RUNNING != 0));
+        let (block, stride, first) = if read_format & GROUP != 0 {
+            // then nr × {value, [id], [lost]}.
+            let stride = 8 * GroupEntries::stride(has_id, has_lost);
+            let Some(nr) = endian.u64_at(bytes, at) else { return Err(Self::short(bytes, at, "read.nr", 8)) };
+            let start = at + head;
+            let room =
+                bytes.len().checked_sub(start).ok_or_else(|| Self::short(bytes, at, "read.time_enabled", head))?;
+            let len = match usize::try_from(nr).ok().and_then(|nr| nr.checked_mul(stride)) {
+                Some(len) if len <= room => len,
+                _ => return Err(DecodeError::CountTooLarge { field: "read.nr", count: nr, offset: at }),
+            };
+            (&bytes[start..start + len], stride, 8)
+        } else {
+            // then [id], [lost]: one counter.
+            let size = head + 8 * (usize::from(has_id) + usize::from(has_lost));
+            let Some(block) = bytes.get(at..at + size) else { return Err(Self::short(bytes, at, "read.value", size)) };
+            (block, size, head)
+        };
+        Ok(ReadCounters {
+            bytes: block,
+            stride,
+            id_at: if has_id { first } else { NONE },
+            lost_at: if has_lost { first + 8 * usize::from(has_id) } else { NONE },
+            endian,
+        })
+    }
+
+    /// A block at `at` that the record's `bytes` do not hold `need` bytes of.
+    #[cold]
+    fn short(bytes: &[u8], at: usize, field: &'static str, need: usize) -> DecodeError {
+        DecodeError::Truncated { field, offset: at, need, have: bytes.len().saturating_sub(at) }
+    }
+}
+
+impl Iterator for ReadCounters<'_> {
+    type Item = GroupEntry;
+
+    #[inline]
+    fn next(&mut self) -> Option<GroupEntry> {
+        let (counter, rest) = self.bytes.split_at_checked(self.stride)?;
+        self.bytes = rest;
+        // (`new` sized every counter to hold the words its offsets name.)
+        let word = |at: usize| (at != NONE).then(|| self.endian.u64_at(counter, at).unwrap_or(0));
+        Some(GroupEntry { value: word(0).unwrap_or(0), id: word(self.id_at), lost: word(self.lost_at) })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.bytes.len().checked_div(self.stride).unwrap_or(0);
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for ReadCounters<'_> {}
+
+impl fmt::Debug for ReadCounters<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.clone()).finish()
     }
 }
 
@@ -288,5 +454,108 @@ impl<'a> ReadValues<'a> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every representation of a group's entries iterates to the same entries, with an exact
+    /// length, and `get` agrees with the iteration (the native-words form is built only here:
+    /// the decoder always wraps record bytes).
+    #[test]
+    fn every_representation_iterates_the_same_entries() {
+        let words = [10u64, 1, 100, 20, 2, 200, 30, 3, 300];
+        let mut bytes = [0u8; 72];
+        for (i, w) in words.iter().enumerate() {
+            bytes[8 * i..8 * i + 8].copy_from_slice(&w.to_be_bytes());
+        }
+        let native = GroupEntries {
+            repr: GroupRepr::Words { words: U64Array::from_slice(&words), has_id: true, has_lost: true },
+        };
+        let recorded = GroupEntries {
+            repr: GroupRepr::Words {
+                words: U64Array::from_bytes(&bytes, super::super::Endian::Big).unwrap(),
+                has_id: true,
+                has_lost: true,
+            },
+        };
+        let want: [GroupEntry; 3] = core::array::from_fn(|i| GroupEntry {
+            value: 10 * (i as u64 + 1),
+            id: Some(i as u64 + 1),
+            lost: Some(100 * (i as u64 + 1)),
+        });
+        let slice = GroupEntries::from_slice(&want);
+        for entries in [native, recorded, slice] {
+            let mut it = entries.iter();
+            assert_eq!(it.len(), 3);
+            assert_eq!(it.next(), Some(want[0]));
+            assert_eq!(it.len(), 2);
+            assert!(it.eq(want[1..].iter().copied()));
+            assert_eq!(entries.len(), 3);
+            for (i, w) in want.iter().enumerate() {
+                assert_eq!(entries.get(i), Some(*w));
+            }
+            assert_eq!(entries.get(3), None);
+            assert_eq!(entries.get(usize::MAX), None);
+        }
+        // Without LOST: a stride of two words.
+        let two = GroupEntries {
+            repr: GroupRepr::Words { words: U64Array::from_slice(&words[..8]), has_id: true, has_lost: false },
+        };
+        assert_eq!(two.len(), 4);
+        assert_eq!(two.iter().map(|e| (e.value, e.id, e.lost)).nth(1), Some((100, Some(20), None)));
+        assert_eq!(two.get(3), Some(GroupEntry { value: 30, id: Some(3), lost: None }));
+        assert_eq!(two.get(4), None);
+    }
+
+    /// A block without GROUP is one counter, its id and lost count after the times; a
+    /// block that the record does not hold is an error naming the field.
+    #[test]
+    fn a_single_block_is_one_counter_and_a_short_block_an_error() {
+        let rf = TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING | ID | LOST;
+        let mut rec = [0u8; 48];
+        for (i, w) in [5u64, 6, 7, 8, 9].iter().enumerate() {
+            rec[8 + 8 * i..16 + 8 * i].copy_from_slice(&w.to_le_bytes());
+        }
+        let le = super::super::Endian::Little;
+        let c = ReadCounters::new(&rec, 8, rf, le).unwrap();
+        assert!(c.eq([GroupEntry { value: 5, id: Some(8), lost: Some(9) }]));
+        let c = ReadCounters::new(&rec, 8, ID, le).unwrap();
+        assert!(c.eq([GroupEntry { value: 5, id: Some(6), lost: None }]));
+        assert!(matches!(
+            ReadCounters::new(&rec[..47], 8, rf, le),
+            Err(DecodeError::Truncated { field: "read.value", offset: 8, need: 40, have: 39 })
+        ));
+        // GROUP: nr counters after the times; an nr past the record, or one whose size
+        // overflows, is CountTooLarge; a block cut inside its head is Truncated.
+        let mut g = [0u8; 48];
+        g[8..16].copy_from_slice(&2u64.to_le_bytes());
+        assert!(
+            matches!(
+                ReadCounters::new(&g, 8, GROUP | TOTAL_TIME_ENABLED | ID, le),
+                Err(DecodeError::CountTooLarge { field: "read.nr", count: 2, offset: 8 })
+            ),
+            "nr 2 of 16 bytes each needs 32 bytes; 24 remain after nr and the time"
+        );
+        g[8..16].copy_from_slice(&1u64.to_le_bytes());
+        let c = ReadCounters::new(&g, 8, GROUP | TOTAL_TIME_ENABLED | ID, le).unwrap();
+        assert!(c.eq([GroupEntry { value: 0, id: Some(0), lost: None }]));
+        g[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(
+            ReadCounters::new(&g, 8, GROUP | ID | LOST, le),
+            Err(DecodeError::CountTooLarge { field: "read.nr", count: u64::MAX, offset: 8 })
+        ));
+        assert!(matches!(
+            ReadCounters::new(&g[..12], 8, GROUP, le),
+            Err(DecodeError::Truncated { field: "read.nr", .. })
+        ));
+        assert!(matches!(
+            ReadCounters::new(&g[..16], 8, GROUP | TOTAL_TIME_ENABLED, le),
+            Err(DecodeError::Truncated { field: "read.time_enabled", .. })
+        ));
+        assert_eq!(ReadCounters::EMPTY.len(), 0);
+        assert_eq!(ReadCounters::EMPTY.count(), 0);
     }
 }
