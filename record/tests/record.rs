@@ -72,6 +72,14 @@ fn report_warnings(file: &Path) -> Vec<String> {
     common::perf_warnings(&String::from_utf8_lossy(&out.stderr))
 }
 
+/// The kernel's MMAP as `perf report -D` prints it: "[START(LEN) @ PGOFF]: x [kernel.kallsyms]_text".
+fn kernel_map(file: &Path) -> Option<String> {
+    let out = Command::new("perf").args(["report", "-D", "-i"]).arg(file).output().unwrap();
+    let dump = String::from_utf8_lossy(&out.stdout);
+    let line = dump.lines().find(|l| l.contains("PERF_RECORD_MMAP") && l.ends_with("[kernel.kallsyms]_text"))?;
+    Some(line[line.find('[')?..].to_string())
+}
+
 #[test]
 fn perf_reads_our_recording_of_a_workload_as_it_reads_its_own() {
     if !perfring_test_support::perf_available() {
@@ -106,6 +114,11 @@ fn perf_reads_our_recording_of_a_workload_as_it_reads_its_own() {
     let (w_ours, w_theirs) = (report_warnings(&ours), report_warnings(&theirs));
     let extra: Vec<_> = w_ours.iter().filter(|w| !w_theirs.contains(w)).collect();
     assert!(extra.is_empty(), "perf report warns about our file only: {extra:?}");
+
+    // The kernel's map as perf synthesizes it: `_text` to `_etext` (ours ran to the last text
+    // symbol, init text included, before).
+    let (k_ours, k_theirs) = (kernel_map(&ours), kernel_map(&theirs));
+    assert_eq!(k_ours, k_theirs, "the [kernel.kallsyms]_text MMAP, ours and perf's");
 
     // The workload's own function, by name.
     let script = Command::new("perf").args(["script", "-F", "ip,sym", "-i"]).arg(&ours).output().unwrap();
