@@ -756,6 +756,105 @@ mod tests {
         assert_eq!(set.attribute(&round[..4]), Err(AttributeError::Truncated { len: 4 }));
     }
 
+    /// `id_slot` finds each id where the table holds it — at home, after a collision, after
+    /// wrapping past the last slot — with its event; id 0 and unknown ids are `None`, and a
+    /// full table without the id ends the probe (`None`), not a loop.
+    #[test]
+    fn id_slot_finds_every_id_where_the_table_holds_it() {
+        // Ids whose homes in a 4-slot table are the last slot (a probe from there wraps to 0).
+        let last: [u64; 2] = {
+            let mut found = (1u64..).filter(|&id| home(id, 4) == 3);
+            [found.next().unwrap(), found.next().unwrap()]
+        };
+        let other = (1u64..).find(|&id| home(id, 4) == 1).unwrap();
+        let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 4]);
+        let a = set.add_event(&attr(T, true), Endian::Little).unwrap();
+        let b = set.add_event(&attr(T, true), Endian::Little).unwrap();
+        assert_eq!(set.add_id(a, last[0]), Ok(None));
+        assert_eq!(set.add_id(b, last[1]), Ok(None));
+        assert_eq!(set.add_id(b, other), Ok(None));
+        assert_eq!(set.id_slot(last[0]), Some((3, a)), "at home");
+        assert_eq!(set.id_slot(last[1]), Some((0, b)), "past a collision, wrapped to slot 0");
+        assert_eq!(set.id_slot(other), Some((1, b)), "at home, after the wrapped one");
+        for id in [last[0], last[1], other] {
+            let (slot, event) = set.id_slot(id).unwrap();
+            assert_eq!(set.parts().1[slot].id(), id, "the slot holds the id");
+            assert_eq!(set.event_of_id(id), Some(event));
+        }
+        assert_eq!(set.id_slot(0), None, "id 0 is never registered");
+        let unknown = (1u64..).find(|&id| home(id, 4) == 2 && ![last[0], last[1], other].contains(&id)).unwrap();
+        assert_eq!(set.id_slot(unknown), None, "an empty slot ends the probe");
+        // A full table: the probe for an unknown id looks at every slot once, then gives up.
+        let fourth =
+            (1u64..).find(|&id| ![last[0], last[1], other, unknown].contains(&id) && home(id, 4) == 2).unwrap();
+        assert_eq!(set.add_id(a, fourth), Ok(None));
+        assert_eq!(set.id_slot(fourth), Some((2, a)));
+        let missing = (1u64..).find(|&id| ![last[0], last[1], other, fourth].contains(&id)).unwrap();
+        assert_eq!(set.id_slot(missing), None);
+        // No storage at all.
+        let empty: EventSet<[EventLayout; 1], [IdEntry; 0]> = EventSet::new([EventLayout::EMPTY; 1], []);
+        assert_eq!(empty.id_slot(5), None);
+    }
+
+    /// `read_counters` checks a record as `sample` does — its type, its byte order, the fixed
+    /// fields' length — then reads the READ block at the layout's offset; an event without READ
+    /// has no counters.
+    #[test]
+    fn read_counters_check_the_record_then_read_the_block() {
+        use crate::record::read_format as rf;
+        let read = Attr { read_format: rf::GROUP | rf::ID, ..attr(st::TID | st::READ | st::PERIOD, false) };
+        let layout = EventLayout::new(&read, Endian::Little);
+        // TID, PERIOD, then READ {nr 2, {1000, id 7}, {250, id 8}}.
+        let (s, n) = sample(&[0x0000_0005_0000_0005, 99, 2, 1000, 7, 250, 8]);
+        let got = |c: ReadCounters<'_>| {
+            let mut v = [(0u64, None); 3];
+            let mut k = 0;
+            for e in c {
+                v[k] = (e.value, e.id);
+                k += 1;
+            }
+            (k, v)
+        };
+        let want = (2, [(1000, Some(7)), (250, Some(8)), (0, None)]);
+        assert_eq!(got(layout.read_counters(&s[..n]).unwrap()), want, "raw record bytes");
+        let walked = |bytes, endian| WalkedRecord {
+            header: Header::parse(bytes, Endian::Little).unwrap(),
+            bytes,
+            offset: 0,
+            endian,
+            trailing: &[],
+        };
+        assert_eq!(got(layout.read_counters(&walked(&s[..n], Endian::Little)).unwrap()), want, "a walked record");
+        assert!(matches!(
+            layout.read_counters(&walked(&s[..n], Endian::Big)),
+            Err(DecodeError::ByteOrderMismatch { layout: Endian::Little, record: Endian::Big })
+        ));
+        // Not a SAMPLE: raw bytes and walked alike.
+        let (c, m) = comm(&[]);
+        assert!(matches!(
+            layout.read_counters(&c[..m]),
+            Err(DecodeError::InvalidValue { field: "header.type (not a SAMPLE)", value: 3, .. })
+        ));
+        assert!(matches!(
+            layout.read_counters(&walked(&c[..m], Endian::Little)),
+            Err(DecodeError::InvalidValue { field: "header.type (not a SAMPLE)", value: 3, .. })
+        ));
+        // Shorter than the fixed fields (TID, PERIOD): an error, raw or walked.
+        let mut short = s;
+        short[6] = 16;
+        let fixed = |e| matches!(e, Err(DecodeError::Truncated { need: 24, have: 16, .. }));
+        assert!(fixed(layout.read_counters(&short[..16])));
+        assert!(fixed(layout.read_counters(&walked(&short[..16], Endian::Little))));
+        // An event without READ: no counters, whatever the record holds.
+        let plain = EventLayout::new(&attr(st::TID | st::PERIOD, false), Endian::Little);
+        let (p, m) = sample(&[5, 1]);
+        assert_eq!(plain.read_counters(&p[..m]).unwrap().len(), 0);
+        // Without GROUP: one counter, its id after the value.
+        let single = EventLayout::new(&Attr { read_format: rf::ID, ..attr(st::READ, false) }, Endian::Little);
+        let (p, m) = sample(&[42, 9]);
+        assert_eq!(got(single.read_counters(&p[..m]).unwrap()), (1, [(42, Some(9)), (0, None), (0, None)]));
+    }
+
     /// `sample` attributes and views in one step, with `attribute`'s event and
     /// the event's own view; each way it can fail is a typed error of the step that failed.
     #[test]

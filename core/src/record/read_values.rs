@@ -510,6 +510,32 @@ mod tests {
         assert_eq!(two.get(4), None);
     }
 
+    /// The iterators print the entries they have left, as a list.
+    #[test]
+    fn iterators_debug_print_their_entries() {
+        struct Buf([u8; 256], usize);
+        impl fmt::Write for Buf {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                let end = self.1 + s.len();
+                self.0.get_mut(self.1..end).ok_or(fmt::Error)?.copy_from_slice(s.as_bytes());
+                self.1 = end;
+                Ok(())
+            }
+        }
+        let show = |v: &dyn fmt::Debug| {
+            let mut b = Buf([0; 256], 0);
+            fmt::write(&mut b, format_args!("{v:?}")).unwrap();
+            (b.0, b.1)
+        };
+        let (b, n) = show(&GroupEntries::from_slice(&[GroupEntry { value: 5, id: Some(6), lost: None }]).iter());
+        assert_eq!(&b[..n], b"[GroupEntry { value: 5, id: Some(6), lost: None }]");
+        let mut rec = [0u8; 16];
+        rec[..8].copy_from_slice(&5u64.to_le_bytes());
+        rec[8..].copy_from_slice(&6u64.to_le_bytes());
+        let (b, n) = show(&ReadCounters::new(&rec, 0, ID, super::super::Endian::Little).unwrap());
+        assert_eq!(&b[..n], b"[GroupEntry { value: 5, id: Some(6), lost: None }]");
+    }
+
     /// A block without GROUP is one counter, its id and lost count after the times; a
     /// block that the record does not hold is an error naming the field.
     #[test]
