@@ -8,13 +8,16 @@
 #   2. when a fuzz target does not build;
 #   3. when the fuzz crate has no target.
 # Each case passes only if `make fuzz-smoke` exits non-zero and says why. The copy builds into
-# its own target folder (target/fuzz-selftest of this checkout, kept for the next run).
+# the target folder `make fuzz-smoke` uses (target/fuzz of this checkout): the dependencies
+# (libFuzzer's C++ among them) are built once for both, and cargo rebuilds whatever the copy's
+# sources changed (a target built from the copy is rebuilt from the checkout's by the next
+# `make fuzz-smoke`: its sources' paths differ).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 git -C "$root" archive HEAD | tar -x -C "$scratch"
-export FUZZ_TARGET_DIR=$root/target/fuzz-selftest
+export FUZZ_TARGET_DIR=$root/target/fuzz
 target=decode
 src=$scratch/fuzz/fuzz_targets/$target.rs
 fail=0
