@@ -226,7 +226,9 @@ impl<'a> SampleView<'a> {
         Ok(Reader::new(self.bytes, start, self.bytes.len(), self.endian))
     }
 
-    /// READ, by `read_format` (with GROUP, the entries borrow the record).
+    /// READ, by `read_format` (with GROUP, the entries borrow the record). For the counters
+    /// alone, without a view (whose making walks a READ group to find the fields after it),
+    /// [`EventLayout::read_counters`](super::EventLayout::read_counters).
     #[inline]
     pub fn read(&self) -> Result<Option<ReadValues<'a>>, DecodeError> {
         if self.layout.ctx.sample_type & st::READ == 0 {
