@@ -94,6 +94,15 @@ impl<'a> Reader<'a> {
     /// `count` items of `words` u64 each, where `count` was read from the input.
     #[inline]
     pub(crate) fn u64s(&mut self, count: u64, words: usize, field: &'static str) -> Result<U64Array<'a>, DecodeError> {
+        let offset = self.offset();
+        let s = self.u64_bytes(count, words, field)?;
+        U64Array::from_bytes(s, self.endian).ok_or(DecodeError::CountTooLarge { field, count, offset })
+    }
+
+    /// The bytes of [`u64s`](Self::u64s): `count × words` u64s, `CountTooLarge` when the
+    /// input does not hold them.
+    #[inline]
+    pub(crate) fn u64_bytes(&mut self, count: u64, words: usize, field: &'static str) -> Result<&'a [u8], DecodeError> {
         let too_large = DecodeError::CountTooLarge { field, count, offset: self.offset() };
         let bytes = usize::try_from(count)
             .ok()
@@ -103,8 +112,7 @@ impl<'a> Reader<'a> {
         if bytes > self.remaining() {
             return Err(too_large);
         }
-        let s = self.take(bytes, field)?;
-        U64Array::from_bytes(s, self.endian).ok_or(too_large)
+        self.take(bytes, field)
     }
 
     #[inline(always)]

@@ -332,7 +332,19 @@ fn home(id: u64, len: usize) -> usize {
 /// `id` or the first empty one" — ran the same instructions but slower in `make bench-decode`;
 /// BENCHMARKS.md, "Decoding", has the figures.)
 #[inline(always)]
-fn probe(table: &[IdEntry], id: u64, mut at: usize) -> Option<usize> {
+fn probe(table: &[IdEntry], id: u64, at: usize) -> Option<usize> {
+    match probe_slot(table, id, at) {
+        Some(slot) => table.get(slot).map(IdEntry::event),
+        // (For id 0 the first empty slot matched above: this is a full table.)
+        None => (id == 0).then_some(0),
+    }
+}
+
+/// The slot of `id` past a first slot `at` that held another id: the slots after it, in turn
+/// (wrapping), until `id`'s (its index) or an empty one, or every slot looked at (`None`).
+/// [`probe`] and [`EventSet::id_slot`] walk with it.
+#[inline(always)]
+fn probe_slot(table: &[IdEntry], id: u64, mut at: usize) -> Option<usize> {
     let len = table_len(table);
     for _ in 1..len {
         at += 1;
@@ -341,13 +353,13 @@ fn probe(table: &[IdEntry], id: u64, mut at: usize) -> Option<usize> {
         }
         let e = table.get(at)?;
         if e.id == id {
-            return Some(e.event());
+            return Some(at);
         }
         if e.id == 0 {
             return None;
         }
     }
-    (id == 0).then_some(0)
+    None
 }
 
 /// `EventSet::lookup` over `table`: the event of `id`, and the first event for id 0.
@@ -501,22 +513,14 @@ where
             return None;
         }
         let table = self.ids.as_ref();
-        let len = table_len(table);
-        let mut at = home(id, len);
-        for _ in 0..len {
-            let e = table.get(at)?;
-            if e.id == id {
-                return Some((at, e.event()));
-            }
-            if e.id == 0 {
-                return None;
-            }
-            at += 1;
-            if at == len {
-                at = 0;
-            }
-        }
-        None
+        let at = home(id, table_len(table));
+        let e = table.get(at)?;
+        let slot = match e.id {
+            i if i == id => at,
+            0 => return None,
+            _ => probe_slot(table, id, at)?,
+        };
+        table.get(slot).map(|e| (slot, e.event()))
     }
 
     /// The event of `id`, and the first event for id 0 (perf's rule for synthesized records):

@@ -319,6 +319,16 @@ impl SampleLayout {
     /// a constant byte order (a ring's records are native) makes every field read one load.
     #[inline]
     pub fn sample<'a, R: super::RecordRef<'a>>(&'a self, record: R) -> Result<SampleView<'a>, DecodeError> {
+        let (bytes, endian) = self.sample_record(record)?;
+        self.view(bytes, endian)
+    }
+
+    /// A SAMPLE record's bytes and byte order, as [`sample`](Self::sample) and
+    /// [`read_counters`](Self::read_counters) take them: its type checked (read again from raw
+    /// bytes, not from a walked record), its byte order this layout's, and no longer than a
+    /// record can be. (The fixed fields' length is the caller's.)
+    #[inline(always)]
+    fn sample_record<'a, R: super::RecordRef<'a>>(&self, record: R) -> Result<(&'a [u8], Endian), DecodeError> {
         let bytes = record.record_bytes();
         let endian = match record.parsed() {
             Some((header, endian)) => {
@@ -339,7 +349,7 @@ impl SampleLayout {
                 self.ctx.endian
             }
         };
-        self.view(bytes, endian)
+        Ok((bytes, endian))
     }
 
     /// A SAMPLE's `PERF_SAMPLE_READ` counters, each its value, id and lost count
@@ -367,22 +377,7 @@ impl SampleLayout {
     /// ```
     #[inline]
     pub fn read_counters<'a, R: super::RecordRef<'a>>(&self, record: R) -> Result<ReadCounters<'a>, DecodeError> {
-        let bytes = record.record_bytes();
-        let endian = match record.parsed() {
-            Some((header, endian)) => {
-                if header.type_ != types::SAMPLE {
-                    return Err(not_a_sample(header.type_));
-                }
-                if endian != self.ctx.endian {
-                    return Err(DecodeError::ByteOrderMismatch { layout: self.ctx.endian, record: endian });
-                }
-                endian
-            }
-            None => {
-                check_sample(bytes, self.ctx.endian)?;
-                self.ctx.endian
-            }
-        };
+        let (bytes, endian) = self.sample_record(record)?;
         if bytes.len() < self.min_size as usize {
             return Err(self.too_short(bytes.len()));
         }

@@ -8,7 +8,7 @@
 use core::fmt;
 
 use super::cursor::{Reader, Writer};
-use super::{DecodeError, EncodeError, U64Array};
+use super::{DecodeError, EncodeError};
 use read_format::{GROUP, ID, LOST, TOTAL_TIME_ENABLED, TOTAL_TIME_RUNNING};
 
 /// The `read_format` bits (`enum perf_event_read_format`) and the block size they give.
@@ -99,7 +99,8 @@ pub struct GroupEntries<'a> {
 
 #[derive(Clone, Copy)]
 enum GroupRepr<'a> {
-    Words { words: U64Array<'a>, has_id: bool, has_lost: bool },
+    /// Record bytes: the entries read where they lie.
+    Counters(Block<'a>),
     Slice(&'a [GroupEntry]),
 }
 
@@ -115,8 +116,8 @@ impl<'a> GroupEntries<'a> {
 
     /// Number of entries (`nr`).
     pub fn len(&self) -> usize {
-        match self.repr {
-            GroupRepr::Words { words, has_id, has_lost } => words.len() / Self::stride(has_id, has_lost),
+        match &self.repr {
+            GroupRepr::Counters(c) => c.len(),
             GroupRepr::Slice(s) => s.len(),
         }
     }
@@ -128,18 +129,8 @@ impl<'a> GroupEntries<'a> {
 
     /// The entry at `index`.
     pub fn get(&self, index: usize) -> Option<GroupEntry> {
-        match self.repr {
-            GroupRepr::Words { words, has_id, has_lost } => {
-                // (No `len()` here: its division by the stride is what bounded `get` cost.
-                // The entry exists exactly when its last word does.)
-                let stride = Self::stride(has_id, has_lost);
-                let base = index.checked_mul(stride)?;
-                words.get(base + stride - 1)?;
-                let value = words.get(base)?;
-                let id = if has_id { Some(words.get(base + 1)?) } else { None };
-                let lost = if has_lost { Some(words.get(base + 1 + usize::from(has_id))?) } else { None };
-                Some(GroupEntry { value, id, lost })
-            }
+        match &self.repr {
+            GroupRepr::Counters(c) => c.get(index),
             GroupRepr::Slice(s) => s.get(index).copied(),
         }
     }
@@ -147,17 +138,8 @@ impl<'a> GroupEntries<'a> {
     /// The entries in order: each entry's words read where they lie, one step of the stride
     /// apiece (no index arithmetic per entry).
     pub fn iter(&self) -> GroupIter<'a> {
-        let repr = match self.repr {
-            GroupRepr::Words { words, has_id, has_lost } => match words.raw_bytes() {
-                Some((bytes, endian)) => IterRepr::Bytes(ReadCounters {
-                    bytes,
-                    stride: 8 * Self::stride(has_id, has_lost),
-                    id_at: if has_id { 8 } else { NONE },
-                    lost_at: if has_lost { 8 + 8 * usize::from(has_id) } else { NONE },
-                    endian,
-                }),
-                None => IterRepr::Words { entries: *self, next: 0, len: self.len() },
-            },
+        let repr = match &self.repr {
+            GroupRepr::Counters(block) => IterRepr::Counters(ReadCounters { block: *block }),
             GroupRepr::Slice(s) => IterRepr::Slice(s.iter()),
         };
         GroupIter { repr }
@@ -173,9 +155,7 @@ pub struct GroupIter<'a> {
 #[derive(Clone)]
 enum IterRepr<'a> {
     /// Record bytes: the entries as a READ block's counters.
-    Bytes(ReadCounters<'a>),
-    /// Native words (a `U64Array` built from a slice).
-    Words { entries: GroupEntries<'a>, next: usize, len: usize },
+    Counters(ReadCounters<'a>),
     /// Native entries.
     Slice(core::slice::Iter<'a, GroupEntry>),
 }
@@ -186,22 +166,14 @@ impl Iterator for GroupIter<'_> {
     #[inline]
     fn next(&mut self) -> Option<GroupEntry> {
         match &mut self.repr {
-            IterRepr::Bytes(counters) => counters.next(),
-            IterRepr::Words { entries, next, len } => {
-                if *next >= *len {
-                    return None;
-                }
-                *next += 1;
-                entries.get(*next - 1)
-            }
+            IterRepr::Counters(c) => c.next(),
             IterRepr::Slice(s) => s.next().copied(),
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = match &self.repr {
-            IterRepr::Bytes(counters) => counters.len(),
-            IterRepr::Words { next, len, .. } => len.saturating_sub(*next),
+            IterRepr::Counters(c) => c.len(),
             IterRepr::Slice(s) => s.len(),
         };
         (n, Some(n))
@@ -225,22 +197,82 @@ impl fmt::Debug for GroupIter<'_> {
 /// the block lies inside the record; each step is then two or three loads.
 #[derive(Clone)]
 pub struct ReadCounters<'a> {
-    /// The counters not yet read: `stride` bytes each.
+    /// The counters not yet read.
+    block: Block<'a>,
+}
+
+/// Counters where they lie in a record: `stride` bytes each, the value first. A group's
+/// entries ([`GroupEntries`]) and a [`ReadCounters`] iterator are both one of these.
+#[derive(Clone, Copy)]
+struct Block<'a> {
+    /// A whole number of counters.
     bytes: &'a [u8],
-    stride: usize,
-    /// Where in a counter its id and lost count are (`NONE`: not written).
-    id_at: usize,
-    lost_at: usize,
+    /// A counter's bytes, and where in one its id and lost count are (`NONE`: not written).
+    /// (Bytes: a block is at most five words. `usize`s made every decoded `ReadGroup` larger:
+    /// the complete decode of the group-read capture took 505 instructions a record with them,
+    /// 501 with these.)
+    stride: u8,
+    id_at: u8,
+    lost_at: u8,
     endian: super::Endian,
 }
 
-/// `ReadCounters`' offset for a field the block does not have.
-const NONE: usize = usize::MAX;
+/// `Block`'s offset for a field the block does not have.
+const NONE: u8 = u8::MAX;
+
+impl<'a> Block<'a> {
+    /// A group's entries, `bytes` (a whole number of them): `{value, [id], [lost]}` each.
+    #[inline]
+    fn group(bytes: &'a [u8], endian: super::Endian, has_id: bool, has_lost: bool) -> Block<'a> {
+        Self::laid_out(bytes, 8 * GroupEntries::stride(has_id, has_lost), 8, has_id, has_lost, endian)
+    }
+
+    /// Counters of `stride` bytes each, the id (if any) at `first` and the lost count after it
+    /// (`stride` and `first` at most 40: a READ block without GROUP is at most five words).
+    #[inline]
+    fn laid_out(
+        bytes: &'a [u8],
+        stride: usize,
+        first: usize,
+        has_id: bool,
+        has_lost: bool,
+        endian: super::Endian,
+    ) -> Block<'a> {
+        let (stride, first) = (stride as u8, first as u8);
+        Block {
+            bytes,
+            stride,
+            id_at: if has_id { first } else { NONE },
+            lost_at: if has_lost { first + 8 * u8::from(has_id) } else { NONE },
+            endian,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.bytes.len().checked_div(usize::from(self.stride)).unwrap_or(0)
+    }
+
+    /// The counter at `index`, `None` past the last.
+    fn get(&self, index: usize) -> Option<GroupEntry> {
+        let stride = usize::from(self.stride);
+        let start = index.checked_mul(stride)?;
+        let counter = self.bytes.get(start..start.checked_add(stride)?)?;
+        Some(self.entry(counter))
+    }
+
+    /// The counter in `counter` (`stride` bytes, which hold every word the offsets name).
+    #[inline]
+    fn entry(&self, counter: &[u8]) -> GroupEntry {
+        let word = |at: u8| (at != NONE).then(|| self.endian.u64_at(counter, usize::from(at)).unwrap_or(0));
+        GroupEntry { value: word(0).unwrap_or(0), id: word(self.id_at), lost: word(self.lost_at) }
+    }
+}
 
 impl<'a> ReadCounters<'a> {
     /// No counters (an event without READ).
-    pub const EMPTY: ReadCounters<'static> =
-        ReadCounters { bytes: &[], stride: 8, id_at: NONE, lost_at: NONE, endian: super::Endian::NATIVE };
+    pub const EMPTY: ReadCounters<'static> = ReadCounters {
+        block: Block { bytes: &[], stride: 8, id_at: NONE, lost_at: NONE, endian: super::Endian::NATIVE },
+    };
 
     /// The counters of the block at `at` in the record `bytes`, laid out by `read_format`.
     #[inline]
@@ -256,7 +288,7 @@ impl<'a> ReadCounters<'a> {
         let head = 8
             * (1 + usize::from(read_format & TOTAL_TIME_ENABLED != 0)
                 + usize::from(read_format & TOTAL_TIME_RUNNING != 0));
-        let (block, stride, first) = if read_format & GROUP != 0 {
+        let block = if read_format & GROUP != 0 {
             // then nr × {value, [id], [lost]}.
             let stride = 8 * GroupEntries::stride(has_id, has_lost);
             let Some(nr) = endian.u64_at(bytes, at) else { return Err(Self::short(bytes, at, "read.nr", 8)) };
@@ -267,20 +299,14 @@ impl<'a> ReadCounters<'a> {
                 Some(len) if len <= room => len,
                 _ => return Err(DecodeError::CountTooLarge { field: "read.nr", count: nr, offset: at }),
             };
-            (&bytes[start..start + len], stride, 8)
+            Block::group(&bytes[start..start + len], endian, has_id, has_lost)
         } else {
             // then [id], [lost]: one counter.
             let size = head + 8 * (usize::from(has_id) + usize::from(has_lost));
-            let Some(block) = bytes.get(at..at + size) else { return Err(Self::short(bytes, at, "read.value", size)) };
-            (block, size, head)
+            let Some(one) = bytes.get(at..at + size) else { return Err(Self::short(bytes, at, "read.value", size)) };
+            Block::laid_out(one, size, head, has_id, has_lost, endian)
         };
-        Ok(ReadCounters {
-            bytes: block,
-            stride,
-            id_at: if has_id { first } else { NONE },
-            lost_at: if has_lost { first + 8 * usize::from(has_id) } else { NONE },
-            endian,
-        })
+        Ok(ReadCounters { block })
     }
 
     /// A block at `at` that the record's `bytes` do not hold `need` bytes of.
@@ -295,15 +321,14 @@ impl Iterator for ReadCounters<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<GroupEntry> {
-        let (counter, rest) = self.bytes.split_at_checked(self.stride)?;
-        self.bytes = rest;
-        // (`new` sized every counter to hold the words its offsets name.)
-        let word = |at: usize| (at != NONE).then(|| self.endian.u64_at(counter, at).unwrap_or(0));
-        Some(GroupEntry { value: word(0).unwrap_or(0), id: word(self.id_at), lost: word(self.lost_at) })
+        let b = &mut self.block;
+        let (counter, rest) = b.bytes.split_at_checked(usize::from(b.stride))?;
+        b.bytes = rest;
+        Some(b.entry(counter))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.bytes.len().checked_div(self.stride).unwrap_or(0);
+        let n = self.block.len();
         (n, Some(n))
     }
 }
@@ -374,8 +399,8 @@ impl<'a> ReadValues<'a> {
             let time_running = opt(r, read_format, TOTAL_TIME_RUNNING, "read.time_running")?;
             let has_id = read_format & ID != 0;
             let has_lost = read_format & LOST != 0;
-            let words = r.u64s(nr, GroupEntries::stride(has_id, has_lost), "read.nr")?;
-            let entries = GroupEntries { repr: GroupRepr::Words { words, has_id, has_lost } };
+            let bytes = r.u64_bytes(nr, GroupEntries::stride(has_id, has_lost), "read.nr")?;
+            let entries = GroupEntries { repr: GroupRepr::Counters(Block::group(bytes, r.endian, has_id, has_lost)) };
             Ok(ReadValues::Group(ReadGroup { time_enabled, time_running, entries }))
         } else {
             let value = r.u64("read.value")?;
@@ -441,10 +466,11 @@ impl<'a> ReadValues<'a> {
                 for v in [g.time_enabled, g.time_running].into_iter().flatten() {
                     w.u64(v);
                 }
-                match g.entries.repr {
-                    GroupRepr::Words { words, .. } => w.u64s(&words),
-                    GroupRepr::Slice(s) => {
-                        for e in s {
+                match &g.entries.repr {
+                    // (A bulk copy when the record's bytes are already in the output's order.)
+                    GroupRepr::Counters(c) if c.endian == w.endian => w.put(c.bytes),
+                    _ => {
+                        for e in g.entries.iter() {
                             w.u64(e.value);
                             for v in [e.id, e.lost].into_iter().flatten() {
                                 w.u64(v);
@@ -461,9 +487,9 @@ impl<'a> ReadValues<'a> {
 mod tests {
     use super::*;
 
-    /// Every representation of a group's entries iterates to the same entries, with an exact
-    /// length, and `get` agrees with the iteration (the native-words form is built only here:
-    /// the decoder always wraps record bytes).
+    /// Both representations of a group's entries iterate to the same entries, with an exact
+    /// length, and `get` agrees with the iteration, an index past the end (however large) being
+    /// `None`.
     #[test]
     fn every_representation_iterates_the_same_entries() {
         let words = [10u64, 1, 100, 20, 2, 200, 30, 3, 300];
@@ -471,23 +497,15 @@ mod tests {
         for (i, w) in words.iter().enumerate() {
             bytes[8 * i..8 * i + 8].copy_from_slice(&w.to_be_bytes());
         }
-        let native = GroupEntries {
-            repr: GroupRepr::Words { words: U64Array::from_slice(&words), has_id: true, has_lost: true },
-        };
-        let recorded = GroupEntries {
-            repr: GroupRepr::Words {
-                words: U64Array::from_bytes(&bytes, super::super::Endian::Big).unwrap(),
-                has_id: true,
-                has_lost: true,
-            },
-        };
+        let big = super::super::Endian::Big;
+        let recorded = GroupEntries { repr: GroupRepr::Counters(Block::group(&bytes, big, true, true)) };
         let want: [GroupEntry; 3] = core::array::from_fn(|i| GroupEntry {
             value: 10 * (i as u64 + 1),
             id: Some(i as u64 + 1),
             lost: Some(100 * (i as u64 + 1)),
         });
         let slice = GroupEntries::from_slice(&want);
-        for entries in [native, recorded, slice] {
+        for entries in [recorded, slice] {
             let mut it = entries.iter();
             assert_eq!(it.len(), 3);
             assert_eq!(it.next(), Some(want[0]));
@@ -501,13 +519,18 @@ mod tests {
             assert_eq!(entries.get(usize::MAX), None);
         }
         // Without LOST: a stride of two words.
-        let two = GroupEntries {
-            repr: GroupRepr::Words { words: U64Array::from_slice(&words[..8]), has_id: true, has_lost: false },
-        };
+        let two = GroupEntries { repr: GroupRepr::Counters(Block::group(&bytes[..64], big, true, false)) };
         assert_eq!(two.len(), 4);
         assert_eq!(two.iter().map(|e| (e.value, e.id, e.lost)).nth(1), Some((100, Some(20), None)));
         assert_eq!(two.get(3), Some(GroupEntry { value: 30, id: Some(3), lost: None }));
         assert_eq!(two.get(4), None);
+        // Values alone: a stride of one word; the largest indexes are past the end, not a
+        // wrapped offset.
+        let one = GroupEntries { repr: GroupRepr::Counters(Block::group(&bytes[..16], big, false, false)) };
+        assert_eq!(one.get(1), Some(GroupEntry { value: 1, id: None, lost: None }));
+        assert_eq!(one.get(2), None);
+        assert_eq!(one.get(usize::MAX / 8), None);
+        assert_eq!(one.get(usize::MAX), None);
     }
 
     /// The iterators print the entries they have left, as a list.
