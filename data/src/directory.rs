@@ -138,8 +138,7 @@ impl Reader<Stream<BufReader<Files>>> {
         }
         let mut parts = vec![file.take(end - start)];
         parts.extend(more);
-        let capacity = crate::source::MIN_BUF;
-        let stream = Stream::new(BufReader::with_capacity(capacity, Files { parts, current: 0 }), start, Some(total));
+        let stream = Stream::file(Files { parts, current: 0 }, start, total);
         Ok(Reader::with_meta(stream, meta))
     }
 }

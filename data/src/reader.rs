@@ -442,8 +442,7 @@ impl<R: Read + Seek> Reader<Stream<BufReader<R>>> {
         let meta = read_file_meta(&mut Seekable::new(&mut OffsetBy(&mut inner, start), len), header)?;
         let (data_start, data_end) = meta.data;
         inner.seek(SeekFrom::Start(start + data_start)).map_err(|error| Error::Io { offset: data_start, error })?;
-        let capacity = crate::source::MIN_BUF;
-        let stream = Stream::new(BufReader::with_capacity(capacity, inner), data_start, Some(data_end));
+        let stream = Stream::file(inner, data_start, data_end);
         Ok(Reader::with_meta(stream, meta))
     }
 }
@@ -692,8 +691,8 @@ impl<S: Source> Reader<S> {
         let table = &mut self.read_values;
         table.follow(events);
         for counter in counters {
-            let Some((slot, event)) = counter.id.and_then(|id| events.id_slot(id)) else { continue };
-            let id = counter.id.unwrap_or(0);
+            let Some(id) = counter.id else { continue };
+            let Some((slot, event)) = events.id_slot(id) else { continue };
             let period = table.replace(slot, id, counter.value);
             if period != 0 {
                 self.deliveries.push(ReadDelivery { event, id, value: counter.value, period });

@@ -115,11 +115,19 @@ pub struct Stream<R> {
 /// The read-ahead chunk.
 const CHUNK: usize = 1 << 16;
 
-/// The smallest buffer a [`Stream`] starts with, and the capacity of a `BufReader` below one:
-/// the stream reads its buffer's room (at least this, mostly a chunk or more), so its reads
-/// bypass a `BufReader` this small (one copy), and a larger one would only add to the heap
-/// that reading a file needs.
-pub(crate) const MIN_BUF: usize = 1 << 12;
+/// The smallest buffer a [`Stream`] starts with, and the capacity of the `BufReader` below a
+/// file's ([`Stream::file`]).
+const MIN_BUF: usize = 1 << 12;
+
+impl<R: Read> Stream<std::io::BufReader<R>> {
+    /// A file's data section `[pos, end)` from `inner` (positioned at `pos`), through a 4 KiB
+    /// `BufReader`: the stream reads its buffer's room (at least that, mostly a chunk or more),
+    /// so its reads bypass the `BufReader` (one copy), and a larger one would only add to the
+    /// heap that reading a file needs.
+    pub(crate) fn file(inner: R, pos: u64, end: u64) -> Self {
+        Stream::new(std::io::BufReader::with_capacity(MIN_BUF, inner), pos, Some(end))
+    }
+}
 
 impl<R: Read> Stream<R> {
     /// `inner` is positioned at file offset `pos`; the data section ends at `end` (pipe mode:

@@ -120,12 +120,14 @@ fn kernel_text_in(mut listing: impl std::io::BufRead) -> Option<(u64, u64)> {
             }
             continue;
         }
-        // perf's `find_symbol_cb`: a function (T/W, either case) or, for `_text`, an alias (A).
-        let function = matches!(kind, [b'T' | b't' | b'W' | b'w']);
+        // perf's `find_symbol_cb` takes a function (T/W, either case) or an alias (A).
+        if !matches!(kind, [b'T' | b't' | b'W' | b'w' | b'A']) {
+            continue;
+        }
         match name {
-            b"_text" if function || kind == b"A" => text = text.or(Some(addr)),
-            b"_stext" if function || kind == b"A" => stext = stext.or(Some(addr)),
-            b"_etext" if function || kind == b"A" => {
+            b"_text" => text = text.or(Some(addr)),
+            b"_stext" => stext = stext.or(Some(addr)),
+            b"_etext" => {
                 let start = text.or(stext).filter(|&s| s != 0)?;
                 return (addr > start).then_some((start, addr));
             }
