@@ -849,6 +849,16 @@ mod tests {
         let fixed = |e| matches!(e, Err(DecodeError::Truncated { need: 24, have: 16, .. }));
         assert!(fixed(layout.read_counters(&short[..16])));
         assert!(fixed(layout.read_counters(&walked(&short[..16], Endian::Little))));
+        // Raw bytes no longer than a record can be (u16::MAX, the header's size field), as
+        // `sample` takes them: the longest is read, one byte more refused.
+        let plain = EventLayout::new(&attr(st::TID, false), Endian::Little);
+        let mut longest = [0u8; u16::MAX as usize + 1];
+        longest[..8].copy_from_slice(&[9, 0, 0, 0, 0, 0, 0xff, 0xff]);
+        assert_eq!(plain.read_counters(&longest[..u16::MAX as usize]).unwrap().len(), 0);
+        assert!(matches!(
+            plain.read_counters(&longest[..]),
+            Err(DecodeError::SizeMismatch { header_size: 65535, len: 65536 })
+        ));
         // An event without READ: no counters, whatever the record holds.
         let plain = EventLayout::new(&attr(st::TID | st::PERIOD, false), Endian::Little);
         let (p, m) = sample(&[5, 1]);

@@ -573,6 +573,8 @@ mod tests {
         assert!(c.eq([GroupEntry { value: 5, id: Some(8), lost: Some(9) }]));
         let c = ReadCounters::new(&rec, 8, ID, le).unwrap();
         assert!(c.eq([GroupEntry { value: 5, id: Some(6), lost: None }]));
+        let c = ReadCounters::new(&rec, 8, LOST, le).unwrap();
+        assert!(c.eq([GroupEntry { value: 5, id: None, lost: Some(6) }]), "LOST without ID: right after the value");
         assert!(matches!(
             ReadCounters::new(&rec[..47], 8, rf, le),
             Err(DecodeError::Truncated { field: "read.value", offset: 8, need: 40, have: 39 })
