@@ -363,6 +363,17 @@ impl Epoll {
     }
 }
 
+/// Clock `clockid`'s resolution (`clock_getres`) and reading (`clock_gettime`), in ns; `None`
+/// for a clock this kernel does not have.
+pub(crate) fn clock_ns(clockid: i32) -> Option<(u64, u64)> {
+    let mut res = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: both pointers are to live, writable timespecs; an unknown clock is EINVAL.
+    let ok = unsafe { libc::clock_getres(clockid, &mut res) == 0 && libc::clock_gettime(clockid, &mut now) == 0 };
+    let ns = |t: libc::timespec| (t.tv_sec as u64).wrapping_mul(1_000_000_000).wrapping_add(t.tv_nsec as u64);
+    ok.then(|| (ns(res), ns(now)))
+}
+
 /// The page size.
 pub(crate) fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.

@@ -38,7 +38,24 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
   -g                            call chains (frame pointers: --call-graph fp)
       --call-graph MODE[,SIZE]  fp, or dwarf[,SIZE] (user stack copies of SIZE bytes, default
                                 8192, for perf report to unwind)
+      --filter FILTER           a tracepoint filter for the events of the -e before it
+                                (the kernel's syntax: 'prev_pid == 1 && next_pid != 0');
+                                several are joined with &&
   -d, --data                    sample data addresses (ADDR, DATA_SRC; data mappings too)
+      --phys-data               sample physical addresses (PHYS_ADDR)
+      --data-page-size          sample the data address's page size (DATA_PAGE_SIZE)
+      --code-page-size          sample the IP's page size (CODE_PAGE_SIZE)
+  -W, --weight                  sample the weight (WEIGHT_STRUCT on x86, as perf)
+  -P, --period                  sample the period (PERIOD) even with -c; --no-period: never
+      --sample-cpu              sample the CPU (CPU), as -a does
+  -R, --raw-samples             sample raw data (RAW, with TIME and CPU)
+  -s, --stat                    per-thread counts (inherit_stat: READ records at each exit)
+      --switch-events           record context switches (SWITCH, SWITCH_CPU_WIDE records)
+  -k, --clockid CLOCK           sample times from CLOCK: monotonic (mono), monotonic_raw
+                                (raw), realtime (real), boottime (boot), tai, with or without
+                                CLOCK_, or a number; the file's CLOCKID and CLOCK_DATA say so
+      --all-user                every event counts user space only (exclude_kernel)
+      --all-kernel              every event counts the kernel only (exclude_user)
   -T, --timestamp               sample times (on by default, as in perf record)
   -m, --mmap-pages PAGES        each CPU's ring: pages, or a size with B/K/M/G (512K); rounded
                                 up to a power of two of pages (default 128, 512K)
@@ -93,6 +110,32 @@ pub struct Options {
     pub call_graph: Option<CallGraph>,
     /// `-d`.
     pub data: bool,
+    /// `--filter`: (the `-e` item it follows, an index into `events`; the filter).
+    pub filters: Vec<(usize, String)>,
+    /// `--phys-data`.
+    pub phys_data: bool,
+    /// `--data-page-size`.
+    pub data_page_size: bool,
+    /// `--code-page-size`.
+    pub code_page_size: bool,
+    /// `-W`.
+    pub weight: bool,
+    /// `-P` (`Some(true)`) or `--no-period` (`Some(false)`).
+    pub sample_period: Option<bool>,
+    /// `--sample-cpu`.
+    pub sample_cpu: bool,
+    /// `-R`.
+    pub raw_samples: bool,
+    /// `-s`.
+    pub stat: bool,
+    /// `--switch-events`.
+    pub switch_events: bool,
+    /// `-k`: the clock's id.
+    pub clockid: Option<i32>,
+    /// `--all-user`.
+    pub all_user: bool,
+    /// `--all-kernel`.
+    pub all_kernel: bool,
     /// `-T`.
     pub timestamp: bool,
     /// `-m`, in pages (a power of two).
@@ -137,6 +180,19 @@ impl Default for Options {
             no_inherit: false,
             call_graph: None,
             data: false,
+            filters: Vec::new(),
+            phys_data: false,
+            data_page_size: false,
+            code_page_size: false,
+            weight: false,
+            sample_period: None,
+            sample_cpu: false,
+            raw_samples: false,
+            stat: false,
+            switch_events: false,
+            clockid: None,
+            all_user: false,
+            all_kernel: false,
             timestamp: false,
             pages: 128,
             pages_rounded: false,
@@ -196,6 +252,21 @@ const OPTIONS: &[(Option<char>, &str, Takes)] = &[
     (Some('g'), "", Takes::Nothing),
     (None, "call-graph", Takes::Value),
     (Some('d'), "data", Takes::Nothing),
+    (None, "filter", Takes::Value),
+    (None, "phys-data", Takes::Nothing),
+    (None, "data-page-size", Takes::Nothing),
+    (None, "code-page-size", Takes::Nothing),
+    (Some('W'), "weight", Takes::Nothing),
+    (Some('P'), "period", Takes::Nothing),
+    (None, "no-period", Takes::Nothing),
+    (None, "sample-cpu", Takes::Nothing),
+    (Some('R'), "raw-samples", Takes::Nothing),
+    (Some('s'), "stat", Takes::Nothing),
+    (None, "switch-events", Takes::Nothing),
+    (None, "no-switch-events", Takes::Nothing),
+    (Some('k'), "clockid", Takes::Value),
+    (None, "all-user", Takes::Nothing),
+    (None, "all-kernel", Takes::Nothing),
     (Some('T'), "timestamp", Takes::Nothing),
     (Some('m'), "mmap-pages", Takes::Value),
     (Some('o'), "output", Takes::Value),
@@ -371,6 +442,42 @@ fn apply(
         (Some('g'), _) => o.call_graph = Some(CallGraph::Fp),
         (None, "call-graph") => o.call_graph = Some(call_graph(&v)?),
         (Some('d'), _) => o.data = true,
+        (None, "filter") => {
+            // perf's parse_filter: for the events of the last -e (every one it named).
+            let Some(last) = o.events.len().checked_sub(1) else {
+                return err("--filter option should follow a -e tracepoint or HW tracer option");
+            };
+            o.filters.push((last, v));
+        }
+        (None, "phys-data") => o.phys_data = true,
+        (None, "data-page-size") => o.data_page_size = true,
+        (None, "code-page-size") => o.code_page_size = true,
+        (Some('W'), _) => o.weight = true,
+        (Some('P'), _) => o.sample_period = Some(true),
+        (None, "no-period") => o.sample_period = Some(false),
+        (None, "sample-cpu") => o.sample_cpu = true,
+        (Some('R'), _) => o.raw_samples = true,
+        (Some('s'), _) => o.stat = true,
+        (None, "switch-events") => o.switch_events = true,
+        (None, "no-switch-events") => o.switch_events = false,
+        (Some('k'), _) => {
+            if o.clockid.is_some() {
+                return err("-k/--clockid: given twice");
+            }
+            o.clockid = Some(clockid(&v)?);
+        }
+        (None, "all-user") => {
+            if o.all_kernel {
+                return err("option `all-user' cannot be used with all-kernel");
+            }
+            o.all_user = true;
+        }
+        (None, "all-kernel") => {
+            if o.all_user {
+                return err("option `all-kernel' cannot be used with all-user");
+            }
+            o.all_kernel = true;
+        }
         (Some('T'), _) => o.timestamp = true,
         (Some('m'), _) => *pages = Some(v),
         (Some('o'), _) => o.output = v,
@@ -413,6 +520,31 @@ fn call_graph(v: &str) -> Result<CallGraph, UsageError> {
              support branch stack sampling\"); use fp or dwarf")
         }
         _ => err(format!("callchain: Unknown --call-graph option value: {v}")),
+    }
+}
+
+/// `-k`: perf's clock names (tools/perf/util/clockid.c), any case, with or without `CLOCK_`,
+/// or a number.
+fn clockid(v: &str) -> Result<i32, UsageError> {
+    if let Ok(n) = v.trim().parse::<i32>() {
+        return Ok(n);
+    }
+    let name = v.get(..6).filter(|p| p.eq_ignore_ascii_case("CLOCK_")).map_or(v, |_| &v[6..]);
+    // Linux's clock ids (include/uapi/linux/time.h).
+    const CLOCKS: &[(&str, i32)] = &[
+        ("monotonic", 1),
+        ("monotonic_raw", 4),
+        ("realtime", 0),
+        ("boottime", 7),
+        ("tai", 11),
+        ("mono", 1),
+        ("raw", 4),
+        ("real", 0),
+        ("boot", 7),
+    ];
+    match CLOCKS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) {
+        Some(&(_, id)) => Ok(id),
+        None => err(format!("unknown clockid {v}, check man page")),
     }
 }
 
@@ -470,6 +602,26 @@ mod tests {
         assert_eq!(run("-vv true").verbose, 2);
         let o = run("-e cycles -e a,b true -x");
         assert_eq!((o.events, o.command), (vec!["cycles".to_string(), "a,b".into()], vec!["true".into(), "-x".into()]));
+    }
+
+    #[test]
+    fn sample_field_clock_and_scope_options_are_perfs() {
+        let o = run("-e sched:sched_switch --filter a -e sched:sched_wakeup --filter b --filter c true");
+        assert_eq!(o.filters, vec![(0, "a".to_string()), (1, "b".into()), (1, "c".into())]);
+        let o = run("-PWRs --sample-cpu --phys-data --data-page-size --code-page-size --switch-events true");
+        assert_eq!((o.sample_period, o.weight, o.raw_samples, o.stat), (Some(true), true, true, true));
+        assert!(o.sample_cpu && o.phys_data && o.data_page_size && o.code_page_size && o.switch_events);
+        assert_eq!(run("-P --no-period true").sample_period, Some(false));
+        assert!(!run("--switch-events --no-switch-events true").switch_events);
+        for (clock, id) in
+            [("mono", 1), ("MONOTONIC_RAW", 4), ("clock_boottime", 7), ("CLOCK_TAI", 11), ("real", 0), ("3", 3)]
+        {
+            assert_eq!(run(&format!("-k {clock} true")).clockid, Some(id), "{clock}");
+        }
+        assert!(run("--all-user true").all_user && run("--all-kernel true").all_kernel);
+        for bad in ["--filter x true", "-k nosuch true", "-k mono -k raw true", "--all-user --all-kernel true"] {
+            assert!(parse(bad.split_whitespace().map(String::from)).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -62,6 +62,60 @@ pub fn frequency(o: &Options) -> Option<u64> {
     }
 }
 
+/// What the options set in every event's attr, perf's tracking dummy included (perf's
+/// `evsel__config` runs for each): the sample fields asked for, `-s`, `-k`, `--all-user` /
+/// `--all-kernel` (which `events::exclusive` has applied to the `-e` events already, for their
+/// names), and last `-P`/`--no-period`, which overrides the rest as in perf.
+fn every_event(o: &Options, a: &mut Attr) {
+    let mut t = a.sample_type;
+    if o.sample_cpu {
+        t |= st::CPU;
+    }
+    if o.raw_samples {
+        t |= st::TIME | st::RAW | st::CPU;
+    }
+    if o.phys_data {
+        t |= st::PHYS_ADDR;
+    }
+    if o.weight {
+        // perf's x86 arch_evsel__set_sample_weight: the struct form; elsewhere the u64.
+        t |= if cfg!(any(target_arch = "x86_64", target_arch = "x86")) { st::WEIGHT_STRUCT } else { st::WEIGHT };
+    }
+    if o.data_page_size {
+        t |= st::DATA_PAGE_SIZE;
+    }
+    if o.code_page_size {
+        t |= st::CODE_PAGE_SIZE;
+    }
+    if o.stat {
+        a.read_format |= rf::TOTAL_TIME_ENABLED | rf::TOTAL_TIME_RUNNING | rf::ID;
+        a.flags |= flag::INHERIT_STAT;
+    }
+    if let Some(id) = o.clockid {
+        a.flags |= flag::USE_CLOCKID;
+        a.clockid = id;
+    }
+    a.flags = exclusive(o, a.flags);
+    match o.sample_period {
+        Some(true) => t |= st::PERIOD,
+        Some(false) => t &= !st::PERIOD,
+        None => {}
+    }
+    a.sample_type = t;
+}
+
+/// `--all-user` / `--all-kernel` over an attr's flags (perf: only exclude_kernel and
+/// exclude_user change; exclude_hv stays as the event had it).
+pub fn exclusive(o: &Options, flags: u64) -> u64 {
+    if o.all_user {
+        (flags | flag::EXCLUDE_KERNEL) & !flag::EXCLUDE_USER
+    } else if o.all_kernel {
+        (flags | flag::EXCLUDE_USER) & !flag::EXCLUDE_KERNEL
+    } else {
+        flags
+    }
+}
+
 /// Every event's attr, and perf's tracking event (`dummy:HG`) where it adds one (system-wide
 /// recording: `-a`, `-C`): the side band (COMM, MMAP2, TASK, KSYMBOL, BPF_EVENT) goes to the
 /// tracking event, the first event when there is no dummy.
@@ -119,6 +173,7 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
                 t |= st::ADDR | st::DATA_SRC;
             }
             a.sample_type = t;
+            every_event(o, &mut a);
             // Woken later than perf's half ring: fewer, fuller wakeups (the recorder's loop
             // also watches one ring of several under load, BENCHMARKS.md). 7/8 of a ring of
             // up to 16 KiB, which overflows under load whatever the watermark, so the wakeups
@@ -131,7 +186,7 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
                 a.wakeup = if bytes <= 16 << 10 { bytes * 7 / 8 } else { bytes * 3 / 4 } as u32;
                 a.flags |= flag::WATERMARK;
             }
-            a.read_format = rf::ID | rf::LOST;
+            a.read_format |= rf::ID | rf::LOST;
             a.flags |= flag::SAMPLE_ID_ALL;
             // perf follows children, except of threads named by -t.
             if !o.no_inherit && o.tids.is_empty() {
@@ -155,7 +210,7 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
         if o.call_graph.is_some() {
             t |= st::CALLCHAIN;
         }
-        let a = Attr {
+        let mut a = Attr {
             type_: event_type::SOFTWARE,
             config: 9,
             size: Attr::SIZE_VER7,
@@ -165,6 +220,7 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
             flags,
             ..Attr::ZERO
         };
+        every_event(o, &mut a);
         let name = format!("dummy{}", modifier_suffix(&a));
         out.push(Configured { attr: EventAttr::from_attr(a), name, leader: None });
     }
@@ -175,6 +231,9 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
             flag::MMAP | flag::COMM | flag::TASK | flag::MMAP2 | flag::COMM_EXEC | flag::KSYMBOL | flag::BPF_EVENT;
         if o.data || matches!(o.call_graph, Some(CallGraph::Dwarf { .. })) {
             a.flags |= flag::MMAP_DATA;
+        }
+        if o.switch_events {
+            a.flags |= flag::CONTEXT_SWITCH;
         }
         track.attr = EventAttr::from_attr(a);
     }

@@ -85,24 +85,52 @@ fn main() -> ExitCode {
     }
 }
 
-/// The events of every `-e`, or perf's default.
-fn event_specs(o: &Options) -> Result<Vec<EventSpec>, Failure> {
+/// The events of every `-e`, or perf's default; and each `-e` item's events (a range of
+/// the list), for `--filter`.
+fn event_specs(o: &Options) -> Result<(Vec<EventSpec>, Vec<std::ops::Range<usize>>), Failure> {
     let mut specs = Vec::new();
+    let mut items = Vec::new();
     for e in &o.events {
         let base = specs.len();
         for mut s in events::parse(e).map_err(|e| Failure::Usage(e.to_string()))? {
             s.leader = s.leader.map(|l| l + base);
             specs.push(s);
         }
+        items.push(base..specs.len());
     }
     if specs.is_empty() {
         specs.push(events::default_event(events::can_profile_kernel()));
     }
-    Ok(specs)
+    // --all-user/--all-kernel before anything is named by its attr (perf's default event and
+    // its cpu-clock fallback: `cpu-clock:uhppp`); `-e` events keep the names they were given.
+    for s in &mut specs {
+        s.attr.flags = config::exclusive(o, s.attr.flags);
+    }
+    Ok((specs, items))
+}
+
+/// Each event's `--filter`s, joined as perf joins them (`(a) && (b)`); perf's usage error
+/// where one follows an event that is not a tracepoint (the software and hardware PMUs here
+/// have no address filters).
+fn filters(o: &Options, specs: &[EventSpec], items: &[std::ops::Range<usize>]) -> Result<Vec<Option<String>>, Failure> {
+    let mut out: Vec<Option<String>> = vec![None; specs.len()];
+    for (item, filter) in &o.filters {
+        for i in items.get(*item).cloned().unwrap_or_default() {
+            if specs[i].attr.type_ != perfring_linux::attr::event_type::TRACEPOINT {
+                return Err(Failure::Usage("This CPU does not support address filtering".into()));
+            }
+            out[i] = Some(match out[i].take() {
+                None => filter.clone(),
+                Some(old) => format!("({old}) && ({filter})"),
+            });
+        }
+    }
+    Ok(out)
 }
 
 fn run(o: &Options) -> Result<u8, Failure> {
-    let mut specs = event_specs(o)?;
+    let (mut specs, items) = event_specs(o)?;
+    let filters = filters(o, &specs, &items)?;
     if o.pages_rounded && !o.quiet {
         let kib = o.pages * 4;
         let size = if kib >= 1024 { format!("{}M", kib / 1024) } else { format!("{kib}K") };
@@ -176,6 +204,23 @@ fn run(o: &Options) -> Result<u8, Failure> {
     };
     let mut session = session?;
     let names: Vec<String> = configured.iter().map(|c| c.name.clone()).collect();
+    for (event, p) in session.events().zip(session.placements()) {
+        let Some(Some(filter)) = filters.get(p.event) else { continue };
+        if let Err(e) = event.set_filter(filter) {
+            // perf's words: `failed to set filter "F" on event E with 22 (Invalid argument)`.
+            let (errno, why) = match &e {
+                perfring_linux::Error::Io { error, .. } => {
+                    let text = error.to_string();
+                    let why = text.split(" (os error").next().unwrap_or("").to_string();
+                    (error.raw_os_error().unwrap_or(0), why)
+                }
+                other => (0, other.to_string()),
+            };
+            return Err(Failure::Failed(
+                format!("failed to set filter \"{filter}\" on event {} with {errno} ({why})", names[p.event]).into(),
+            ));
+        }
+    }
     match output {
         Output::Stdout => {
             let out =

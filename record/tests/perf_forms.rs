@@ -1,4 +1,5 @@
-//! Every option and event form of perf record's command line that issue 41 lists, run by
+//! Every option and event form of perf record's command line that issue 41 lists, and the
+//! sample-field, clock and scope options perf users type beside them, run by
 //! `perf record` and by `perfring-record` with the same arguments: the same exit status, and,
 //! where both record, the same `perf evlist -v` of the two files (every attr field perf
 //! prints, the names included). Where perf refuses (no PMU for `instructions` or `rNNN`, no
@@ -99,6 +100,10 @@ fn same_as_perf_with(label: &str, args: &[&str], output: &dyn Fn(&Path) -> Vec<S
         // perf's message, first line, is in ours.
         let perf_says = text(&theirs.stderr);
         let key = perf_says.lines().map(str::trim).find(|l| !l.is_empty() && *l != "Error:").unwrap_or("");
+        // perf's prefix is " Error: ", ours "perfring-record: "; where perf (-q) says nothing
+        // but its usage, ours shows its own.
+        let key = key.strip_prefix("Error: ").unwrap_or(key);
+        let key = if key.starts_with("Usage: perf record") { "usage: perfring-record" } else { key };
         let key = key.split('\'').next().unwrap_or(key);
         assert!(text(&ours.stderr).contains(key), "{label}: perf says {perf_says:?}; ours: {}", text(&ours.stderr));
     }
@@ -271,4 +276,163 @@ fn an_unknown_event_is_a_usage_error() {
         Command::new(env!("CARGO_BIN_EXE_perfring-record")).args(["-e", "nosuch", "--", "true"]).output().unwrap();
     assert_eq!(out.status.code(), Some(129));
     assert!(text(&out.stderr).contains("event syntax error: 'nosuch'"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn all_user_and_all_kernel() {
+    same_as_perf("all-user", &["--all-user"], &["true"]);
+    same_as_perf("all-kernel", &["--all-kernel"], &["true"]);
+    // A named event keeps its name; only exclude_kernel/exclude_user change (:k's exclude_hv stays).
+    same_as_perf("all-user-k", &["-e", "cpu-clock:k", "--all-user"], &["true"]);
+    same_as_perf("all-both", &["--all-user", "--all-kernel"], &["true"]);
+    if may_record_cpus() {
+        // The tracking dummy too (`dummy:uh`).
+        same_as_perf("all-user-a", &["-a", "--all-user"], &["true"]);
+    }
+}
+
+#[test]
+fn sample_field_options() {
+    for (label, args) in [
+        ("P", &["-P", "-c", "1000"][..]),
+        ("no-period", &["-e", "sched:sched_switch", "--no-period"][..]),
+        ("sample-cpu", &["--sample-cpu"][..]),
+        ("R", &["-R"][..]),
+        ("phys-data", &["--phys-data"][..]),
+        ("data-page-size", &["--data-page-size"][..]),
+        ("code-page-size", &["--code-page-size"][..]),
+        ("W", &["-W"][..]),
+        ("s", &["-s"][..]),
+        ("switch-events", &["--switch-events"][..]),
+    ] {
+        if label == "no-period" && perfring_test_support::mount_tracefs().is_err() {
+            continue;
+        }
+        same_as_perf(label, args, &["true"]);
+    }
+    if may_record_cpus() {
+        same_as_perf("a-R-switch-P-s", &["-a", "-R", "--switch-events", "-P", "-s"], &["true"]);
+    }
+}
+
+#[test]
+fn clockid_names_and_numbers() {
+    for (label, clock) in [("k-mono", "mono"), ("k-raw", "CLOCK_MONOTONIC_RAW"), ("k-7", "7"), ("k-nosuch", "nosuch")] {
+        same_as_perf(label, &["-k", clock], &["true"]);
+    }
+}
+
+/// The header lines perf prints for a file's clock (CLOCKID, CLOCK_DATA), the reference
+/// reading's numbers left out (each tool takes its own).
+fn clock_lines(file: &Path) -> Vec<String> {
+    let out = Command::new("perf").args(["report", "--header-only", "-I", "-i"]).arg(file).output().unwrap();
+    text(&out.stdout)
+        .lines()
+        .filter(|l| l.starts_with("# clockid") || l.starts_with("# reference time"))
+        .map(|l| {
+            if l.starts_with("# reference time") {
+                l.rsplit(' ').next().unwrap_or("").to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn clockid_features_are_perfs() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    let out = |f: &Path| vec!["-o".to_string(), f.display().to_string()];
+    let args = ["-k".to_string(), "monotonic_raw".to_string()];
+    assert!(run("perf", "clock-perf.data", &args, &out, &["true"]).status.success());
+    assert!(run("ours", "clock-ours.data", &args, &out, &["true"]).status.success());
+    let (theirs, ours) = (clock_lines(&tmp("clock-perf.data")), clock_lines(&tmp("clock-ours.data")));
+    assert_eq!(theirs.len(), 3, "perf's clock lines: {theirs:?}");
+    assert_eq!(ours, theirs, "the clock features as perf report --header-only -I prints them");
+    assert_eq!(ours[1], "# clockid: monotonic_raw (4)");
+}
+
+/// perf's messages for a filter in the wrong place, or one the kernel refuses (with -q perf
+/// prints nothing, so these run without it).
+#[test]
+fn filter_errors_are_perfs() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    if let Err(e) = perfring_test_support::mount_tracefs() {
+        return perfring_test_support::skip(format!("tracefs cannot be mounted: {e}"));
+    }
+    for (args, status, says) in [
+        (&["--filter", "x"][..], 129, "--filter option should follow a -e tracepoint or HW tracer option"),
+        (&["-e", "cpu-clock", "--filter", "x"][..], 129, "This CPU does not support address filtering"),
+        (
+            &["-e", "sched:sched_switch", "--filter", "nosuch == 1"][..],
+            255,
+            "failed to set filter \"nosuch == 1\" on event sched:sched_switch with 22 (Invalid argument)",
+        ),
+    ] {
+        let file = tmp("filter-error.data");
+        for tool in ["perf", "ours"] {
+            let mut c = if tool == "perf" {
+                let mut c = Command::new("perf");
+                c.arg("record");
+                c
+            } else {
+                Command::new(env!("CARGO_BIN_EXE_perfring-record"))
+            };
+            let o = c
+                .env("HOME", tmp("home-filter"))
+                .arg("-o")
+                .arg(&file)
+                .args(args)
+                .args(["--", "true"])
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(status), "{tool} {args:?}: {}", text(&o.stderr));
+            assert!(text(&o.stderr).contains(says), "{tool} {args:?}: {}", text(&o.stderr));
+        }
+    }
+}
+
+/// A filter takes effect: every sample of the file passes it, and there are samples; and the
+/// attrs are perf's (a filter is not an attr field).
+#[test]
+fn a_tracepoint_filter_filters() {
+    if !may_record_cpus() || !perfring_test_support::perf_available() {
+        return;
+    }
+    if let Err(e) = perfring_test_support::mount_tracefs() {
+        return perfring_test_support::skip(format!("tracefs cannot be mounted: {e}"));
+    }
+    let args = ["-a", "-e", "sched:sched_switch", "--filter", "next_pid == 0", "--filter", "prev_pid != 0"];
+    same_as_perf("filter", &args, &["sleep", "0.2"]);
+    let out = |f: &Path| vec!["-o".to_string(), f.display().to_string()];
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    assert!(run("ours", "filtered.data", &args, &out, &["sleep", "0.2"]).status.success());
+    let script = Command::new("perf").args(["script", "-F", "trace", "-i"]).arg(tmp("filtered.data")).output().unwrap();
+    let lines: Vec<String> = text(&script.stdout).lines().map(str::to_string).collect();
+    assert!(!lines.is_empty(), "no switch to the idle task in 0.2 s: {}", text(&script.stderr));
+    for l in &lines {
+        assert!(l.contains("next_pid=0") && !l.contains("prev_pid=0 "), "a sample the filters refuse: {l}");
+    }
+}
+
+/// `--switch-events`: the file has SWITCH records (a sleeping command switches out).
+#[test]
+fn switch_events_are_recorded() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    let out = |f: &Path| vec!["-o".to_string(), f.display().to_string()];
+    let args = ["--switch-events".to_string()];
+    assert!(run("ours", "switch.data", &args, &out, &["sleep", "0.05"]).status.success());
+    let stats = Command::new("perf").args(["report", "--stats", "-i"]).arg(tmp("switch.data")).output().unwrap();
+    let n: u64 = text(&stats.stdout)
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("SWITCH events:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    assert!(n > 0, "no SWITCH records: {}", text(&stats.stdout));
 }

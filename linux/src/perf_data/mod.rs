@@ -1,8 +1,9 @@
 //! perf.data from a [`Session`] (feature `perf-data`): what `perf record` writes around the
 //! records, done once — the events' attrs with every id, COMM and MMAP2 of what already runs
 //! (from /proc), the tracing data of tracepoint events, and the feature sections `perf report
-//! --header-only` lists (the machine's, EVENT_DESC, SAMPLE_TIME, and BUILD_ID of every file a
-//! sample hit, so `perf buildid-list` and `perf archive` work). File mode or pipe mode
+//! --header-only` lists (the machine's, EVENT_DESC, SAMPLE_TIME, BUILD_ID of every file a
+//! sample hit, so `perf buildid-list` and `perf archive` work, and CLOCKID and CLOCK_DATA
+//! where the events take their times from a clock of their own, `use_clockid`). File mode or pipe mode
 //! (`perf record -o -`; there the features go out first as HEADER_FEATURE records and the
 //! tracing data as a HEADER_TRACING_DATA record, as perf writes them).
 //!
@@ -275,6 +276,26 @@ impl PerfData<BufWriter<File>> {
     }
 }
 
+/// CLOCKID and CLOCK_DATA, as perf record writes them where the events' times come from a
+/// clock of their own (`use_clockid`, `-k`): the clock's resolution, and a reference reading
+/// of it beside the time of day (microseconds, `gettimeofday`'s), taken now, so that `perf
+/// script --tod`-style conversions have a point to start from. Nothing otherwise.
+fn clock_features(attr: Option<&perfring::record::Attr>) -> Vec<(u32, Feature)> {
+    let Some(a) = attr.filter(|a| a.flags & perfring::record::attr_flags::USE_CLOCKID != 0) else { return Vec::new() };
+    let tod = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let Some((res_ns, clock_ns)) = crate::sys::clock_ns(a.clockid) else { return Vec::new() };
+    let tod_ns = tod.as_secs() * 1_000_000_000 + u64::from(tod.subsec_micros()) * 1000;
+    let mut out = Vec::new();
+    if res_ns != 0 {
+        out.push((feature::CLOCKID, Feature::ClockId(res_ns)));
+    }
+    out.push((
+        feature::CLOCK_DATA,
+        Feature::ClockData { version: 1, clockid: a.clockid as u32, tod_ns, clockid_ns: clock_ns },
+    ));
+    out
+}
+
 impl<W: Write + Seek> PerfData<W> {
     /// A file-mode perf.data at `out` for `session`'s events, called `names` (perf's names;
     /// [`event_name`] for those missing). The features are written by
@@ -332,6 +353,7 @@ impl<W: Write> PerfData<W> {
             })
             .collect();
         typed.push((feature::EVENT_DESC, Feature::EventDesc(descs)));
+        typed.extend(clock_features(d.writer.attrs().first().map(|a| &a.attr)));
         if pipe {
             // perf's pipe mode sends SAMPLE_TIME at the start, zero (its file mode, at the end).
             typed.push((feature::SAMPLE_TIME, Feature::SampleTime { first: 0, last: 0 }));
