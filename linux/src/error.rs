@@ -147,6 +147,9 @@ pub enum Error {
     Layout(perfring::LayoutError),
     /// Reading a ring failed (its head moved out of bounds: the kernel's ring, corrupted).
     Read(perfring::ReadError),
+    /// Reading an overwrite ring newest-first failed (the records before the failure were
+    /// delivered; see [`perfring::BackwardError`] for each reason).
+    Backward(perfring::BackwardError),
     /// `read(2)` returned a block that does not match the event's `read_format`.
     BadRead {
         /// Bytes read.
@@ -252,6 +255,7 @@ impl fmt::Display for Error {
             }
             Error::Layout(e) => write!(f, "the perf mapping has no valid layout: {e}"),
             Error::Read(e) => write!(f, "reading the ring: {e}"),
+            Error::Backward(e) => write!(f, "reading the overwrite ring: {e}"),
             Error::BadRead { len } => write!(f, "read(2) returned {len} bytes, not the event's read_format block"),
             Error::ModifyRefused { errno, breakpoint: false } => write!(
                 f,
@@ -301,6 +305,12 @@ impl std::error::Error for Error {}
 impl From<perfring::LayoutError> for Error {
     fn from(e: perfring::LayoutError) -> Error {
         Error::Layout(e)
+    }
+}
+
+impl From<perfring::BackwardError> for Error {
+    fn from(e: perfring::BackwardError) -> Error {
+        Error::Backward(e)
     }
 }
 

@@ -90,6 +90,7 @@ pub struct SessionBuilder {
     as_given: bool,
     data_pages: usize,
     stdout: Stdout,
+    overwrite: bool,
 }
 
 impl SessionBuilder {
@@ -132,6 +133,18 @@ impl SessionBuilder {
     /// opened or started.
     pub fn data_pages(mut self, pages: usize) -> Self {
         self.data_pages = pages;
+        self
+    }
+
+    /// Overwrite rings (`true`), perf record's `--overwrite` flight recorder: every event is
+    /// opened with `write_backward` and each CPU's ring mapped read-only, so the kernel keeps
+    /// writing over the oldest records and never drops one for want of space. Nothing is read
+    /// while the session runs (a ring wakes no [`wait`](Session::wait); hang-ups and the
+    /// command's exit still do): the first [`drain`](Session::drain) after
+    /// [`stop`](Session::stop) delivers what each ring holds then, its newest `data_size`
+    /// bytes, newest first (under `PERF_EVENT_IOC_PAUSE_OUTPUT`, as perf reads them).
+    pub fn overwrite(mut self, overwrite: bool) -> Self {
+        self.overwrite = overwrite;
         self
     }
 
@@ -212,12 +225,16 @@ impl SessionBuilder {
             }
             Scope::AllCpus | Scope::Cpus(_) => (None, vec![-1]),
         };
-        let attrs: Vec<EventAttr> = if self.as_given {
+        let mut attrs: Vec<EventAttr> = if self.as_given {
             self.attrs.clone()
         } else {
             self.attrs.iter().map(|a| a.inherit(!self.scope.cpu_wide()).enable_on_exec(command.is_some())).collect()
         };
-        let (events, rings, set, epoll) = match open_events(&attrs, &self.leaders, &tasks, &cpus, self.data_pages) {
+        if self.overwrite {
+            attrs = attrs.into_iter().map(|a| a.write_backward(true)).collect();
+        }
+        let opened = open_events(&attrs, &self.leaders, &tasks, &cpus, self.data_pages, self.overwrite);
+        let (events, rings, set, epoll) = match opened {
             Ok(opened) => opened,
             Err(e) => {
                 // The command never runs unobserved: it dies held before exec.
@@ -228,6 +245,7 @@ impl SessionBuilder {
             }
         };
         let lost = vec![0; rings.len()];
+        let cpus_len = rings.len();
         // The command's exit wakes a wait (a kernel without pidfd_open: each wait checks).
         let pidfd = command.as_ref().and_then(|c| sys::pidfd_open(c.pid()).ok());
         if let Some(fd) = &pidfd {
@@ -247,6 +265,8 @@ impl SessionBuilder {
             scratch: RecordScratch(Box::default()),
             started: false,
             status: None,
+            overwrite: self.overwrite.then(|| vec![false; cpus_len]),
+            stopped: false,
         })
     }
 }
@@ -256,13 +276,15 @@ impl SessionBuilder {
 type OpenedParts = (Vec<Opened>, Vec<Ring>, EventSet<Vec<Layout>, Vec<IdEntry>>, sys::Epoll);
 
 /// Open each of `attrs` for each of `tasks` (-1: every task) on each of `cpus`; one ring per
-/// CPU of `data_pages`, the CPU's other events pointed at it.
+/// CPU of `data_pages`, the CPU's other events pointed at it; `overwrite`: the rings mapped
+/// read-only and the events watched for hang-ups only.
 fn open_events(
     attrs: &[EventAttr],
     leaders: &[Option<usize>],
     tasks: &[i32],
     cpus: &[u32],
     data_pages: usize,
+    overwrite: bool,
 ) -> Result<OpenedParts, SessionError> {
     let mut events: Vec<Opened> = Vec::new();
     let mut rings = Vec::new();
@@ -280,11 +302,11 @@ fn open_events(
                     error,
                 })?;
                 if events.len() == owner {
-                    rings.push(Ring::map(&event, data_pages, true)?);
+                    rings.push(Ring::map(&event, data_pages, !overwrite)?);
                 } else {
                     event.set_output(Some(&events[owner].event))?;
                 }
-                epoll.add(event.as_fd(), events.len() as u64).map_err(io_err("epoll_ctl"))?;
+                epoll.add_watching(event.as_fd(), events.len() as u64, !overwrite).map_err(io_err("epoll_ctl"))?;
                 events.push(Opened { event, index, hung_up: false, cpu, task });
             }
         }
@@ -357,6 +379,10 @@ pub struct Session {
     scratch: RecordScratch,
     started: bool,
     status: Option<i32>,
+    /// An overwrite session ([`SessionBuilder::overwrite`]): whether each ring was read.
+    overwrite: Option<Vec<bool>>,
+    /// [`stop`](Session::stop) was called.
+    stopped: bool,
 }
 
 /// The epoll token of the command's pidfd (an event's token is its index in `events`).
@@ -399,6 +425,7 @@ impl Session {
             as_given: false,
             data_pages: 16,
             stdout: Stdout::Inherit,
+            overwrite: false,
         }
     }
 
@@ -423,8 +450,10 @@ impl Session {
         }
     }
 
-    /// Stop every event (the command, if any, runs on).
+    /// Stop every event (the command, if any, runs on). An overwrite session's rings are read
+    /// by the next [`drain`](Session::drain).
     pub fn stop(&mut self) -> Result<(), Error> {
+        self.stopped = true;
         self.events.iter().try_for_each(|o| o.event.disable())
     }
 
@@ -483,7 +512,14 @@ impl Session {
     /// [`lost`](Session::lost). A record that wraps around a ring's end is copied whole into
     /// the session's own [`Scratch`] (64 KiB, room for any record), so a drain never stops
     /// on one. Before [`start`](Session::start), nothing has been recorded: 0.
+    ///
+    /// An overwrite session ([`SessionBuilder::overwrite`]) delivers nothing before
+    /// [`stop`](Session::stop); the first drain after it reads each ring once, newest record
+    /// first, its output paused.
     pub fn drain(&mut self, mut f: impl FnMut(&SessionRecord<'_>)) -> Result<usize, Error> {
+        if self.overwrite.is_some() {
+            return self.drain_overwrite(f);
+        }
         let mut n = 0;
         for (ring_index, ring) in self.rings.iter().enumerate() {
             let (set, lost, cpu) = (&self.set, &mut self.lost[ring_index], self.cpus[ring_index]);
@@ -498,14 +534,34 @@ impl Session {
         Ok(n)
     }
 
+    /// [`drain`](Session::drain) of an overwrite session: after [`stop`](Session::stop), each
+    /// ring not yet read, its output paused first.
+    fn drain_overwrite(&mut self, mut f: impl FnMut(&SessionRecord<'_>)) -> Result<usize, Error> {
+        let Some(read) = self.overwrite.as_mut().filter(|_| self.stopped) else { return Ok(0) };
+        let mut n = 0;
+        for (ring_index, ring) in self.rings.iter().enumerate() {
+            if std::mem::replace(&mut read[ring_index], true) {
+                continue;
+            }
+            let (set, cpu) = (&self.set, self.cpus[ring_index]);
+            ring.pause_output(true)?;
+            let summary = ring.overwrite_reader()?.read(&mut self.scratch.0[..], |raw| {
+                f(&SessionRecord { header: raw.header, bytes: raw.bytes, ring: ring_index, cpu, set });
+            })?;
+            n += summary.records;
+        }
+        Ok(n)
+    }
+
     /// Whether a wakeup of ring `ring` (an index into [`rings`](Session::rings)) ends a
     /// [`wait`](Session::wait) (`true` for every ring when the session opens). A ring not
     /// watched is still drained by every [`drain`](Session::drain): this is for a caller that
     /// drains every ring on each wakeup, so that rings filling alike do not wake it once each.
     /// A ring not watched does not report its events' hang-ups either (a command's exit is
     /// still seen). An index past the rings is ignored.
+    /// An overwrite session's rings wake nothing: a no-op there.
     pub fn watch_ring(&mut self, ring: usize, watch: bool) -> Result<(), Error> {
-        let Some(&cpu) = self.cpus.get(ring) else { return Ok(()) };
+        let Some(&cpu) = self.cpus.get(ring).filter(|_| self.overwrite.is_none()) else { return Ok(()) };
         for (token, o) in self.events.iter().enumerate() {
             if o.cpu == cpu && !o.hung_up {
                 self.epoll.modify(o.event.as_fd(), token as u64, watch).map_err(io_err("epoll_ctl"))?;

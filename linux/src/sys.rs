@@ -307,7 +307,14 @@ impl Epoll {
     /// Watch `fd` for input and hang-up, reported with `token`. The kernel drops it from the
     /// set when its last descriptor closes.
     pub(crate) fn add(&self, fd: BorrowedFd<'_>, token: u64) -> io::Result<()> {
-        let mut ev = libc::epoll_event { events: (libc::EPOLLIN | libc::EPOLLHUP) as u32, u64: token };
+        self.add_watching(fd, token, true)
+    }
+
+    /// [`add`](Epoll::add), watching for input (`on`) or for nothing but what epoll always
+    /// reports (hang-up, error).
+    pub(crate) fn add_watching(&self, fd: BorrowedFd<'_>, token: u64, on: bool) -> io::Result<()> {
+        let events = if on { (libc::EPOLLIN | libc::EPOLLHUP) as u32 } else { 0 };
+        let mut ev = libc::epoll_event { events, u64: token };
         // SAFETY: both descriptors are open; `ev` is a valid epoll_event the kernel only reads.
         check(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd.as_raw_fd(), &mut ev) }
             as libc::c_long)

@@ -59,6 +59,10 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
   -T, --timestamp               sample times (on by default, as in perf record)
   -m, --mmap-pages PAGES        each CPU's ring: pages, or a size with B/K/M/G (512K); rounded
                                 up to a power of two of pages (default 128, 512K)
+      --overwrite               flight recorder: the rings (write_backward) are overwritten
+                                while the recording runs and read once at its end, each
+                                CPU's newest -m bytes; what runs at the end is synthesized
+                                after them (perf's tail synthesis, which --overwrite implies)
   -o, --output FILE             output file (default perf.data, the old one kept as
                                 perf.data.old); - writes pipe mode to stdout, the command's
                                 stdout then going to stderr
@@ -142,6 +146,8 @@ pub struct Options {
     pub pages: usize,
     /// `-m` was rounded up: perf's "rounding mmap pages size to ..." line.
     pub pages_rounded: bool,
+    /// `--overwrite`.
+    pub overwrite: bool,
     /// `-o`.
     pub output: String,
     /// `-z`: the zstd level.
@@ -196,6 +202,7 @@ impl Default for Options {
             timestamp: false,
             pages: 128,
             pages_rounded: false,
+            overwrite: false,
             output: "perf.data".into(),
             compression: None,
             no_buildid_cache: false,
@@ -270,6 +277,7 @@ const OPTIONS: &[(Option<char>, &str, Takes)] = &[
     (Some('T'), "timestamp", Takes::Nothing),
     (Some('m'), "mmap-pages", Takes::Value),
     (Some('o'), "output", Takes::Value),
+    (None, "overwrite", Takes::Nothing),
     (Some('z'), "compression-level", Takes::Optional),
     (Some('N'), "no-buildid-cache", Takes::Nothing),
     (Some('B'), "no-buildid", Takes::Nothing),
@@ -481,6 +489,7 @@ fn apply(
         (Some('T'), _) => o.timestamp = true,
         (Some('m'), _) => *pages = Some(v),
         (Some('o'), _) => o.output = v,
+        (None, "overwrite") => o.overwrite = true,
         (Some('z'), _) => {
             o.compression = Some(if v.is_empty() { 1 } else { number("-z", &v)? });
             if !(1..=22).contains(&o.compression.unwrap_or(1)) {
@@ -619,6 +628,7 @@ mod tests {
             assert_eq!(run(&format!("-k {clock} true")).clockid, Some(id), "{clock}");
         }
         assert!(run("--all-user true").all_user && run("--all-kernel true").all_kernel);
+        assert!(run("--overwrite true").overwrite);
         for bad in ["--filter x true", "-k nosuch true", "-k mono -k raw true", "--all-user --all-kernel true"] {
             assert!(parse(bad.split_whitespace().map(String::from)).is_err(), "{bad}");
         }

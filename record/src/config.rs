@@ -63,7 +63,7 @@ pub fn frequency(o: &Options) -> Option<u64> {
 }
 
 /// What the options set in every event's attr, perf's tracking dummy included (perf's
-/// `evsel__config` runs for each): the sample fields asked for, `-s`, `-k`, `--all-user` /
+/// `evsel__config` runs for each): the sample fields asked for, `-s`, `-k`, `--overwrite`, `--all-user` /
 /// `--all-kernel` (which `events::exclusive` has applied to the `-e` events already, for their
 /// names), and last `-P`/`--no-period`, which overrides the rest as in perf.
 fn every_event(o: &Options, a: &mut Attr) {
@@ -94,6 +94,9 @@ fn every_event(o: &Options, a: &mut Attr) {
     if let Some(id) = o.clockid {
         a.flags |= flag::USE_CLOCKID;
         a.clockid = id;
+    }
+    if o.overwrite {
+        a.flags |= flag::WRITE_BACKWARD;
     }
     a.flags = exclusive(o, a.flags);
     match o.sample_period {
@@ -181,7 +184,8 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
             // recorder has to come (at 7/8 a tracepoint storm lost up to 4% in 512 KiB rings,
             // at 3/4 nothing). Pipe mode keeps perf's attr: readers that take a pipe stream's
             // first bytes for a file header (samply 0.13) read this field as a feature bitmap.
-            if o.output != "-" {
+            // An overwrite ring wakes no one (perf polls it for hang-ups only): perf's attr.
+            if o.output != "-" && !o.overwrite {
                 let bytes = o.pages as u64 * 4096;
                 a.wakeup = if bytes <= 16 << 10 { bytes * 7 / 8 } else { bytes * 3 / 4 } as u32;
                 a.flags |= flag::WATERMARK;

@@ -154,7 +154,11 @@ fn run(o: &Options) -> Result<u8, Failure> {
     let stdout = if matches!(output, Output::Stdout) { Stdout::ToStderr } else { Stdout::Inherit };
     let open = |specs: &[EventSpec]| {
         let configured = config::configure(o, specs, freq);
-        let mut b = Session::builder(scope.clone()).data_pages(o.pages).command_stdout(stdout).attrs_as_given(true);
+        let mut b = Session::builder(scope.clone())
+            .data_pages(o.pages)
+            .command_stdout(stdout)
+            .attrs_as_given(true)
+            .overwrite(o.overwrite);
         for c in &configured {
             b = match c.leader {
                 Some(l) => b.group_member(c.attr, l),
@@ -235,25 +239,42 @@ fn run(o: &Options) -> Result<u8, Failure> {
     }
 }
 
+/// COMM and MMAP2 of what runs now, from /proc: every process (`-a`, `-C`), or those of `-p`
+/// and `-t`.
+fn synthesize<W: Write>(d: &mut PerfData<W>, o: &Options) -> Result<(), PerfDataError> {
+    if o.all_cpus || o.cpus.is_some() {
+        d.synthesize_all()?;
+    }
+    for &pid in o.pids.iter().chain(&o.tids) {
+        d.synthesize(pid)?;
+    }
+    Ok(())
+}
+
 fn record<W: Write>(mut d: PerfData<W>, o: &Options, session: &mut Session, names: &[String]) -> Result<u8, Failure> {
     if let Some(level) = o.compression {
         d.writer().compress(level).map_err(PerfDataError::from)?;
     }
     // What already runs: COMM and MMAP2 from /proc, as perf synthesizes them.
-    if o.all_cpus || o.cpus.is_some() {
-        d.synthesize_all()?;
-    }
-    for &pid in &o.pids {
-        d.synthesize(pid)?;
-    }
-    for &tid in &o.tids {
-        d.synthesize(tid)?;
-    }
+    synthesize(&mut d, o)?;
     if let Some(pid) = session.pid() {
         d.synthesize_command(pid)?;
     }
     d.finish_init()?;
     let recorded = record_loop::record(&mut d, o, session);
+    if o.overwrite && recorded.is_ok() {
+        // perf's tail synthesis: the rings kept only their newest records, so the side band of
+        // what runs now (the maps of processes started during the recording) follows them;
+        // and the command's name, whose exec COMM the ring may have overwritten (perf reads
+        // it from the command's /proc entry before reaping it; ours is reaped by now, so it is
+        // named as the kernel names it at exec: the program's base name, 15 bytes at most).
+        synthesize(&mut d, o)?;
+        if let (Some(pid), Some(program)) = (session.pid(), o.command.first()) {
+            let base = program.rsplit('/').next().unwrap_or(program);
+            let end = (0..=base.len().min(15)).rev().find(|&i| base.is_char_boundary(i)).unwrap_or(0);
+            d.synthesize_comm(pid, &base[..end])?;
+        }
+    }
     let lost = match &recorded {
         Ok(_) => d.write_lost_samples(session)?,
         Err(_) => vec![0; names.len()],

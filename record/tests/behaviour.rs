@@ -486,3 +486,58 @@ fn a_killed_recording_stays_readable() {
     assert!(report.contains(" sh"), "perf report reads the killed recording's samples:\n{report}");
     std::fs::remove_file(&file).ok();
 }
+
+/// A program that touches `PAGES` fresh pages in order, one write each, after printing where
+/// they start.
+const TOUCH_IN_ORDER: &str = r#"
+extern "C" {
+    fn mmap(addr: *mut u8, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut u8;
+    fn madvise(addr: *mut u8, len: usize, advice: i32) -> i32;
+}
+const PAGES: usize = 3000;
+fn main() {
+    let len = PAGES * 4096;
+    // PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS; MADV_NOHUGEPAGE: one fault per page.
+    let p = unsafe { mmap(std::ptr::null_mut(), len, 3, 0x22, -1, 0) };
+    assert!(p as isize != -1, "mmap");
+    unsafe { madvise(p, len, 15) };
+    println!("{:x}", p as usize);
+    for i in 0..PAGES {
+        unsafe { p.add(i * 4096).write_volatile(1) };
+    }
+}
+"#;
+
+/// `--overwrite` is a flight recorder: with a one-page ring, a page-fault per touched page,
+/// the file keeps the newest records only — exactly the last pages touched, in a run that
+/// ends at the last one — and perf reads it with no warning.
+#[test]
+fn overwrite_keeps_the_newest_records() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    const PAGES: u64 = 3000;
+    let program = common::build("touch-in-order", TOUCH_IN_ORDER);
+    let file = tmp("overwrite.data");
+    let out = recorder()
+        .args(["-q", "--overwrite", "-m", "1", "-e", "page-faults:u", "-c", "1", "-d", "-o"])
+        .arg(&file)
+        .arg("--")
+        .arg(&program)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let base = u64::from_str_radix(text(&out.stdout).trim(), 16).expect("the program prints its pages' start");
+    let script = perf(&["script", "-F", "addr"], &file);
+    let mut pages: Vec<u64> = script
+        .lines()
+        .filter_map(|l| u64::from_str_radix(l.trim(), 16).ok())
+        .filter(|a| (base..base + PAGES * 4096).contains(a))
+        .map(|a| (a - base) / 4096)
+        .collect();
+    pages.sort_unstable();
+    let kept = pages.len() as u64;
+    assert!(kept > 0 && kept < PAGES / 10, "a one-page ring keeps a few dozen of the {PAGES} faults, not {kept}");
+    let newest: Vec<u64> = (PAGES - kept..PAGES).collect();
+    assert_eq!(pages, newest, "the records kept are the newest: the last {kept} pages touched, each once");
+}

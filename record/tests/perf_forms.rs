@@ -436,3 +436,11 @@ fn switch_events_are_recorded() {
         .unwrap_or(0);
     assert!(n > 0, "no SWITCH records: {}", text(&stats.stdout));
 }
+
+#[test]
+fn overwrite() {
+    same_as_perf("overwrite", &["--overwrite"], &["true"]);
+    if may_record_cpus() {
+        same_as_perf("overwrite-a", &["-a", "--overwrite"], &["true"]);
+    }
+}

@@ -410,9 +410,17 @@ impl<W: Write> PerfData<W> {
     /// The COMM of a command held before `exec` (perf's "perf-exec" record; ours carries
     /// the forked recorder's name, which the command's own COMM replaces at `exec`).
     pub fn synthesize_command(&mut self, pid: i32) -> Result<(), PerfDataError> {
+        let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/comm")) else { return Ok(()) };
+        self.synthesize_comm(pid, comm.trim_end())
+    }
+
+    /// A COMM naming process `pid` (its main thread) `comm`, as perf synthesizes one: for a
+    /// name known otherwise than from /proc (a command already reaped, named as the kernel
+    /// names it at `exec`: the program file's base name, 15 bytes at most). A name with a NUL
+    /// byte inside is not written.
+    pub fn synthesize_comm(&mut self, pid: i32, comm: &str) -> Result<(), PerfDataError> {
         let Some(ctx) = self.writer.context(0) else { return Ok(()) };
-        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-        let Ok(comm) = std::ffi::CString::new(comm.trim_end()) else { return Ok(()) };
+        let Ok(comm) = std::ffi::CString::new(comm) else { return Ok(()) };
         let sid = perfring::record::SampleId { pid: pid as u32, tid: pid as u32, ..Default::default() };
         let rec = Record::Comm(perfring::record::Comm {
             misc: 0,
