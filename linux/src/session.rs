@@ -450,6 +450,28 @@ impl Session {
         }
     }
 
+    /// [`start`](Session::start) without enabling any event: a command is let `exec` (its
+    /// events with `enable_on_exec` start there, the others stay disabled); without a command
+    /// nothing is enabled, so only events opened enabled (`disabled` off) record. Enable the
+    /// rest later with [`enable`](Session::enable): perf record's `-D`, a delay before
+    /// measuring, the side band recorded meanwhile by an event of its own.
+    pub fn start_disabled(&mut self) -> Result<(), Error> {
+        match self.command {
+            Some(_) => self.start(),
+            None => {
+                self.started = true;
+                Ok(())
+            }
+        }
+    }
+
+    /// Enable every event (`PERF_EVENT_IOC_ENABLE` on each): after
+    /// [`start_disabled`](Session::start_disabled), or to resume after [`stop`](Session::stop)
+    /// (an overwrite session's rings are still read once only, after the first stop).
+    pub fn enable(&mut self) -> Result<(), Error> {
+        self.events.iter().try_for_each(|o| o.event.enable())
+    }
+
     /// Stop every event (the command, if any, runs on). An overwrite session's rings are read
     /// by the next [`drain`](Session::drain).
     pub fn stop(&mut self) -> Result<(), Error> {

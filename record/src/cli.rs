@@ -63,6 +63,8 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
                                 while the recording runs and read once at its end, each
                                 CPU's newest -m bytes; what runs at the end is synthesized
                                 after them (perf's tail synthesis, which --overwrite implies)
+  -D, --delay MS                measure from MS milliseconds after the start (-1: never, the
+                                events left disabled); the side band is recorded meanwhile
   -o, --output FILE             output file (default perf.data, the old one kept as
                                 perf.data.old); - writes pipe mode to stdout, the command's
                                 stdout then going to stderr
@@ -148,6 +150,8 @@ pub struct Options {
     pub pages_rounded: bool,
     /// `--overwrite`.
     pub overwrite: bool,
+    /// `-D`: milliseconds, or -1 (never enabled).
+    pub delay: Option<i64>,
     /// `-o`.
     pub output: String,
     /// `-z`: the zstd level.
@@ -203,6 +207,7 @@ impl Default for Options {
             pages: 128,
             pages_rounded: false,
             overwrite: false,
+            delay: None,
             output: "perf.data".into(),
             compression: None,
             no_buildid_cache: false,
@@ -278,6 +283,7 @@ const OPTIONS: &[(Option<char>, &str, Takes)] = &[
     (Some('m'), "mmap-pages", Takes::Value),
     (Some('o'), "output", Takes::Value),
     (None, "overwrite", Takes::Nothing),
+    (Some('D'), "delay", Takes::Value),
     (Some('z'), "compression-level", Takes::Optional),
     (Some('N'), "no-buildid-cache", Takes::Nothing),
     (Some('B'), "no-buildid", Takes::Nothing),
@@ -490,6 +496,7 @@ fn apply(
         (Some('m'), _) => *pages = Some(v),
         (Some('o'), _) => o.output = v,
         (None, "overwrite") => o.overwrite = true,
+        (Some('D'), _) => o.delay = delay(&v)?,
         (Some('z'), _) => {
             o.compression = Some(if v.is_empty() { 1 } else { number("-z", &v)? });
             if !(1..=22).contains(&o.compression.unwrap_or(1)) {
@@ -529,6 +536,19 @@ fn call_graph(v: &str) -> Result<CallGraph, UsageError> {
              support branch stack sampling\"); use fp or dwarf")
         }
         _ => err(format!("callchain: Unknown --call-graph option value: {v}")),
+    }
+}
+
+/// `-D`: perf's `str_to_delay`: a whole number of milliseconds from -1 up (0: no delay);
+/// perf's time ranges (`10-20,30-40`) are refused.
+fn delay(v: &str) -> Result<Option<i64>, UsageError> {
+    match v.trim().parse::<i64>() {
+        Ok(0) => Ok(None),
+        Ok(d) if (-1..=i64::from(i32::MAX)).contains(&d) => Ok(Some(d)),
+        _ if v.contains('-') && v.split([',', '-']).all(|p| p.trim().parse::<u64>().is_ok()) => {
+            err(format!("-D {v}: time ranges are not supported here: give a delay in ms, or -1"))
+        }
+        _ => err(format!("-D takes a delay in ms (or -1), not {v:?}")),
     }
 }
 
@@ -629,6 +649,13 @@ mod tests {
         }
         assert!(run("--all-user true").all_user && run("--all-kernel true").all_kernel);
         assert!(run("--overwrite true").overwrite);
+        assert_eq!(
+            (run("-D 100 true").delay, run("-D -1 true").delay, run("-D0 true").delay),
+            (Some(100), Some(-1), None)
+        );
+        for bad in ["-D 10-20 true", "-D x true", "-D -2 true"] {
+            assert!(parse(bad.split_whitespace().map(String::from)).is_err(), "{bad}");
+        }
         for bad in ["--filter x true", "-k nosuch true", "-k mono -k raw true", "--all-user --all-kernel true"] {
             assert!(parse(bad.split_whitespace().map(String::from)).is_err(), "{bad}");
         }

@@ -120,7 +120,7 @@ pub fn exclusive(o: &Options, flags: u64) -> u64 {
 }
 
 /// Every event's attr, and perf's tracking event (`dummy:HG`) where it adds one (system-wide
-/// recording: `-a`, `-C`): the side band (COMM, MMAP2, TASK, KSYMBOL, BPF_EVENT) goes to the
+/// recording: `-a`, `-C`; a delay, `-D`): the side band (COMM, MMAP2, TASK, KSYMBOL, BPF_EVENT) goes to the
 /// tracking event, the first event when there is no dummy.
 pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Configured> {
     let cpu_wide = o.all_cpus || o.cpus.is_some();
@@ -198,19 +198,29 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
             }
             if s.leader.is_none() {
                 a.flags |= flag::DISABLED;
-                if command {
+                // -D: enabled after the delay, not at exec.
+                if command && o.delay.is_none() {
                     a.flags |= flag::ENABLE_ON_EXEC;
                 }
             }
             Configured { attr: EventAttr::from_attr(a), name: s.name.clone(), leader: s.leader }
         })
         .collect();
-    if cpu_wide {
+    // perf's tracking dummy: CPU-wide, enabled from the open ("immediate"); for -D otherwise,
+    // disabled and enabled at exec, so the side band of the delay is recorded.
+    let dummy = cpu_wide || o.delay.is_some();
+    if dummy {
         let mut flags = flag::SAMPLE_ID_ALL;
         if !o.no_inherit {
             flags |= flag::INHERIT;
         }
-        let mut t = st::IP | st::TID | st::TIME | st::CPU;
+        if !cpu_wide {
+            flags |= flag::DISABLED | flag::ENABLE_ON_EXEC;
+        }
+        let mut t = st::IP | st::TID | st::TIME;
+        if cpu_wide {
+            t |= st::CPU;
+        }
         if o.call_graph.is_some() {
             t |= st::CALLCHAIN;
         }
@@ -229,7 +239,7 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
         out.push(Configured { attr: EventAttr::from_attr(a), name, leader: None });
     }
     // The tracking event: the dummy, or the first event.
-    if let Some(track) = if cpu_wide { out.last_mut() } else { out.first_mut() } {
+    if let Some(track) = if dummy { out.last_mut() } else { out.first_mut() } {
         let mut a = *track.attr.attr();
         a.flags |=
             flag::MMAP | flag::COMM | flag::TASK | flag::MMAP2 | flag::COMM_EXEC | flag::KSYMBOL | flag::BPF_EVENT;

@@ -97,9 +97,16 @@ fn signal_child(child: &std::process::Child, signal: i32) {
 /// Record until the command ends (or, with no command, until SIGINT/SIGTERM).
 pub fn record<W: Write>(d: &mut PerfData<W>, o: &Options, session: &mut Session) -> Result<Recorded, Error> {
     let start = Instant::now();
-    if let Err(e) = session.start() {
+    // -D: the events stay disabled (the tracking dummy records the side band meanwhile) until
+    // the delay has passed, or for good with -1 — as perf, which says so unless -q.
+    let started = if o.delay.is_some() { session.start_disabled() } else { session.start() };
+    if let Err(e) = started {
         // The command could not be executed: nothing ran.
         return Err(e.into());
+    }
+    let mut enable_at = o.delay.and_then(|d| u64::try_from(d).ok()).map(|ms| start + Duration::from_millis(ms));
+    if o.delay.is_some() && !o.quiet {
+        eprintln!("Events disabled");
     }
     let mut beside = None;
     if session.pid().is_none() && !o.command.is_empty() {
@@ -125,7 +132,15 @@ pub fn record<W: Write>(d: &mut PerfData<W>, o: &Options, session: &mut Session)
     let mut wakeups = 0;
     let mut pace = Pace::new(session);
     loop {
-        let mut ended = session.wait(Some(pace.timeout(timeout)))?;
+        let until_enabled = enable_at.map_or(Duration::MAX, |at| at.saturating_duration_since(Instant::now()));
+        let mut ended = session.wait(Some(pace.timeout(timeout).min(until_enabled)))?;
+        if enable_at.is_some_and(|at| Instant::now() >= at) {
+            enable_at = None;
+            session.enable()?;
+            if !o.quiet {
+                eprintln!("Events enabled");
+            }
+        }
         let mut bytes = vec![0u64; session.rings().len()];
         let mut count = |r: &perfring_linux::SessionRecord<'_>| bytes[r.ring] += r.bytes.len() as u64;
         if d.drain_with(session, &mut count)? > 0 {

@@ -541,3 +541,58 @@ fn overwrite_keeps_the_newest_records() {
     let newest: Vec<u64> = (PAGES - kept..PAGES).collect();
     assert_eq!(pages, newest, "the records kept are the newest: the last {kept} pages touched, each once");
 }
+
+/// A program that spins for 600 ms.
+const SPIN: &str = r#"
+fn main() {
+    let t = std::time::Instant::now();
+    let mut x = 0u64;
+    while t.elapsed() < std::time::Duration::from_millis(600) {
+        x = std::hint::black_box(x.wrapping_add(1));
+    }
+}
+"#;
+
+/// The times of the command's exec COMM and of its samples (`perf script --show-task-events`).
+fn exec_and_sample_times(file: &Path) -> (Option<f64>, Vec<f64>) {
+    let out = perf(&["script", "--show-task-events", "-F", "comm,time,event"], file);
+    let time = |l: &str| l.split_whitespace().find_map(|w| w.strip_suffix(':')?.parse::<f64>().ok());
+    let exec = out.lines().find(|l| l.contains("PERF_RECORD_COMM exec")).and_then(time);
+    let samples = out.lines().filter(|l| l.contains("cpu-clock")).filter_map(time).collect();
+    (exec, samples)
+}
+
+/// `-D MS`: nothing is sampled before the delay, the command's exec is still recorded (the
+/// tracking dummy), and sampling starts after it; `-D -1`: never. perf says "Events disabled",
+/// "Events enabled" as perf does.
+#[test]
+fn a_delay_holds_sampling_back_and_keeps_the_side_band() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    let program = common::build("spin", SPIN);
+    let file = tmp("delay.data");
+    let run = |delay: &str| {
+        let out = recorder()
+            .args(["-e", "cpu-clock", "-F", "1000", "-D", delay, "-o"])
+            .arg(&file)
+            .arg("--")
+            .arg(&program)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    let said = run("300");
+    assert!(said.contains("Events disabled\nEvents enabled\n"), "perf's words: {said}");
+    let (exec, samples) = exec_and_sample_times(&file);
+    let exec = exec.expect("the exec COMM, from the tracking dummy");
+    let first = samples.iter().cloned().fold(f64::INFINITY, f64::min);
+    assert!(samples.len() > 50, "sampled after the delay: {} samples", samples.len());
+    // The delay runs from the recorder's start, a little before the exec.
+    assert!(first - exec > 0.25, "first sample {:.3} s after the exec, within a 300 ms delay", first - exec);
+    let said = run("-1");
+    assert!(said.contains("Events disabled") && !said.contains("Events enabled"), "{said}");
+    let (exec, samples) = exec_and_sample_times(&file);
+    assert!(exec.is_some() && samples.is_empty(), "-D -1: the side band only ({} samples)", samples.len());
+}

@@ -444,3 +444,13 @@ fn overwrite() {
         same_as_perf("overwrite-a", &["-a", "--overwrite"], &["true"]);
     }
 }
+
+#[test]
+fn delay() {
+    // The events disabled, not enabled at exec; perf's tracking dummy enabled there instead.
+    same_as_perf("D", &["-D", "100"], &["sleep", "0.2"]);
+    same_as_perf("D-never", &["-D", "-1"], &["true"]);
+    if may_record_cpus() {
+        same_as_perf("D-a", &["-a", "-D", "100"], &["sleep", "0.2"]);
+    }
+}
