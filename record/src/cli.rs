@@ -63,6 +63,11 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
                                 while the recording runs and read once at its end, each
                                 CPU's newest -m bytes; what runs at the end is synthesized
                                 after them (perf's tail synthesis, which --overwrite implies)
+  -n, --no-samples              count, do not sample (sample_period 0)
+      --no-buffering            wake on every record (wakeup_events 1, no watermark)
+      --no-bpf-event            no BPF_EVENT records (KSYMBOL records stay)
+      --max-size SIZE           stop when the data reaches SIZE (B/K/M/G: 20M); the command
+                                then gets SIGTERM, as perf sends it
   -D, --delay MS                measure from MS milliseconds after the start (-1: never, the
                                 events left disabled); the side band is recorded meanwhile
   -o, --output FILE             output file (default perf.data, the old one kept as
@@ -152,6 +157,14 @@ pub struct Options {
     pub overwrite: bool,
     /// `-D`: milliseconds, or -1 (never enabled).
     pub delay: Option<i64>,
+    /// `-n`.
+    pub no_samples: bool,
+    /// `--no-buffering`.
+    pub no_buffering: bool,
+    /// `--no-bpf-event`.
+    pub no_bpf_event: bool,
+    /// `--max-size`, in bytes.
+    pub max_size: Option<u64>,
     /// `-o`.
     pub output: String,
     /// `-z`: the zstd level.
@@ -208,6 +221,10 @@ impl Default for Options {
             pages_rounded: false,
             overwrite: false,
             delay: None,
+            no_samples: false,
+            no_buffering: false,
+            no_bpf_event: false,
+            max_size: None,
             output: "perf.data".into(),
             compression: None,
             no_buildid_cache: false,
@@ -284,6 +301,10 @@ const OPTIONS: &[(Option<char>, &str, Takes)] = &[
     (Some('o'), "output", Takes::Value),
     (None, "overwrite", Takes::Nothing),
     (Some('D'), "delay", Takes::Value),
+    (Some('n'), "no-samples", Takes::Nothing),
+    (None, "no-buffering", Takes::Nothing),
+    (None, "no-bpf-event", Takes::Nothing),
+    (None, "max-size", Takes::Value),
     (Some('z'), "compression-level", Takes::Optional),
     (Some('N'), "no-buildid-cache", Takes::Nothing),
     (Some('B'), "no-buildid", Takes::Nothing),
@@ -497,6 +518,10 @@ fn apply(
         (Some('o'), _) => o.output = v,
         (None, "overwrite") => o.overwrite = true,
         (Some('D'), _) => o.delay = delay(&v)?,
+        (Some('n'), _) => o.no_samples = true,
+        (None, "no-buffering") => o.no_buffering = true,
+        (None, "no-bpf-event") => o.no_bpf_event = true,
+        (None, "max-size") => o.max_size = Some(max_size(&v)?),
         (Some('z'), _) => {
             o.compression = Some(if v.is_empty() { 1 } else { number("-z", &v)? });
             if !(1..=22).contains(&o.compression.unwrap_or(1)) {
@@ -537,6 +562,20 @@ fn call_graph(v: &str) -> Result<CallGraph, UsageError> {
         }
         _ => err(format!("callchain: Unknown --call-graph option value: {v}")),
     }
+}
+
+/// `--max-size`: perf's `parse_tag_value`: a whole number and its unit, B, K, M or G (one
+/// of them, upper case).
+fn max_size(v: &str) -> Result<u64, UsageError> {
+    let bad = || UsageError(format!("--max-size takes a size with its unit (B, K, M or G: 20M), not {v:?}"));
+    let (n, mult) = match v.char_indices().last() {
+        Some((i, 'B')) => (&v[..i], 1u64),
+        Some((i, 'K')) => (&v[..i], 1 << 10),
+        Some((i, 'M')) => (&v[..i], 1 << 20),
+        Some((i, 'G')) => (&v[..i], 1 << 30),
+        _ => return Err(bad()),
+    };
+    n.parse::<u64>().ok().and_then(|n| n.checked_mul(mult)).ok_or_else(bad)
 }
 
 /// `-D`: perf's `str_to_delay`: a whole number of milliseconds from -1 up (0: no delay);
@@ -653,7 +692,10 @@ mod tests {
             (run("-D 100 true").delay, run("-D -1 true").delay, run("-D0 true").delay),
             (Some(100), Some(-1), None)
         );
-        for bad in ["-D 10-20 true", "-D x true", "-D -2 true"] {
+        let o = run("-n --no-buffering --no-bpf-event --max-size 20K true");
+        assert!(o.no_samples && o.no_buffering && o.no_bpf_event);
+        assert_eq!((o.max_size, run("--max-size=3M true").max_size), (Some(20 << 10), Some(3 << 20)));
+        for bad in ["-D 10-20 true", "-D x true", "-D -2 true", "--max-size 20 true", "--max-size 20k true"] {
             assert!(parse(bad.split_whitespace().map(String::from)).is_err(), "{bad}");
         }
         for bad in ["--filter x true", "-k nosuch true", "-k mono -k raw true", "--all-user --all-kernel true"] {

@@ -98,6 +98,13 @@ fn every_event(o: &Options, a: &mut Attr) {
     if o.overwrite {
         a.flags |= flag::WRITE_BACKWARD;
     }
+    if o.no_samples {
+        a.sample_period = 0;
+    }
+    if o.no_buffering {
+        a.flags &= !flag::WATERMARK;
+        a.wakeup = 1;
+    }
     a.flags = exclusive(o, a.flags);
     match o.sample_period {
         Some(true) => t |= st::PERIOD,
@@ -184,8 +191,10 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
             // recorder has to come (at 7/8 a tracepoint storm lost up to 4% in 512 KiB rings,
             // at 3/4 nothing). Pipe mode keeps perf's attr: readers that take a pipe stream's
             // first bytes for a file header (samply 0.13) read this field as a feature bitmap.
-            // An overwrite ring wakes no one (perf polls it for hang-ups only): perf's attr.
-            if o.output != "-" && !o.overwrite {
+            // perf's attr where the wakeups are the user's to choose (--no-buffering), where
+            // they bound the overshoot of --max-size, or where no one is woken (an overwrite
+            // ring: perf polls it for hang-ups only).
+            if o.output != "-" && !o.overwrite && !o.no_buffering && o.max_size.is_none() {
                 let bytes = o.pages as u64 * 4096;
                 a.wakeup = if bytes <= 16 << 10 { bytes * 7 / 8 } else { bytes * 3 / 4 } as u32;
                 a.flags |= flag::WATERMARK;
@@ -241,8 +250,10 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
     // The tracking event: the dummy, or the first event.
     if let Some(track) = if dummy { out.last_mut() } else { out.first_mut() } {
         let mut a = *track.attr.attr();
-        a.flags |=
-            flag::MMAP | flag::COMM | flag::TASK | flag::MMAP2 | flag::COMM_EXEC | flag::KSYMBOL | flag::BPF_EVENT;
+        a.flags |= flag::MMAP | flag::COMM | flag::TASK | flag::MMAP2 | flag::COMM_EXEC | flag::KSYMBOL;
+        if !o.no_bpf_event {
+            a.flags |= flag::BPF_EVENT;
+        }
         if o.data || matches!(o.call_graph, Some(CallGraph::Dwarf { .. })) {
             a.flags |= flag::MMAP_DATA;
         }

@@ -152,6 +152,18 @@ pub fn record<W: Write>(d: &mut PerfData<W>, o: &Options, session: &mut Session)
             while d.drain_with(session, &mut count)? > 0 {}
         }
         pace.cycle(session, &bytes)?;
+        if let Some(max) = o.max_size.filter(|&m| d.writer().data_size() >= m) {
+            // perf's words; the command is sent SIGTERM, as perf sends it at the end.
+            eprintln!(
+                "[ perf record: perf size limit reached ({} KB), stopping session ]",
+                max.max(d.writer().data_size()) >> 10
+            );
+            session.signal_command(SIGTERM)?;
+            if let Some(Beside(child)) = &mut beside {
+                signal_child(child, SIGTERM);
+            }
+            break;
+        }
         if let Some(Beside(child)) = &mut beside {
             if let Some(s) = child.try_wait()? {
                 status = Some(exit_code(s));

@@ -596,3 +596,34 @@ fn a_delay_holds_sampling_back_and_keeps_the_side_band() {
     let (exec, samples) = exec_and_sample_times(&file);
     assert!(exec.is_some() && samples.is_empty(), "-D -1: the side band only ({} samples)", samples.len());
 }
+
+/// `--max-size`: the recording stops once the data reaches the size (perf's message), the
+/// command gets SIGTERM (its status, 143, is ours), and the file is whole: perf reads it with
+/// no warning, and it holds less than the command would have made.
+#[test]
+fn max_size_stops_the_recording() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    let program = common::build("spin-max", SPIN);
+    let file = tmp("max-size.data");
+    let out = recorder()
+        .args(["-e", "cpu-clock", "-F", "10000", "-m", "16", "--max-size", "64K", "-o"])
+        .arg(&file)
+        .arg("--")
+        .arg(&program)
+        .output()
+        .unwrap();
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(143), "the command's SIGTERM: {said}");
+    assert!(said.contains("[ perf record: perf size limit reached ("), "{said}");
+    let stats = perf(&["report", "--stats"], &file);
+    let samples: u64 = stats
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("SAMPLE events:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0);
+    // 600 ms at 10 kHz would be ~6,000 samples; 64 KiB of ~40-byte samples is ~1,600, and the
+    // rings' last contents follow (two 64 KiB rings at most).
+    assert!(samples > 500 && samples < 5000, "{samples} samples");
+}

@@ -10,7 +10,7 @@
 //! * `watermark: 1` and `{ wakeup_events, wakeup_watermark }: N`: our recorder is woken when a
 //!   ring is 3/4 full (7/8 for rings of up to 16 KiB), perf at its default half (no field
 //!   printed), so that under load each wakeup brings more (see BENCHMARKS.md, issue 41). Pipe
-//!   mode keeps perf's attr.
+//!   mode, `--overwrite`, `--no-buffering` and `--max-size` keep perf's attr.
 //!
 //! (The ids inside the files differ, being the kernel's for each run; `perf evlist -v` does not
 //! print them.)
@@ -40,10 +40,16 @@ fn may_record_cpus() -> bool {
     true
 }
 
-/// Our evlist line without the fields that differ by design (see the module docs).
+/// Our evlist line without the fields that differ by design (see the module docs): the
+/// watermark and its size, where we set a watermark (a `wakeup_events` of perf's own, as
+/// `--no-buffering` sets it, stays).
 fn by_design(line: &str) -> String {
+    let watermark = line.split(", ").any(|f| f == "watermark: 1");
     line.split(", ")
-        .filter(|f| *f != "watermark: 1" && !f.starts_with("{ wakeup_events") && !f.starts_with("wakeup_watermark }"))
+        .filter(|f| {
+            !watermark
+                || *f != "watermark: 1" && !f.starts_with("{ wakeup_events") && !f.starts_with("wakeup_watermark }")
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -452,5 +458,21 @@ fn delay() {
     same_as_perf("D-never", &["-D", "-1"], &["true"]);
     if may_record_cpus() {
         same_as_perf("D-a", &["-a", "-D", "100"], &["sleep", "0.2"]);
+    }
+}
+
+#[test]
+fn buffering_samples_bpf_events_and_size() {
+    for (label, args) in [
+        ("n", &["-n"][..]),
+        ("no-buffering", &["--no-buffering"][..]),
+        ("no-bpf-event", &["--no-bpf-event"][..]),
+        ("max-size", &["--max-size", "20M"][..]),
+        ("max-size-bad", &["--max-size", "20"][..]),
+    ] {
+        same_as_perf(label, args, &["true"]);
+    }
+    if may_record_cpus() {
+        same_as_perf("a-no-buffering-n", &["-a", "--no-buffering", "-n", "--no-bpf-event"], &["true"]);
     }
 }

@@ -45,8 +45,10 @@ fn bpf_kallsyms() -> std::collections::HashMap<u64, String> {
 
 /// Write the KSYMBOL and BPF_EVENT records of every loaded program with event 0's context
 /// (none without the privilege to list them: perf then warns "Couldn't synthesize bpf
-/// events" and goes on, as this does); returns how many programs.
-pub fn synthesize<W: Write>(w: &mut Writer<W>) -> Result<usize, perfring_data::Error> {
+/// events" and goes on, as this does); the BPF_EVENT records only with `bpf_events` (an
+/// event of the file asks for them: perf's `--no-bpf-event` leaves the KSYMBOLs alone);
+/// returns how many programs.
+pub fn synthesize<W: Write>(w: &mut Writer<W>, bpf_events: bool) -> Result<usize, perfring_data::Error> {
     let Ok(progs) = crate::sys::bpf_programs() else { return Ok(0) };
     if progs.is_empty() {
         return Ok(0);
@@ -65,6 +67,9 @@ pub fn synthesize<W: Write>(w: &mut Writer<W>) -> Result<usize, perfring_data::E
                 sample_id: Some(SampleId::default()),
             });
             w.write_record(&rec, 0)?;
+        }
+        if !bpf_events {
+            continue;
         }
         let rec = Record::BpfEvent(BpfEvent {
             misc: 0,

@@ -388,7 +388,8 @@ impl<W: Write> PerfData<W> {
         }
         d.writer.write_raw(&synthetic::thread_map(&session.tasks()), &[])?;
         d.writer.write_raw(&synthetic::cpu_map(session.cpus()), &[])?;
-        bpf::synthesize(&mut d.writer)?;
+        let bpf_events = d.writer.attrs().iter().any(|a| a.attr.flags & perfring::record::attr_flags::BPF_EVENT != 0);
+        bpf::synthesize(&mut d.writer, bpf_events)?;
         let tracepoints: Vec<u64> =
             d.writer.attrs().iter().filter(|a| a.attr.type_ == event_type::TRACEPOINT).map(|a| a.attr.config).collect();
         if !tracepoints.is_empty() {
