@@ -167,6 +167,17 @@ impl<M: RingMemory> BackwardReader<M> {
         Ok(BackwardReader { mem, mask: size - 1, prev: 0, release_tail })
     }
 
+    /// A reader that goes on where an earlier one stopped: `prev` is that reader's
+    /// [`prev`](BackwardReader::prev), so the first read delivers only what was written since
+    /// (libperf keeps `md->prev` across reads the same way). For a caller that cannot keep the
+    /// reader itself, e.g. one whose memory borrows a mapping it holds beside the position. Any
+    /// `prev` is safe: a wrong one reads as the ring having wrapped, or errs.
+    pub fn resume(mem: M, release_tail: bool, prev: usize) -> Result<Self, LayoutError> {
+        let mut reader = Self::new(mem, release_tail)?;
+        reader.prev = prev;
+        Ok(reader)
+    }
+
     /// The head of the previous read.
     pub fn prev(&self) -> usize {
         self.prev

@@ -71,6 +71,25 @@ fn backward_ring_wrapped_more_than_three_times_returns_exactly_the_newest_comple
 }
 
 #[test]
+fn a_resumed_reader_delivers_only_what_was_written_since_the_earlier_ones_read() {
+    let mut ring = ModelRing::<32>::new().unwrap();
+    let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
+    let (a, b, c) = (record(1, 16), record(2, 24), record(3, 8));
+    p.output(&a, &EventIdentity::ANONYMOUS).unwrap();
+    let mut first = BackwardReader::new(p.memory(), false).unwrap();
+    assert_eq!(read_all(&mut first).0, [a]);
+    let prev = first.prev();
+    assert_ne!(prev, 0, "the head moved");
+    p.output(&b, &EventIdentity::ANONYMOUS).unwrap();
+    p.output(&c, &EventIdentity::ANONYMOUS).unwrap();
+    let mut resumed = BackwardReader::resume(p.memory(), false, prev).unwrap();
+    assert_eq!(resumed.prev(), prev);
+    assert_eq!(read_all(&mut resumed).0, [c.clone(), b.clone()], "b and c only, newest first");
+    // A new reader (prev 0) reads everything still there.
+    assert_eq!(read_all(&mut BackwardReader::new(p.memory(), false).unwrap()).0.len(), 3);
+}
+
+#[test]
 fn backward_ring_not_yet_wrapped_stops_at_the_zeroed_area() {
     let mut ring = ModelRing::<32>::new().unwrap();
     let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();

@@ -135,6 +135,18 @@ pub fn interrupted() -> bool {
     sys::sigint_seen()
 }
 
+/// Catch SIGUSR2 from now on (perf record's `--switch-output` signal): it then interrupts a
+/// [`Session::wait`](crate::Session::wait) in progress, and [`take_sigusr2`] says it came.
+pub fn catch_sigusr2() -> Result<(), Error> {
+    sys::catch_sigusr2().map_err(io_err("installing the SIGUSR2 handler"))
+}
+
+/// Whether SIGUSR2 arrived since the last call (or since [`catch_sigusr2`]); each arrival is
+/// reported once (several before a call, once).
+pub fn take_sigusr2() -> bool {
+    sys::sigusr2_taken()
+}
+
 /// Let a child's exit (SIGCHLD) interrupt a [`Session::wait`](crate::Session::wait) in
 /// progress, as it interrupts perf record's `poll`: for a process this one runs beside a
 /// session (the session's own command wakes it through its pidfd). The handler does nothing

@@ -142,7 +142,8 @@ impl SessionBuilder {
     /// while the session runs (a ring wakes no [`wait`](Session::wait); hang-ups and the
     /// command's exit still do): the first [`drain`](Session::drain) after
     /// [`stop`](Session::stop) delivers what each ring holds then, its newest `data_size`
-    /// bytes, newest first (under `PERF_EVENT_IOC_PAUSE_OUTPUT`, as perf reads them).
+    /// bytes, newest first (under `PERF_EVENT_IOC_PAUSE_OUTPUT`, as perf reads them); to read
+    /// while it runs, [`collect_overwrite`](Session::collect_overwrite) before a drain.
     pub fn overwrite(mut self, overwrite: bool) -> Self {
         self.overwrite = overwrite;
         self
@@ -265,7 +266,8 @@ impl SessionBuilder {
             scratch: RecordScratch(Box::default()),
             started: false,
             status: None,
-            overwrite: self.overwrite.then(|| vec![false; cpus_len]),
+            overwrite: self.overwrite.then(|| vec![0; cpus_len]),
+            collect: false,
             stopped: false,
         })
     }
@@ -379,8 +381,11 @@ pub struct Session {
     scratch: RecordScratch,
     started: bool,
     status: Option<i32>,
-    /// An overwrite session ([`SessionBuilder::overwrite`]): whether each ring was read.
-    overwrite: Option<Vec<bool>>,
+    /// An overwrite session ([`SessionBuilder::overwrite`]): each ring's head at its last read
+    /// (the backward reader's `prev`; 0 before the first).
+    overwrite: Option<Vec<usize>>,
+    /// [`collect_overwrite`](Session::collect_overwrite) was called: the next drain reads.
+    collect: bool,
     /// [`stop`](Session::stop) was called.
     stopped: bool,
 }
@@ -556,21 +561,32 @@ impl Session {
         Ok(n)
     }
 
-    /// [`drain`](Session::drain) of an overwrite session: after [`stop`](Session::stop), each
-    /// ring not yet read, its output paused first.
+    /// Have the next [`drain`](Session::drain) of an overwrite session read its rings while it
+    /// runs (perf record's `--switch-output` dump of a flight recorder): each is paused, read
+    /// for what it holds that no earlier read delivered, and resumed. A no-op for other sessions.
+    pub fn collect_overwrite(&mut self) {
+        self.collect = self.overwrite.is_some();
+    }
+
+    /// [`drain`](Session::drain) of an overwrite session: after [`stop`](Session::stop) or
+    /// [`collect_overwrite`](Session::collect_overwrite), each ring's records since its last
+    /// read, its output paused around the read (and resumed while the session runs).
     fn drain_overwrite(&mut self, mut f: impl FnMut(&SessionRecord<'_>)) -> Result<usize, Error> {
-        let Some(read) = self.overwrite.as_mut().filter(|_| self.stopped) else { return Ok(0) };
+        let Some(prev) = self.overwrite.as_mut().filter(|_| self.stopped || self.collect) else { return Ok(0) };
+        self.collect = false;
         let mut n = 0;
         for (ring_index, ring) in self.rings.iter().enumerate() {
-            if std::mem::replace(&mut read[ring_index], true) {
-                continue;
-            }
             let (set, cpu) = (&self.set, self.cpus[ring_index]);
             ring.pause_output(true)?;
-            let summary = ring.overwrite_reader()?.read(&mut self.scratch.0[..], |raw| {
+            let mut reader = perfring::BackwardReader::resume(ring.read_only(), false, prev[ring_index])?;
+            let read = reader.read(&mut self.scratch.0[..], |raw| {
                 f(&SessionRecord { header: raw.header, bytes: raw.bytes, ring: ring_index, cpu, set });
-            })?;
-            n += summary.records;
+            });
+            prev[ring_index] = reader.prev();
+            if !self.stopped {
+                ring.pause_output(false)?;
+            }
+            n += read?.records;
         }
         Ok(n)
     }

@@ -381,6 +381,28 @@ pub(crate) fn clock_ns(clockid: i32) -> Option<(u64, u64)> {
     ok.then(|| (ns(res), ns(now)))
 }
 
+/// `secs` since the epoch as local time (`localtime_r`): year, month (1-12), day, hour,
+/// minute, second; `None` if the C library cannot convert it.
+pub(crate) fn local_time(secs: i64) -> Option<[u32; 6]> {
+    let t: libc::time_t = secs;
+    // SAFETY: an all-zero `tm` is a valid value of the plain C struct it is.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    // SAFETY: both pointers are to live values; localtime_r writes only `tm` and is thread-safe.
+    let ok = !unsafe { libc::localtime_r(&t, &mut tm) }.is_null();
+    let field = |v: libc::c_int| u32::try_from(v).ok();
+    ok.then(|| {
+        Some([
+            field(tm.tm_year)? + 1900,
+            field(tm.tm_mon)? + 1,
+            field(tm.tm_mday)?,
+            field(tm.tm_hour)?,
+            field(tm.tm_min)?,
+            field(tm.tm_sec)?,
+        ])
+    })
+    .flatten()
+}
+
 /// The page size.
 pub(crate) fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
@@ -616,6 +638,27 @@ pub(crate) fn wake_on_sigchld() -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+static SIGUSR2_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_sigusr2(_: libc::c_int) {
+    SIGUSR2_SEEN.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Catch SIGUSR2 from now on; [`sigusr2_taken`] says whether one came.
+pub(crate) fn catch_sigusr2() -> io::Result<()> {
+    // SAFETY: installing a handler that only stores to an atomic (async-signal-safe).
+    let prev = unsafe { libc::signal(libc::SIGUSR2, on_sigusr2 as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+    if prev == libc::SIG_ERR {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Whether SIGUSR2 arrived since the last call (or since [`catch_sigusr2`]); clears it.
+pub(crate) fn sigusr2_taken() -> bool {
+    SIGUSR2_SEEN.swap(false, std::sync::atomic::Ordering::Relaxed)
 }
 
 static SIGINT_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

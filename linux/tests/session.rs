@@ -196,3 +196,35 @@ fn an_overwrite_session_is_read_once_after_stop_newest_first() {
     assert_eq!(session.drain(|_| panic!("read twice")).unwrap(), 0, "each ring is read once");
     assert_eq!(session.exit_status().unwrap(), Some(0));
 }
+
+/// `collect_overwrite` reads an overwrite session while it runs (perf's `--switch-output` of a
+/// flight recorder): the drain after it delivers records, and the drain after `stop` only
+/// newer ones — each ring read from where the last read stopped.
+#[test]
+fn an_overwrite_session_collected_while_it_runs_reads_each_record_once() {
+    let faults =
+        EventAttr::software(software::PAGE_FAULTS).sample_period(1).sample_type(st::TID | st::TIME).sample_id_all(true);
+    // Forks for 0.6 s at least (a `true` each), whatever the machine's speed.
+    let work = "s=$(date +%s%N); while [ $(( $(date +%s%N) - s )) -lt 600000000 ]; do x=$(true); done";
+    let Some(mut session) = open(Session::command(["sh", "-c", work]).event(faults).data_pages(4).overwrite(true))
+    else {
+        return;
+    };
+    session.start().unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    let times = |session: &mut Session| {
+        let mut t = Vec::new();
+        session.drain(|r| t.extend(r.sample().and_then(|s| s.time()))).unwrap();
+        t
+    };
+    session.collect_overwrite();
+    let first = times(&mut session);
+    assert_eq!(times(&mut session), Vec::<u64>::new(), "one drain per collect");
+    while !session.wait(Some(Duration::from_millis(50))).unwrap() {}
+    session.stop().unwrap();
+    let second = times(&mut session);
+    println!("{} samples collected while running, {} after", first.len(), second.len());
+    assert!(!first.is_empty() && !second.is_empty(), "the command faults before and after the collect");
+    let newest_first = first.iter().max().unwrap();
+    assert!(second.iter().all(|t| t > newest_first), "the second read holds only records newer than the first's");
+}

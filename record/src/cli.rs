@@ -70,6 +70,13 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
                                 then gets SIGTERM, as perf sends it
   -D, --delay MS                measure from MS milliseconds after the start (-1: never, the
                                 events left disabled); the side band is recorded meanwhile
+      --switch-output[=WHEN]    end the file and start a new one: on SIGUSR2 (signal, the
+                                default), at a size (100M; B/K/M/G) or every so long (30s;
+                                s/m/h/d); each ended file is renamed FILE.<timestamp>, the
+                                last one too; with --overwrite, each dump holds what the
+                                rings took since the last
+      --switch-max-files N      keep the N newest of those files (older ones removed)
+      --timestamp-filename      rename the output FILE.<timestamp> at the end
   -o, --output FILE             output file (default perf.data, the old one kept as
                                 perf.data.old); - writes pipe mode to stdout, the command's
                                 stdout then going to stderr
@@ -155,6 +162,12 @@ pub struct Options {
     pub pages_rounded: bool,
     /// `--overwrite`.
     pub overwrite: bool,
+    /// `--switch-output`.
+    pub switch_output: Option<crate::switch_output::When>,
+    /// `--switch-max-files`.
+    pub switch_max_files: Option<usize>,
+    /// `--timestamp-filename` (implied by `--switch-output`).
+    pub timestamp_filename: bool,
     /// `-D`: milliseconds, or -1 (never enabled).
     pub delay: Option<i64>,
     /// `-n`.
@@ -220,6 +233,9 @@ impl Default for Options {
             pages: 128,
             pages_rounded: false,
             overwrite: false,
+            switch_output: None,
+            switch_max_files: None,
+            timestamp_filename: false,
             delay: None,
             no_samples: false,
             no_buffering: false,
@@ -300,6 +316,9 @@ const OPTIONS: &[(Option<char>, &str, Takes)] = &[
     (Some('m'), "mmap-pages", Takes::Value),
     (Some('o'), "output", Takes::Value),
     (None, "overwrite", Takes::Nothing),
+    (None, "switch-output", Takes::Optional),
+    (None, "switch-max-files", Takes::Value),
+    (None, "timestamp-filename", Takes::Nothing),
     (Some('D'), "delay", Takes::Value),
     (Some('n'), "no-samples", Takes::Nothing),
     (None, "no-buffering", Takes::Nothing),
@@ -517,6 +536,17 @@ fn apply(
         (Some('m'), _) => *pages = Some(v),
         (Some('o'), _) => o.output = v,
         (None, "overwrite") => o.overwrite = true,
+        (None, "switch-output") => {
+            let when = if v.is_empty() { "signal" } else { &v };
+            o.switch_output = Some(crate::switch_output::When::parse(when).ok_or_else(|| {
+                UsageError(format!(
+                    "--switch-output={when}: give signal, a size (100M; B, K, M or G) or a time (30s; s, m, h or d)"
+                ))
+            })?);
+            o.timestamp_filename = true;
+        }
+        (None, "switch-max-files") => o.switch_max_files = Some(number("--switch-max-files", &v)?),
+        (None, "timestamp-filename") => o.timestamp_filename = true,
         (Some('D'), _) => o.delay = delay(&v)?,
         (Some('n'), _) => o.no_samples = true,
         (None, "no-buffering") => o.no_buffering = true,
@@ -632,6 +662,9 @@ fn check(o: &Options) -> Result<(), UsageError> {
     if o.period == Some(0) {
         return err("-c 0 samples nothing: give a period of at least 1 event");
     }
+    if o.output == "-" && (o.switch_output.is_some() || o.timestamp_filename) {
+        return err("--switch-output and --timestamp-filename name files: not with -o - (pipe mode)");
+    }
     if o.freq.is_some() && o.period.is_some() {
         return err("-F and -c exclude each other");
     }
@@ -688,6 +721,19 @@ mod tests {
         }
         assert!(run("--all-user true").all_user && run("--all-kernel true").all_kernel);
         assert!(run("--overwrite true").overwrite);
+        use crate::switch_output::When;
+        let o = run("--switch-output true");
+        assert_eq!((o.switch_output, o.timestamp_filename), (Some(When::Signal), true));
+        assert_eq!(run("--switch-output=100M true").switch_output, Some(When::Size(100 << 20)));
+        assert_eq!(
+            run("--switch-output=30s true").switch_output,
+            Some(When::Every(std::time::Duration::from_secs(30)))
+        );
+        assert_eq!(run("--switch-output=2m --switch-max-files 3 true").switch_max_files, Some(3));
+        assert!(run("--timestamp-filename true").timestamp_filename);
+        for bad in ["--switch-output=x true", "--switch-output=10 true", "-o - --switch-output true"] {
+            assert!(parse(bad.split_whitespace().map(String::from)).is_err(), "{bad}");
+        }
         assert_eq!(
             (run("-D 100 true").delay, run("-D -1 true").delay, run("-D0 true").delay),
             (Some(100), Some(-1), None)

@@ -192,9 +192,11 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
             // at 3/4 nothing). Pipe mode keeps perf's attr: readers that take a pipe stream's
             // first bytes for a file header (samply 0.13) read this field as a feature bitmap.
             // perf's attr where the wakeups are the user's to choose (--no-buffering), where
-            // they bound the overshoot of --max-size, or where no one is woken (an overwrite
-            // ring: perf polls it for hang-ups only).
-            if o.output != "-" && !o.overwrite && !o.no_buffering && o.max_size.is_none() {
+            // they bound the overshoot of --max-size or --switch-output=SIZE, or where no one
+            // is woken (an overwrite ring: perf polls it for hang-ups only).
+            let size_bound =
+                o.max_size.is_some() || matches!(o.switch_output, Some(crate::switch_output::When::Size(_)));
+            if o.output != "-" && !o.overwrite && !o.no_buffering && !size_bound {
                 let bytes = o.pages as u64 * 4096;
                 a.wakeup = if bytes <= 16 << 10 { bytes * 7 / 8 } else { bytes * 3 / 4 } as u32;
                 a.flags |= flag::WATERMARK;

@@ -20,6 +20,7 @@
 //! | `config` | each event's attr as perf's `evsel__config` sets it |
 //! | `output` | the output file (`.old`, mode 0600) or stdout |
 //! | `record_loop` | start, wait, drain, end |
+//! | `switch_output` | `--switch-output`: end the file, rename it, begin the next |
 //! | `summary` | perf's summary lines, the `-v` table |
 
 mod cli;
@@ -28,6 +29,7 @@ mod events;
 mod output;
 mod record_loop;
 mod summary;
+mod switch_output;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -230,11 +232,15 @@ fn run(o: &Options) -> Result<u8, Failure> {
             let out =
                 std::io::BufWriter::with_capacity(perfring_linux::perf_data::OUTPUT_BUFFER, std::io::stdout().lock());
             let d = PerfData::pipe(out, &session, &names)?;
-            record(d, o, &mut session, &names)
+            record(d, o, &mut session, &names, None)
         }
         Output::File(file) => {
             let d = PerfData::new(file, &session, &names).map_err(|e| format!("writing {}: {e}", o.output))?;
-            record(d, o, &mut session, &names)
+            let mut switch = |d: &mut PerfData<_>, session: &mut Session, dumps: &mut switch_output::Dumps| {
+                switch_output::switch(d, o, session, &names, dumps)
+            };
+            let switch: Option<record_loop::Switch<'_, _>> = o.switch_output.is_some().then_some(&mut switch);
+            record(d, o, &mut session, &names, switch)
         }
     }
 }
@@ -251,7 +257,44 @@ fn synthesize<W: Write>(d: &mut PerfData<W>, o: &Options) -> Result<(), PerfData
     Ok(())
 }
 
-fn record<W: Write>(mut d: PerfData<W>, o: &Options, session: &mut Session, names: &[String]) -> Result<u8, Failure> {
+/// What a file dumped by `--switch-output` begins with after the attrs (perf's
+/// `record__synthesize` and, for a command, `record__synthesize_workload`): what runs, the
+/// command's threads, FINISHED_INIT.
+fn begin<W: Write>(d: &mut PerfData<W>, o: &Options, session: &Session) -> Result<(), Error> {
+    synthesize(d, o)?;
+    if let Some(pid) = session.pid() {
+        d.synthesize(pid)?;
+    }
+    d.finish_init()?;
+    Ok(())
+}
+
+/// What an overwrite session's file ends with (perf's tail synthesis, which `--overwrite`
+/// implies): the rings kept only their newest records, so the side band of what runs now (the
+/// maps of processes started during the recording) follows them; and the command's name, whose
+/// exec COMM the ring may have overwritten (perf reads it from the command's /proc entry before
+/// reaping it; ours may be reaped, so it is named as the kernel names it at exec: the program's
+/// base name, 15 bytes at most). Nothing for other sessions.
+fn tail<W: Write>(d: &mut PerfData<W>, o: &Options, session: &Session) -> Result<(), Error> {
+    if !o.overwrite {
+        return Ok(());
+    }
+    synthesize(d, o)?;
+    if let (Some(pid), Some(program)) = (session.pid(), o.command.first()) {
+        let base = program.rsplit('/').next().unwrap_or(program);
+        let end = (0..=base.len().min(15)).rev().find(|&i| base.is_char_boundary(i)).unwrap_or(0);
+        d.synthesize_comm(pid, &base[..end])?;
+    }
+    Ok(())
+}
+
+fn record<W: Write>(
+    mut d: PerfData<W>,
+    o: &Options,
+    session: &mut Session,
+    names: &[String],
+    switch: Option<record_loop::Switch<'_, W>>,
+) -> Result<u8, Failure> {
     if let Some(level) = o.compression {
         d.writer().compress(level).map_err(PerfDataError::from)?;
     }
@@ -261,19 +304,10 @@ fn record<W: Write>(mut d: PerfData<W>, o: &Options, session: &mut Session, name
         d.synthesize_command(pid)?;
     }
     d.finish_init()?;
-    let recorded = record_loop::record(&mut d, o, session);
-    if o.overwrite && recorded.is_ok() {
-        // perf's tail synthesis: the rings kept only their newest records, so the side band of
-        // what runs now (the maps of processes started during the recording) follows them;
-        // and the command's name, whose exec COMM the ring may have overwritten (perf reads
-        // it from the command's /proc entry before reaping it; ours is reaped by now, so it is
-        // named as the kernel names it at exec: the program's base name, 15 bytes at most).
-        synthesize(&mut d, o)?;
-        if let (Some(pid), Some(program)) = (session.pid(), o.command.first()) {
-            let base = program.rsplit('/').next().unwrap_or(program);
-            let end = (0..=base.len().min(15)).rev().find(|&i| base.is_char_boundary(i)).unwrap_or(0);
-            d.synthesize_comm(pid, &base[..end])?;
-        }
+    let mut dumps = switch_output::Dumps::default();
+    let recorded = record_loop::record(&mut d, o, session, switch, &mut dumps);
+    if recorded.is_ok() {
+        tail(&mut d, o, session)?;
     }
     let lost = match &recorded {
         Ok(_) => d.write_lost_samples(session)?,
@@ -287,13 +321,22 @@ fn record<W: Write>(mut d: PerfData<W>, o: &Options, session: &mut Session, name
     let finished = d.finish_with(!o.no_buildid, !o.no_buildid && !o.no_buildid_cache);
     let recorded = recorded?;
     let written = finished?;
+    // --timestamp-filename (and --switch-output): the last file is renamed too; perf's summary
+    // then names it FILE.<timestamp>.
+    let output = if o.timestamp_filename {
+        drop(written.0);
+        dumps.rename(o)?;
+        format!("{}.<timestamp>", o.output)
+    } else {
+        o.output.clone()
+    };
     if !o.quiet {
         summary::print(
             &summary::Summary {
                 wakeups: recorded.wakeups,
                 bytes: written.1,
                 original: o.compression.map(|_| bytes),
-                output: &o.output,
+                output: &output,
                 samples: &samples,
                 lost: &lost,
                 lost_records,

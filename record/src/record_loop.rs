@@ -14,6 +14,7 @@ use perfring_linux::perf_data::PerfData;
 use perfring_linux::Session;
 
 use crate::cli::Options;
+use crate::switch_output::{Dumps, When};
 use crate::Error;
 
 /// What the loop leaves for the summary.
@@ -94,9 +95,24 @@ fn signal_child(child: &std::process::Child, signal: i32) {
     let _ = signal_process(child.id() as i32, signal);
 }
 
-/// Record until the command ends (or, with no command, until SIGINT/SIGTERM).
-pub fn record<W: Write>(d: &mut PerfData<W>, o: &Options, session: &mut Session) -> Result<Recorded, Error> {
+/// What `--switch-output` does when its trigger comes (`switch_output::switch`, file mode).
+pub type Switch<'a, W> = &'a mut dyn FnMut(&mut PerfData<W>, &mut Session, &mut Dumps) -> Result<(), Error>;
+
+/// Record until the command ends (or, with no command, until SIGINT/SIGTERM); `switch`, with
+/// `--switch-output`, ends the file and begins the next when its trigger comes.
+pub fn record<W: Write>(
+    d: &mut PerfData<W>,
+    o: &Options,
+    session: &mut Session,
+    mut switch: Option<Switch<'_, W>>,
+    dumps: &mut Dumps,
+) -> Result<Recorded, Error> {
     let start = Instant::now();
+    if o.switch_output == Some(When::Signal) {
+        perfring_linux::launch::catch_sigusr2()?;
+    }
+    let mut switched = Instant::now();
+    let mut dump_wakeups = 0u64;
     // -D: the events stay disabled (the tracking dummy records the side band meanwhile) until
     // the delay has passed, or for good with -1 — as perf, which says so unless -q.
     let started = if o.delay.is_some() { session.start_disabled() } else { session.start() };
@@ -133,7 +149,11 @@ pub fn record<W: Write>(d: &mut PerfData<W>, o: &Options, session: &mut Session)
     let mut pace = Pace::new(session);
     loop {
         let until_enabled = enable_at.map_or(Duration::MAX, |at| at.saturating_duration_since(Instant::now()));
-        let mut ended = session.wait(Some(pace.timeout(timeout).min(until_enabled)))?;
+        let until_switch = match o.switch_output {
+            Some(When::Every(t)) => (switched + t).saturating_duration_since(Instant::now()),
+            _ => Duration::MAX,
+        };
+        let mut ended = session.wait(Some(pace.timeout(timeout).min(until_enabled).min(until_switch)))?;
         if enable_at.is_some_and(|at| Instant::now() >= at) {
             enable_at = None;
             session.enable()?;
@@ -145,6 +165,7 @@ pub fn record<W: Write>(d: &mut PerfData<W>, o: &Options, session: &mut Session)
         let mut count = |r: &perfring_linux::SessionRecord<'_>| bytes[r.ring] += r.bytes.len() as u64;
         if d.drain_with(session, &mut count)? > 0 {
             wakeups += 1;
+            dump_wakeups += 1;
             // As perf: read again while a pass finds records, sleep once one finds none.
             // Under load the rings refill while they are read; reading on costs a pass, far
             // less than the switch a sleep costs, and keeps the rings from overflowing (-a -g
@@ -152,6 +173,21 @@ pub fn record<W: Write>(d: &mut PerfData<W>, o: &Options, session: &mut Session)
             while d.drain_with(session, &mut count)? > 0 {}
         }
         pace.cycle(session, &bytes)?;
+        if let Some(switch) = switch.as_mut() {
+            let due = match o.switch_output {
+                Some(When::Signal) => perfring_linux::launch::take_sigusr2(),
+                Some(When::Size(n)) => d.writer().data_size() >= n,
+                Some(When::Every(t)) => switched.elapsed() >= t,
+                None => false,
+            };
+            if due && !ended {
+                if !o.quiet {
+                    eprintln!("[ perf record: dump data: Woken up {dump_wakeups} times ]");
+                }
+                switch(d, session, dumps)?;
+                (switched, dump_wakeups) = (Instant::now(), 0);
+            }
+        }
         if let Some(max) = o.max_size.filter(|&m| d.writer().data_size() >= m) {
             // perf's words; the command is sent SIGTERM, as perf sends it at the end.
             eprintln!(

@@ -542,12 +542,13 @@ fn overwrite_keeps_the_newest_records() {
     assert_eq!(pages, newest, "the records kept are the newest: the last {kept} pages touched, each once");
 }
 
-/// A program that spins for 600 ms.
+/// A program that spins for 600 ms (or argv[1] ms).
 const SPIN: &str = r#"
 fn main() {
+    let ms = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(600);
     let t = std::time::Instant::now();
     let mut x = 0u64;
-    while t.elapsed() < std::time::Duration::from_millis(600) {
+    while t.elapsed() < std::time::Duration::from_millis(ms) {
         x = std::hint::black_box(x.wrapping_add(1));
     }
 }
@@ -626,4 +627,97 @@ fn max_size_stops_the_recording() {
     // 600 ms at 10 kHz would be ~6,000 samples; 64 KiB of ~40-byte samples is ~1,600, and the
     // rings' last contents follow (two 64 KiB rings at most).
     assert!(samples > 500 && samples < 5000, "{samples} samples");
+}
+
+/// The files `--switch-output`/`--timestamp-filename` left for output `file`: `FILE.` and
+/// perf's 16 digits of local time, in name order (which is time order).
+fn dumps_of(file: &Path) -> Vec<std::path::PathBuf> {
+    let dir = file.parent().unwrap();
+    let prefix = format!("{}.", file.file_name().unwrap().to_str().unwrap());
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            name.strip_prefix(&prefix).is_some_and(|t| t.len() == 16 && t.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// `--switch-output` (SIGUSR2): each signal ends the file and begins the next; every file is
+/// renamed FILE.<timestamp>, the last one too; perf reads each with no warning; each holds
+/// samples, the later file's all after the earlier's. `--switch-max-files 2` keeps the two
+/// newest of three.
+#[test]
+fn switch_output_on_a_signal_dumps_one_file_per_signal() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    let program = common::build("spin-switch", SPIN);
+    for (label, signals, max, expect) in [("one", 1, None, 2), ("max", 2, Some("2"), 2)] {
+        let file = tmp(&format!("switch-{label}.data"));
+        for old in dumps_of(&file) {
+            std::fs::remove_file(old).ok();
+        }
+        let mut c = recorder();
+        c.args(["-e", "cpu-clock", "-F", "1000", "--switch-output"]);
+        if let Some(n) = max {
+            c.args(["--switch-max-files", n]);
+        }
+        let child = c.arg("-o").arg(&file).arg("--").arg(&program).arg("1200").stderr(Stdio::piped()).spawn().unwrap();
+        for _ in 0..signals {
+            std::thread::sleep(Duration::from_millis(400));
+            // SAFETY: kill(2) of our own child, alive (it spins for 1.2 s).
+            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGUSR2) }, 0);
+        }
+        let out = child.wait_with_output().unwrap();
+        let said = text(&out.stderr);
+        assert!(out.status.success(), "{said}");
+        assert_eq!(said.matches("[ perf record: Dump ").count(), signals + 1, "{said}");
+        assert!(said.contains(&format!("{}.<timestamp>", file.display())), "{said}");
+        assert!(!file.exists(), "the last file is renamed too");
+        let dumps = dumps_of(&file);
+        assert_eq!(dumps.len(), expect, "{label}: {dumps:?}\n{said}");
+        let mut last_end = 0.0f64;
+        for d in &dumps {
+            let times: Vec<f64> = perf(&["script", "-F", "time"], d)
+                .lines()
+                .filter_map(|l| l.trim().trim_end_matches(':').parse().ok())
+                .collect();
+            assert!(times.len() > 50, "{label}: {} holds {} samples", d.display(), times.len());
+            let (first, last) = times.iter().fold((f64::MAX, 0.0f64), |(a, b), &t| (a.min(t), b.max(t)));
+            assert!(first >= last_end, "{label}: {} begins before the file before it ends", d.display());
+            last_end = last;
+        }
+        for d in dumps {
+            std::fs::remove_file(d).ok();
+        }
+    }
+}
+
+/// `--timestamp-filename`: the one file is renamed FILE.<timestamp> at the end.
+#[test]
+fn timestamp_filename_renames_the_file_at_the_end() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    let file = tmp("stamped.data");
+    for old in dumps_of(&file) {
+        std::fs::remove_file(old).ok();
+    }
+    let out = recorder()
+        .args(["-e", "page-faults", "--timestamp-filename", "-o"])
+        .arg(&file)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dumps = dumps_of(&file);
+    assert_eq!(dumps.len(), 1, "{dumps:?}");
+    assert!(!file.exists());
+    perf(&["report", "--stats"], &dumps[0]);
+    std::fs::remove_file(&dumps[0]).ok();
 }

@@ -276,6 +276,16 @@ impl PerfData<BufWriter<File>> {
     }
 }
 
+/// The suffix perf record gives a file it dumps (`--switch-output`, `--timestamp-filename`:
+/// `perf.data.2026112707184761`): the local time now as year, month, day, hour, minute,
+/// second and hundredths (perf's `fetch_current_timestamp`); `None` where the C library
+/// cannot give the local time (perf then fails the switch: "Failed to get current timestamp").
+pub fn timestamp_suffix() -> Option<String> {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).ok()?;
+    let [y, mo, d, h, mi, s] = crate::sys::local_time(i64::try_from(now.as_secs()).ok()?)?;
+    Some(format!("{y:04}{mo:02}{d:02}{h:02}{mi:02}{s:02}{:02}", now.subsec_millis() / 10))
+}
+
 /// CLOCKID and CLOCK_DATA, as perf record writes them where the events' times come from a
 /// clock of their own (`use_clockid`, `-k`): the clock's resolution, and a reference reading
 /// of it beside the time of day (microseconds, `gettimeofday`'s), taken now, so that `perf
@@ -686,4 +696,17 @@ fn build_id_record(id: &[u8], path: &str, kernel: bool) -> Vec<u8> {
     r.extend_from_slice(path.as_bytes());
     r.resize(size, 0);
     r
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_timestamp_suffix_is_perfs_sixteen_digits_of_local_time() {
+        let t = super::timestamp_suffix().expect("the local time");
+        assert_eq!(t.len(), 16, "{t}");
+        assert!(t.bytes().all(|b| b.is_ascii_digit()), "{t}");
+        let (year, month, day): (u32, u32, u32) =
+            (t[..4].parse().unwrap(), t[4..6].parse().unwrap(), t[6..8].parse().unwrap());
+        assert!(year >= 2024 && (1..=12).contains(&month) && (1..=31).contains(&day), "{t}");
+    }
 }
