@@ -41,10 +41,17 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
       --filter FILTER           a tracepoint filter for the events of the -e before it
                                 (the kernel's syntax: 'prev_pid == 1 && next_pid != 0');
                                 several are joined with &&
+      --exclude-perf            a filter leaving out this recorder's own events
+                                (common_pid != its pid), for the -e before it
   -d, --data                    sample data addresses (ADDR, DATA_SRC; data mappings too)
       --phys-data               sample physical addresses (PHYS_ADDR)
       --data-page-size          sample the data address's page size (DATA_PAGE_SIZE)
       --code-page-size          sample the IP's page size (CODE_PAGE_SIZE)
+  -b, --branch-any               sample taken branches (a branch stack: BRANCH_STACK, any)
+  -j, --branch-filter MODE,...  sample branches of these kinds (any, any_call, any_ret,
+                                ind_call, ind_jmp, call, cond, abort_tx, in_tx, no_tx,
+                                save_type, stack, priv; u, k, hv); on a machine whose PMU
+                                has no branch stack, perf's error
   -W, --weight                  sample the weight (WEIGHT_STRUCT on x86, as perf)
   -P, --period                  sample the period (PERIOD) even with -c; --no-period: never
       --sample-cpu              sample the CPU (CPU), as -a does
@@ -70,6 +77,8 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
                                 then gets SIGTERM, as perf sends it
   -D, --delay MS                measure from MS milliseconds after the start (-1: never, the
                                 events left disabled); the side band is recorded meanwhile
+      --tail-synthesize         synthesize what runs (COMM, MMAP2 from /proc) at the end of
+                                the recording instead of at its start (-a, -p, -t)
       --switch-output[=WHEN]    end the file and start a new one: on SIGUSR2 (signal, the
                                 default), at a size (100M; B/K/M/G) or every so long (30s;
                                 s/m/h/d); each ended file is renamed FILE.<timestamp>, the
@@ -128,8 +137,8 @@ pub struct Options {
     pub call_graph: Option<CallGraph>,
     /// `-d`.
     pub data: bool,
-    /// `--filter`: (the `-e` item it follows, an index into `events`; the filter).
-    pub filters: Vec<(usize, String)>,
+    /// `--filter` and `--exclude-perf`, in their order.
+    pub filters: Vec<Filter>,
     /// `--phys-data`.
     pub phys_data: bool,
     /// `--data-page-size`.
@@ -138,6 +147,8 @@ pub struct Options {
     pub code_page_size: bool,
     /// `-W`.
     pub weight: bool,
+    /// `-b`, `-j`: `branch_sample_type`.
+    pub branch_stack: Option<u64>,
     /// `-P` (`Some(true)`) or `--no-period` (`Some(false)`).
     pub sample_period: Option<bool>,
     /// `--sample-cpu`.
@@ -162,6 +173,8 @@ pub struct Options {
     pub pages_rounded: bool,
     /// `--overwrite`.
     pub overwrite: bool,
+    /// `--tail-synthesize`.
+    pub tail_synthesize: bool,
     /// `--switch-output`.
     pub switch_output: Option<crate::switch_output::When>,
     /// `--switch-max-files`.
@@ -194,6 +207,17 @@ pub struct Options {
     pub command: Vec<String>,
 }
 
+/// A tracepoint filter for the events of one `-e` (`--filter`, `--exclude-perf`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Filter {
+    /// The `-e` it follows (an index into [`Options::events`]).
+    pub item: usize,
+    /// The filter, in the kernel's syntax.
+    pub text: String,
+    /// From `--exclude-perf` (`common_pid != <this process>`).
+    pub exclude_perf: bool,
+}
+
 /// `-F`: a number, or `max` (the kernel's maximum).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Freq {
@@ -221,6 +245,7 @@ impl Default for Options {
             data_page_size: false,
             code_page_size: false,
             weight: false,
+            branch_stack: None,
             sample_period: None,
             sample_cpu: false,
             raw_samples: false,
@@ -233,6 +258,7 @@ impl Default for Options {
             pages: 128,
             pages_rounded: false,
             overwrite: false,
+            tail_synthesize: false,
             switch_output: None,
             switch_max_files: None,
             timestamp_filename: false,
@@ -298,10 +324,13 @@ const OPTIONS: &[(Option<char>, &str, Takes)] = &[
     (None, "call-graph", Takes::Value),
     (Some('d'), "data", Takes::Nothing),
     (None, "filter", Takes::Value),
+    (None, "exclude-perf", Takes::Nothing),
     (None, "phys-data", Takes::Nothing),
     (None, "data-page-size", Takes::Nothing),
     (None, "code-page-size", Takes::Nothing),
     (Some('W'), "weight", Takes::Nothing),
+    (Some('b'), "branch-any", Takes::Nothing),
+    (Some('j'), "branch-filter", Takes::Value),
     (Some('P'), "period", Takes::Nothing),
     (None, "no-period", Takes::Nothing),
     (None, "sample-cpu", Takes::Nothing),
@@ -316,6 +345,8 @@ const OPTIONS: &[(Option<char>, &str, Takes)] = &[
     (Some('m'), "mmap-pages", Takes::Value),
     (Some('o'), "output", Takes::Value),
     (None, "overwrite", Takes::Nothing),
+    (None, "tail-synthesize", Takes::Nothing),
+    (None, "no-tail-synthesize", Takes::Nothing),
     (None, "switch-output", Takes::Optional),
     (None, "switch-max-files", Takes::Value),
     (None, "timestamp-filename", Takes::Nothing),
@@ -501,12 +532,27 @@ fn apply(
             let Some(last) = o.events.len().checked_sub(1) else {
                 return err("--filter option should follow a -e tracepoint or HW tracer option");
             };
-            o.filters.push((last, v));
+            o.filters.push(Filter { item: last, text: v, exclude_perf: false });
+        }
+        (None, "exclude-perf") => {
+            let Some(last) = o.events.len().checked_sub(1) else {
+                return err("--exclude-perf option should follow a -e tracepoint option");
+            };
+            o.filters.push(Filter {
+                item: last,
+                text: format!("common_pid != {}", std::process::id()),
+                exclude_perf: true,
+            });
         }
         (None, "phys-data") => o.phys_data = true,
         (None, "data-page-size") => o.data_page_size = true,
         (None, "code-page-size") => o.code_page_size = true,
         (Some('W'), _) => o.weight = true,
+        (Some('b' | 'j'), _) if o.branch_stack.is_some() => {
+            return err("Error: Can't use --branch-any (-b) with --branch-filter (-j).");
+        }
+        (Some('b'), _) => o.branch_stack = Some(branch_mode(None)?),
+        (Some('j'), _) => o.branch_stack = Some(branch_mode(Some(&v))?),
         (Some('P'), _) => o.sample_period = Some(true),
         (None, "no-period") => o.sample_period = Some(false),
         (None, "sample-cpu") => o.sample_cpu = true,
@@ -536,6 +582,8 @@ fn apply(
         (Some('m'), _) => *pages = Some(v),
         (Some('o'), _) => o.output = v,
         (None, "overwrite") => o.overwrite = true,
+        (None, "tail-synthesize") => o.tail_synthesize = true,
+        (None, "no-tail-synthesize") => o.tail_synthesize = false,
         (None, "switch-output") => {
             let when = if v.is_empty() { "signal" } else { &v };
             o.switch_output = Some(crate::switch_output::When::parse(when).ok_or_else(|| {
@@ -592,6 +640,41 @@ fn call_graph(v: &str) -> Result<CallGraph, UsageError> {
         }
         _ => err(format!("callchain: Unknown --call-graph option value: {v}")),
     }
+}
+
+/// `-b` (`None`) and `-j MODE,...`: `branch_sample_type` as perf's `parse_branch_str` makes it
+/// (names in any case; privilege levels alone mean any branch at those levels).
+fn branch_mode(v: Option<&str>) -> Result<u64, UsageError> {
+    // PERF_SAMPLE_BRANCH_*: include/uapi/linux/perf_event.h.
+    const ANY: u64 = 1 << 3;
+    const ONLY_PLM: u64 = 0b111;
+    const MODES: &[(&str, u64)] = &[
+        ("u", 1 << 0),
+        ("k", 1 << 1),
+        ("hv", 1 << 2),
+        ("any", ANY),
+        ("any_call", 1 << 4),
+        ("any_ret", 1 << 5),
+        ("ind_call", 1 << 6),
+        ("abort_tx", 1 << 7),
+        ("in_tx", 1 << 8),
+        ("no_tx", 1 << 9),
+        ("cond", 1 << 10),
+        ("ind_jmp", 1 << 12),
+        ("call", 1 << 13),
+        ("save_type", 1 << 16),
+        ("stack", 1 << 11),
+        ("priv", 1 << 18),
+    ];
+    let Some(v) = v else { return Ok(ANY) };
+    let mut mode = 0;
+    for name in v.split(',') {
+        let Some(&(_, bit)) = MODES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) else {
+            return err(format!("unknown branch filter {name}, check man page"));
+        };
+        mode |= bit;
+    }
+    Ok(if mode & !ONLY_PLM == 0 { ANY } else { mode })
 }
 
 /// `--max-size`: perf's `parse_tag_value`: a whole number and its unit, B, K, M or G (one
@@ -708,7 +791,12 @@ mod tests {
     #[test]
     fn sample_field_clock_and_scope_options_are_perfs() {
         let o = run("-e sched:sched_switch --filter a -e sched:sched_wakeup --filter b --filter c true");
-        assert_eq!(o.filters, vec![(0, "a".to_string()), (1, "b".into()), (1, "c".into())]);
+        let f = |item, text: &str| Filter { item, text: text.into(), exclude_perf: false };
+        assert_eq!(o.filters, vec![f(0, "a"), f(1, "b"), f(1, "c")]);
+        let o = run("-e sched:sched_switch --exclude-perf true");
+        let own = format!("common_pid != {}", std::process::id());
+        assert_eq!(o.filters, vec![Filter { item: 0, text: own, exclude_perf: true }]);
+        assert!(parse("--exclude-perf true".split_whitespace().map(String::from)).is_err());
         let o = run("-PWRs --sample-cpu --phys-data --data-page-size --code-page-size --switch-events true");
         assert_eq!((o.sample_period, o.weight, o.raw_samples, o.stat), (Some(true), true, true, true));
         assert!(o.sample_cpu && o.phys_data && o.data_page_size && o.code_page_size && o.switch_events);
@@ -721,6 +809,14 @@ mod tests {
         }
         assert!(run("--all-user true").all_user && run("--all-kernel true").all_kernel);
         assert!(run("--overwrite true").overwrite);
+        assert!(run("--tail-synthesize true").tail_synthesize);
+        assert!(!run("--tail-synthesize --no-tail-synthesize true").tail_synthesize);
+        assert_eq!(run("-b true").branch_stack, Some(1 << 3));
+        assert_eq!(run("-j any_call,U true").branch_stack, Some(1 << 4 | 1));
+        assert_eq!(run("-j k true").branch_stack, Some(1 << 3), "levels alone: any branch");
+        for bad in ["-b -j any true", "-j nosuch true"] {
+            assert!(parse(bad.split_whitespace().map(String::from)).is_err(), "{bad}");
+        }
         use crate::switch_output::When;
         let o = run("--switch-output true");
         assert_eq!((o.switch_output, o.timestamp_filename), (Some(When::Signal), true));

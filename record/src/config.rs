@@ -66,8 +66,15 @@ pub fn frequency(o: &Options) -> Option<u64> {
 /// `evsel__config` runs for each): the sample fields asked for, `-s`, `-k`, `--overwrite`, `--all-user` /
 /// `--all-kernel` (which `events::exclusive` has applied to the `-e` events already, for their
 /// names), and last `-P`/`--no-period`, which overrides the rest as in perf.
-fn every_event(o: &Options, a: &mut Attr) {
+fn every_event(o: &Options, a: &mut Attr, dummy: bool) {
     let mut t = a.sample_type;
+    if let Some(mode) = o.branch_stack {
+        // The dummy keeps the mode but not the field (perf: it cannot sample branches).
+        a.branch_sample_type = mode;
+        if !dummy {
+            t |= st::BRANCH_STACK;
+        }
+    }
     if o.sample_cpu {
         t |= st::CPU;
     }
@@ -183,7 +190,7 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
                 t |= st::ADDR | st::DATA_SRC;
             }
             a.sample_type = t;
-            every_event(o, &mut a);
+            every_event(o, &mut a, false);
             // Woken later than perf's half ring: fewer, fuller wakeups (the recorder's loop
             // also watches one ring of several under load, BENCHMARKS.md). 7/8 of a ring of
             // up to 16 KiB, which overflows under load whatever the watermark, so the wakeups
@@ -245,7 +252,7 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
             flags,
             ..Attr::ZERO
         };
-        every_event(o, &mut a);
+        every_event(o, &mut a, true);
         let name = format!("dummy{}", modifier_suffix(&a));
         out.push(Configured { attr: EventAttr::from_attr(a), name, leader: None });
     }

@@ -111,19 +111,25 @@ fn event_specs(o: &Options) -> Result<(Vec<EventSpec>, Vec<std::ops::Range<usize
     Ok((specs, items))
 }
 
-/// Each event's `--filter`s, joined as perf joins them (`(a) && (b)`); perf's usage error
-/// where one follows an event that is not a tracepoint (the software and hardware PMUs here
-/// have no address filters).
+/// Each event's `--filter`s and `--exclude-perf`s, joined as perf joins them (`(a) && (b)`);
+/// perf's usage errors where one follows an event that is not a tracepoint (the software and
+/// hardware PMUs here have no address filters).
 fn filters(o: &Options, specs: &[EventSpec], items: &[std::ops::Range<usize>]) -> Result<Vec<Option<String>>, Failure> {
     let mut out: Vec<Option<String>> = vec![None; specs.len()];
-    for (item, filter) in &o.filters {
-        for i in items.get(*item).cloned().unwrap_or_default() {
+    for filter in &o.filters {
+        for i in items.get(filter.item).cloned().unwrap_or_default() {
             if specs[i].attr.type_ != perfring_linux::attr::event_type::TRACEPOINT {
-                return Err(Failure::Usage("This CPU does not support address filtering".into()));
+                let why = if filter.exclude_perf {
+                    "--exclude-perf option should follow a -e tracepoint option"
+                } else {
+                    "This CPU does not support address filtering"
+                };
+                return Err(Failure::Usage(why.into()));
             }
+            let text = &filter.text;
             out[i] = Some(match out[i].take() {
-                None => filter.clone(),
-                Some(old) => format!("({old}) && ({filter})"),
+                None => text.clone(),
+                Some(old) => format!("({old}) && ({text})"),
             });
         }
     }
@@ -198,7 +204,15 @@ fn run(o: &Options) -> Result<u8, Failure> {
             {
                 let Some(f) = events::fallback(&specs[event]) else {
                     let name = &configured[event].name;
-                    return Err(Failure::Failed(format!("Error:\nThe {name} event is not supported.").into()));
+                    // perf's evsel__open_strerror for EOPNOTSUPP.
+                    let why = if configured[event].attr.attr().sample_type & perfring::record::sample_type::BRANCH_STACK
+                        != 0
+                    {
+                        format!("{name}: PMU Hardware or event type doesn't support branch stack sampling.")
+                    } else {
+                        format!("The {name} event is not supported.")
+                    };
+                    return Err(Failure::Failed(format!("Error:\n{why}").into()));
                 };
                 if o.verbose > 0 && !o.quiet {
                     eprintln!("Warning:\nThe cycles event is not supported, trying to fall back to cpu-clock-ticks");
@@ -261,11 +275,15 @@ fn synthesize<W: Write>(d: &mut PerfData<W>, o: &Options) -> Result<(), PerfData
 /// `record__synthesize` and, for a command, `record__synthesize_workload`): what runs, the
 /// command's threads, FINISHED_INIT.
 fn begin<W: Write>(d: &mut PerfData<W>, o: &Options, session: &Session) -> Result<(), Error> {
-    synthesize(d, o)?;
+    if !o.tail_synthesize {
+        synthesize(d, o)?;
+    }
     if let Some(pid) = session.pid() {
         d.synthesize(pid)?;
     }
-    d.finish_init()?;
+    if !o.tail_synthesize {
+        d.finish_init()?;
+    }
     Ok(())
 }
 
@@ -274,12 +292,19 @@ fn begin<W: Write>(d: &mut PerfData<W>, o: &Options, session: &Session) -> Resul
 /// maps of processes started during the recording) follows them; and the command's name, whose
 /// exec COMM the ring may have overwritten (perf reads it from the command's /proc entry before
 /// reaping it; ours may be reaped, so it is named as the kernel names it at exec: the program's
-/// base name, 15 bytes at most). Nothing for other sessions.
+/// base name, 15 bytes at most). With `--tail-synthesize`, what runs, synthesized here
+/// instead of at the start. Nothing for other sessions.
 fn tail<W: Write>(d: &mut PerfData<W>, o: &Options, session: &Session) -> Result<(), Error> {
+    if o.overwrite || o.tail_synthesize {
+        synthesize(d, o)?;
+    }
+    if o.tail_synthesize {
+        // FINISHED_INIT after the synthesized records, which perf writes last in this mode.
+        d.finish_init()?;
+    }
     if !o.overwrite {
         return Ok(());
     }
-    synthesize(d, o)?;
     if let (Some(pid), Some(program)) = (session.pid(), o.command.first()) {
         let base = program.rsplit('/').next().unwrap_or(program);
         let end = (0..=base.len().min(15)).rev().find(|&i| base.is_char_boundary(i)).unwrap_or(0);
@@ -298,12 +323,17 @@ fn record<W: Write>(
     if let Some(level) = o.compression {
         d.writer().compress(level).map_err(PerfDataError::from)?;
     }
-    // What already runs: COMM and MMAP2 from /proc, as perf synthesizes them.
-    synthesize(&mut d, o)?;
+    // What already runs: COMM and MMAP2 from /proc, as perf synthesizes them (at the end
+    // instead with --tail-synthesize).
+    if !o.tail_synthesize {
+        synthesize(&mut d, o)?;
+    }
     if let Some(pid) = session.pid() {
         d.synthesize_command(pid)?;
     }
-    d.finish_init()?;
+    if !o.tail_synthesize {
+        d.finish_init()?;
+    }
     let mut dumps = switch_output::Dumps::default();
     let recorded = record_loop::record(&mut d, o, session, switch, &mut dumps);
     if recorded.is_ok() {

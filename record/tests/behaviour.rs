@@ -721,3 +721,72 @@ fn timestamp_filename_renames_the_file_at_the_end() {
     perf(&["report", "--stats"], &dumps[0]);
     std::fs::remove_file(&dumps[0]).ok();
 }
+
+/// `--exclude-perf`: with `-a`, the recorder's own context switches are left out (a filter on
+/// its pid); without it they are there.
+#[test]
+fn exclude_perf_leaves_the_recorder_out() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    if let Err(e) = perfring_test_support::mount_tracefs() {
+        return perfring_test_support::skip(format!("tracefs cannot be mounted: {e}"));
+    }
+    let file = tmp("exclude-perf.data");
+    let own_samples = |exclude: bool| {
+        let mut c = recorder();
+        c.args(["-q", "-a", "-e", "sched:sched_switch"]);
+        if exclude {
+            c.arg("--exclude-perf");
+        }
+        let child = c.arg("-o").arg(&file).args(["--", "sleep", "0.3"]).stderr(Stdio::piped()).spawn().unwrap();
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
+        if refused(&out) {
+            return None;
+        }
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let pids = perf(&["script", "-F", "pid"], &file);
+        Some(pids.lines().filter(|l| l.trim().parse() == Ok(pid)).count())
+    };
+    let (Some(with), Some(without)) = (own_samples(true), own_samples(false)) else {
+        return perfring_test_support::skip("recording every CPU is not permitted here");
+    };
+    assert!(without > 0, "the recorder switches out while it waits");
+    assert_eq!(with, 0, "--exclude-perf: none of the recorder's own switches");
+}
+
+/// `--tail-synthesize`: what runs is synthesized after the recording's records (init's COMM
+/// follows the first sample), FINISHED_INIT after it, as perf writes them; without the option,
+/// before.
+#[test]
+fn tail_synthesize_puts_what_runs_after_the_records() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    let file = tmp("tail.data");
+    let order = |tail: bool| {
+        let mut c = recorder();
+        c.args(["-q", "-a", "-e", "cpu-clock", "-F", "1000"]);
+        if tail {
+            c.arg("--tail-synthesize");
+        }
+        let out = c.arg("-o").arg(&file).args(["--", "sleep", "0.2"]).output().unwrap();
+        if refused(&out) {
+            return None;
+        }
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let dump = perf(&["report", "-D"], &file);
+        let at = |what: &dyn Fn(&str) -> bool| dump.lines().position(what).unwrap_or(usize::MAX);
+        let sample = at(&|l| l.contains("PERF_RECORD_SAMPLE"));
+        let init = at(&|l| l.contains("PERF_RECORD_COMM") && l.ends_with(":1/1"));
+        let finished = at(&|l| l.contains("PERF_RECORD_FINISHED_INIT"));
+        assert!(sample != usize::MAX && init != usize::MAX, "a sample and init's COMM: {sample} {init}");
+        Some((init > sample, finished > init))
+    };
+    let (Some(tail), Some(head)) = (order(true), order(false)) else {
+        return perfring_test_support::skip("recording every CPU is not permitted here");
+    };
+    assert_eq!(tail, (true, true), "--tail-synthesize: init's COMM after the first sample, FINISHED_INIT after it");
+    assert_eq!(head, (false, true), "by default: init's COMM before the samples, FINISHED_INIT after it");
+}

@@ -476,3 +476,21 @@ fn buffering_samples_bpf_events_and_size() {
         same_as_perf("a-no-buffering-n", &["-a", "--no-buffering", "-n", "--no-bpf-event"], &["true"]);
     }
 }
+
+#[test]
+fn branch_stack_is_perfs_error_without_a_pmu() {
+    // No PMU here with a branch stack: perf's EOPNOTSUPP message and status, for each form.
+    same_as_perf("b", &["-b"], &["true"]);
+    same_as_perf("j", &["-j", "any_call,u"], &["true"]);
+    same_as_perf("b-faults", &["-e", "page-faults", "-b"], &["true"]);
+    same_as_perf("b-and-j", &["-b", "-j", "any"], &["true"]);
+}
+
+#[test]
+fn exclude_perf_follows_a_tracepoint() {
+    same_as_perf("exclude-perf-alone", &["--exclude-perf"], &["true"]);
+    same_as_perf("exclude-perf-clock", &["-e", "cpu-clock", "--exclude-perf"], &["true"]);
+    if perfring_test_support::mount_tracefs().is_ok() {
+        same_as_perf("exclude-perf", &["-e", "sched:sched_switch", "--exclude-perf"], &["true"]);
+    }
+}
