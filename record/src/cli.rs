@@ -47,11 +47,18 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
       --phys-data               sample physical addresses (PHYS_ADDR)
       --data-page-size          sample the data address's page size (DATA_PAGE_SIZE)
       --code-page-size          sample the IP's page size (CODE_PAGE_SIZE)
-  -b, --branch-any               sample taken branches (a branch stack: BRANCH_STACK, any)
+  -b, --branch-any              sample taken branches (a branch stack: BRANCH_STACK, any)
   -j, --branch-filter MODE,...  sample branches of these kinds (any, any_call, any_ret,
                                 ind_call, ind_jmp, call, cond, abort_tx, in_tx, no_tx,
                                 save_type, stack, priv; u, k, hv); on a machine whose PMU
                                 has no branch stack, perf's error
+  -I, --intr-regs[=REGS]        sample the interrupted registers (REGS_INTR): all, or a
+                                comma list (AX,SP,IP,...; -I? lists them), attached
+      --user-regs[=REGS]        sample the user registers (REGS_USER), likewise
+      --running-time            read the times enabled and running with each count
+      --kernel-callchains       call chains of the kernel only (with -g)
+      --user-callchains         call chains of user space only (with -g)
+      --strict-freq             an -F above the kernel's maximum is an error, not throttled
   -W, --weight                  sample the weight (WEIGHT_STRUCT on x86, as perf)
   -P, --period                  sample the period (PERIOD) even with -c; --no-period: never
       --sample-cpu              sample the CPU (CPU), as -a does
@@ -67,9 +74,9 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
   -m, --mmap-pages PAGES        each CPU's ring: pages, or a size with B/K/M/G (512K); rounded
                                 up to a power of two of pages (default 128, 512K)
       --overwrite               flight recorder: the rings (write_backward) are overwritten
-                                while the recording runs and read once at its end, each
-                                CPU's newest -m bytes; what runs at the end is synthesized
-                                after them (perf's tail synthesis, which --overwrite implies)
+                                while the recording runs and read at its end (and at each
+                                --switch-output), each CPU's newest -m bytes; what runs then
+                                is synthesized after them (perf's tail synthesis, implied)
   -n, --no-samples              count, do not sample (sample_period 0)
       --no-buffering            wake on every record (wakeup_events 1, no watermark)
       --no-bpf-event            no BPF_EVENT records (KSYMBOL records stay)
@@ -92,6 +99,8 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
   -z, --compression-level[=N]   zstd-compress the data (level N, default 1), as perf -z
   -N, --no-buildid-cache        do not copy the files samples hit into ~/.debug
   -B, --no-buildid              no build ids at all (no BUILD_ID feature, no cache)
+      --dry-run                 check the options and events, record nothing
+      --timestamp-boundary      (the first and last sample times are always written)
   -q, --quiet                   no summary, no warnings
   -v, --verbose                 the summary's table (records by type, samples and losses by
                                 event) and perf's notices
@@ -99,7 +108,8 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
 
 Kernel samples are included when perf_event_paranoid allows them (as root, or at a level <= 1),
 else left out with a warning, as perf record does. Exit status: the command's (128+N if killed by
-signal N); 255 if it cannot be executed or recording fails; 129 for a usage error.";
+signal N); 255 if it cannot be executed or recording fails; 129 for a usage error; 234 for a
+value perf refuses once parsed (--strict-freq).";
 
 /// What the call graph is made of (`--call-graph`, `-g`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,6 +157,20 @@ pub struct Options {
     pub code_page_size: bool,
     /// `-W`.
     pub weight: bool,
+    /// `-I`: `sample_regs_intr`.
+    pub intr_regs: Option<u64>,
+    /// `--user-regs`: `sample_regs_user`.
+    pub user_regs: Option<u64>,
+    /// `--running-time`.
+    pub running_time: bool,
+    /// `--kernel-callchains`.
+    pub kernel_callchains: bool,
+    /// `--user-callchains`.
+    pub user_callchains: bool,
+    /// `--strict-freq`.
+    pub strict_freq: bool,
+    /// `--dry-run`.
+    pub dry_run: bool,
     /// `-b`, `-j`: `branch_sample_type`.
     pub branch_stack: Option<u64>,
     /// `-P` (`Some(true)`) or `--no-period` (`Some(false)`).
@@ -245,6 +269,13 @@ impl Default for Options {
             data_page_size: false,
             code_page_size: false,
             weight: false,
+            intr_regs: None,
+            user_regs: None,
+            running_time: false,
+            kernel_callchains: false,
+            user_callchains: false,
+            strict_freq: false,
+            dry_run: false,
             branch_stack: None,
             sample_period: None,
             sample_cpu: false,
@@ -329,6 +360,14 @@ const OPTIONS: &[(Option<char>, &str, Takes)] = &[
     (None, "data-page-size", Takes::Nothing),
     (None, "code-page-size", Takes::Nothing),
     (Some('W'), "weight", Takes::Nothing),
+    (Some('I'), "intr-regs", Takes::Optional),
+    (None, "user-regs", Takes::Optional),
+    (None, "running-time", Takes::Nothing),
+    (None, "kernel-callchains", Takes::Nothing),
+    (None, "user-callchains", Takes::Nothing),
+    (None, "strict-freq", Takes::Nothing),
+    (None, "dry-run", Takes::Nothing),
+    (None, "timestamp-boundary", Takes::Nothing),
     (Some('b'), "branch-any", Takes::Nothing),
     (Some('j'), "branch-filter", Takes::Value),
     (Some('P'), "period", Takes::Nothing),
@@ -548,6 +587,15 @@ fn apply(
         (None, "data-page-size") => o.data_page_size = true,
         (None, "code-page-size") => o.code_page_size = true,
         (Some('W'), _) => o.weight = true,
+        (Some('I'), _) => o.intr_regs = Some(registers(o.intr_regs, &v, "-I")?),
+        (None, "user-regs") => o.user_regs = Some(registers(o.user_regs, &v, "--user-regs=")?),
+        (None, "running-time") => o.running_time = true,
+        (None, "kernel-callchains") => o.kernel_callchains = true,
+        (None, "user-callchains") => o.user_callchains = true,
+        (None, "strict-freq") => o.strict_freq = true,
+        (None, "dry-run") => o.dry_run = true,
+        // perf writes the first and last sample times with it; ours are always written.
+        (None, "timestamp-boundary") => {}
         (Some('b' | 'j'), _) if o.branch_stack.is_some() => {
             return err("Error: Can't use --branch-any (-b) with --branch-filter (-j).");
         }
@@ -640,6 +688,57 @@ fn call_graph(v: &str) -> Result<CallGraph, UsageError> {
         }
         _ => err(format!("callchain: Unknown --call-graph option value: {v}")),
     }
+}
+
+/// The sampled registers perf names (x86-64: arch/x86/util/perf_regs.c; the segment registers
+/// but CS and SS left out, as `PERF_REGS_MASK` leaves them).
+#[cfg(target_arch = "x86_64")]
+const REGISTERS: &[(&str, u32)] = &[
+    ("AX", 0),
+    ("BX", 1),
+    ("CX", 2),
+    ("DX", 3),
+    ("SI", 4),
+    ("DI", 5),
+    ("BP", 6),
+    ("SP", 7),
+    ("IP", 8),
+    ("FLAGS", 9),
+    ("CS", 10),
+    ("SS", 11),
+    ("R8", 16),
+    ("R9", 17),
+    ("R10", 18),
+    ("R11", 19),
+    ("R12", 20),
+    ("R13", 21),
+    ("R14", 22),
+    ("R15", 23),
+];
+#[cfg(not(target_arch = "x86_64"))]
+const REGISTERS: &[(&str, u32)] = &[];
+
+/// `-I`/`--user-regs`: perf's `__parse_regs`: no value, every register; else a comma list of
+/// names in any case; `?` lists them (and stops, as perf stops); given twice, refused.
+fn registers(already: Option<u64>, v: &str, option: &str) -> Result<u64, UsageError> {
+    if already.is_some() {
+        return err(format!("{option}: given twice"));
+    }
+    if v.is_empty() {
+        return Ok(REGISTERS.iter().fold(0, |m, &(_, bit)| m | 1 << bit));
+    }
+    let mut mask = 0;
+    for name in v.split(',') {
+        if name == "?" {
+            let names: String = REGISTERS.iter().map(|(n, _)| format!("{n} ")).collect();
+            return err(format!("available registers: {names}"));
+        }
+        let Some(&(_, bit)) = REGISTERS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)) else {
+            return err(format!("Unknown register \"{name}\", check man page or run \"perf record {option}?\""));
+        };
+        mask |= 1 << bit;
+    }
+    Ok(mask)
 }
 
 /// `-b` (`None`) and `-j MODE,...`: `branch_sample_type` as perf's `parse_branch_str` makes it
@@ -809,6 +908,12 @@ mod tests {
         }
         assert!(run("--all-user true").all_user && run("--all-kernel true").all_kernel);
         assert!(run("--overwrite true").overwrite);
+        assert_eq!((run("-I true").intr_regs, run("--intr-regs=ip true").intr_regs), (Some(0xff0fff), Some(0x100)));
+        assert_eq!(run("--user-regs=AX,bx true").user_regs, Some(0x3));
+        assert_eq!(run("-IAX,SP true").intr_regs, Some(0x81));
+        for bad in ["-I? true", "--user-regs=nosuch true", "-I -IAX true"] {
+            assert!(parse(bad.split_whitespace().map(String::from)).is_err(), "{bad}");
+        }
         assert!(run("--tail-synthesize true").tail_synthesize);
         assert!(!run("--tail-synthesize --no-tail-synthesize true").tail_synthesize);
         assert_eq!(run("-b true").branch_stack, Some(1 << 3));

@@ -18,6 +18,11 @@ use crate::events::{modifier_suffix, EventSpec};
 const REGS_USER: u64 = 0xff0fff;
 #[cfg(not(target_arch = "x86_64"))]
 const REGS_USER: u64 = 0;
+/// x86-64's `DWARF_MINIMAL_REGS`: IP and SP.
+#[cfg(target_arch = "x86_64")]
+const DWARF_MINIMAL_REGS: u64 = 1 << 8 | 1 << 7;
+#[cfg(not(target_arch = "x86_64"))]
+const DWARF_MINIMAL_REGS: u64 = 0;
 
 /// One event as it will be opened: its attr, its name, its group leader.
 #[derive(Debug, Clone)]
@@ -36,10 +41,11 @@ pub fn max_sample_rate() -> Option<u64> {
 }
 
 /// The sampling frequency `-F` asks for, with perf's notice when it is `max` or above the
-/// kernel's maximum (printed unless `quiet`).
-pub fn frequency(o: &Options) -> Option<u64> {
+/// kernel's maximum (printed unless `quiet`); above the maximum with `--strict-freq`, perf's
+/// error.
+pub fn frequency(o: &Options) -> Result<Option<u64>, String> {
     let max = max_sample_rate();
-    match (o.freq, max) {
+    Ok(match (o.freq, max) {
         (Some(Freq::Max), Some(m)) => {
             if !o.quiet {
                 eprintln!("info: Using a maximum frequency rate of {m} Hz");
@@ -47,6 +53,12 @@ pub fn frequency(o: &Options) -> Option<u64> {
             Some(m)
         }
         (Some(Freq::Max), None) => Some(4000),
+        (Some(Freq::Hz(f)), Some(m)) if f > m && o.strict_freq => {
+            return Err(format!(
+                "error: Maximum frequency rate ({m} Hz) exceeded.\n       Please use -F freq option with a lower value \
+                 or consider\n       tweaking /proc/sys/kernel/perf_event_max_sample_rate."
+            ));
+        }
         (Some(Freq::Hz(f)), Some(m)) if f > m => {
             if !o.quiet {
                 eprintln!(
@@ -59,7 +71,7 @@ pub fn frequency(o: &Options) -> Option<u64> {
         }
         (Some(Freq::Hz(f)), _) => Some(f),
         (None, _) => None,
-    }
+    })
 }
 
 /// What the options set in every event's attr, perf's tracking dummy included (perf's
@@ -93,6 +105,19 @@ fn every_event(o: &Options, a: &mut Attr, dummy: bool) {
     }
     if o.code_page_size {
         t |= st::CODE_PAGE_SIZE;
+    }
+    if !dummy {
+        if let Some(mask) = o.intr_regs {
+            t |= st::REGS_INTR;
+            a.sample_regs_intr = mask;
+        }
+        if let Some(mask) = o.user_regs {
+            t |= st::REGS_USER;
+            a.sample_regs_user |= mask;
+        }
+    }
+    if o.running_time {
+        a.read_format |= rf::TOTAL_TIME_ENABLED | rf::TOTAL_TIME_RUNNING;
     }
     if o.stat {
         a.read_format |= rf::TOTAL_TIME_ENABLED | rf::TOTAL_TIME_RUNNING | rf::ID;
@@ -176,12 +201,23 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
             if cpu_wide {
                 t |= st::CPU;
             }
+            if o.call_graph.is_some() {
+                // perf's evsel__config_callchain.
+                if o.kernel_callchains {
+                    a.flags |= flag::EXCLUDE_CALLCHAIN_USER;
+                }
+                if o.user_callchains {
+                    a.flags |= flag::EXCLUDE_CALLCHAIN_KERNEL;
+                }
+            }
             match o.call_graph {
                 Some(CallGraph::Fp) => t |= st::CALLCHAIN,
                 Some(CallGraph::Dwarf { size }) => {
                     t |= st::CALLCHAIN | st::REGS_USER | st::STACK_USER | st::ADDR | st::DATA_SRC;
                     a.flags |= flag::EXCLUDE_CALLCHAIN_USER;
-                    a.sample_regs_user = REGS_USER;
+                    // With --user-regs, perf forces only the two registers unwinding cannot
+                    // do without (DWARF_MINIMAL_REGS: IP, SP), and warns.
+                    a.sample_regs_user = if o.user_regs.is_some() { DWARF_MINIMAL_REGS } else { REGS_USER };
                     a.sample_stack_user = size;
                 }
                 None => {}

@@ -45,13 +45,16 @@ use output::Output;
 /// Exit statuses of our own (perf's).
 const EXIT_FAILED: u8 = 255;
 const EXIT_USAGE: u8 = 129;
+/// perf's -EINVAL, for an option value it refuses after parsing (`--strict-freq`).
+const EXIT_INVALID: u8 = 234;
 
 type Error = Box<dyn std::error::Error>;
 
-/// Why a recording failed: a usage error (129, perf's for an event it cannot parse) or any
-/// other (255).
+/// Why a recording failed: a usage error (129, perf's for an event it cannot parse), an
+/// option value perf refuses once parsed (234), or any other (255).
 enum Failure {
     Usage(String),
+    Invalid(String),
     Failed(Error),
 }
 
@@ -74,6 +77,10 @@ fn main() -> ExitCode {
             Err(Failure::Usage(e)) => {
                 let _ = writeln!(std::io::stderr(), "{e}\n\n{USAGE}");
                 ExitCode::from(EXIT_USAGE)
+            }
+            Err(Failure::Invalid(e)) => {
+                let _ = writeln!(std::io::stderr(), "{e}");
+                ExitCode::from(EXIT_INVALID)
             }
             Err(Failure::Failed(e)) => {
                 let _ = writeln!(std::io::stderr(), "perfring-record: {e}");
@@ -144,7 +151,17 @@ fn run(o: &Options) -> Result<u8, Failure> {
         let size = if kib >= 1024 { format!("{}M", kib / 1024) } else { format!("{kib}K") };
         eprintln!("rounding mmap pages size to {size} ({} pages)", o.pages);
     }
-    let freq = config::frequency(o);
+    let freq = config::frequency(o).map_err(Failure::Invalid)?;
+    if matches!(o.call_graph, Some(cli::CallGraph::Dwarf { .. })) && o.user_regs.is_some() && !o.quiet {
+        eprintln!(
+            "WARNING: The use of --call-graph=dwarf may require all the user registers, specifying a subset with \
+             --user-regs may render DWARF unwinding unreliable, so the minimal registers set (IP, SP) is explicitly \
+             forced."
+        );
+    }
+    if o.dry_run {
+        return Ok(0);
+    }
     // The output first: a path that cannot be written stops everything before it runs.
     let output = output::open(&o.output)?;
     catch_interrupts()?;

@@ -494,3 +494,42 @@ fn exclude_perf_follows_a_tracepoint() {
         same_as_perf("exclude-perf", &["-e", "sched:sched_switch", "--exclude-perf"], &["true"]);
     }
 }
+
+#[test]
+fn registers_callchain_scope_and_strictness() {
+    for (label, args) in [
+        ("I", &["-I"][..]),
+        ("I-list", &["-IAX,sp"][..]),
+        ("intr-regs", &["--intr-regs=ip"][..]),
+        ("user-regs", &["--user-regs=AX,BX"][..]),
+        ("dwarf-user-regs", &["--call-graph", "dwarf", "--user-regs=IP"][..]),
+        ("I-unknown", &["-I=AX"][..]),
+        ("running-time", &["--running-time"][..]),
+        ("kernel-callchains", &["-g", "--kernel-callchains"][..]),
+        ("user-callchains", &["-g", "--user-callchains"][..]),
+        ("timestamp-boundary", &["--timestamp-boundary"][..]),
+        ("strict-freq", &["-F", "1000000", "--strict-freq"][..]),
+    ] {
+        same_as_perf(label, args, &["true"]);
+    }
+}
+
+/// `--dry-run`: the options checked, nothing recorded, no file (perf's status: 0).
+#[test]
+fn dry_run_writes_nothing() {
+    let file = tmp("dry-run.data");
+    let _ = std::fs::remove_file(&file);
+    let out = Command::new(env!("CARGO_BIN_EXE_perfring-record"))
+        .args(["--dry-run", "-o"])
+        .arg(&file)
+        .args(["--", "true"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!file.exists(), "a dry run writes no file");
+    let bad = Command::new(env!("CARGO_BIN_EXE_perfring-record"))
+        .args(["--dry-run", "-e", "nosuch", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(129), "the events are still checked");
+}
