@@ -135,6 +135,14 @@ pub fn interrupted() -> bool {
     sys::sigint_seen()
 }
 
+/// Run this thread real-time, `SCHED_FIFO` at `priority` (1-99; perf record's `-r`): a
+/// recorder woken by its rings then preempts the workload at once. Call it after
+/// [`Session`](crate::Session)'s command is started held, so that the command keeps its own
+/// policy. Needs CAP_SYS_NICE (or an RLIMIT_RTPRIO that allows it).
+pub fn set_realtime(priority: i32) -> Result<(), Error> {
+    sys::set_fifo(priority).map_err(io_err("sched_setscheduler(SCHED_FIFO)"))
+}
+
 /// Catch SIGUSR2 from now on (perf record's `--switch-output` signal): it then interrupts a
 /// [`Session::wait`](crate::Session::wait) in progress, and [`take_sigusr2`] says it came.
 pub fn catch_sigusr2() -> Result<(), Error> {

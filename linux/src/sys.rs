@@ -403,6 +403,14 @@ pub(crate) fn local_time(secs: i64) -> Option<[u32; 6]> {
     .flatten()
 }
 
+/// `sched_setscheduler(0, SCHED_FIFO, priority)`: this thread (and the threads it starts)
+/// real-time.
+pub(crate) fn set_fifo(priority: i32) -> io::Result<()> {
+    let param = libc::sched_param { sched_priority: priority };
+    // SAFETY: `param` is a live sched_param the kernel only reads; pid 0 is this thread.
+    check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } as libc::c_long).map(drop)
+}
+
 /// The page size.
 pub(crate) fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.

@@ -82,6 +82,8 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
       --no-bpf-event            no BPF_EVENT records (KSYMBOL records stay)
       --max-size SIZE           stop when the data reaches SIZE (B/K/M/G: 20M); the command
                                 then gets SIGTERM, as perf sends it
+  -r, --realtime PRIO           run the recorder SCHED_FIFO at PRIO (the command keeps its
+                                own policy)
   -D, --delay MS                measure from MS milliseconds after the start (-1: never, the
                                 events left disabled); the side band is recorded meanwhile
       --tail-synthesize         synthesize what runs (COMM, MMAP2 from /proc) at the end of
@@ -205,6 +207,8 @@ pub struct Options {
     pub switch_max_files: Option<usize>,
     /// `--timestamp-filename` (implied by `--switch-output`).
     pub timestamp_filename: bool,
+    /// `-r`.
+    pub realtime: Option<i32>,
     /// `-D`: milliseconds, or -1 (never enabled).
     pub delay: Option<i64>,
     /// `-n`.
@@ -293,6 +297,7 @@ impl Default for Options {
             switch_output: None,
             switch_max_files: None,
             timestamp_filename: false,
+            realtime: None,
             delay: None,
             no_samples: false,
             no_buffering: false,
@@ -390,6 +395,7 @@ const OPTIONS: &[(Option<char>, &str, Takes)] = &[
     (None, "switch-max-files", Takes::Value),
     (None, "timestamp-filename", Takes::Nothing),
     (Some('D'), "delay", Takes::Value),
+    (Some('r'), "realtime", Takes::Value),
     (Some('n'), "no-samples", Takes::Nothing),
     (None, "no-buffering", Takes::Nothing),
     (None, "no-bpf-event", Takes::Nothing),
@@ -644,6 +650,8 @@ fn apply(
         (None, "switch-max-files") => o.switch_max_files = Some(number("--switch-max-files", &v)?),
         (None, "timestamp-filename") => o.timestamp_filename = true,
         (Some('D'), _) => o.delay = delay(&v)?,
+        // perf's OPT_INTEGER; 0 leaves the policy alone.
+        (Some('r'), _) => o.realtime = Some(number::<i32>("-r", &v)?).filter(|&p| p != 0),
         (Some('n'), _) => o.no_samples = true,
         (None, "no-buffering") => o.no_buffering = true,
         (None, "no-bpf-event") => o.no_bpf_event = true,
@@ -908,6 +916,7 @@ mod tests {
         }
         assert!(run("--all-user true").all_user && run("--all-kernel true").all_kernel);
         assert!(run("--overwrite true").overwrite);
+        assert_eq!((run("-r 10 true").realtime, run("-r0 true").realtime), (Some(10), None));
         assert_eq!((run("-I true").intr_regs, run("--intr-regs=ip true").intr_regs), (Some(0xff0fff), Some(0x100)));
         assert_eq!(run("--user-regs=AX,bx true").user_regs, Some(0x3));
         assert_eq!(run("-IAX,SP true").intr_regs, Some(0x81));

@@ -240,6 +240,11 @@ fn run(o: &Options) -> Result<u8, Failure> {
         }
     };
     let mut session = session?;
+    // -r: the recorder real-time once its command is held (the command keeps its policy).
+    if let Some(priority) = o.realtime {
+        perfring_linux::launch::set_realtime(priority)
+            .map_err(|_| Failure::Failed("Could not set realtime priority.".into()))?;
+    }
     let names: Vec<String> = configured.iter().map(|c| c.name.clone()).collect();
     for (event, p) in session.events().zip(session.placements()) {
         let Some(Some(filter)) = filters.get(p.event) else { continue };

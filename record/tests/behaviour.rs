@@ -790,3 +790,22 @@ fn tail_synthesize_puts_what_runs_after_the_records() {
     assert_eq!(tail, (true, true), "--tail-synthesize: init's COMM after the first sample, FINISHED_INIT after it");
     assert_eq!(head, (false, true), "by default: init's COMM before the samples, FINISHED_INIT after it");
 }
+
+/// `-r PRIO`: the recorder runs SCHED_FIFO, the command it starts keeps its own policy (as
+/// perf: the policy is set once the command is held). The command reads both from /proc.
+#[test]
+fn realtime_is_the_recorders_not_the_commands() {
+    let file = tmp("realtime.data");
+    let out = recorder()
+        .args(["-q", "-e", "page-faults", "-r", "10", "-o"])
+        .arg(&file)
+        .args(["--", "sh", "-c", "cut -d' ' -f41 /proc/$$/stat /proc/$PPID/stat"])
+        .output()
+        .unwrap();
+    if !out.status.success() && text(&out.stderr).contains("Could not set realtime priority") {
+        return perfring_test_support::skip("SCHED_FIFO is not permitted here (CAP_SYS_NICE, RLIMIT_RTPRIO)");
+    }
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let policies: Vec<String> = text(&out.stdout).split_whitespace().map(str::to_string).collect();
+    assert_eq!(policies, ["0", "1"], "the command SCHED_OTHER (0), the recorder SCHED_FIFO (1)");
+}

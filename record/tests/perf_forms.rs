@@ -533,3 +533,9 @@ fn dry_run_writes_nothing() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(129), "the events are still checked");
 }
+
+#[test]
+fn realtime() {
+    same_as_perf("r", &["-r", "10"], &["true"]);
+    same_as_perf("r-bad", &["-r", "200"], &["true"]);
+}
