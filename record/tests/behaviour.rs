@@ -757,8 +757,8 @@ fn exclude_perf_leaves_the_recorder_out() {
 }
 
 /// `--tail-synthesize`: what runs is synthesized after the recording's records (init's COMM
-/// follows the first sample), FINISHED_INIT after it, as perf writes them; without the option,
-/// before.
+/// follows the first sample in the file), FINISHED_INIT after it, as perf writes them; without
+/// the option, before.
 #[test]
 fn tail_synthesize_puts_what_runs_after_the_records() {
     if !perfring_test_support::perf_available() {
@@ -776,12 +776,22 @@ fn tail_synthesize_puts_what_runs_after_the_records() {
             return None;
         }
         assert!(out.status.success(), "{}", text(&out.stderr));
+        // File offsets (perf report -D prints records in delivery order, sorted by time, but
+        // each with its offset: `[CPU] TIME 0xOFFSET [0xSIZE]: PERF_RECORD_...`).
         let dump = perf(&["report", "-D"], &file);
-        let at = |what: &dyn Fn(&str) -> bool| dump.lines().position(what).unwrap_or(usize::MAX);
+        let offset = |l: &str| {
+            let words: Vec<&str> = l.split_whitespace().collect();
+            words
+                .windows(2)
+                .find(|w| w[1].starts_with('['))
+                .and_then(|w| u64::from_str_radix(w[0].strip_prefix("0x")?, 16).ok())
+        };
+        let at =
+            |what: &dyn Fn(&str) -> bool| dump.lines().filter(|l| what(l)).filter_map(offset).min().unwrap_or(u64::MAX);
         let sample = at(&|l| l.contains("PERF_RECORD_SAMPLE"));
         let init = at(&|l| l.contains("PERF_RECORD_COMM") && l.ends_with(":1/1"));
         let finished = at(&|l| l.contains("PERF_RECORD_FINISHED_INIT"));
-        assert!(sample != usize::MAX && init != usize::MAX, "a sample and init's COMM: {sample} {init}");
+        assert!(sample != u64::MAX && init != u64::MAX, "a sample and init's COMM: {sample} {init}");
         Some((init > sample, finished > init))
     };
     let (Some(tail), Some(head)) = (order(true), order(false)) else {
