@@ -78,6 +78,17 @@ fn run(tool: &str, name: &str, args: &[String], output: &dyn Fn(&Path) -> Vec<St
     c.arg("-q").args(output(&file)).args(args).arg("--").args(cmd).output().unwrap()
 }
 
+/// [`same_as_perf`] for each `(label, args, command)`, all at once: perf record spends most of
+/// a second of each run waiting for its BPF side-band thread, so forms run one after another
+/// would spend their time asleep. A failing form fails the test (its panic, with its label).
+fn each_as_perf(forms: &[(&str, &[&str], &[&str])]) {
+    std::thread::scope(|s| {
+        for &(label, args, cmd) in forms {
+            s.spawn(move || same_as_perf(label, args, cmd));
+        }
+    });
+}
+
 /// The form `args` by both tools: same status; if both recorded, the same evlist.
 fn same_as_perf(label: &str, args: &[&str], cmd: &[&str]) {
     same_as_perf_with(label, args, &|f| vec!["-o".into(), f.display().to_string()], cmd);
@@ -242,8 +253,7 @@ fn instructions_is_perfs_error_without_a_pmu() {
 
 #[test]
 fn precise_modifiers() {
-    same_as_perf("p", &["-e", "cpu-clock:p"], &["true"]);
-    same_as_perf("pp", &["-e", "cpu-clock:pp"], &["true"]);
+    each_as_perf(&[("p", &["-e", "cpu-clock:p"], &["true"]), ("pp", &["-e", "cpu-clock:pp"], &["true"])]);
 }
 
 #[test]
@@ -263,8 +273,10 @@ fn raw_event() {
 
 #[test]
 fn pmu_terms() {
-    same_as_perf("pmu-software", &["-e", "software/config=2/"], &["true"]);
-    same_as_perf("pmu-cpu", &["-e", "cpu/config=0x3c/"], &["true"]);
+    each_as_perf(&[
+        ("pmu-software", &["-e", "software/config=2/"], &["true"]),
+        ("pmu-cpu", &["-e", "cpu/config=0x3c/"], &["true"]),
+    ]);
 }
 
 #[test]
@@ -286,46 +298,51 @@ fn an_unknown_event_is_a_usage_error() {
 
 #[test]
 fn all_user_and_all_kernel() {
-    same_as_perf("all-user", &["--all-user"], &["true"]);
-    same_as_perf("all-kernel", &["--all-kernel"], &["true"]);
-    // A named event keeps its name; only exclude_kernel/exclude_user change (:k's exclude_hv stays).
-    same_as_perf("all-user-k", &["-e", "cpu-clock:k", "--all-user"], &["true"]);
-    same_as_perf("all-both", &["--all-user", "--all-kernel"], &["true"]);
+    let mut forms: Vec<(&str, &[&str], &[&str])> = vec![
+        ("all-user", &["--all-user"], &["true"]),
+        ("all-kernel", &["--all-kernel"], &["true"]),
+        // A named event keeps its name; only exclude_kernel/exclude_user change (:k's
+        // exclude_hv stays).
+        ("all-user-k", &["-e", "cpu-clock:k", "--all-user"], &["true"]),
+        ("all-both", &["--all-user", "--all-kernel"], &["true"]),
+    ];
     if may_record_cpus() {
         // The tracking dummy too (`dummy:uh`).
-        same_as_perf("all-user-a", &["-a", "--all-user"], &["true"]);
+        forms.push(("all-user-a", &["-a", "--all-user"], &["true"]));
     }
+    each_as_perf(&forms);
 }
 
 #[test]
 fn sample_field_options() {
-    for (label, args) in [
-        ("P", &["-P", "-c", "1000"][..]),
-        ("no-period", &["-e", "sched:sched_switch", "--no-period"][..]),
-        ("sample-cpu", &["--sample-cpu"][..]),
-        ("R", &["-R"][..]),
-        ("phys-data", &["--phys-data"][..]),
-        ("data-page-size", &["--data-page-size"][..]),
-        ("code-page-size", &["--code-page-size"][..]),
-        ("W", &["-W"][..]),
-        ("s", &["-s"][..]),
-        ("switch-events", &["--switch-events"][..]),
-    ] {
-        if label == "no-period" && perfring_test_support::mount_tracefs().is_err() {
-            continue;
-        }
-        same_as_perf(label, args, &["true"]);
+    let mut forms: Vec<(&str, &[&str], &[&str])> = vec![
+        ("P", &["-P", "-c", "1000"], &["true"]),
+        ("sample-cpu", &["--sample-cpu"], &["true"]),
+        ("R", &["-R"], &["true"]),
+        ("phys-data", &["--phys-data"], &["true"]),
+        ("data-page-size", &["--data-page-size"], &["true"]),
+        ("code-page-size", &["--code-page-size"], &["true"]),
+        ("W", &["-W"], &["true"]),
+        ("s", &["-s"], &["true"]),
+        ("switch-events", &["--switch-events"], &["true"]),
+    ];
+    if perfring_test_support::mount_tracefs().is_ok() {
+        forms.push(("no-period", &["-e", "sched:sched_switch", "--no-period"], &["true"]));
     }
     if may_record_cpus() {
-        same_as_perf("a-R-switch-P-s", &["-a", "-R", "--switch-events", "-P", "-s"], &["true"]);
+        forms.push(("a-R-switch-P-s", &["-a", "-R", "--switch-events", "-P", "-s"], &["true"]));
     }
+    each_as_perf(&forms);
 }
 
 #[test]
 fn clockid_names_and_numbers() {
-    for (label, clock) in [("k-mono", "mono"), ("k-raw", "CLOCK_MONOTONIC_RAW"), ("k-7", "7"), ("k-nosuch", "nosuch")] {
-        same_as_perf(label, &["-k", clock], &["true"]);
-    }
+    each_as_perf(&[
+        ("k-mono", &["-k", "mono"], &["true"]),
+        ("k-raw", &["-k", "CLOCK_MONOTONIC_RAW"], &["true"]),
+        ("k-7", &["-k", "7"], &["true"]),
+        ("k-nosuch", &["-k", "nosuch"], &["true"]),
+    ]);
 }
 
 /// The header lines perf prints for a file's clock (CLOCKID, CLOCK_DATA), the reference
@@ -445,73 +462,77 @@ fn switch_events_are_recorded() {
 
 #[test]
 fn overwrite() {
-    same_as_perf("overwrite", &["--overwrite"], &["true"]);
+    let mut forms: Vec<(&str, &[&str], &[&str])> = vec![("overwrite", &["--overwrite"], &["true"])];
     if may_record_cpus() {
-        same_as_perf("overwrite-a", &["-a", "--overwrite"], &["true"]);
+        forms.push(("overwrite-a", &["-a", "--overwrite"], &["true"]));
     }
+    each_as_perf(&forms);
 }
 
 #[test]
 fn delay() {
     // The events disabled, not enabled at exec; perf's tracking dummy enabled there instead.
-    same_as_perf("D", &["-D", "100"], &["sleep", "0.2"]);
-    same_as_perf("D-never", &["-D", "-1"], &["true"]);
+    let mut forms: Vec<(&str, &[&str], &[&str])> =
+        vec![("D", &["-D", "100"], &["sleep", "0.2"]), ("D-never", &["-D", "-1"], &["true"])];
     if may_record_cpus() {
-        same_as_perf("D-a", &["-a", "-D", "100"], &["sleep", "0.2"]);
+        forms.push(("D-a", &["-a", "-D", "100"], &["sleep", "0.2"]));
     }
+    each_as_perf(&forms);
 }
 
 #[test]
 fn buffering_samples_bpf_events_and_size() {
-    for (label, args) in [
-        ("n", &["-n"][..]),
-        ("no-buffering", &["--no-buffering"][..]),
-        ("no-bpf-event", &["--no-bpf-event"][..]),
-        ("max-size", &["--max-size", "20M"][..]),
-        ("max-size-bad", &["--max-size", "20"][..]),
-    ] {
-        same_as_perf(label, args, &["true"]);
-    }
+    let mut forms: Vec<(&str, &[&str], &[&str])> = vec![
+        ("n", &["-n"], &["true"]),
+        ("no-buffering", &["--no-buffering"], &["true"]),
+        ("no-bpf-event", &["--no-bpf-event"], &["true"]),
+        ("max-size", &["--max-size", "20M"], &["true"]),
+        ("max-size-bad", &["--max-size", "20"], &["true"]),
+    ];
     if may_record_cpus() {
-        same_as_perf("a-no-buffering-n", &["-a", "--no-buffering", "-n", "--no-bpf-event"], &["true"]);
+        forms.push(("a-no-buffering-n", &["-a", "--no-buffering", "-n", "--no-bpf-event"], &["true"]));
     }
+    each_as_perf(&forms);
 }
 
 #[test]
 fn branch_stack_is_perfs_error_without_a_pmu() {
     // No PMU here with a branch stack: perf's EOPNOTSUPP message and status, for each form.
-    same_as_perf("b", &["-b"], &["true"]);
-    same_as_perf("j", &["-j", "any_call,u"], &["true"]);
-    same_as_perf("b-faults", &["-e", "page-faults", "-b"], &["true"]);
-    same_as_perf("b-and-j", &["-b", "-j", "any"], &["true"]);
+    each_as_perf(&[
+        ("b", &["-b"], &["true"]),
+        ("j", &["-j", "any_call,u"], &["true"]),
+        ("b-faults", &["-e", "page-faults", "-b"], &["true"]),
+        ("b-and-j", &["-b", "-j", "any"], &["true"]),
+    ]);
 }
 
 #[test]
 fn exclude_perf_follows_a_tracepoint() {
-    same_as_perf("exclude-perf-alone", &["--exclude-perf"], &["true"]);
-    same_as_perf("exclude-perf-clock", &["-e", "cpu-clock", "--exclude-perf"], &["true"]);
+    let mut forms: Vec<(&str, &[&str], &[&str])> = vec![
+        ("exclude-perf-alone", &["--exclude-perf"], &["true"]),
+        ("exclude-perf-clock", &["-e", "cpu-clock", "--exclude-perf"], &["true"]),
+    ];
     if perfring_test_support::mount_tracefs().is_ok() {
-        same_as_perf("exclude-perf", &["-e", "sched:sched_switch", "--exclude-perf"], &["true"]);
+        forms.push(("exclude-perf", &["-e", "sched:sched_switch", "--exclude-perf"], &["true"]));
     }
+    each_as_perf(&forms);
 }
 
 #[test]
 fn registers_callchain_scope_and_strictness() {
-    for (label, args) in [
-        ("I", &["-I"][..]),
-        ("I-list", &["-IAX,sp"][..]),
-        ("intr-regs", &["--intr-regs=ip"][..]),
-        ("user-regs", &["--user-regs=AX,BX"][..]),
-        ("dwarf-user-regs", &["--call-graph", "dwarf", "--user-regs=IP"][..]),
-        ("I-unknown", &["-I=AX"][..]),
-        ("running-time", &["--running-time"][..]),
-        ("kernel-callchains", &["-g", "--kernel-callchains"][..]),
-        ("user-callchains", &["-g", "--user-callchains"][..]),
-        ("timestamp-boundary", &["--timestamp-boundary"][..]),
-        ("strict-freq", &["-F", "1000000", "--strict-freq"][..]),
-    ] {
-        same_as_perf(label, args, &["true"]);
-    }
+    each_as_perf(&[
+        ("I", &["-I"], &["true"]),
+        ("I-list", &["-IAX,sp"], &["true"]),
+        ("intr-regs", &["--intr-regs=ip"], &["true"]),
+        ("user-regs", &["--user-regs=AX,BX"], &["true"]),
+        ("dwarf-user-regs", &["--call-graph", "dwarf", "--user-regs=IP"], &["true"]),
+        ("I-unknown", &["-I=AX"], &["true"]),
+        ("running-time", &["--running-time"], &["true"]),
+        ("kernel-callchains", &["-g", "--kernel-callchains"], &["true"]),
+        ("user-callchains", &["-g", "--user-callchains"], &["true"]),
+        ("timestamp-boundary", &["--timestamp-boundary"], &["true"]),
+        ("strict-freq", &["-F", "1000000", "--strict-freq"], &["true"]),
+    ]);
 }
 
 /// `--dry-run`: the options checked, nothing recorded, no file (perf's status: 0).
@@ -536,6 +557,5 @@ fn dry_run_writes_nothing() {
 
 #[test]
 fn realtime() {
-    same_as_perf("r", &["-r", "10"], &["true"]);
-    same_as_perf("r-bad", &["-r", "200"], &["true"]);
+    each_as_perf(&[("r", &["-r", "10"], &["true"]), ("r-bad", &["-r", "200"], &["true"])]);
 }
