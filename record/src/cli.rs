@@ -100,6 +100,8 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
                                 stdout then going to stderr
   -z, --compression-level[=N]   zstd-compress the data (level N, default 1), as perf -z
   -N, --no-buildid-cache        do not copy the files samples hit into ~/.debug
+      --buildid-all             a build id for every file mapped, sampled or not (and the
+                                kernel), in the file and the cache
   -B, --no-buildid              no build ids at all (no BUILD_ID feature, no cache)
       --dry-run                 check the options and events, record nothing
       --timestamp-boundary      (the first and last sample times are always written)
@@ -227,6 +229,8 @@ pub struct Options {
     pub no_buildid_cache: bool,
     /// `-B`.
     pub no_buildid: bool,
+    /// `--buildid-all`.
+    pub buildid_all: bool,
     /// `-q`.
     pub quiet: bool,
     /// `-v`, counted.
@@ -307,6 +311,7 @@ impl Default for Options {
             compression: None,
             no_buildid_cache: false,
             no_buildid: false,
+            buildid_all: false,
             quiet: false,
             verbose: 0,
             command: Vec::new(),
@@ -409,6 +414,7 @@ const OPTIONS: &[(Option<char>, &str, Takes)] = &[
     (None, "inherit", Takes::Nothing),
     (None, "buildid-cache", Takes::Nothing),
     (None, "buildid", Takes::Nothing),
+    (None, "buildid-all", Takes::Nothing),
 ];
 
 /// Parse the arguments after the program name.
@@ -666,6 +672,7 @@ fn apply(
         (None, "buildid-cache") => o.no_buildid_cache = false,
         (Some('B'), _) => o.no_buildid = true,
         (None, "buildid") => o.no_buildid = false,
+        (None, "buildid-all") => o.buildid_all = true,
         (Some('q'), _) => o.quiet = true,
         (Some('v'), _) => o.verbose += 1,
         (Some('h'), _) => o.events.push("\0help".into()),
@@ -916,6 +923,7 @@ mod tests {
         }
         assert!(run("--all-user true").all_user && run("--all-kernel true").all_kernel);
         assert!(run("--overwrite true").overwrite);
+        assert!(run("--buildid-all true").buildid_all);
         assert_eq!((run("-r 10 true").realtime, run("-r0 true").realtime), (Some(10), None));
         assert_eq!((run("-I true").intr_regs, run("--intr-regs=ip true").intr_regs), (Some(0xff0fff), Some(0x100)));
         assert_eq!(run("--user-regs=AX,bx true").user_regs, Some(0x3));

@@ -315,8 +315,12 @@ fn begin<W: Write>(d: &mut PerfData<W>, o: &Options, session: &Session) -> Resul
 /// exec COMM the ring may have overwritten (perf reads it from the command's /proc entry before
 /// reaping it; ours may be reaped, so it is named as the kernel names it at exec: the program's
 /// base name, 15 bytes at most). With `--tail-synthesize`, what runs, synthesized here
-/// instead of at the start. Nothing for other sessions.
+/// instead of at the start. With `--buildid-all`, every file mapped counted as hit. Nothing
+/// for other sessions.
 fn tail<W: Write>(d: &mut PerfData<W>, o: &Options, session: &Session) -> Result<(), Error> {
+    if o.buildid_all {
+        d.hit_all_dsos();
+    }
     if o.overwrite || o.tail_synthesize {
         synthesize(d, o)?;
     }

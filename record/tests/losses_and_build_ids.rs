@@ -284,3 +284,42 @@ fn the_pipe_stream_is_laid_out_as_perfs() {
     std::fs::remove_file(&path).ok();
     std::fs::remove_dir_all(&home).ok();
 }
+
+/// `perf buildid-list` of our file and of perf record's, for the same command that no sample
+/// hits (a period no run reaches): with `--buildid-all`, every file mapped and the kernel;
+/// without it, the vDSO alone, which perf lists hit or not.
+#[test]
+fn build_ids_of_files_no_sample_hit_are_perfs() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    let list = |tool: &str, all: bool| {
+        let file = tmp(&format!("unhit-{tool}-{all}.data"));
+        let mut c = if tool == "perf" {
+            let mut c = Command::new("perf");
+            c.arg("record");
+            c
+        } else {
+            Command::new(env!("CARGO_BIN_EXE_perfring-record"))
+        };
+        c.env("HOME", tmp(&format!("home-unhit-{tool}")));
+        c.args(["-q", "-e", "page-faults", "-c", "100000000"]);
+        if all {
+            c.arg("--buildid-all");
+        }
+        let out = c.arg("-o").arg(&file).args(["--", "true"]).output().unwrap();
+        assert!(out.status.success(), "{tool}: {}", String::from_utf8_lossy(&out.stderr));
+        let ids = Command::new("perf").args(["buildid-list", "-i"]).arg(&file).output().unwrap();
+        let mut lines: Vec<String> = String::from_utf8_lossy(&ids.stdout).lines().map(str::to_string).collect();
+        lines.sort();
+        lines
+    };
+    for all in [false, true] {
+        let (theirs, ours) = (list("perf", all), list("ours", all));
+        assert!(theirs.iter().any(|l| l.ends_with(" [vdso]")), "perf lists the vDSO: {theirs:?}");
+        if all {
+            assert!(theirs.len() >= 4, "the command, the loader, libc, the kernel, the vDSO: {theirs:?}");
+        }
+        assert_eq!(ours, theirs, "--buildid-all {all}: perf buildid-list of our file against perf's");
+    }
+}

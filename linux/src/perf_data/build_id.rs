@@ -258,10 +258,19 @@ impl Dsos {
         self.kernel_hit = true;
     }
 
-    /// `(path, kernel?)` of every DSO a sample hit.
+    /// Count every file mapped so far, and the kernel, as hit (perf record's `--buildid-all`,
+    /// `dsos__hit_all`).
+    pub fn hit_all(&mut self) {
+        self.kernel_hit = true;
+        self.hit.extend(0..self.files.len());
+    }
+
+    /// `(path, kernel?)` of every DSO a sample hit, and the vDSO wherever it was mapped (perf
+    /// writes its build id hit or not: `machine__write_buildid_table`, util/build-id.c).
     pub fn hits(&self) -> impl Iterator<Item = (&str, bool)> + '_ {
         let kernel = self.kernel_hit.then_some((KERNEL_DSO, true));
-        kernel.into_iter().chain(self.hit.iter().map(|&i| (self.files[i].as_str(), false)))
+        let vdso = self.file_index.get(VDSO_DSO).copied().filter(|i| !self.hit.contains(i));
+        kernel.into_iter().chain(self.hit.iter().copied().chain(vdso).map(|i| (self.files[i].as_str(), false)))
     }
 }
 
@@ -311,10 +320,29 @@ mod tests {
         d.hit(11, 0x1800);
         d.hit(10, 0x2800); // past every mapping
         d.hit(12, 0x1800); // unknown process
-        assert_eq!(d.hits().collect::<Vec<_>>(), vec![("/bin/a", false)]);
+                           // The vDSO, mapped, is listed hit or not (as perf lists it).
+        assert_eq!(d.hits().collect::<Vec<_>>(), vec![("/bin/a", false), (VDSO_DSO, false)]);
         d.hit(10, 0x1100);
         d.hit_kernel();
-        assert_eq!(d.hits().collect::<Vec<_>>(), vec![(KERNEL_DSO, true), ("/bin/a", false), ("/bin/b", false)]);
+        let all = vec![(KERNEL_DSO, true), ("/bin/a", false), ("/bin/b", false), (VDSO_DSO, false)];
+        assert_eq!(d.hits().collect::<Vec<_>>(), all);
+        d.hit(10, 0x4010); // hit: listed once (in the files' order)
+        let mut hits: Vec<_> = d.hits().collect();
+        hits.sort();
+        let mut all = all;
+        all.sort();
+        assert_eq!(hits, all);
+    }
+
+    #[test]
+    fn hit_all_counts_every_mapped_file_and_the_kernel() {
+        let mut d = Dsos::default();
+        d.map(1, 0x1000, 0x1000, "/bin/a");
+        d.map(1, 0x3000, 0x1000, "[anon]");
+        d.map(2, 0x1000, 0x1000, "/lib/b.so");
+        assert_eq!(d.hits().count(), 0);
+        d.hit_all();
+        assert_eq!(d.hits().collect::<Vec<_>>(), vec![(KERNEL_DSO, true), ("/bin/a", false), ("/lib/b.so", false)]);
     }
 
     #[test]

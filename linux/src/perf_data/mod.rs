@@ -585,6 +585,13 @@ impl<W: Write> PerfData<W> {
         Ok(lost)
     }
 
+    /// Give every file mapped so far (and the kernel) a build id in the file and the cache, hit
+    /// by a sample or not (perf record's `--buildid-all`); call it before
+    /// [`finish`](PerfData::finish), after the last drain.
+    pub fn hit_all_dsos(&mut self) {
+        self.dsos.hit_all();
+    }
+
     /// Samples written so far, by event.
     pub fn samples(&self) -> &[u64] {
         &self.samples
