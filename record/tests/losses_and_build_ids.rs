@@ -295,13 +295,7 @@ fn build_ids_of_files_no_sample_hit_are_perfs() {
     }
     let list = |tool: &str, all: bool| {
         let file = tmp(&format!("unhit-{tool}-{all}.data"));
-        let mut c = if tool == "perf" {
-            let mut c = Command::new("perf");
-            c.arg("record");
-            c
-        } else {
-            Command::new(env!("CARGO_BIN_EXE_perfring-record"))
-        };
+        let mut c = common::record_with(tool);
         c.env("HOME", tmp(&format!("home-unhit-{tool}")));
         c.args(["-q", "-e", "page-faults", "-c", "100000000"]);
         if all {

@@ -18,7 +18,7 @@
 use std::path::Path;
 use std::process::{Child, Command, Output};
 
-use crate::common::tmp;
+use crate::common::{self, tmp};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -66,13 +66,7 @@ fn evlist(file: &Path) -> String {
 fn run(tool: &str, name: &str, args: &[String], output: &dyn Fn(&Path) -> Vec<String>, cmd: &[&str]) -> Output {
     let file = tmp(name);
     let _ = std::fs::remove_file(&file);
-    let mut c = if tool == "perf" {
-        let mut c = Command::new("perf");
-        c.arg("record");
-        c
-    } else {
-        Command::new(env!("CARGO_BIN_EXE_perfring-record"))
-    };
+    let mut c = common::record_with(tool);
     // Each tool's build-id cache in a folder of its own (the forms do not depend on it).
     c.env("HOME", tmp(&format!("home-{name}")));
     c.arg("-q").args(output(&file)).args(args).arg("--").args(cmd).output().unwrap()
@@ -398,13 +392,7 @@ fn filter_errors_are_perfs() {
     ] {
         let file = tmp("filter-error.data");
         for tool in ["perf", "ours"] {
-            let mut c = if tool == "perf" {
-                let mut c = Command::new("perf");
-                c.arg("record");
-                c
-            } else {
-                Command::new(env!("CARGO_BIN_EXE_perfring-record"))
-            };
+            let mut c = common::record_with(tool);
             let o = c
                 .env("HOME", tmp("home-filter"))
                 .arg("-o")

@@ -13,6 +13,18 @@ pub fn tmp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("perfring-record-{}-{stem}-{name}", std::process::id()))
 }
 
+/// `perf record` (`tool` "perf") or our recorder (any other), ready for its arguments: the
+/// two tools run alike in the tests that compare them.
+pub fn record_with(tool: &str) -> Command {
+    if tool == "perf" {
+        let mut c = Command::new("perf");
+        c.arg("record");
+        c
+    } else {
+        Command::new(env!("CARGO_BIN_EXE_perfring-record"))
+    }
+}
+
 /// `source`, a Rust program, built into `tmp(name)` (of the calling file) by the rustc that
 /// builds these tests (`-O -g`: its own symbols, and the build id the system linker writes).
 #[track_caller]
