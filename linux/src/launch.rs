@@ -155,6 +155,13 @@ pub fn take_sigusr2() -> bool {
     sys::sigusr2_taken()
 }
 
+/// Which signal interrupted: the first SIGINT or SIGTERM since [`catch_interrupts`] (`None`
+/// if none came). For a program that ends, as perf record does, with the status of the signal
+/// that ended it (128 + N).
+pub fn interrupt_signal() -> Option<i32> {
+    sys::sigint_signal()
+}
+
 /// Let a child's exit (SIGCHLD) interrupt a [`Session::wait`](crate::Session::wait) in
 /// progress, as it interrupts perf record's `poll`: for a process this one runs beside a
 /// session (the session's own command wakes it through its pidfd). The handler does nothing

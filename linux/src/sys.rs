@@ -669,10 +669,16 @@ pub(crate) fn sigusr2_taken() -> bool {
     SIGUSR2_SEEN.swap(false, std::sync::atomic::Ordering::Relaxed)
 }
 
-static SIGINT_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The first SIGINT or SIGTERM caught (0: none).
+static SIGINT_SEEN: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
-extern "C" fn on_sigint(_: libc::c_int) {
-    SIGINT_SEEN.store(true, std::sync::atomic::Ordering::Relaxed);
+extern "C" fn on_sigint(signal: libc::c_int) {
+    let _ = SIGINT_SEEN.compare_exchange(
+        0,
+        signal,
+        std::sync::atomic::Ordering::Relaxed,
+        std::sync::atomic::Ordering::Relaxed,
+    );
 }
 
 /// Catch SIGINT (and SIGTERM) from now on; [`sigint_seen`] says whether one came.
@@ -689,7 +695,12 @@ pub(crate) fn catch_sigint() -> io::Result<()> {
 
 /// Whether SIGINT or SIGTERM arrived since [`catch_sigint`].
 pub(crate) fn sigint_seen() -> bool {
-    SIGINT_SEEN.load(std::sync::atomic::Ordering::Relaxed)
+    sigint_signal().is_some()
+}
+
+/// Which of SIGINT and SIGTERM came first since [`catch_sigint`], if one did.
+pub(crate) fn sigint_signal() -> Option<i32> {
+    Some(SIGINT_SEEN.load(std::sync::atomic::Ordering::Relaxed)).filter(|&s| s != 0)
 }
 
 /// perfring's [`Mapping`](perfring::Mapping) of a [`Ring`](crate::Ring) (its control page and

@@ -30,7 +30,8 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
   -F, --freq FREQ               sample about FREQ times a second (default 4000; max: the
                                 kernel's maximum, /proc/sys/kernel/perf_event_max_sample_rate)
   -c, --count PERIOD            sample every PERIOD events (tracepoints: default 1)
-  -a, --all-cpus                every CPU (with a COMMAND: for as long as it runs)
+  -a, --all-cpus                every CPU (with a COMMAND: for as long as it runs); also
+                                what no COMMAND and no -p/-t/-C means, until SIGINT
   -C, --cpu CPUS                these CPUs only (0-1,3), system-wide on them
   -p, --pid PID[,PID]...        running processes (with a COMMAND: while it runs)
   -t, --tid TID[,TID]...        running threads
@@ -112,7 +113,8 @@ taking perf record's options as perf record takes them (-ag, -F99, --freq=99, -o
 
 Kernel samples are included when perf_event_paranoid allows them (as root, or at a level <= 1),
 else left out with a warning, as perf record does. Exit status: the command's (128+N if killed by
-signal N); 255 if it cannot be executed or recording fails; 129 for a usage error; 234 for a
+signal N; without a command, 128+N for the SIGINT or SIGTERM that ended the recording); 255 if it
+cannot be executed or recording fails; 129 for a usage error; 234 for a
 value perf refuses once parsed (--strict-freq).";
 
 /// What the call graph is made of (`--call-graph`, `-g`).
@@ -491,6 +493,11 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, UsageErro
     if let Some(p) = pages {
         (o.pages, o.pages_rounded) = mmap_pages(&p)?;
     }
+    // perf: "Make system wide (-a) the default target": no command and no target is every CPU,
+    // until SIGINT.
+    if o.command.is_empty() && !o.all_cpus && o.cpus.is_none() && o.pids.is_empty() && o.tids.is_empty() {
+        o.all_cpus = true;
+    }
     check(&o)?;
     Ok(Parsed::Run(Box::new(o)))
 }
@@ -845,10 +852,6 @@ fn clockid(v: &str) -> Result<i32, UsageError> {
 
 /// What perf refuses among the options as given, before anything runs.
 fn check(o: &Options) -> Result<(), UsageError> {
-    let targets = [o.all_cpus || o.cpus.is_some(), !o.pids.is_empty(), !o.tids.is_empty()];
-    if o.command.is_empty() && !targets.iter().any(|&t| t) {
-        return err("give a COMMAND, -p PID, -t TID, -a or -C CPUS");
-    }
     if !o.pids.is_empty() && (o.all_cpus || o.cpus.is_some()) || !o.tids.is_empty() && (o.all_cpus || o.cpus.is_some())
     {
         return err("-p/-t and -a/-C exclude each other (PID/TID switch overriding CPU, as perf warns)");
@@ -979,7 +982,8 @@ mod tests {
 
     #[test]
     fn what_perf_refuses_is_refused() {
-        for bad in ["-F 0 -- true", "-c 0 -- true", "-F 10 -c 10 -- true", "-a -p 1", "-o x", "--nosuch", "-Y", "-e"] {
+        assert!(run("-o x").all_cpus, "no command and no target: every CPU, as perf");
+        for bad in ["-F 0 -- true", "-c 0 -- true", "-F 10 -c 10 -- true", "-a -p 1", "--nosuch", "-Y", "-e"] {
             assert!(parse(bad.split_whitespace().map(String::from)).is_err(), "{bad}");
         }
         assert!(matches!(parse(["-h".to_string()]), Ok(Parsed::Help)));

@@ -250,6 +250,11 @@ pub fn record<W: Write>(
     if let Some(s) = session.exit_status()? {
         status = Some(s);
     }
+    // No command to give its status (-a, -p, -t alone): ended by SIGINT or SIGTERM, the
+    // status is that signal's, 128 + N, as perf's (it raises the signal again at its end).
+    if status.is_none() {
+        status = perfring_linux::launch::interrupt_signal().map(|signal| 128 + signal);
+    }
     if progress {
         eprintln!();
     }

@@ -547,3 +547,38 @@ fn dry_run_writes_nothing() {
 fn realtime() {
     each_as_perf(&[("r", &["-r", "10"], &["true"]), ("r-bad", &["-r", "200"], &["true"])]);
 }
+
+/// No command and no target: every CPU until SIGINT, as perf ("system wide the default
+/// target"): both tools interrupted after 300 ms, the same status (the signal's) and the same
+/// `perf evlist -v`.
+#[test]
+fn no_command_records_every_cpu_until_interrupted() {
+    if !may_record_cpus() || !perfring_test_support::perf_available() {
+        return;
+    }
+    let lists: Vec<String> = ["perf", "ours"]
+        .iter()
+        .map(|tool| {
+            let file = tmp(&format!("no-command-{tool}.data"));
+            let mut c = common::record_with(tool);
+            let child =
+                c.env("HOME", tmp(&format!("home-no-command-{tool}"))).arg("-q").arg("-o").arg(&file).spawn().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            // SAFETY: kill(2) of our own child, still running (it records until interrupted).
+            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+            let out = child.wait_with_output().unwrap();
+            // perf raises the SIGINT again at its end; ours exits with its status, 128 + 2.
+            use std::os::unix::process::ExitStatusExt;
+            let status = out.status.code().or(out.status.signal().map(|s| 128 + s));
+            assert_eq!(status, Some(130), "{tool}: {}", text(&out.stderr));
+            let list = evlist(&file);
+            if *tool == "ours" {
+                list.lines().map(by_design).collect::<Vec<_>>().join("\n")
+            } else {
+                list
+            }
+        })
+        .collect();
+    assert!(lists[0].contains("CPU") && lists[0].contains("dummy:HG"), "perf records every CPU: {}", lists[0]);
+    assert_eq!(lists[1], lists[0], "perf evlist -v of our file against perf's");
+}
