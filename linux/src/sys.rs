@@ -372,6 +372,7 @@ impl Epoll {
 
 /// Clock `clockid`'s resolution (`clock_getres`) and reading (`clock_gettime`), in ns; `None`
 /// for a clock this kernel does not have.
+#[cfg(feature = "perf-data")]
 pub(crate) fn clock_ns(clockid: i32) -> Option<(u64, u64)> {
     let mut res = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -383,6 +384,7 @@ pub(crate) fn clock_ns(clockid: i32) -> Option<(u64, u64)> {
 
 /// `secs` since the epoch as local time (`localtime_r`): year, month (1-12), day, hour,
 /// minute, second; `None` if the C library cannot convert it.
+#[cfg(feature = "perf-data")]
 pub(crate) fn local_time(secs: i64) -> Option<[u32; 6]> {
     let t: libc::time_t = secs;
     // SAFETY: an all-zero `tm` is a valid value of the plain C struct it is.
