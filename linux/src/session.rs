@@ -447,7 +447,7 @@ impl Session {
                 command.start()
             }
             None if !self.started => {
-                self.events.iter().try_for_each(|o| o.event.enable())?;
+                self.enable()?;
                 self.started = true;
                 Ok(())
             }

@@ -291,6 +291,16 @@ pub(crate) fn poll(fds: &[BorrowedFd<'_>], revents: &mut [i16], timeout_ms: i32)
     Ok(n as usize)
 }
 
+/// What an epoll entry watches for: input and hang-up (`on`), or nothing but what epoll
+/// always reports (hang-up, error).
+fn interest(on: bool) -> u32 {
+    if on {
+        (libc::EPOLLIN | libc::EPOLLHUP) as u32
+    } else {
+        0
+    }
+}
+
 /// An epoll instance (level-triggered), for one descriptor that is readable when any of the
 /// descriptors added to it is: what a [`Session`](crate::Session) hands to a reactor.
 #[derive(Debug)]
@@ -313,7 +323,7 @@ impl Epoll {
     /// [`add`](Epoll::add), watching for input (`on`) or for nothing but what epoll always
     /// reports (hang-up, error).
     pub(crate) fn add_watching(&self, fd: BorrowedFd<'_>, token: u64, on: bool) -> io::Result<()> {
-        let events = if on { (libc::EPOLLIN | libc::EPOLLHUP) as u32 } else { 0 };
+        let events = interest(on);
         let mut ev = libc::epoll_event { events, u64: token };
         // SAFETY: both descriptors are open; `ev` is a valid epoll_event the kernel only reads.
         check(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_ADD, fd.as_raw_fd(), &mut ev) }
@@ -324,7 +334,7 @@ impl Epoll {
     /// Change what `fd` (already added) is watched for: input and hang-up (`on`), or nothing
     /// (a descriptor the caller will not be woken by for now).
     pub(crate) fn modify(&self, fd: BorrowedFd<'_>, token: u64, on: bool) -> io::Result<()> {
-        let events = if on { (libc::EPOLLIN | libc::EPOLLHUP) as u32 } else { 0 };
+        let events = interest(on);
         let mut ev = libc::epoll_event { events, u64: token };
         // SAFETY: both descriptors are open; `ev` is a valid epoll_event the kernel only reads.
         check(unsafe { libc::epoll_ctl(self.0.as_raw_fd(), libc::EPOLL_CTL_MOD, fd.as_raw_fd(), &mut ev) }
@@ -637,17 +647,23 @@ pub(crate) fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
+/// Install `handler` for `signal` (`signal(2)`). Each handler given here does nothing but
+/// store to an atomic, which is async-signal-safe.
+fn install(signal: libc::c_int, handler: extern "C" fn(libc::c_int)) -> io::Result<()> {
+    // SAFETY: the handlers passed in (below) only store to atomics or do nothing.
+    let prev = unsafe { libc::signal(signal, handler as libc::sighandler_t) };
+    if prev == libc::SIG_ERR {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 extern "C" fn on_sigchld(_: libc::c_int) {}
 
 /// Catch SIGCHLD with a handler that does nothing: a child's exit then interrupts a wait in
 /// progress (EINTR), where the default disposition (ignore) lets the wait sleep on.
 pub(crate) fn wake_on_sigchld() -> io::Result<()> {
-    // SAFETY: installing a handler that does nothing (async-signal-safe).
-    let prev = unsafe { libc::signal(libc::SIGCHLD, on_sigchld as extern "C" fn(libc::c_int) as libc::sighandler_t) };
-    if prev == libc::SIG_ERR {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    install(libc::SIGCHLD, on_sigchld)
 }
 
 static SIGUSR2_SEEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -658,12 +674,7 @@ extern "C" fn on_sigusr2(_: libc::c_int) {
 
 /// Catch SIGUSR2 from now on; [`sigusr2_taken`] says whether one came.
 pub(crate) fn catch_sigusr2() -> io::Result<()> {
-    // SAFETY: installing a handler that only stores to an atomic (async-signal-safe).
-    let prev = unsafe { libc::signal(libc::SIGUSR2, on_sigusr2 as extern "C" fn(libc::c_int) as libc::sighandler_t) };
-    if prev == libc::SIG_ERR {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    install(libc::SIGUSR2, on_sigusr2)
 }
 
 /// Whether SIGUSR2 arrived since the last call (or since [`catch_sigusr2`]); clears it.
@@ -685,14 +696,8 @@ extern "C" fn on_sigint(signal: libc::c_int) {
 
 /// Catch SIGINT (and SIGTERM) from now on; [`sigint_seen`] says whether one came.
 pub(crate) fn catch_sigint() -> io::Result<()> {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: installing a handler that only stores to an atomic (async-signal-safe).
-        let prev = unsafe { libc::signal(sig, on_sigint as extern "C" fn(libc::c_int) as libc::sighandler_t) };
-        if prev == libc::SIG_ERR {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    install(libc::SIGINT, on_sigint)?;
+    install(libc::SIGTERM, on_sigint)
 }
 
 /// Whether SIGINT or SIGTERM arrived since [`catch_sigint`].

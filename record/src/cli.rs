@@ -740,6 +740,17 @@ const REGISTERS: &[(&str, u32)] = &[
 #[cfg(not(target_arch = "x86_64"))]
 const REGISTERS: &[(&str, u32)] = &[];
 
+/// Every register of [`REGISTERS`]: perf's `PERF_REGS_MASK` (x86-64: 0xff0fff).
+pub const REGS_MASK: u64 = {
+    let mut mask = 0;
+    let mut i = 0;
+    while i < REGISTERS.len() {
+        mask |= 1 << REGISTERS[i].1;
+        i += 1;
+    }
+    mask
+};
+
 /// `-I`/`--user-regs`: perf's `__parse_regs`: no value, every register; else a comma list of
 /// names in any case; `?` lists them (and stops, as perf stops); given twice, refused.
 fn registers(already: Option<u64>, v: &str, option: &str) -> Result<u64, UsageError> {
@@ -747,7 +758,7 @@ fn registers(already: Option<u64>, v: &str, option: &str) -> Result<u64, UsageEr
         return err(format!("{option}: given twice"));
     }
     if v.is_empty() {
-        return Ok(REGISTERS.iter().fold(0, |m, &(_, bit)| m | 1 << bit));
+        return Ok(REGS_MASK);
     }
     let mut mask = 0;
     for name in v.split(',') {

@@ -12,12 +12,9 @@ use perfring_linux::EventAttr;
 use crate::cli::{CallGraph, Freq, Options};
 use crate::events::{modifier_suffix, EventSpec};
 
-/// x86-64's `PERF_REGS_MASK` (every user register but the segment ones perf leaves out), as
-/// perf sets `sample_regs_user` for `--call-graph dwarf`.
-#[cfg(target_arch = "x86_64")]
-const REGS_USER: u64 = 0xff0fff;
-#[cfg(not(target_arch = "x86_64"))]
-const REGS_USER: u64 = 0;
+/// `PERF_REGS_MASK` (x86-64: 0xff0fff, every register of `cli`'s table), as perf sets
+/// `sample_regs_user` for `--call-graph dwarf`.
+const REGS_USER: u64 = crate::cli::REGS_MASK;
 /// x86-64's `DWARF_MINIMAL_REGS`: IP and SP.
 #[cfg(target_arch = "x86_64")]
 const DWARF_MINIMAL_REGS: u64 = 1 << 8 | 1 << 7;
