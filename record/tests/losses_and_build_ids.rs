@@ -181,6 +181,15 @@ fn the_build_id_cache_is_filled_as_perf_fills_it_and_outlives_a_rebuild() {
     }
 }
 
+/// Held by a test while it has a BPF program of its own loaded, and by a test whose records
+/// must not change with the machine's BPF programs meanwhile (a recording synthesizes a
+/// KSYMBOL and a BPF_EVENT for each loaded program): the two would race otherwise.
+static BPF_LOADED: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn bpf_lock() -> std::sync::MutexGuard<'static, ()> {
+    BPF_LOADED.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// Load a BPF socket filter (`r0 = 0; exit`) named `name`; its descriptor keeps it loaded.
 fn load_bpf(name: &str) -> Option<std::os::fd::OwnedFd> {
     use std::os::fd::FromRawFd;
@@ -213,6 +222,7 @@ fn loaded_bpf_programs_are_named_as_in_perfs_file() {
     if !perfring_test_support::perf_available() || !root() {
         return;
     }
+    let _bpf = bpf_lock();
     let Some(_prog) = load_bpf("perfring_t41") else {
         return perfring_test_support::skip("BPF_PROG_LOAD refused (no BPF JIT or syscall)");
     };
@@ -262,6 +272,8 @@ fn the_pipe_stream_is_laid_out_as_perfs() {
         return;
     }
     let home = tmp("pipe-home");
+    // Both streams made with the same BPF programs loaded (none of the test above's).
+    let _bpf = bpf_lock();
     let ours = recorder(&home).args(["-q", "-o", "-", "--", "sleep", "0.05"]).output().unwrap();
     let theirs = Command::new("perf")
         .env("HOME", &home)
