@@ -7,7 +7,7 @@
 //!
 //! Per record, every library walks to the record, finds its event, and decodes it:
 //! * perfring: its own `Walker`, `EventSet` and, for SAMPLE, the event's `SampleView`;
-//!   other records through the complete `decode_into`;
+//!   other records through the complete `decode`;
 //! * the peers have no walker and no id map: they share one bench-local walker and id map
 //!   (`bench_walk`, `IdMap`), then parse each record with their own API.
 //!
@@ -31,7 +31,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use perfring::record::{decode_into, types, Attr, Endian, EventLayout, EventSet, Header, IdEntry, Record, Walker};
+use perfring::record::{types, Attr, Endian, EventLayout, EventRecord, EventSet, IdEntry, Record, Walker};
 
 // ---------------------------------------------------------------------------------------------
 // The file, parsed once, outside the timed loops.
@@ -110,8 +110,8 @@ const VIEWS: u8 = 0;
 /// The views, every folded field asked for through its accessor whatever the capture's events
 /// write (as a generic tool does; an absent field is then its accessor's `None`).
 const VIEWS_ALL: u8 = 1;
-/// The complete decode of every record, SAMPLEs included (`record::decode_into` one `Record`
-/// the loop keeps), the fields read from the decoded `Sample`.
+/// The complete decode of every record, SAMPLEs included (`match rec.decode()`), the fields
+/// read from the decoded `Sample`.
 const DECODE: u8 = 2;
 
 struct Perfring<const TIER: u8> {
@@ -157,7 +157,6 @@ fn perfring_walk<F: FnMut(&Fields), const TIER: u8>(
     mut sample: F,
 ) -> (usize, usize) {
     let (mut n, mut errors) = (0, 0);
-    let mut rec = Record::Unknown { header: Header { type_: 0, misc: 0, size: 0 }, body: &[] };
     // VIEWS asks for the fields after RAW only in a capture whose events write them;
     // VIEWS_ALL asks for every one.
     let tail = tail_fields(if TIER == VIEWS_ALL {
@@ -174,12 +173,9 @@ fn perfring_walk<F: FnMut(&Fields), const TIER: u8>(
         if r.header.type_ >= types::HEADER_ATTR {
             continue;
         }
-        let Ok((_, event)) = set.attribute_event(&r) else {
-            errors += 1;
-            continue;
-        };
+        let rec = set.attribute(&r);
         if r.header.type_ == types::SAMPLE {
-            let Ok(v) = event.sample(&r) else {
+            let Ok(v) = rec.sample() else {
                 errors += 1;
                 continue;
             };
@@ -205,10 +201,9 @@ fn perfring_walk<F: FnMut(&Fields), const TIER: u8>(
             };
             sample(&f);
         } else {
-            // Into a caller-owned value: no half-KiB `Record` moved per record.
-            match decode_into(&r, event.context(), &mut rec) {
-                Ok(()) => {
-                    black_box(&rec);
+            match rec.decode() {
+                Ok(other) => {
+                    black_box(&other);
                 }
                 Err(_) => errors += 1,
             }
@@ -217,10 +212,8 @@ fn perfring_walk<F: FnMut(&Fields), const TIER: u8>(
     (n, errors)
 }
 
-/// The complete decode: `decode_into` of every record through its event's context, into one
-/// `Record` the loop keeps (the in-place form: `decode` bound by value moves half a KiB per
-/// record; BENCHMARKS.md, "Decoding", 2026-11-27); a SAMPLE's fields read from the decoded
-/// `Sample`.
+/// The complete decode: `match rec.decode()` of every record, the loop a user writes first
+/// (the result bound by value); a SAMPLE's fields read from the decoded `Sample`.
 #[inline(always)]
 fn perfring_decode<F: FnMut(&Fields)>(
     set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>,
@@ -229,7 +222,6 @@ fn perfring_decode<F: FnMut(&Fields)>(
     mut sample: F,
 ) -> (usize, usize) {
     let (mut n, mut errors) = (0, 0);
-    let mut rec = Record::Unknown { header: Header { type_: 0, misc: 0, size: 0 }, body: &[] };
     for r in Walker::perf_data(&file.bytes[file.data.clone()], endian) {
         let Ok(r) = r else {
             errors += 1;
@@ -239,12 +231,7 @@ fn perfring_decode<F: FnMut(&Fields)>(
         if r.header.type_ >= types::HEADER_ATTR {
             continue;
         }
-        let Ok((_, event)) = set.attribute_event(&r) else {
-            errors += 1;
-            continue;
-        };
-        // Into one `Record` the loop keeps (`decode_into`): each record decoded where it stays.
-        match decode_into(&r, event.context(), &mut rec).map(|()| &rec) {
+        match set.attribute(&r).decode() {
             Ok(Record::Sample(s)) => sample(&Fields {
                 pid: s.tid.map(|t| t.pid),
                 tid: s.tid.map(|t| t.tid),
@@ -264,7 +251,7 @@ fn perfring_decode<F: FnMut(&Fields)>(
                 stack_user: s.stack_user.map(|s| s.data.len()),
             }),
             Ok(other) => {
-                black_box(other);
+                black_box(&other);
             }
             Err(_) => errors += 1,
         }
@@ -292,8 +279,7 @@ impl IdMap {
             }
         }
         let first = Attr::from_bytes(&file.attrs[0].0, file.endian).unwrap();
-        let layout =
-            perfring::record::SampleLayout::new(&perfring::record::DecodeContext::from_attr(&first, file.endian));
+        let layout = EventLayout::new(&first, file.endian);
         IdMap {
             ids,
             id_pos: layout.id_pos(),

@@ -13,8 +13,10 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use perfring::record::{read_format as rf, sample_type as st, Endian, EventLayout as Layout, EventSet, IdEntry};
-use perfring_linux::attr::software;
+use perfring::record::{
+    read_format as rf, sample_type as st, Endian, EventLayout as Layout, EventRecord, EventSet, IdEntry,
+};
+use perfring_linux::software;
 use perfring_linux::{Event, EventAttr, Ring, Target};
 
 /// A sample every 20 µs of the worker's CPU time (task-clock).
@@ -86,7 +88,7 @@ fn perfring_run(tid: i32, decode: bool) -> Run {
                 run.records += 1;
                 run.lost_records += u64::from(r.header.type_ == 2);
                 if decode {
-                    if let Ok(s) = set.events()[0].sample(r.bytes) {
+                    if let Ok(s) = set.attribute(r).sample() {
                         run.sample(s.ip(), s.tid(), s.time(), s.period());
                     }
                 } else {

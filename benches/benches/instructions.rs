@@ -17,10 +17,10 @@
 //!
 //! `instructions decode N`: N SAMPLE records of two events (IDENTIFIER|IP|TID|TIME|
 //! PERIOD, 48 bytes, ids alternating over four), built in a buffer, then walked with `Walker`,
-//! attributed with `EventSet` (storage in `Vec`s), and the event's index, ip, pid, tid, time and period read through the event's
-//! `SampleView` into a fold. `decode-fused N` does the same in one step
-//! (`EventSet::sample`), `decode-fixed N` with the layout named at compile time
-//! (`EventSet::fixed`, `FixedEvents::sample`). `decode-setup N` only builds the buffer: the
+//! attributed with `EventSet::attribute` (storage in `Vec`s), and the event's index, ip, pid,
+//! tid, time and period read through the record's `sample()` view into a fold; `decode-fixed N`
+//! the same through `fixed::<ST>()`, the layout named at compile time; `decode-absent N` the
+//! view and the 18 fields the event lacks. `decode-setup N` only builds the buffer: the
 //! Makefile subtracts it.
 //!
 //! `instructions rtrb-producer N` / `rtrb-consumer N`: the same counts for rtrb, the fastest
@@ -32,9 +32,11 @@ use std::hint::black_box;
 
 use perfring::consumer::Scratch;
 use perfring::memory::RingMemory;
-use perfring::producer::{Config, EventIdentity};
-use perfring::record::{sample_type as st, types, Attr, Endian, EventLayout, EventSet, Header, IdEntry, Walker};
-use perfring::{split, Mapping, Producer};
+use perfring::producer::{EventIdentity, ProducerConfig};
+use perfring::record::{
+    sample_type as st, types, Attr, Endian, EventLayout, EventRecord, EventSet, Header, IdEntry, Walker,
+};
+use perfring::{memory::Mapping, producer::Producer, split};
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -48,9 +50,8 @@ fn main() {
         "rtrb-producer" => rtrb_run(n, false),
         "rtrb-consumer" => rtrb_run(n, true),
         "decode-setup" => decode_run::<{ Decode::SETUP }>(n),
-        "decode" => decode_run::<{ Decode::LAYOUT }>(n),
+        "decode" => decode_run::<{ Decode::VIEW }>(n),
         "decode-fixed" => decode_run::<{ Decode::FIXED }>(n),
-        "decode-fused" => decode_run::<{ Decode::FUSED }>(n),
         "decode-absent" => decode_run::<{ Decode::ABSENT }>(n),
         "decode-tail-setup" => tail_run(n, None),
         "decode-in-order" => tail_run(n, Some(false)),
@@ -89,12 +90,12 @@ fn run<const SIZE: usize>(n: usize, ends: Ends) {
     match ends {
         Ends::Owned => {
             // SAFETY: the only producer of this ring.
-            let producer = unsafe { Producer::new(map, Config::default()) }.unwrap();
+            let producer = unsafe { Producer::new(map, ProducerConfig::default()) }.unwrap();
             write_records(&producer, record, n);
             black_box(producer.head());
         }
         Ends::Batch => {
-            let (producer, _consumer) = split(&mut map, Config::default()).unwrap();
+            let (producer, _consumer) = split(&mut map, ProducerConfig::default()).unwrap();
             for _ in 0..n / 16 {
                 producer.batch(|b| {
                     for _ in 0..16 {
@@ -107,7 +108,7 @@ fn run<const SIZE: usize>(n: usize, ends: Ends) {
             write_records(&producer, record, n % 16);
         }
         Ends::Split(consume) => {
-            let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
+            let (producer, mut consumer) = split(&mut map, ProducerConfig::default()).unwrap();
             write_records(&producer, record, n);
             if consume {
                 let mut scratch = Scratch::new();
@@ -171,15 +172,13 @@ struct Decode;
 impl Decode {
     /// Nothing (the Makefile subtracts this run).
     const SETUP: u8 = 0;
-    /// Attribution, then the event's run-time `SampleView`.
-    const LAYOUT: u8 = 1;
-    /// `EventSet::sample`'s one step: attribution and the run-time view.
-    const FUSED: u8 = 2;
-    /// `EventSet::fixed`'s one step: attribution and a `FixedSample` of the compile-time layout.
-    const FIXED: u8 = 3;
-    /// `FUSED`, and every accessor of a field the event lacks (18), each value added to the
+    /// Attribution (`EventSet::attribute`), then the record's run-time view (`sample()`).
+    const VIEW: u8 = 1;
+    /// Attribution, then a `FixedSample` of the compile-time layout (`fixed::<ST>()`).
+    const FIXED: u8 = 2;
+    /// `VIEW`, and every accessor of a field the event lacks (18), each value added to the
     /// fold when there is one (`if let`).
-    const ABSENT: u8 = 4;
+    const ABSENT: u8 = 3;
 }
 
 /// N two-event samples, then the walk + attribution + five fields of each (`how`).
@@ -228,16 +227,19 @@ fn decode_run<const HOW: u8>(n: usize) {
     }
     let acc = match HOW {
         Decode::SETUP => return,
-        Decode::LAYOUT => walk_and_fold!(|r| match set.attribute_event(&r) {
-            Ok((index, event)) => event.sample(&r).ok().map(|v| (index, v)),
-            Err(_) => None,
+        Decode::VIEW => walk_and_fold!(|r| {
+            let rec = set.attribute(&r);
+            match (rec.event(), rec.sample()) {
+                (Ok(index), Ok(v)) => Some((index, v)),
+                _ => None,
+            }
         }),
-        Decode::FUSED => walk_and_fold!(|r| set.sample(&r).ok()),
         Decode::ABSENT => {
             let mut acc = 0u64;
             for r in Walker::perf_data(&buf, Endian::NATIVE) {
                 let Ok(r) = r else { std::process::abort() };
-                let Ok((index, v)) = set.sample(&r) else { std::process::abort() };
+                let rec = set.attribute(&r);
+                let (Ok(index), Ok(v)) = (rec.event(), rec.sample()) else { std::process::abort() };
                 // The five fields and the index, as the other rows …
                 acc = acc
                     .wrapping_add(index as u64)
@@ -278,10 +280,13 @@ fn decode_run<const HOW: u8>(n: usize) {
             }
             acc
         }
-        Decode::FIXED => {
-            let Ok(fixed) = set.fixed::<ST>() else { std::process::abort() };
-            walk_and_fold!(|r| fixed.sample(&r).ok())
-        }
+        Decode::FIXED => walk_and_fold!(|r| {
+            let rec = set.attribute(&r);
+            match (rec.event(), rec.fixed::<ST>()) {
+                (Ok(index), Ok(f)) => Some((index, f)),
+                _ => None,
+            }
+        }),
         _ => std::process::abort(),
     };
     black_box(acc);
@@ -347,7 +352,8 @@ fn tail_run(n: usize, reverse: Option<bool>) {
     let mut acc = 0u64;
     for r in Walker::perf_data(&buf, Endian::NATIVE) {
         let Ok(r) = r else { std::process::abort() };
-        let Ok((index, v)) = set.sample(&r) else { std::process::abort() };
+        let rec = set.attribute(&r);
+        let (Ok(index), Ok(v)) = (rec.event(), rec.sample()) else { std::process::abort() };
         // Every field through its accessor, as a tool that does not know the event would: in
         // output order, or the same list last to first.
         macro_rules! fields {

@@ -29,7 +29,7 @@
 use std::io::{BufWriter, Read, Write};
 use std::time::Instant;
 
-use perfring::record::Record;
+use perfring::record::{EventRecord as _, Record};
 use perfring_data::{MappedFile, Reader, Source, Writer};
 
 fn fold<S: Source>(r: &mut Reader<S>) -> (u64, u64) {
@@ -41,7 +41,7 @@ fn fold_bytes<S: Source>(r: &mut Reader<S>) -> ((u64, u64), u64) {
     let (mut n, mut acc, mut bytes) = (0u64, 0u64, 0u64);
     while let Some(rec) = r.next_record().expect("a readable file") {
         n += 1;
-        bytes += (rec.bytes.len() + rec.trailing.len()) as u64;
+        bytes += (rec.raw().bytes.len() + rec.raw().trailing.len()) as u64;
         if let Ok(Record::Sample(s)) = rec.decode() {
             acc = acc.wrapping_add(s.ip.unwrap_or(0) ^ s.time.unwrap_or(0) ^ s.period.unwrap_or(0));
         }
@@ -75,7 +75,7 @@ fn main() {
         Some("open") => {
             let n: usize = args[2].parse().expect("N");
             for _ in 0..n {
-                std::hint::black_box(Reader::open(&args[1]).expect("a perf.data file").attrs().len());
+                std::hint::black_box(Reader::open(&args[1]).expect("a perf.data file").metadata().attrs().len());
             }
         }
         Some("gen-pipe") => gen_pipe(&args[1], args[2].parse().expect("GiB")),
@@ -108,7 +108,7 @@ fn main() {
                 let (mut n, mut acc) = (0u64, 0u64);
                 while let Some(rec) = r.next_record().unwrap() {
                     n += 1;
-                    acc = acc.wrapping_add(rec.event.unwrap_or(0) as u64 + rec.bytes.len() as u64);
+                    acc = acc.wrapping_add(rec.event().ok().unwrap_or(0) as u64 + rec.raw().bytes.len() as u64);
                 }
                 (n, acc)
             });
@@ -122,13 +122,13 @@ fn main() {
 fn gen_pipe(path: &str, gib: u64) {
     let bytes = std::fs::read(path).expect("the input file");
     let mut r = Reader::from_bytes(&bytes).expect("a perf.data file");
-    let attrs = r.attrs().to_vec();
+    let attrs = r.metadata().attrs().to_vec();
     let mut records = Vec::new();
     while let Some(rec) = r.next_record().expect("readable") {
-        records.push((rec.bytes.to_vec(), rec.trailing.to_vec()));
+        records.push((rec.raw().bytes.to_vec(), rec.raw().trailing.to_vec()));
     }
     let out = BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
-    let mut w = Writer::pipe(out, r.endian(), attrs).expect("writable");
+    let mut w = Writer::pipe(out, r.metadata().endian(), attrs).expect("writable");
     let target = gib << 30;
     // Each pass writes the whole input's records again (bounded by the target size).
     while w.data_size() < target {
@@ -152,6 +152,7 @@ mod compare {
 
     use linux_perf_data::linux_perf_event_reader::{EventRecord, RecordType};
     use linux_perf_data::{PerfFileReader, PerfFileRecord};
+    use perfring::record::EventRecord as _;
     use perfring_data::Reader;
 
     use super::fields::{fold, of_lper, of_view, Fields};
@@ -169,9 +170,9 @@ mod compare {
                 let mut r = if lib == "perfring" { r } else { r.time_ordered() };
                 while let Some(rec) = r.next_record().expect("perfring-data reads the file") {
                     n += 1;
-                    let Some(event) = rec.event else { continue };
+                    let Some(event) = rec.event().ok() else { continue };
                     acc = acc.wrapping_add(event as u64);
-                    if let Some(s) = rec.sample() {
+                    if let Ok(s) = rec.sample() {
                         let f = of_view(&s);
                         each(event, &f);
                         acc = fold(acc, &f);
@@ -239,9 +240,9 @@ mod compare {
     /// to event 0) — a copy with the EVENT_DESC perf writes: the same records and features,
     /// written by perfring-data's `Writer` under `target/bench-data/`.
     fn with_event_desc(path: &Path) -> std::path::PathBuf {
-        use perfring_data::{features, Feature, Writer};
+        use perfring_data::{features, features::Feature, Writer};
         let r = Reader::open(path).expect("perfring-data opens the file");
-        if r.attrs().len() < 2 || r.feature(features::EVENT_DESC).is_some() {
+        if r.metadata().attrs().len() < 2 || r.metadata().feature(features::EVENT_DESC).is_some() {
             return path.to_path_buf();
         }
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench-data");
@@ -255,15 +256,17 @@ mod compare {
         let mut bytes = Vec::new();
         let mut r = Reader::open(path).unwrap();
         let descs = r
+            .metadata()
             .attrs()
             .iter()
             .enumerate()
             .map(|(i, a)| features::EventDesc { attr: a.attr, name: format!("event{i}"), ids: a.ids.clone() })
             .collect();
-        let feats: Vec<(u32, Vec<u8>)> = r.features().map(|(bit, b)| (bit, b.to_vec())).collect();
-        let mut w = Writer::new(std::io::Cursor::new(&mut bytes), r.endian(), r.attrs().to_vec()).unwrap();
+        let feats: Vec<(u32, Vec<u8>)> = r.metadata().features().map(|(bit, b)| (bit, b.to_vec())).collect();
+        let mut w = Writer::new(std::io::Cursor::new(&mut bytes), r.metadata().endian(), r.metadata().attrs().to_vec())
+            .unwrap();
         while let Some(rec) = r.next_record().unwrap() {
-            w.write_raw(rec.bytes, rec.trailing).unwrap();
+            w.write_raw(rec.raw().bytes, rec.raw().trailing).unwrap();
         }
         for (bit, b) in feats {
             w.set_feature_bytes(bit, b).unwrap();

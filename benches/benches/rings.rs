@@ -16,7 +16,7 @@
 //!   the consumer drains everything available per read, with its default `Config` (the tail
 //!   store deferred by 4 KiB, a nearly empty ring given 128 spin hints once).
 //! * `perfring, tail every batch, unpaced`: the consumer as perf reads a kernel ring (one
-//!   `data_tail` store per read, `Config::EVERY_BATCH`) — the row before the consumer policy.
+//!   `data_tail` store per read, `ProducerConfig::EVERY_BATCH`) — the row before the consumer policy.
 //! * `perfring, tail deferred, unpaced`: the deferred tail alone.
 //! * `perfring, producer batch<=16`: up to 16 records per `Producer::batch` (one `data_head`
 //!   store per batch, ending early when the ring is full), written with `BatchWriter::output` —
@@ -50,9 +50,11 @@ use std::time::{Duration, Instant};
 
 use perfring::consumer::Scratch;
 use perfring::memory::RingMemory;
-use perfring::producer::{BatchWriter, Config, EventIdentity};
+use perfring::producer::{BatchWriter, EventIdentity, ProducerConfig};
 use perfring::record::{types, Endian, Header};
-use perfring::{split, Consumer, ConsumerConfig, Mapping, Pace, Producer};
+use perfring::{
+    consumer::Consumer, consumer::ConsumerConfig, consumer::Pace, memory::Mapping, producer::Producer, split,
+};
 
 /// The kernel tools' release and pacing (the tail after every batch, no pacing); the rows
 /// without it take the consumer's default (a deferred tail, a nearly empty ring given a moment).
@@ -122,7 +124,7 @@ fn mapping(mem: &mut [u64]) -> Mapping<'_> {
 }
 
 /// How the perfring producer publishes: per record (the kernel's way), or in batches of up to
-/// `k` records (one `data_head` store per batch, through [`perfring::Producer::batch`]), each
+/// `k` records (one `data_head` store per batch, through [`perfring::producer::Producer::batch`]), each
 /// record written with `BatchWriter::output` or, if `nested`, as a nested writer
 /// (`Producer::output`).
 #[derive(Clone, Copy)]
@@ -156,7 +158,7 @@ fn sample_of(payload: usize) -> Vec<u8> {
 fn perfring_run(payload: usize, n: usize, consumer_batch: bool, publish: Publish, config: ConsumerConfig) -> Duration {
     let mut mem = ring_memory();
     let mut map = mapping(&mut mem);
-    let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
+    let (producer, mut consumer) = split(&mut map, ProducerConfig::default()).unwrap();
     consumer.configure(config);
     let record = sample_of(payload);
     two_threads(
@@ -275,7 +277,7 @@ fn fill_of(size: usize, n: usize) -> usize {
 fn perfring_alone(payload: usize, n: usize) -> Duration {
     let mut mem = ring_memory();
     let mut map = mapping(&mut mem);
-    let (producer, mut consumer) = split(&mut map, Config::default()).unwrap();
+    let (producer, mut consumer) = split(&mut map, ProducerConfig::default()).unwrap();
     let record = sample_of(payload);
     let mut scratch = Scratch::new();
     let (mut read, mut took, mut sum) = (0, Duration::ZERO, 0);

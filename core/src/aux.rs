@@ -22,23 +22,8 @@
 
 use crate::fences::{A_TAIL_LOAD, B_HEAD_STORE, C_HEAD_LOAD, D_TAIL_STORE, LOCAL};
 use crate::memory::{Area, LayoutError, Position, RingMemory};
-use crate::producer::{EventIdentity, Hooks, Producer, ReserveError};
-use crate::record::{types, Endian, Header, SampleId};
-
-/// `PERF_AUX_FLAG_*`: the flags of a `PERF_RECORD_AUX`.
-pub mod flags {
-    /// `PERF_AUX_FLAG_TRUNCATED`: the record was truncated to fit (set by the driver; the end
-    /// then also wakes the consumer and the kernel disables the event).
-    pub const TRUNCATED: u64 = 0x01;
-    /// `PERF_AUX_FLAG_OVERWRITE`: a snapshot from overwrite mode (set by the core only).
-    pub const OVERWRITE: u64 = 0x02;
-    /// `PERF_AUX_FLAG_PARTIAL`: the record contains gaps (set by the driver).
-    pub const PARTIAL: u64 = 0x04;
-    /// `PERF_AUX_FLAG_COLLISION`: the sample collided with another (set by the driver).
-    pub const COLLISION: u64 = 0x08;
-    /// `PERF_AUX_FLAG_PMU_FORMAT_TYPE_MASK`: PMU-specific format bits.
-    pub const PMU_FORMAT_TYPE_MASK: u64 = 0xff00;
-}
+use crate::producer::{EventIdentity, Hooks, OutputError, Producer};
+use crate::record::{aux_flags, encode_body, types, Aux, DecodeContext, Endian, SampleId};
 
 /// Why an AUX operation was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +43,7 @@ pub enum AuxError {
         available: usize,
     },
     /// The PERF_RECORD_AUX could not be written to the data ring (it was counted as lost there).
-    RecordLost(ReserveError),
+    RecordLost(OutputError),
 }
 
 impl core::fmt::Display for AuxError {
@@ -76,48 +61,19 @@ impl core::fmt::Display for AuxError {
 
 impl core::error::Error for AuxError {}
 
-/// The encoded `PERF_RECORD_AUX` body: `{u64 aux_offset, u64 aux_size, u64 flags}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AuxRecord {
-    /// Non-overwrite: where the chunk starts. Overwrite: the driver's head, the chunk's *end*.
-    pub aux_offset: u64,
-    /// Bytes in the chunk.
-    pub aux_size: u64,
-    /// `PERF_AUX_FLAG_*`.
-    pub flags: u64,
-}
-
-impl AuxRecord {
-    /// Encode (header, body, `sample_id` trailer if `trailer` is given) into `out`; returns the
-    /// size, or `None` if `out` is too short.
-    pub fn encode(&self, trailer: Option<(u64, SampleId)>, endian: Endian, out: &mut [u8]) -> Option<usize> {
-        let tsize = trailer.map_or(0, |(st, _)| SampleId::size(st));
-        let size = 32 + tsize;
-        let out = out.get_mut(..size)?;
-        out[..8].copy_from_slice(&Header { type_: types::AUX, misc: 0, size: size as u16 }.to_bytes(endian));
-        out[8..16].copy_from_slice(&endian.put_u64(self.aux_offset));
-        out[16..24].copy_from_slice(&endian.put_u64(self.aux_size));
-        out[24..32].copy_from_slice(&endian.put_u64(self.flags));
-        if let Some((st, sid)) = trailer {
-            sid.encode(st, endian, &mut out[32..])?;
-        }
-        Some(size)
-    }
-}
-
 /// The PMU driver's side of the AUX area.
 ///
 /// ```
 /// use perfring::aux::{AuxConsumer, AuxProducer};
-/// use perfring::producer::{Config, Producer, EventIdentity};
-/// use perfring::record::{decode, DecodeContext, Endian, Record};
-/// use perfring::{Consumer, Mapping};
+/// use perfring::producer::{ProducerConfig, Producer, EventIdentity};
+/// use perfring::record::{Attr, Endian, EventRecord, EventSet, Record};
+/// use perfring::{consumer::Consumer, memory::Mapping};
 /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
 /// # #[repr(C, align(8))] struct Aux([u8; 4096]);
 /// # let (mut buf, mut aux) = (Buf([0; 4096 + 4096]), Aux([0; 4096]));
 /// let map = Mapping::new(&mut buf.0, 4096).unwrap().with_aux(&mut aux.0, None).unwrap();
 /// // SAFETY: the only producers of the data ring and of the AUX area.
-/// let data = unsafe { Producer::new(&map, Config::default()) }.unwrap();
+/// let data = unsafe { Producer::new(&map, ProducerConfig::default()) }.unwrap();
 /// let mut driver = unsafe { AuxProducer::new(&map, false, 0) }.unwrap();
 ///
 /// // The "hardware" writes a trace chunk; the driver publishes it and logs PERF_RECORD_AUX.
@@ -131,10 +87,10 @@ impl AuxRecord {
 /// let (start, len) = AuxConsumer::new(&map).unwrap().read(&mut out);
 /// assert_eq!((start, &out[..len]), (0, &b"trace bytes!"[..]));
 /// let mut records = Consumer::untrusted(&map).unwrap();
-/// let ctx = DecodeContext::new(Endian::NATIVE);
+/// let events = EventSet::single(&Attr::default(), Endian::NATIVE);
 /// records
 ///     .for_each(&mut [0u8; 64], |r| {
-///         assert!(matches!(decode(r.bytes, &ctx), Ok(Record::Aux(a)) if a.aux_size == 12));
+///         assert!(matches!(events.attribute(r).decode(), Ok(Record::Aux(a)) if a.aux_size == 12));
 ///     })
 ///     .unwrap();
 /// ```
@@ -177,7 +133,7 @@ impl AuxHandle {
     /// Record a condition (`perf_aux_output_flag`): TRUNCATED, PARTIAL, COLLISION or PMU format
     /// bits. OVERWRITE is refused: the core sets it.
     pub fn flag(&mut self, flags: u64) -> Result<(), AuxError> {
-        if flags & flags::OVERWRITE != 0 {
+        if flags & aux_flags::OVERWRITE != 0 {
             return Err(AuxError::OverwriteFlag);
         }
         self.flags |= flags;
@@ -263,15 +219,15 @@ impl<M: RingMemory> AuxProducer<M> {
         size: usize,
         data: &Producer<D, H>,
         writer: &EventIdentity,
-    ) -> Result<(Option<AuxRecord>, bool), AuxError> {
+    ) -> Result<(Option<Aux>, bool), AuxError> {
         if size > handle.available || (!self.overwrite && size > handle.written) {
             return Err(AuxError::TooLarge { requested: size, available: handle.written });
         }
-        let mut wakeup = handle.flags & flags::TRUNCATED != 0;
+        let mut wakeup = handle.flags & aux_flags::TRUNCATED != 0;
         let mut flags = handle.flags;
         let offset;
         if self.overwrite {
-            flags |= flags::OVERWRITE;
+            flags |= aux_flags::OVERWRITE;
             // The driver's head: the end of what it wrote.
             self.head = handle.start.wrapping_add(size);
             offset = self.head;
@@ -279,8 +235,14 @@ impl<M: RingMemory> AuxProducer<M> {
             offset = self.head;
             self.head = self.head.wrapping_add(size);
         }
-        let record = AuxRecord { aux_offset: offset as u64, aux_size: size as u64, flags };
-        let emit = size != 0 || flags & !flags::OVERWRITE != 0;
+        let record = Aux {
+            misc: 0,
+            aux_offset: offset as u64,
+            aux_size: size as u64,
+            flags,
+            sample_id: writer.sample_id.map(|(_, sid)| sid),
+        };
+        let emit = size != 0 || flags & !aux_flags::OVERWRITE != 0;
         // (B): the hardware's data stores before aux_head; pairs with the consumer's (C). (The
         // kernel leaves this to the driver; for software writes it is this release store.)
         self.mem.position(Position::AuxHead).store(self.head, B_HEAD_STORE);
@@ -289,8 +251,14 @@ impl<M: RingMemory> AuxProducer<M> {
             wakeup = true;
         }
         if emit {
-            let mut buf = [0u8; 32 + 48];
-            let n = record.encode(writer.sample_id, Endian::NATIVE, &mut buf).unwrap_or(32);
+            let mut buf = [0u8; 32 + SampleId::size(crate::record::sample_type::SAMPLE_ID_BITS)];
+            let ctx = DecodeContext {
+                sample_type: writer.sample_id.map_or(0, |(st, _)| st),
+                sample_id_all: writer.sample_id.is_some(),
+                ..DecodeContext::new(Endian::NATIVE)
+            };
+            // The AUX body's codec alone, as the producer's LOST (see `encode_body`).
+            let n = encode_body(types::AUX, &record, &ctx, &mut buf).unwrap_or(0);
             data.output(&buf[..n], writer).map_err(AuxError::RecordLost)?;
         }
         Ok((emit.then_some(record), wakeup))
@@ -304,7 +272,7 @@ impl<M: RingMemory> AuxProducer<M> {
 
 /// What a snapshot found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Snapshot {
+pub struct AuxSnapshot {
     /// Free-running position of the first byte returned.
     pub start: usize,
     /// Bytes returned (oldest first).
@@ -318,14 +286,14 @@ pub struct Snapshot {
 ///
 /// ```
 /// use perfring::aux::{AuxConsumer, AuxProducer};
-/// use perfring::producer::{Config, Producer, EventIdentity};
-/// use perfring::Mapping;
+/// use perfring::producer::{ProducerConfig, Producer, EventIdentity};
+/// use perfring::memory::Mapping;
 /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
 /// # #[repr(C, align(8))] struct Aux([u8; 16]);
 /// # let (mut buf, mut aux) = (Buf([0; 4096 + 4096]), Aux([0; 16]));
 /// let map = Mapping::new(&mut buf.0, 4096).unwrap().with_aux(&mut aux.0, None).unwrap();
 /// // SAFETY: the only producers of the data ring and of the AUX area.
-/// let data = unsafe { Producer::new(&map, Config { overwrite: true, ..Config::default() }) }.unwrap();
+/// let data = unsafe { Producer::new(&map, ProducerConfig { overwrite: true, ..ProducerConfig::default() }) }.unwrap();
 /// let mut driver = unsafe { AuxProducer::new(&map, true, 0) }.unwrap(); // snapshot mode
 /// for chunk in [&b"0123456789"[..], &b"abcdefghij"[..]] {
 ///     let mut h = driver.output_begin().unwrap();
@@ -341,7 +309,7 @@ pub struct Snapshot {
 pub struct AuxConsumer<M: RingMemory> {
     mem: M,
     mask: usize,
-    /// Non-overwrite: our tail. Snapshot mode: the head at the previous snapshot (perf's
+    /// Non-overwrite: our tail. AuxSnapshot mode: the head at the previous snapshot (perf's
     /// `mm->prev`).
     prev: usize,
 }
@@ -371,11 +339,11 @@ impl<M: RingMemory> AuxConsumer<M> {
         (start, avail)
     }
 
-    /// Snapshot mode: copy the newest data written since the previous snapshot, oldest first,
+    /// AuxSnapshot mode: copy the newest data written since the previous snapshot, oldest first,
     /// at most `aux_size` bytes (and at most `out.len()`), into `out`. Bytes the hardware
     /// overwrote while we copied are trimmed from the front (validated against `aux_head`
     /// re-read after the copy), so every byte returned is what was written there.
-    pub fn snapshot(&mut self, out: &mut [u8]) -> Snapshot {
+    pub fn snapshot(&mut self, out: &mut [u8]) -> AuxSnapshot {
         let size = self.mask + 1;
         // (C): the head before the data; pairs with the producer's (B).
         let head = self.mem.position(Position::AuxHead).load(C_HEAD_LOAD);
@@ -396,7 +364,7 @@ impl<M: RingMemory> AuxConsumer<M> {
             (head.wrapping_sub(keep), keep)
         };
         self.prev = head;
-        Snapshot { start, len, overwritten }
+        AuxSnapshot { start, len, overwritten }
     }
 
     /// Copy `out.len()` bytes from free-running `start`, wrapping at the area's end. Every byte
@@ -432,39 +400,5 @@ fn copy_atomic<M: RingMemory>(mem: &M, off: usize, dst: &mut [u8]) {
         }
         pos += n;
         done += n;
-    }
-}
-
-/// `PERF_RECORD_AUXTRACE` (perf.data only, type 71): how `perf record` writes AUX data out.
-/// `header.size` is 48 and does **not** include the `size` bytes of AUX data that follow the
-/// record in the file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AuxtraceRecord {
-    /// Bytes of AUX data following the record (padded to 8).
-    pub size: u64,
-    /// Free-running AUX offset of the data.
-    pub offset: u64,
-    /// A reference (perf uses a timestamp or counter) tying the data to its AUX records.
-    pub reference: u64,
-    /// Index of the AUX mmap (the CPU in per-CPU mode).
-    pub idx: u32,
-    /// Thread id (per-thread mode), or -1.
-    pub tid: u32,
-    /// CPU, or -1.
-    pub cpu: u32,
-}
-
-impl AuxtraceRecord {
-    /// The 48-byte record.
-    pub fn encode(&self, endian: Endian) -> [u8; 48] {
-        let mut out = [0u8; 48];
-        out[..8].copy_from_slice(&Header { type_: types::AUXTRACE, misc: 0, size: 48 }.to_bytes(endian));
-        out[8..16].copy_from_slice(&endian.put_u64(self.size));
-        out[16..24].copy_from_slice(&endian.put_u64(self.offset));
-        out[24..32].copy_from_slice(&endian.put_u64(self.reference));
-        out[32..36].copy_from_slice(&endian.put_u32(self.idx));
-        out[36..40].copy_from_slice(&endian.put_u32(self.tid));
-        out[40..44].copy_from_slice(&endian.put_u32(self.cpu));
-        out
     }
 }

@@ -5,22 +5,23 @@ extern crate std;
 use core::cell::Cell;
 use std::vec::Vec;
 
-use crate::aux::{flags, AuxConsumer, AuxError, AuxProducer, AuxRecord, AuxtraceRecord};
+use crate::aux::{AuxConsumer, AuxError, AuxProducer};
 use crate::consumer::Scratch;
 use crate::fences::{B_HEAD_STORE, LOCAL};
+use crate::memory::RingMemory;
 use crate::memory::{Area, ModelRing, Position};
-use crate::producer::{Config, EventIdentity, Producer};
-use crate::record::{types, Endian, Header};
+use crate::producer::{EventIdentity, Producer, ProducerConfig};
+use crate::record::Aux;
+use crate::record::{aux_flags, types, Endian, Header};
 use crate::split;
 use crate::test_memory::LoadHook;
-use crate::RingMemory;
 
 type Ring = ModelRing<64, 8>; // 512-byte data ring, 64-byte AUX area
 
 /// The ends of a data ring over `ring` and the producer of its AUX area (`overwrite` and
 /// `watermark` as [`AuxProducer::new`] takes them).
 fn aux_ring(ring: &mut Ring, overwrite: bool, watermark: usize) -> (crate::split::Ends<'_, Ring>, AuxProducer<&Ring>) {
-    let (data, records) = split(ring, Config::default()).unwrap();
+    let (data, records) = split(ring, ProducerConfig::default()).unwrap();
     // SAFETY: the only AUX producer of this ring: `split` borrowed the ring exclusively, and
     // the ends returned beside it are its only other users.
     let aux = unsafe { AuxProducer::new(*data.memory(), overwrite, watermark) }.unwrap();
@@ -28,19 +29,19 @@ fn aux_ring(ring: &mut Ring, overwrite: bool, watermark: usize) -> (crate::split
 }
 
 /// One AUX transaction of all of `bytes` by the anonymous writer: what `output_end` returned.
-fn publish(aux: &mut AuxProducer<&Ring>, data: &Producer<&Ring>, bytes: &[u8]) -> (Option<AuxRecord>, bool) {
+fn publish(aux: &mut AuxProducer<&Ring>, data: &Producer<&Ring>, bytes: &[u8]) -> (Option<Aux>, bool) {
     let mut h = aux.output_begin().unwrap();
     aux.write(&mut h, bytes).unwrap();
     aux.output_end(h, bytes.len(), data, &EventIdentity::ANONYMOUS).unwrap()
 }
 
-fn aux_records<M: crate::RingMemory>(c: &mut crate::Consumer<M>) -> Vec<AuxRecord> {
+fn aux_records<M: crate::memory::RingMemory>(c: &mut crate::consumer::Consumer<M>) -> Vec<Aux> {
     let mut scratch = Scratch::new();
     let mut out = Vec::new();
     c.for_each(&mut scratch, |r| {
         assert_eq!(r.header.type_, types::AUX);
         let u = |o: usize| u64::from_ne_bytes(r.bytes[o..o + 8].try_into().unwrap());
-        out.push(AuxRecord { aux_offset: u(8), aux_size: u(16), flags: u(24) });
+        out.push(Aux { misc: 0, aux_offset: u(8), aux_size: u(16), flags: u(24), sample_id: None });
     })
     .unwrap();
     out
@@ -57,7 +58,10 @@ fn non_overwrite_aux_round_trip_emits_aux_records_with_chunk_start_offsets() {
     for round in 0..10u8 {
         let bytes: Vec<u8> = (0..20).map(|i| round * 20 + i).collect();
         let (rec, _) = publish(&mut aux, &data, &bytes);
-        assert_eq!(rec, Some(AuxRecord { aux_offset: 20 * u64::from(round), aux_size: 20, flags: 0 }));
+        assert_eq!(
+            rec,
+            Some(Aux { misc: 0, aux_offset: 20 * u64::from(round), aux_size: 20, flags: 0, sample_id: None })
+        );
         sent.extend_from_slice(&bytes);
         let mut out = [0u8; 64];
         let (start, n) = reader.read(&mut out);
@@ -91,13 +95,13 @@ fn drivers_may_not_set_overwrite_and_truncated_wakes() {
     let mut ring = Ring::new().unwrap();
     let ((data, mut c), mut aux) = aux_ring(&mut ring, false, 1 << 20);
     let mut h = aux.output_begin().unwrap();
-    assert_eq!(h.flag(flags::OVERWRITE), Err(AuxError::OverwriteFlag));
-    h.flag(flags::TRUNCATED | flags::PARTIAL).unwrap();
+    assert_eq!(h.flag(aux_flags::OVERWRITE), Err(AuxError::OverwriteFlag));
+    h.flag(aux_flags::TRUNCATED | aux_flags::PARTIAL).unwrap();
     aux.write(&mut h, &[7; 8]).unwrap();
     let (rec, wake) = aux.output_end(h, 8, &data, &EventIdentity::ANONYMOUS).unwrap();
     assert!(wake, "TRUNCATED wakes the consumer");
-    assert_eq!(rec.unwrap().flags, flags::TRUNCATED | flags::PARTIAL);
-    assert_eq!(aux_records(&mut c)[0].flags, flags::TRUNCATED | flags::PARTIAL);
+    assert_eq!(rec.unwrap().flags, aux_flags::TRUNCATED | aux_flags::PARTIAL);
+    assert_eq!(aux_records(&mut c)[0].flags, aux_flags::TRUNCATED | aux_flags::PARTIAL);
 }
 
 #[test]
@@ -108,7 +112,10 @@ fn overwrite_mode_sets_overwrite_reports_the_end_offset_and_suppresses_empty_rec
     aux.write(&mut h, &[3; 100]).unwrap(); // wraps the 64-byte area
     let (rec, wake) = aux.output_end(h, 100, &data, &EventIdentity::ANONYMOUS).unwrap();
     assert!(!wake, "no wakeups in overwrite mode");
-    assert_eq!(rec, Some(AuxRecord { aux_offset: 100, aux_size: 100, flags: flags::OVERWRITE }));
+    assert_eq!(
+        rec,
+        Some(Aux { misc: 0, aux_offset: 100, aux_size: 100, flags: aux_flags::OVERWRITE, sample_id: None })
+    );
     let h = aux.output_begin().unwrap();
     let (rec, _) = aux.output_end(h, 0, &data, &EventIdentity::ANONYMOUS).unwrap();
     assert_eq!(rec, None, "an OVERWRITE-only record of size 0 is not emitted");
@@ -143,30 +150,18 @@ fn snapshot_returns_the_newest_bytes_oldest_first_and_says_when_data_was_overwri
 }
 
 #[test]
-fn auxtrace_record_is_48_bytes_and_excludes_its_data() {
-    let r = AuxtraceRecord { size: 64, offset: 128, reference: 7, idx: 2, tid: 1000, cpu: 2 };
-    let b = r.encode(Endian::NATIVE);
-    let h = Header::parse(&b, Endian::NATIVE).unwrap();
-    assert_eq!((h.type_, h.size), (types::AUXTRACE, 48));
-    assert_eq!(u64::from_ne_bytes(b[8..16].try_into().unwrap()), 64);
-    assert_eq!(u64::from_ne_bytes(b[16..24].try_into().unwrap()), 128);
-    assert_eq!(u32::from_ne_bytes(b[32..36].try_into().unwrap()), 2);
-    assert_eq!(u32::from_ne_bytes(b[40..44].try_into().unwrap()), 2);
-}
-
-#[test]
 fn aux_errors_say_what_was_refused() {
     use std::string::ToString;
     assert_eq!(AuxError::NoSpace.to_string(), "no space in the AUX area");
     assert_eq!(AuxError::OverwriteFlag.to_string(), "OVERWRITE is set by the core, not by drivers");
     assert_eq!(AuxError::TooLarge { requested: 9, available: 8 }.to_string(), "9 AUX bytes requested, 8 available");
-    let lost = AuxError::RecordLost(crate::producer::ReserveError::NoSpace);
+    let lost = AuxError::RecordLost(crate::producer::OutputError::NoSpace);
     assert!(lost.to_string().starts_with("PERF_RECORD_AUX not written: "), "{lost}");
 }
 
 #[test]
 fn aux_record_carries_the_writers_sample_id_trailer() {
-    use crate::record::{sample_type, SampleId};
+    use crate::record::{sample_type, DecodeContext, Record, SampleId};
     let mut ring = Ring::new().unwrap();
     let ((data, mut c), mut aux) = aux_ring(&mut ring, false, 0);
     let st = sample_type::TID | sample_type::TIME | sample_type::IDENTIFIER;
@@ -175,9 +170,10 @@ fn aux_record_carries_the_writers_sample_id_trailer() {
     let mut h = aux.output_begin().unwrap();
     aux.write(&mut h, &[5; 16]).unwrap();
     let (rec, _) = aux.output_end(h, 16, &data, &w).unwrap();
-    assert_eq!(rec, Some(AuxRecord { aux_offset: 0, aux_size: 16, flags: 0 }));
+    assert_eq!(rec, Some(Aux { misc: 0, aux_offset: 0, aux_size: 16, flags: 0, sample_id: Some(sid) }));
+    let ctx = DecodeContext { sample_type: st, sample_id_all: true, ..DecodeContext::new(Endian::NATIVE) };
     let mut expect = [0u8; 56];
-    assert_eq!(rec.unwrap().encode(Some((st, sid)), Endian::NATIVE, &mut expect), Some(56));
+    assert_eq!(Record::Aux(rec.unwrap()).encode(&ctx, &mut expect), Ok(56));
     let mut got = Vec::new();
     c.for_each(&mut Scratch::new(), |r| got.push(r.bytes.to_vec())).unwrap();
     assert_eq!(got.len(), 1);
@@ -204,7 +200,7 @@ fn non_overwrite_output_end_publishes_at_most_the_bytes_written() {
     let mut h = aux.output_begin().unwrap();
     aux.write(&mut h, &[1; 16]).unwrap();
     let (rec, _) = aux.output_end(h, 8, &data, &EventIdentity::ANONYMOUS).unwrap();
-    assert_eq!(rec, Some(AuxRecord { aux_offset: 0, aux_size: 8, flags: 0 }));
+    assert_eq!(rec, Some(Aux { misc: 0, aux_offset: 0, aux_size: 8, flags: 0, sample_id: None }));
     assert_eq!(aux.head(), 8);
 }
 
@@ -259,7 +255,7 @@ fn overwrite_mode_head_is_the_end_of_the_last_stretch() {
 #[test]
 fn a_hostile_aux_head_reads_at_most_one_area() {
     let mut ring = Ring::new().unwrap();
-    let (data, _c) = split(&mut ring, Config::default()).unwrap();
+    let (data, _c) = split(&mut ring, ProducerConfig::default()).unwrap();
     let mem = *data.memory();
     mem.position(Position::AuxHead).store(1000, LOCAL);
     let mut reader = AuxConsumer::new(mem).unwrap();

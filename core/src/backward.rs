@@ -21,12 +21,12 @@
 //! * against the producer's write generation ([`RingMemory::write_gen`], a seqlock a perfring
 //!   producer bumps around each outermost writer in overwrite mode): if a writer was open during
 //!   the copy but has not published yet, its bytes are invisible to the head check, so the copy
-//!   is refused ([`BackwardError::WriterActive`]; pause and retry).
+//!   is refused ([`ReadError::WriterActive`]; pause and retry).
 //!
 //! A record is returned only when both checks pass. Records that fail are not returned; the
 //! error says why. What that guarantees depends on the producer:
 //!
-//! * **A perfring [`Producer`](crate::Producer) writing through the same memory value** (the
+//! * **A perfring [`Producer`](crate::producer::Producer) writing through the same memory value** (the
 //!   `&Mapping` or `&ModelRing` both ends share, as [`crate::split`] gives them): its write
 //!   generation lives in that value, so no torn record is ever returned, paused or not.
 //! * **Any other producer** — the kernel, another process, a producer over another `Mapping` of
@@ -39,72 +39,10 @@
 //! Memory safety holds for every producer: every byte is copied with atomic word loads and every
 //! size is validated before use.
 
-use crate::consumer::RawRecord;
+use crate::consumer::{ring_record, ReadError};
 use crate::fences::{fence, C_HEAD_LOAD, D_TAIL_STORE, S3_SEQ_READ_BEGIN, S4_SEQ_READ_END};
 use crate::memory::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
-use crate::record::{Endian, Header};
-
-/// Why a backward read stopped. The records delivered before it are intact.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum BackwardError {
-    /// A perfring producer had a writer open (its write generation was odd, or changed to odd)
-    /// during the read: pause the ring (or wait) and read again.
-    WriterActive,
-    /// The producer overwrote the record being read (the head moved past it during the copy):
-    /// it and every older record are gone. Records read before it were returned intact.
-    Overrun {
-        /// Position of the overwritten record.
-        position: usize,
-    },
-    /// A header that cannot start a record: size not a multiple of 8 or below 8.
-    BadSize {
-        /// Position of the header.
-        position: usize,
-        /// The size found.
-        size: u16,
-    },
-    /// A record crosses the previous read's head (the head went backwards or the ring is corrupt).
-    CrossesPrevious {
-        /// Position of the record.
-        position: usize,
-    },
-    /// `scratch` is smaller than a record that must be copied (65536 bytes always suffice).
-    ScratchTooSmall {
-        /// The record size.
-        size: u16,
-    },
-    /// The memory behind the ring could not load bytes of a record
-    /// ([`RingMemory::load_words`] returned `false`: a debug probe's failed read, a guest page
-    /// the hypervisor refused).
-    LoadFailed {
-        /// Position of the record.
-        position: usize,
-    },
-}
-
-impl core::fmt::Display for BackwardError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match *self {
-            BackwardError::WriterActive => f.write_str("a writer was active during the read; pause and retry"),
-            BackwardError::Overrun { position } => write!(f, "record at {position:#x} was overwritten while read"),
-            BackwardError::BadSize { position, size } => write!(f, "record at {position:#x} has invalid size {size}"),
-            BackwardError::CrossesPrevious { position } => {
-                write!(f, "record at {position:#x} crosses the previous read position")
-            }
-            BackwardError::ScratchTooSmall { size } => write!(
-                f,
-                "scratch too small for a {size}-byte record: pass a larger one (perfring::consumer::Scratch \
-                 holds any record)"
-            ),
-            BackwardError::LoadFailed { position } => {
-                write!(f, "the ring's memory could not load the record at {position:#x}")
-            }
-        }
-    }
-}
-
-impl core::error::Error for BackwardError {}
+use crate::record::{Endian, Header, RawRecord};
 
 /// What one [`BackwardReader::read`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -121,13 +59,13 @@ pub struct ReadSummary {
 /// Reads a backward ring newest-first (see the [module docs](self)).
 ///
 /// ```
-/// use perfring::producer::{Config, Producer, EventIdentity};
-/// use perfring::{BackwardReader, Mapping};
+/// use perfring::producer::{ProducerConfig, Producer, EventIdentity};
+/// use perfring::{backward::BackwardReader, memory::Mapping};
 /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
 /// # let mut buf = Buf([0; 4096 + 4096]);
 /// let map = Mapping::new(&mut buf.0, 4096).unwrap();
 /// // A flight recorder: backward, overwriting (perf's `--overwrite`).
-/// let config = Config { backward: true, overwrite: true, ..Config::default() };
+/// let config = ProducerConfig { backward: true, overwrite: true, ..ProducerConfig::default() };
 /// // SAFETY: the only producer of this ring.
 /// let producer = unsafe { Producer::new(&map, config) }.unwrap();
 /// for misc in 1..=3u8 {
@@ -192,11 +130,7 @@ impl<M: RingMemory> BackwardReader<M> {
     /// into `scratch` and validated before `f` sees it. Then remember the head (and store the
     /// tail if `release_tail`). On an error, the records delivered so far were intact and the
     /// read position still moves to the head (what was not read is lost to overwriting).
-    pub fn read(
-        &mut self,
-        scratch: &mut [u8],
-        mut f: impl FnMut(&RawRecord<'_>),
-    ) -> Result<ReadSummary, BackwardError> {
+    pub fn read(&mut self, scratch: &mut [u8], mut f: impl FnMut(&RawRecord<'_>)) -> Result<ReadSummary, ReadError> {
         let size = self.mask + 1;
         // (S3): the generation before the head and the data; pairs with the producer's (S2).
         let gen = self.mem.write_gen().load(S3_SEQ_READ_BEGIN);
@@ -204,7 +138,7 @@ impl<M: RingMemory> BackwardReader<M> {
         let head = self.mem.position(Position::DataHead).load(C_HEAD_LOAD);
         let mut summary = ReadSummary::default();
         let result = if gen & 1 == 1 {
-            Err(BackwardError::WriterActive)
+            Err(ReadError::WriterActive)
         } else {
             self.walk(head, gen, size, scratch, &mut f, &mut summary)
         };
@@ -224,7 +158,7 @@ impl<M: RingMemory> BackwardReader<M> {
         scratch: &mut [u8],
         f: &mut impl FnMut(&RawRecord<'_>),
         summary: &mut ReadSummary,
-    ) -> Result<(), BackwardError> {
+    ) -> Result<(), ReadError> {
         let written = self.prev.wrapping_sub(head);
         let mut pos = head;
         // Each step advances by at least 8 bytes and never past `size` above head: bounded.
@@ -241,7 +175,7 @@ impl<M: RingMemory> BackwardReader<M> {
             let mut raw = [0u8; 8];
             if !self.mem.load_words(Area::Data, off, &mut raw) {
                 // `off` is aligned and in bounds (our arithmetic), so the memory itself failed.
-                return Err(BackwardError::LoadFailed { position: pos });
+                return Err(ReadError::LoadFailed { position: pos, len: 8 });
             }
             let header = Header::from_bytes(raw, Endian::NATIVE);
             let len = usize::from(header.size);
@@ -253,7 +187,7 @@ impl<M: RingMemory> BackwardReader<M> {
                 // Garbage, or a header a racing writer is overwriting: say which.
                 return Err(self
                     .interference(gen, head, done + 8, size)
-                    .unwrap_or(BackwardError::BadSize { position: pos, size: header.size }));
+                    .unwrap_or(ReadError::MisalignedSize { position: pos, size: header.size }));
             }
             if done + len > size {
                 // Its tail lies in the overwritten region.
@@ -263,20 +197,22 @@ impl<M: RingMemory> BackwardReader<M> {
             if done + len > written {
                 return Err(self
                     .interference(gen, head, done + 8, size)
-                    .unwrap_or(BackwardError::CrossesPrevious { position: pos }));
+                    .unwrap_or(ReadError::CrossesPrevious { position: pos }));
             }
-            let dst = scratch.get_mut(..len).ok_or(BackwardError::ScratchTooSmall { size: header.size })?;
+            let scratch_len = scratch.len();
+            let dst =
+                scratch.get_mut(..len).ok_or(ReadError::ScratchTooSmall { size: header.size, scratch: scratch_len })?;
             let first = len.min(size - off);
             dst[..8].copy_from_slice(&raw);
             let ok = self.mem.load_words(Area::Data, off + 8, &mut dst[8..first])
                 && self.mem.load_words(Area::Data, 0, &mut dst[first..]);
             if !ok {
-                return Err(BackwardError::LoadFailed { position: pos });
+                return Err(ReadError::LoadFailed { position: pos, len });
             }
             if let Some(e) = self.interference(gen, head, done + len, size) {
                 return Err(e);
             }
-            f(&RawRecord { header, bytes: dst, position: pos });
+            f(&ring_record(header, dst, pos));
             summary.records += 1;
             summary.bytes += len;
             pos = pos.wrapping_add(len);
@@ -285,7 +221,7 @@ impl<M: RingMemory> BackwardReader<M> {
 
     /// After copying bytes up to `end` (relative to `head`): did a writer touch them? `None` if
     /// the copy is certainly intact.
-    fn interference(&self, gen: usize, head: usize, end: usize, size: usize) -> Option<BackwardError> {
+    fn interference(&self, gen: usize, head: usize, end: usize, size: usize) -> Option<ReadError> {
         // (S4): the copy before the re-reads below; pairs with the producer's (S1).
         fence(S4_SEQ_READ_END);
         // (S3) again: if a writer finished meanwhile (even generation), its data_head store
@@ -294,12 +230,12 @@ impl<M: RingMemory> BackwardReader<M> {
         if now != gen && now & 1 == 1 {
             // A writer opened since `gen` and has not finished: its bytes may not be covered by
             // the head re-read below. Refuse rather than risk a torn record.
-            return Some(BackwardError::WriterActive);
+            return Some(ReadError::WriterActive);
         }
         let new_head = self.mem.position(Position::DataHead).load(C_HEAD_LOAD);
         let overwritten = head.wrapping_sub(new_head);
         if overwritten > size || end > size - overwritten {
-            return Some(BackwardError::Overrun { position: head.wrapping_add(end) });
+            return Some(ReadError::Overrun { position: head.wrapping_add(end) });
         }
         None
     }

@@ -5,14 +5,16 @@ extern crate std;
 use std::cell::Cell;
 use std::vec::Vec;
 
-use crate::backward::{BackwardError, BackwardReader};
+use crate::backward::BackwardReader;
+use crate::consumer::ReadError;
 use crate::consumer::Scratch;
 use crate::memory::{ModelRing, RingMemory};
-use crate::producer::{Config, EventIdentity, Hooks, Producer, ReserveError};
+use crate::producer::{EventIdentity, Hooks, OutputError, Producer, ProducerConfig};
 use crate::record::{types, Endian, Header};
 use crate::split;
 
-const OVERWRITE_BACKWARD: Config = Config { backward: true, overwrite: true, watermark: 0, wakeup_events: 0 };
+const OVERWRITE_BACKWARD: ProducerConfig =
+    ProducerConfig { backward: true, overwrite: true, watermark: 0, wakeup_events: 0 };
 
 fn record(seq: u32, len: usize) -> Vec<u8> {
     let mut r = Header { type_: types::SAMPLE, misc: 0, size: len as u16 }.to_bytes(Endian::NATIVE).to_vec();
@@ -22,7 +24,7 @@ fn record(seq: u32, len: usize) -> Vec<u8> {
 
 fn read_all<M: RingMemory>(
     r: &mut BackwardReader<M>,
-) -> (Vec<Vec<u8>>, Result<crate::backward::ReadSummary, BackwardError>) {
+) -> (Vec<Vec<u8>>, Result<crate::backward::ReadSummary, ReadError>) {
     let mut scratch = Scratch::new();
     let mut out = Vec::new();
     let res = r.read(&mut scratch, |rec| out.push(rec.bytes.to_vec()));
@@ -115,7 +117,7 @@ fn pause_drops_and_counts_in_backward_mode_and_lost_is_met_just_before_the_next_
     p.output(&record(1, 16), &EventIdentity::ANONYMOUS).unwrap();
     p.pause_output(true);
     for _ in 0..3 {
-        assert_eq!(p.output(&record(2, 16), &EventIdentity::ANONYMOUS), Err(ReserveError::Paused));
+        assert_eq!(p.output(&record(2, 16), &EventIdentity::ANONYMOUS), Err(OutputError::Paused));
     }
     assert_eq!(p.lost_pending(), 3);
     p.pause_output(false);
@@ -138,7 +140,7 @@ fn a_writer_open_during_the_read_is_refused_not_returned_torn() {
     p.output(&record(1, 16), &EventIdentity::ANONYMOUS).unwrap();
     let mut reader = BackwardReader::new(p.memory(), false).unwrap();
     let handle = p.output_begin(16, &EventIdentity::ANONYMOUS).unwrap();
-    assert_eq!(read_all(&mut reader).1, Err(BackwardError::WriterActive));
+    assert_eq!(read_all(&mut reader).1, Err(ReadError::WriterActive));
     drop(handle);
 }
 
@@ -160,20 +162,20 @@ fn without_pause_a_record_overwritten_during_the_read_is_reported_as_overrun() {
         }
     });
     assert_eq!(got, [record(3, 16), record(2, 16)], "records still intact are returned");
-    assert!(matches!(res, Err(BackwardError::Overrun { .. })), "{res:?}");
+    assert!(matches!(res, Err(ReadError::Overrun { .. })), "{res:?}");
 }
 
 #[test]
 fn backward_ring_over_a_writable_mapping_respects_the_tail_and_reports_lost() {
     // Direction and overwrite are independent: backward + non-overwrite checks
     // CIRC_SPACE(tail, head) and drops (counts) when full.
-    let cfg = Config { backward: true, overwrite: false, ..Config::default() };
+    let cfg = ProducerConfig { backward: true, overwrite: false, ..ProducerConfig::default() };
     let mut ring = ModelRing::<8>::new().unwrap();
     let (p, _c) = split(&mut ring, cfg).unwrap();
     for seq in 0..3 {
         p.output(&record(seq, 16), &EventIdentity::ANONYMOUS).unwrap();
     }
-    assert_eq!(p.output(&record(3, 16), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(3, 16), &EventIdentity::ANONYMOUS), Err(OutputError::NoSpace));
     let mut reader = BackwardReader::new(p.memory(), true).unwrap();
     assert_eq!(read_all(&mut reader).0, [record(2, 16), record(1, 16), record(0, 16)]);
     p.output(&record(4, 16), &EventIdentity::ANONYMOUS).unwrap();
@@ -195,7 +197,7 @@ fn wakeup_when_bytes_since_the_stamp_exceed_the_watermark_strictly() {
     // rb->watermark = 64: `head - wakeup > watermark` → wakeup += watermark, delivered at P6.
     let hooks = CountWakeups::default();
     let mut ring = ModelRing::<32>::new().unwrap();
-    let cfg = Config { watermark: 64, ..Config::default() };
+    let cfg = ProducerConfig { watermark: 64, ..ProducerConfig::default() };
     let (p, mut c) = crate::split_with_hooks(&mut ring, cfg, &hooks).unwrap();
     let mut woke = Vec::new();
     for _ in 0..12 {
@@ -212,7 +214,7 @@ fn wakeup_when_bytes_since_the_stamp_exceed_the_watermark_strictly() {
 fn watermark_stamp_advances_by_one_watermark_per_reservation_and_catches_up_later() {
     // A record larger than the watermark moves the stamp by one watermark only.
     let mut ring = ModelRing::<64>::new().unwrap(); // 512
-    let cfg = Config { watermark: 32, ..Config::default() };
+    let cfg = ProducerConfig { watermark: 32, ..ProducerConfig::default() };
     let (p, mut c) = split(&mut ring, cfg).unwrap();
     assert!(p.output(&record(0, 200), &EventIdentity::ANONYMOUS).unwrap(), "200 > 32: wake, stamp 32");
     c.skip_to_head();
@@ -223,7 +225,7 @@ fn watermark_stamp_advances_by_one_watermark_per_reservation_and_catches_up_late
 #[test]
 fn default_watermark_is_half_the_data_area() {
     let mut ring = ModelRing::<16>::new().unwrap(); // 128: watermark 64
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     let woke: Vec<bool> = (0..5)
         .map(|_| {
             let w = p.output(&record(0, 16), &EventIdentity::ANONYMOUS).unwrap();
@@ -237,7 +239,7 @@ fn default_watermark_is_half_the_data_area() {
 #[test]
 fn wakeup_events_wakes_on_every_nth_sample_and_side_band_records_do_not_count() {
     let mut ring = ModelRing::<512>::new().unwrap(); // 4096: watermark 2048, out of reach
-    let cfg = Config { wakeup_events: 3, ..Config::default() };
+    let cfg = ProducerConfig { wakeup_events: 3, ..ProducerConfig::default() };
     let (p, mut c) = split(&mut ring, cfg).unwrap();
     let mut woke = Vec::new();
     for i in 0..9 {
@@ -256,7 +258,7 @@ fn wakeup_events_wakes_on_every_nth_sample_and_side_band_records_do_not_count() 
 #[test]
 fn only_the_outermost_writer_wakes() {
     let mut ring = ModelRing::<32>::new().unwrap();
-    let cfg = Config { wakeup_events: 1, ..Config::default() };
+    let cfg = ProducerConfig { wakeup_events: 1, ..ProducerConfig::default() };
     let (p, _c) = split(&mut ring, cfg).unwrap();
     let mut outer = p.output_begin(16, &EventIdentity::ANONYMOUS).unwrap();
     outer.write(&record(1, 16)).unwrap();
@@ -289,7 +291,7 @@ fn watermark_stamp_never_runs_ahead_after_a_nested_crossing() {
     // comparison would now advance the stamp on every reservation (a wakeup per record).
     let hooks = NestAfterReserve(Cell::new(false), Cell::new(0));
     let mut ring = ModelRing::<64>::new().unwrap(); // 512
-    let cfg = Config { watermark: 64, ..Config::default() };
+    let cfg = ProducerConfig { watermark: 64, ..ProducerConfig::default() };
     let (p, mut c) = crate::split_with_hooks(&mut ring, cfg, &hooks).unwrap();
     for _ in 0..6 {
         p.output(&record(0, 8), &EventIdentity::ANONYMOUS).unwrap(); // head 48
@@ -403,11 +405,11 @@ fn a_writer_nested_after_the_outer_writer_drops_nest_still_writes_under_an_odd_g
 fn after_writing_its_lost_record_a_backward_producer_keeps_writing_backward() {
     // Reporting the losses resets the lost count but must keep the mode bit that sends every
     // write of a backward or overwrite producer past the forward read-write fast path.
-    for cfg in [OVERWRITE_BACKWARD, Config { backward: true, ..Config::default() }] {
+    for cfg in [OVERWRITE_BACKWARD, ProducerConfig { backward: true, ..ProducerConfig::default() }] {
         let mut ring = ModelRing::<32>::new().unwrap();
         let (p, _c) = split(&mut ring, cfg).unwrap();
         p.pause_output(true);
-        assert_eq!(p.output(&record(1, 16), &EventIdentity::ANONYMOUS), Err(ReserveError::Paused));
+        assert_eq!(p.output(&record(1, 16), &EventIdentity::ANONYMOUS), Err(OutputError::Paused));
         p.pause_output(false);
         p.output(&record(2, 16), &EventIdentity::ANONYMOUS).unwrap(); // LOST (24 bytes) + 16
         assert_eq!(p.head(), 0usize.wrapping_sub(40), "{cfg:?}");
@@ -429,7 +431,7 @@ fn overwrite_ring_drops_and_counts_a_record_as_large_as_the_ring() {
     // size - 8 (here 96 + the 24-byte LOST record = 120 of 128).
     let mut ring = ModelRing::<16>::new().unwrap();
     let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
-    assert_eq!(p.output(&record(1, 128), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(1, 128), &EventIdentity::ANONYMOUS), Err(OutputError::NoSpace));
     assert_eq!((p.lost_pending(), p.head(), p.nest()), (1, 0, 0));
     p.output(&record(2, 96), &EventIdentity::ANONYMOUS).unwrap();
     assert_eq!((p.lost_pending(), p.head()), (0, 0usize.wrapping_sub(120)));
@@ -444,16 +446,19 @@ fn overwrite_ring_drops_and_counts_a_record_as_large_as_the_ring() {
 fn backward_errors_print_what_went_wrong_with_the_values() {
     use std::string::ToString;
     let cases = [
-        (BackwardError::WriterActive, "a writer was active during the read; pause and retry"),
-        (BackwardError::Overrun { position: 0x40 }, "record at 0x40 was overwritten while read"),
-        (BackwardError::BadSize { position: 0x40, size: 12 }, "record at 0x40 has invalid size 12"),
-        (BackwardError::CrossesPrevious { position: 0x40 }, "record at 0x40 crosses the previous read position"),
+        (ReadError::WriterActive, "a writer was active during the read; pause and retry"),
+        (ReadError::Overrun { position: 0x40 }, "record at 0x40 was overwritten while read"),
+        (ReadError::MisalignedSize { position: 0x40, size: 12 }, "record at 0x40 has size 12, not a multiple of 8"),
+        (ReadError::CrossesPrevious { position: 0x40 }, "record at 0x40 crosses the previous read position"),
         (
-            BackwardError::ScratchTooSmall { size: 48 },
-            "scratch too small for a 48-byte record: pass a larger one (perfring::consumer::Scratch holds any \
-             record)",
+            ReadError::ScratchTooSmall { size: 48, scratch: 40 },
+            "record of 48 bytes needs copying but scratch holds 40: pass a larger scratch \
+             (perfring::consumer::Scratch holds any record)",
         ),
-        (BackwardError::LoadFailed { position: 0x40 }, "the ring's memory could not load the record at 0x40"),
+        (
+            ReadError::LoadFailed { position: 0x40, len: 48 },
+            "the ring's memory could not load 48 bytes of the record at 0x40: retry, or skip_to_head",
+        ),
     ];
     for (err, text) in cases {
         assert_eq!(err.to_string(), text);
@@ -488,7 +493,7 @@ fn a_pause_set_through_the_shared_memory_value_drops_the_producers_records_until
     let (p, _c) = split(&mut ring, OVERWRITE_BACKWARD).unwrap();
     let reader = BackwardReader::new(p.memory(), false).unwrap();
     reader.memory().paused().store(true, crate::fences::LOCAL);
-    assert_eq!(p.output(&record(1, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::Paused));
+    assert_eq!(p.output(&record(1, 8), &EventIdentity::ANONYMOUS), Err(OutputError::Paused));
     reader.memory().paused().store(false, crate::fences::LOCAL);
     assert_eq!(p.output(&record(2, 8), &EventIdentity::ANONYMOUS), Ok(false));
     assert_eq!(p.lost_pending(), 0, "the LOST record went out with it");
@@ -512,7 +517,7 @@ fn a_writer_opening_between_two_records_of_a_read_stops_it_before_the_next_recor
             open = Some(p.output_begin(16, &EventIdentity::ANONYMOUS).unwrap());
         }
     });
-    assert_eq!(res, Err(BackwardError::WriterActive));
+    assert_eq!(res, Err(ReadError::WriterActive));
     assert_eq!(got, [record(2, 16)]);
     drop(open);
 }
@@ -534,7 +539,7 @@ fn a_read_overrun_by_more_than_a_ring_of_new_data_is_an_overrun_not_a_panic() {
         }
     });
     assert_eq!(got, [record(3, 16)]);
-    assert!(matches!(res, Err(BackwardError::Overrun { .. })), "{res:?}");
+    assert!(matches!(res, Err(ReadError::Overrun { .. })), "{res:?}");
 }
 
 /// Forge a header of `size` at backward position `pos` (no producer writing).
@@ -555,11 +560,11 @@ fn a_bad_header_newest_or_further_down_is_bad_size_and_one_crossing_the_previous
     let head = 0usize.wrapping_sub(48);
     for (at, size, expect) in [
         // The newest header (0 bytes into the walk), then the third (32 bytes in).
-        (0, 12, BackwardError::BadSize { position: head, size: 12 }),
-        (32, 20, BackwardError::BadSize { position: head.wrapping_add(32), size: 20 }),
+        (0, 12, ReadError::MisalignedSize { position: head, size: 12 }),
+        (32, 20, ReadError::MisalignedSize { position: head.wrapping_add(32), size: 20 }),
         // A size reaching past the previous read's head (0): the ring is corrupt.
-        (0, 56, BackwardError::CrossesPrevious { position: head }),
-        (32, 24, BackwardError::CrossesPrevious { position: head.wrapping_add(32) }),
+        (0, 56, ReadError::CrossesPrevious { position: head }),
+        (32, 24, ReadError::CrossesPrevious { position: head.wrapping_add(32) }),
     ] {
         forge_header(p.memory(), head.wrapping_add(at), size);
         let mut reader = BackwardReader::new(p.memory(), false).unwrap();
@@ -575,10 +580,10 @@ fn after_writing_its_lost_record_a_forward_overwrite_producer_still_opens_the_wr
     // fast path, which opens no write generation, so a reader of the ring could not tell a
     // record torn by the writer from a stable one.
     let mut ring = ModelRing::<32>::new().unwrap(); // 256 bytes
-    let (p, _c) = split(&mut ring, Config { overwrite: true, ..Config::default() }).unwrap();
+    let (p, _c) = split(&mut ring, ProducerConfig { overwrite: true, ..ProducerConfig::default() }).unwrap();
     let gen = || p.memory().write_gen().load(crate::fences::LOCAL);
     p.pause_output(true);
-    assert_eq!(p.output(&record(1, 16), &EventIdentity::ANONYMOUS), Err(ReserveError::Paused));
+    assert_eq!(p.output(&record(1, 16), &EventIdentity::ANONYMOUS), Err(OutputError::Paused));
     p.pause_output(false);
     p.output(&record(2, 16), &EventIdentity::ANONYMOUS).unwrap(); // LOST (24 bytes) + 16
     assert_eq!((p.lost_pending(), p.head(), gen()), (0, 40, 2));
@@ -596,7 +601,7 @@ fn a_writer_nested_in_a_backward_reservation_writes_backward_below_it() {
     // it within reach. A nested writer there takes the general path and reserves below the
     // outer record; had it taken the forward fast path, it would have written over it.
     let hooks = NestAfterReserve(Cell::new(true), Cell::new(0));
-    for cfg in [OVERWRITE_BACKWARD, Config { backward: true, ..Config::default() }] {
+    for cfg in [OVERWRITE_BACKWARD, ProducerConfig { backward: true, ..ProducerConfig::default() }] {
         hooks.0.set(true);
         let mut ring = ModelRing::<32>::new().unwrap();
         let (p, _c) = crate::split_with_hooks(&mut ring, cfg, &hooks).unwrap();
@@ -717,7 +722,7 @@ fn an_overwrite_writer_publishing_again_keeps_the_write_generation_odd() {
     // generation (even); the outer writer's re-check sees the newer head and raises `nest` again
     // to publish it. While it is raised, an interrupt's writer would write as a nested one,
     // without opening the generation: it must already be odd.
-    for config in [OVERWRITE_BACKWARD, Config { overwrite: true, ..Config::default() }] {
+    for config in [OVERWRITE_BACKWARD, ProducerConfig { overwrite: true, ..ProducerConfig::default() }] {
         let hooks = GenWatch { nested: Cell::new(true), violations: Cell::new(0) };
         let mut ring = ModelRing::<64>::new().unwrap();
         let (p, _c) = crate::split_with_hooks(&mut ring, config, &hooks).unwrap();

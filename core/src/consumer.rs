@@ -26,7 +26,7 @@ use core::marker::PhantomData;
 
 use crate::fences::{C_HEAD_LOAD, D_TAIL_STORE, LOCAL};
 use crate::memory::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
-use crate::record::{Endian, Header};
+use crate::record::{Endian, Header, RawRecord};
 
 /// Trust in the producer, chosen by type: [`Trusted`] or [`Untrusted`].
 pub trait Trust: sealed::Sealed {
@@ -55,7 +55,10 @@ mod sealed {
     impl Sealed for super::Untrusted {}
 }
 
-/// Why the consumer stopped. Never a panic; the batch consumed nothing past the fault.
+/// Why a ring's records could not be read, forward ([`Consumer`]) or newest-first
+/// ([`BackwardReader`](crate::backward::BackwardReader)). Never a panic; a forward batch
+/// consumed nothing past the fault, and the records a backward read delivered before it are
+/// intact.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ReadError {
@@ -122,6 +125,22 @@ pub enum ReadError {
         /// Bytes of it that were being loaded (8: its header).
         len: usize,
     },
+    /// Backward: a perfring producer had a writer open (its write generation was odd, or
+    /// changed to odd) during the read: pause the ring (or wait) and read again.
+    WriterActive,
+    /// Backward: the producer overwrote the record being read (the head moved past it during
+    /// the copy): it and every older record are gone. Records read before it were returned
+    /// intact.
+    Overrun {
+        /// Position of the overwritten record.
+        position: usize,
+    },
+    /// Backward: a record crosses the previous read's head (the head went backwards or the
+    /// ring is corrupt).
+    CrossesPrevious {
+        /// Position of the record.
+        position: usize,
+    },
 }
 
 impl core::fmt::Display for ReadError {
@@ -151,6 +170,11 @@ impl core::fmt::Display for ReadError {
                 "the ring's memory could not load {len} bytes of the record at {position:#x}: retry, or \
                  skip_to_head"
             ),
+            ReadError::WriterActive => f.write_str("a writer was active during the read; pause and retry"),
+            ReadError::Overrun { position } => write!(f, "record at {position:#x} was overwritten while read"),
+            ReadError::CrossesPrevious { position } => {
+                write!(f, "record at {position:#x} crosses the previous read position")
+            }
         }
     }
 }
@@ -159,7 +183,7 @@ impl core::error::Error for ReadError {}
 
 /// Scratch space large enough for any record (65528 bytes, rounded up), 8-byte aligned.
 #[repr(C, align(8))]
-pub struct Scratch(pub [u8; 65536]);
+pub struct Scratch([u8; 65536]);
 
 impl Scratch {
     /// A zeroed scratch buffer. 64 KiB: put it in a `static` or a `Box` on small stacks.
@@ -187,22 +211,12 @@ impl core::ops::DerefMut for Scratch {
     }
 }
 
-/// One record read from the ring: its validated header and all its bytes (header included).
-#[derive(Debug, Clone, Copy)]
-pub struct RawRecord<'a> {
-    /// The header, as validated (for an untrusted ring, the one snapshot that was checked).
-    pub header: Header,
-    /// The whole record, `header.size` bytes: a view into the ring or into the scratch.
-    pub bytes: &'a [u8],
-    /// Free-running position of the record's first byte.
-    pub position: usize,
-}
-
-impl<'a> RawRecord<'a> {
-    /// The body after the 8-byte header.
-    pub fn body(&self) -> &'a [u8] {
-        &self.bytes[Header::SIZE..]
-    }
+/// A record read from a ring at free-running `position`: its validated header (for an
+/// untrusted ring, the one snapshot that was checked) and its `header.size` bytes, a view into
+/// the ring or into the scratch; in the native byte order, with no trailing data.
+#[inline(always)]
+pub(crate) fn ring_record<'a>(header: Header, bytes: &'a [u8], position: usize) -> RawRecord<'a> {
+    RawRecord { header, bytes, offset: position as u64, endian: Endian::NATIVE, trailing: &[] }
 }
 
 /// When a [`Consumer`] stores `data_tail`, releasing what it read to the producer.
@@ -255,21 +269,21 @@ impl Pace {
 }
 
 /// How a [`Consumer`] releases and paces (see [`TailPolicy`] and [`Pace`], and `BENCHMARKS.md`
-/// for what each costs). [`Config::default`] is for rings between perfring's own producer and
-/// consumer on two cores (firmware to host, guest to hypervisor); [`Config::EVERY_BATCH`] is
+/// for what each costs). [`ConsumerConfig::default`] is for rings between perfring's own producer and
+/// consumer on two cores (firmware to host, guest to hypervisor); [`ConsumerConfig::EVERY_BATCH`] is
 /// the kernel tools' behaviour, for kernel rings read on wakeups (perfring-linux uses it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Config {
+pub struct ConsumerConfig {
     /// When the tail is stored.
     pub tail: TailPolicy,
     /// How a nearly empty ring is polled.
     pub pace: Pace,
 }
 
-impl Config {
+impl ConsumerConfig {
     /// The tail stored after every batch, no pacing (perf's `perf_mmap__consume` after each
     /// read of a ring).
-    pub const EVERY_BATCH: Config = Config { tail: TailPolicy::EveryBatch, pace: Pace::OFF };
+    pub const EVERY_BATCH: ConsumerConfig = ConsumerConfig { tail: TailPolicy::EveryBatch, pace: Pace::OFF };
 
     /// The default's tail deferral: 4 KiB. One tail store per 4 KiB read makes the control
     /// line's transfer a small share of a record's cost (at 40-byte records, one store per
@@ -281,14 +295,14 @@ impl Config {
     pub const DEFAULT_DEFERRAL: usize = 4096;
 }
 
-impl Default for Config {
-    /// The tail deferred by [`Config::DEFAULT_DEFERRAL`] (4 KiB; a quarter of a data area
+impl Default for ConsumerConfig {
+    /// The tail deferred by [`ConsumerConfig::DEFAULT_DEFERRAL`] (4 KiB; a quarter of a data area
     /// smaller than 16 KiB), and a batch of less than 256 bytes waiting 128 spin-loop hints
     /// once: the settings the line-transfer model and the cross-core bench support
     /// (`BENCHMARKS.md`).
-    fn default() -> Config {
-        Config {
-            tail: TailPolicy::Deferred { bytes: Config::DEFAULT_DEFERRAL },
+    fn default() -> ConsumerConfig {
+        ConsumerConfig {
+            tail: TailPolicy::Deferred { bytes: ConsumerConfig::DEFAULT_DEFERRAL },
             pace: Pace { min_bytes: 256, spins: 128 },
         }
     }
@@ -315,13 +329,13 @@ impl<M: RingMemory> Consumer<M, Untrusted> {
     /// ```
     /// use perfring::consumer::{ReadError, Scratch};
     /// use perfring::memory::{Position, RingMemory};
-    /// use perfring::producer::{Config, Producer, EventIdentity};
-    /// use perfring::{Consumer, Mapping};
+    /// use perfring::producer::{ProducerConfig, Producer, EventIdentity};
+    /// use perfring::{consumer::Consumer, memory::Mapping};
     /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
     /// # let mut buf = Buf([0; 4096 + 4096]);
     /// let map = Mapping::new(&mut buf.0, 4096).unwrap();
     /// // SAFETY: the only producer of this ring.
-    /// let producer = unsafe { Producer::new(&map, Config::default()) }.unwrap();
+    /// let producer = unsafe { Producer::new(&map, ProducerConfig::default()) }.unwrap();
     /// let mut consumer = Consumer::untrusted(&map).unwrap();
     /// let mut scratch = Scratch::new(); // every record is copied here, then validated
     /// producer.output(&[9, 0, 0, 0, 0, 0, 8, 0], &EventIdentity::ANONYMOUS).unwrap();
@@ -342,7 +356,7 @@ impl<M: RingMemory> Consumer<M, Trusted> {
     ///
     /// # Safety
     /// The producer of this ring must follow the protocol (the kernel does; so does a perfring
-    /// [`Producer`](crate::Producer)): it never writes bytes between `data_tail` and `data_head`.
+    /// [`Producer`](crate::producer::Producer)): it never writes bytes between `data_tail` and `data_head`.
     /// Otherwise a zero-copy view could race a write. [`crate::split`] is the safe way to get one.
     pub unsafe fn trusted(mem: M) -> Result<Self, LayoutError> {
         Self::make(mem)
@@ -359,14 +373,14 @@ impl<M: RingMemory, T: Trust> Consumer<M, T> {
         }
         let mut c =
             Consumer { mask: size - 1, tail, released: tail, defer: 0, pace: Pace::OFF, mem, _trust: PhantomData };
-        c.configure(Config::default());
+        c.configure(ConsumerConfig::default());
         Ok(c)
     }
 
-    /// Set how this consumer releases and paces ([`Config`]). A tail deferral of more than a
+    /// Set how this consumer releases and paces ([`ConsumerConfig`]). A tail deferral of more than a
     /// quarter of the data area is taken as a quarter (the producer always keeps three
     /// quarters); [`config`](Self::config) reports the value in force.
-    pub fn configure(&mut self, config: Config) {
+    pub fn configure(&mut self, config: ConsumerConfig) {
         self.defer = match config.tail {
             TailPolicy::EveryBatch => 0,
             TailPolicy::Deferred { bytes } => bytes.clamp(1, (self.mask + 1) / 4),
@@ -375,12 +389,12 @@ impl<M: RingMemory, T: Trust> Consumer<M, T> {
     }
 
     /// How this consumer releases and paces.
-    pub fn config(&self) -> Config {
+    pub fn config(&self) -> ConsumerConfig {
         let tail = match self.defer {
             0 => TailPolicy::EveryBatch,
             bytes => TailPolicy::Deferred { bytes },
         };
-        Config { tail, pace: self.pace }
+        ConsumerConfig { tail, pace: self.pace }
     }
 
     /// Store the tail now if a deferred store is pending (before a consumer stops reading
@@ -419,7 +433,7 @@ impl<M: RingMemory, T: Trust> Consumer<M, T> {
     }
 
     /// Read every available record, calling `f` on each, then release them by the consumer's
-    /// [`TailPolicy`]: with [`Config::EVERY_BATCH`] one `data_tail` store at the end; with the
+    /// [`TailPolicy`]: with [`ConsumerConfig::EVERY_BATCH`] one `data_tail` store at the end; with the
     /// default ([`TailPolicy::Deferred`]) the store waits until 4 KiB are read or the ring is
     /// found empty ([`Consumer::release`] stores it at once, e.g. before writing the tail back
     /// to a target through a probe). Returns the number of records read; stops at the first
@@ -556,7 +570,7 @@ impl<M: RingMemory, T: Trust> Batch<'_, M, T> {
                 // unwritten until the batch, which this borrow outlives not, stores the tail.
                 let bytes = unsafe { in_place(&c.mem, off, header.size, scratch)? };
                 self.pos = position.wrapping_add(len);
-                return Ok(RawRecord { header, bytes, position });
+                return Ok(ring_record(header, bytes, position));
             }
         }
         let record = if T::ZERO_COPY {
@@ -651,7 +665,7 @@ fn read_checked<'b, M: RingMemory, T: Trust>(
         }
         dst
     };
-    Ok(RawRecord { header, bytes, position })
+    Ok(ring_record(header, bytes, position))
 }
 
 /// A trusted ring's record of `size` bytes at `off`, in place: a view into the ring, or, from a

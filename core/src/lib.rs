@@ -21,7 +21,7 @@
 //! |---|---|
 //! | [`page`] | `struct perf_event_mmap_page`, offsets checked at compile time |
 //! | [`fences`] | every memory ordering, named (A)–(D) and (S1)–(S4), with its pairing |
-//! | [`memory`] | the seam to shared memory: [`Mapping`] (real ABI layout), [`ModelRing`] (loom) |
+//! | [`memory`] | the seam to shared memory: [`Mapping`](memory::Mapping) (real ABI layout), [`ModelRing`](memory::ModelRing) (loom) |
 //! | [`producer`] | the kernel side: reserve, write, publish; nesting; lost; wakeups |
 //! | [`consumer`] | the user side: acquire head, read records (wrapping too), release tail |
 //! | [`aux`] | the AUX area: driver-side begin/write/end with PERF_RECORD_AUX, reader, snapshots |
@@ -31,11 +31,28 @@
 //! | [`security`] | the threat model: what each side trusts, what is guaranteed |
 //! | [`loom`] | the loom shim (`--cfg loom` selects loom's atomics and cells) |
 //!
+//! ## Reading a record: one way per tier
+//!
+//! | what you have → what to call | ring record: `set.attribute(&raw)` | perf.data: `FileRecord` | Linux session: `SessionRecord` |
+//! |---|---|---|---|
+//! | the event that wrote it (perf's rules) | `.event()` → `usize` | `.event()` → `usize` | `.event()` → `usize` |
+//! | a SAMPLE's fields, each read when asked | `.sample()` → `SampleView` | `.sample()` → `SampleView` | `.sample()` → `SampleView` |
+//! | time, id, cpu, pid, tid of any record | `.view()` → `RecordView` | `.view()` → `RecordView` | `.view()` → `RecordView` |
+//! | a `sample_type` fixed when the tool is built | `.fixed::<ST>()` → `FixedSample` | `.fixed::<ST>()` → `FixedSample` | `.fixed::<ST>()` → `FixedSample` |
+//! | every field of any record type | `.decode()` → `Record` | `.decode()` → `Record` | `.decode()` → `Record` |
+//! | the header, bytes and byte order | `.raw()` → `RawRecord` | `.raw()` → `RawRecord` | `.raw()` → `RawRecord` |
+//!
+//! Every call but `raw()` returns a `Result` with `perfring::record::DecodeError`, which names
+//! the field and its offset; the five are the methods of the trait
+//! `perfring::record::EventRecord`, one signature each, whoever delivered the record.
+//!
+//! [`record`]'s docs show each tier with an example, from the complete decode to the fastest.
+//!
 //! ## Loom
 //!
 //! `RUSTFLAGS="--cfg loom"` swaps every atomic and data cell for loom's. The cfg is public: an
-//! embedder can run loom over *their* code with perfring inside, using [`ModelRing`] as the
-//! memory (a [`Mapping`] over raw bytes cannot exist under loom).
+//! embedder can run loom over *their* code with perfring inside, using [`ModelRing`](memory::ModelRing) as the
+//! memory (a [`Mapping`](memory::Mapping) over raw bytes cannot exist under loom).
 //!
 //! ## 32-bit targets
 //!
@@ -84,13 +101,4 @@ mod memory_tests;
 #[cfg(all(test, not(loom)))]
 mod test_memory;
 
-pub use backward::{BackwardError, BackwardReader};
-/// How a consumer releases and paces (re-exported from [`consumer`]).
-pub use consumer::{Config as ConsumerConfig, Pace};
-pub use consumer::{Consumer, RawRecord, ReadError, TailPolicy};
-#[cfg(not(loom))]
-pub use memory::Mapping;
-pub use memory::{ExclusiveMemory, LayoutError, ModelRing, RingMemory};
-pub use page::MmapPage;
-pub use producer::{Producer, ReserveError};
 pub use split::{split, split_with_hooks};

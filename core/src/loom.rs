@@ -3,7 +3,7 @@
 //! Under `--cfg loom` (a public cfg: set it in `RUSTFLAGS` when you model *your* code with
 //! perfring inside) every atomic and every data cell is loom's, so loom sees each access of the
 //! protocol, explores its interleavings and reports data races on data slots. Otherwise they are
-//! `core`'s, and [`UnsafeCell`] is a zero-cost wrapper with loom's `with`/`with_mut` API, so the
+//! `core`'s, and `UnsafeCell` is a zero-cost wrapper with loom's `with`/`with_mut` API, so the
 //! protocol code is the same text under both.
 //!
 //! The atomic types are public so that an embedder's own [`crate::memory::RingMemory`]
@@ -81,30 +81,30 @@ pub(crate) fn compiler_barrier() {
 
 /// A data cell that loom can track.
 #[cfg(loom)]
-pub use ::loom::cell::UnsafeCell;
+pub(crate) use ::loom::cell::UnsafeCell;
 
 /// A data cell with loom's access API and `core`'s cost.
 #[cfg(not(loom))]
 #[derive(Debug, Default)]
 #[repr(transparent)]
-pub struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
+pub(crate) struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
 
 #[cfg(not(loom))]
 impl<T> UnsafeCell<T> {
     /// A new cell holding `value`.
-    pub const fn new(value: T) -> Self {
+    pub(crate) const fn new(value: T) -> Self {
         Self(core::cell::UnsafeCell::new(value))
     }
 
     /// Immutable access through a raw pointer, as loom's `with`.
     #[inline(always)]
-    pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
         f(self.0.get())
     }
 
     /// Mutable access through a raw pointer, as loom's `with_mut`.
     #[inline(always)]
-    pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         f(self.0.get())
     }
 }

@@ -135,8 +135,8 @@ fn load_words_refuses_unaligned_or_out_of_area_ranges_and_copies_aligned_ones() 
 
 #[test]
 fn model_ring_load_words_refuses_unaligned_or_out_of_area_ranges_as_a_mapping_does() {
-    let ring = crate::ModelRing::<8>::new().unwrap(); // 64 bytes
-                                                      // SAFETY: no one else accesses the data area.
+    let ring = crate::memory::ModelRing::<8>::new().unwrap(); // 64 bytes
+                                                              // SAFETY: no one else accesses the data area.
     unsafe { ring.write(Area::Data, 48, &[7u8; 16]) };
     let mut dst = [0u8; 16];
     assert!(ring.load_words(Area::Data, 48, &mut dst));

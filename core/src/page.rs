@@ -29,7 +29,7 @@ pub struct MmapPage {
     pub time_enabled: u64,
     /// Time the event was running on a CPU, in ns.
     pub time_running: u64,
-    /// Capability bits, see [`Capabilities`].
+    /// Capability bits, see [`capabilities`].
     pub capabilities: u64,
     /// Bit width of the value read with `rdpmc`, for sign extension.
     pub pmc_width: u16,
@@ -184,11 +184,10 @@ impl MmapPage {
     };
 }
 
-/// The capability bits of `perf_event_mmap_page` (the bitfield union at offset 40).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Capabilities(pub u64);
-
-impl Capabilities {
+/// The capability bits of `perf_event_mmap_page` (the bitfield union at offset 40):
+/// [`MmapPage::capabilities`] and [`UserPage::capabilities`](crate::selfmon::UserPage::capabilities)
+/// hold them; test one with `caps & capabilities::USER_TIME != 0`.
+pub mod capabilities {
     /// Bit 0, `cap_bit0`: deprecated, always 0 on current kernels.
     pub const BIT0: u64 = 1 << 0;
     /// Bit 1, `cap_bit0_is_deprecated`: always 1 on current kernels.
@@ -201,21 +200,4 @@ impl Capabilities {
     pub const USER_TIME_ZERO: u64 = 1 << 4;
     /// Bit 5, `cap_user_time_short`: `time_cycles`/`time_mask` are valid.
     pub const USER_TIME_SHORT: u64 = 1 << 5;
-
-    /// `cap_user_rdpmc`
-    pub const fn user_rdpmc(self) -> bool {
-        self.0 & Self::USER_RDPMC != 0
-    }
-    /// `cap_user_time`
-    pub const fn user_time(self) -> bool {
-        self.0 & Self::USER_TIME != 0
-    }
-    /// `cap_user_time_zero`
-    pub const fn user_time_zero(self) -> bool {
-        self.0 & Self::USER_TIME_ZERO != 0
-    }
-    /// `cap_user_time_short`
-    pub const fn user_time_short(self) -> bool {
-        self.0 & Self::USER_TIME_SHORT != 0
-    }
 }

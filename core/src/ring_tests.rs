@@ -8,8 +8,8 @@ use std::vec::Vec;
 
 use crate::consumer::{ReadError, Scratch};
 use crate::memory::{Area, LayoutError, Mapping, ModelRing, Position, RingMemory};
-use crate::producer::{Config, EventIdentity, Hooks, PreemptPoint, Producer, ReserveError};
-use crate::record::{sample_type, types, Endian, Header, LostRecord, SampleId};
+use crate::producer::{EventIdentity, Hooks, OutputError, PreemptPoint, Producer, ProducerConfig};
+use crate::record::{sample_type, types, DecodeContext, Endian, Header, Lost, Record, SampleId, LOST_BODY_SIZE};
 use crate::test_memory::{HeadLoads, LoadHook};
 use crate::{split, split_with_hooks};
 
@@ -21,7 +21,7 @@ fn record(tag: u8, len: usize) -> Vec<u8> {
 }
 
 /// Read every available record as (header, bytes).
-fn drain<M: RingMemory, T: crate::consumer::Trust>(c: &mut crate::Consumer<M, T>) -> Vec<(Header, Vec<u8>)> {
+fn drain<M: RingMemory, T: crate::consumer::Trust>(c: &mut crate::consumer::Consumer<M, T>) -> Vec<(Header, Vec<u8>)> {
     let mut scratch = Scratch::new();
     let mut out = Vec::new();
     c.for_each(&mut scratch, |r| out.push((r.header, r.bytes.to_vec()))).unwrap();
@@ -33,12 +33,12 @@ fn fullest_state_is_data_size_minus_8_and_one_more_record_is_lost() {
     // The kernel's CIRC_SPACE keeps one byte free: with 8-byte records, at most size-8 unread
     // bytes. "Exactly full" (size bytes unread) is not a state the kernel allows.
     let mut ring = ModelRing::<16>::new().unwrap(); // 128 bytes
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     for i in 0..15 {
         p.output(&record(i, 8), &EventIdentity::ANONYMOUS).unwrap();
     }
     assert_eq!(c.available().unwrap(), 120);
-    assert_eq!(p.output(&record(99, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(99, 8), &EventIdentity::ANONYMOUS), Err(OutputError::NoSpace));
     assert_eq!(p.lost_pending(), 1);
     let got = drain(&mut c);
     assert_eq!(got.len(), 15);
@@ -51,7 +51,7 @@ fn fullest_state_is_data_size_minus_8_and_one_more_record_is_lost() {
 fn record_ending_exactly_at_the_ring_end_is_zero_copy() {
     let mut buf = Aligned([0u8; 4096 + 64]);
     let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
-    let (p, mut c) = split(&mut map, Config::default()).unwrap();
+    let (p, mut c) = split(&mut map, ProducerConfig::default()).unwrap();
     p.output(&record(1, 32), &EventIdentity::ANONYMOUS).unwrap();
     assert_eq!(drain(&mut c).len(), 1);
     p.output(&record(2, 32), &EventIdentity::ANONYMOUS).unwrap(); // occupies [32, 64)
@@ -60,7 +60,7 @@ fn record_ending_exactly_at_the_ring_end_is_zero_copy() {
     let ring_ptr = unsafe { c.memory().view(Area::Data, 0, 1).unwrap().as_ptr() };
     let mut batch = c.batch().unwrap();
     let r = batch.next(&mut scratch).unwrap().unwrap();
-    assert_eq!(r.position, 32);
+    assert_eq!(r.offset, 32);
     assert_eq!(r.bytes, &record(2, 32)[..]);
     assert_eq!(r.bytes.as_ptr(), ring_ptr.wrapping_add(32), "contiguous record is a view into the ring");
     drop(batch);
@@ -71,7 +71,7 @@ fn record_ending_exactly_at_the_ring_end_is_zero_copy() {
 #[test]
 fn record_wrapping_the_end_is_reassembled_in_scratch() {
     let mut ring = ModelRing::<8>::new().unwrap();
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     p.output(&record(1, 40), &EventIdentity::ANONYMOUS).unwrap();
     drain(&mut c);
     p.output(&record(7, 48), &EventIdentity::ANONYMOUS).unwrap(); // [40, 88): wraps at 64
@@ -88,8 +88,8 @@ fn one_batch_across_the_wrap_views_every_contiguous_record_and_copies_only_the_s
     // scratch) and resume after it, also when a record ends exactly at the end.
     let mut buf = Aligned([0u8; 4096 + 1024]);
     let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
-    let (p, mut c) = split(&mut map, Config::default()).unwrap();
-    c.configure(crate::ConsumerConfig::EVERY_BATCH);
+    let (p, mut c) = split(&mut map, ProducerConfig::default()).unwrap();
+    c.configure(crate::consumer::ConsumerConfig::EVERY_BATCH);
     // SAFETY: a 1-byte view at offset 0 of the data area, only used for its address.
     let ring = unsafe { c.memory().view(Area::Data, 0, 1).unwrap().as_ptr() } as usize;
     let mut scratch = Scratch::new();
@@ -128,7 +128,7 @@ fn one_batch_across_the_wrap_views_every_contiguous_record_and_copies_only_the_s
         for (i, w) in want.iter().enumerate() {
             let r = batch.next(&mut scratch).unwrap().unwrap();
             assert_eq!(r.bytes, &w[..], "lap {lap}, record {i}");
-            let (first, last) = (r.position % 1024, (r.position + w.len() - 1) % 1024);
+            let (first, last) = (r.offset as usize % 1024, (r.offset as usize + w.len() - 1) % 1024);
             let at = r.bytes.as_ptr() as usize;
             if first <= last {
                 assert_eq!(at, ring + first, "lap {lap}, record {i} at {first}: a view into the ring");
@@ -149,7 +149,7 @@ fn one_batch_across_the_wrap_views_every_contiguous_record_and_copies_only_the_s
 #[test]
 fn scratch_too_small_for_a_wrapping_record_is_an_error_not_a_panic() {
     let mut ring = ModelRing::<8>::new().unwrap();
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     p.output(&record(1, 40), &EventIdentity::ANONYMOUS).unwrap();
     drain(&mut c);
     p.output(&record(7, 48), &EventIdentity::ANONYMOUS).unwrap();
@@ -161,12 +161,12 @@ fn scratch_too_small_for_a_wrapping_record_is_an_error_not_a_panic() {
 #[test]
 fn lost_is_counted_then_emitted_once_and_reset() {
     let mut ring = ModelRing::<16>::new().unwrap(); // 128
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     let w = EventIdentity { id: 77, sample_id: None };
     p.output(&record(0, 64), &w).unwrap();
     p.output(&record(1, 56), &w).unwrap(); // 120 used
     for _ in 0..5 {
-        assert_eq!(p.output(&record(2, 8), &w), Err(ReserveError::NoSpace));
+        assert_eq!(p.output(&record(2, 8), &w), Err(OutputError::NoSpace));
     }
     assert_eq!(p.lost_pending(), 5);
     assert_eq!(drain(&mut c).len(), 2);
@@ -187,20 +187,21 @@ fn lost_is_counted_then_emitted_once_and_reset() {
 #[test]
 fn lost_record_carries_the_current_writers_sample_id_trailer() {
     let mut ring = ModelRing::<32>::new().unwrap(); // 256
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     let st = sample_type::TID | sample_type::TIME | sample_type::CPU | sample_type::IDENTIFIER;
     let sid = SampleId { pid: 10, tid: 11, time: 12345, cpu: 3, identifier: 42, ..SampleId::default() };
     let w = EventIdentity { id: 42, sample_id: Some((st, sid)) };
     p.output(&record(0, 248), &w).unwrap();
-    assert_eq!(p.output(&record(1, 8), &w), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(1, 8), &w), Err(OutputError::NoSpace));
     drain(&mut c);
     p.output(&record(2, 8), &w).unwrap();
     let got = drain(&mut c);
     let (h, bytes) = &got[0];
-    assert_eq!(usize::from(h.size), LostRecord::size(Some(st)));
+    assert_eq!(usize::from(h.size), LOST_BODY_SIZE + SampleId::size(st));
     assert_eq!(h.size, 24 + 32);
     let mut expect = [0u8; 56];
-    LostRecord { id: 42, lost: 1, sample_id: Some(sid) }.encode(st, Endian::NATIVE, &mut expect).unwrap();
+    let ctx = DecodeContext { sample_type: st, sample_id_all: true, ..DecodeContext::new(Endian::NATIVE) };
+    Record::Lost(Lost { misc: 0, id: 42, lost: 1, sample_id: Some(sid) }).encode(&ctx, &mut expect).unwrap();
     assert_eq!(&bytes[..], &expect[..]);
     // Trailer layout: {pid, tid}, time, {cpu, res}, identifier.
     assert_eq!(&bytes[24..28], &10u32.to_ne_bytes());
@@ -213,12 +214,12 @@ fn lost_record_carries_the_current_writers_sample_id_trailer() {
 #[test]
 fn lost_and_record_must_fit_together_or_both_are_dropped() {
     let mut ring = ModelRing::<8>::new().unwrap(); // 64: max 56 unread
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     p.output(&record(0, 56), &EventIdentity::ANONYMOUS).unwrap();
     assert!(p.output(&record(1, 8), &EventIdentity::ANONYMOUS).is_err());
     drain(&mut c);
     // LOST (24) + 40 = 64 > 56: dropped too, counter grows.
-    assert_eq!(p.output(&record(2, 40), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(2, 40), &EventIdentity::ANONYMOUS), Err(OutputError::NoSpace));
     assert_eq!(p.lost_pending(), 2);
     p.output(&record(3, 32), &EventIdentity::ANONYMOUS).unwrap(); // 24 + 32 = 56 fits
     let got = drain(&mut c);
@@ -228,13 +229,13 @@ fn lost_and_record_must_fit_together_or_both_are_dropped() {
 #[test]
 fn bad_sizes_are_typed_errors_and_not_counted_as_lost() {
     let mut ring = ModelRing::<8>::new().unwrap();
-    let (p, _c) = split(&mut ring, Config::default()).unwrap();
-    assert_eq!(p.output_begin(0, &EventIdentity::ANONYMOUS).err(), Some(ReserveError::BadSize { size: 0 }));
-    assert_eq!(p.output_begin(12, &EventIdentity::ANONYMOUS).err(), Some(ReserveError::BadSize { size: 12 }));
-    assert_eq!(p.output_begin(65536, &EventIdentity::ANONYMOUS).err(), Some(ReserveError::TooLarge { size: 65536 }));
+    let (p, _c) = split(&mut ring, ProducerConfig::default()).unwrap();
+    assert_eq!(p.output_begin(0, &EventIdentity::ANONYMOUS).err(), Some(OutputError::BadSize { size: 0 }));
+    assert_eq!(p.output_begin(12, &EventIdentity::ANONYMOUS).err(), Some(OutputError::BadSize { size: 12 }));
+    assert_eq!(p.output_begin(65536, &EventIdentity::ANONYMOUS).err(), Some(OutputError::TooLarge { size: 65536 }));
     assert_eq!(p.lost_pending(), 0);
     // A valid size that can never fit this ring is a drop, counted like a full ring.
-    assert_eq!(p.output_begin(64, &EventIdentity::ANONYMOUS).err(), Some(ReserveError::NoSpace));
+    assert_eq!(p.output_begin(64, &EventIdentity::ANONYMOUS).err(), Some(OutputError::NoSpace));
     assert_eq!(p.lost_pending(), 1);
     assert_eq!(p.nest(), 0);
 }
@@ -242,10 +243,10 @@ fn bad_sizes_are_typed_errors_and_not_counted_as_lost() {
 #[test]
 fn a_handle_dropped_early_publishes_zero_filled_bytes_and_leaves_nest_at_zero() {
     let mut ring = ModelRing::<8>::new().unwrap();
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     let mut h = p.output_begin(24, &EventIdentity::ANONYMOUS).unwrap();
     h.write(&record(5, 24)[..12]).unwrap();
-    assert_eq!(h.write(&[0; 13]).unwrap_err().remaining, 12);
+    assert_eq!(h.write(&[0; 13]).unwrap_err(), OutputError::PastReservation { requested: 13, remaining: 12 });
     drop(h);
     assert_eq!(p.nest(), 0);
     let got = drain(&mut c);
@@ -321,7 +322,9 @@ fn with_a_nested_writer_at_every_point(
     passes: impl Fn(PreemptPoint, bool) -> bool,
     write: impl Fn(&Producer<&ModelRing<64>, &Inject>, &[u8], bool),
 ) {
-    for (config, general) in [(Config::default(), false), (Config { watermark: 8, ..Config::default() }, true)] {
+    for (config, general) in
+        [(ProducerConfig::default(), false), (ProducerConfig { watermark: 8, ..ProducerConfig::default() }, true)]
+    {
         for at in PreemptPoint::ALL {
             for depth in 1..=3 {
                 let mut ring = ModelRing::<64>::new().unwrap();
@@ -384,14 +387,14 @@ fn batch_output_with_a_nested_writer_at_every_preemption_point_keeps_order_and_p
 #[test]
 fn batch_output_refusals_are_counted_and_reported_after_the_batch() {
     let mut ring = ModelRing::<8>::new().unwrap(); // 64-byte data area
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     let ((), _) = p.batch(|b| {
-        assert_eq!(b.output(&record(1, 12), &EventIdentity::ANONYMOUS), Err(ReserveError::BadSize { size: 12 }));
+        assert_eq!(b.output(&record(1, 12), &EventIdentity::ANONYMOUS), Err(OutputError::BadSize { size: 12 }));
         assert_eq!(b.lost_pending(), 0, "a caller bug is not a loss");
         b.output(&record(1, 40), &EventIdentity::ANONYMOUS).unwrap();
-        assert_eq!(b.output(&record(2, 40), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+        assert_eq!(b.output(&record(2, 40), &EventIdentity::ANONYMOUS), Err(OutputError::NoSpace));
         b.pause_output(true);
-        assert_eq!(b.output(&record(3, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::Paused));
+        assert_eq!(b.output(&record(3, 8), &EventIdentity::ANONYMOUS), Err(OutputError::Paused));
         b.pause_output(false);
         assert_eq!(b.lost_pending(), 2);
     });
@@ -401,7 +404,9 @@ fn batch_output_refusals_are_counted_and_reported_after_the_batch() {
     let got = drain(&mut c);
     assert_eq!(got.iter().map(|(h, _)| h.type_).collect::<Vec<_>>(), [types::LOST, types::SAMPLE]);
     let mut expect = [0u8; 24];
-    LostRecord { id: 0, lost: 2, sample_id: None }.encode(0, Endian::NATIVE, &mut expect).unwrap();
+    Record::Lost(Lost { misc: 0, id: 0, lost: 2, sample_id: None })
+        .encode(&DecodeContext::new(Endian::NATIVE), &mut expect)
+        .unwrap();
     assert_eq!(got[0].1, expect, "one LOST record counting both refusals");
     assert_eq!(got[1].1, record(4, 16));
     assert_eq!(p.lost_pending(), 0);
@@ -413,7 +418,7 @@ struct LoseOnRefresh(Cell<bool>, usize);
 impl<M: RingMemory> Hooks<M> for &LoseOnRefresh {
     fn preempt(&self, at: PreemptPoint, p: &Producer<M, Self>) {
         if at == PreemptPoint::FastPathRefresh && self.0.replace(false) {
-            assert_eq!(p.output(&record(9, self.1), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+            assert_eq!(p.output(&record(9, self.1), &EventIdentity::ANONYMOUS), Err(OutputError::NoSpace));
         }
     }
 }
@@ -422,10 +427,10 @@ impl<M: RingMemory> Hooks<M> for &LoseOnRefresh {
 fn a_loss_counted_while_the_fast_path_reopens_is_reported_by_the_next_record() {
     let mut ring = ModelRing::<8>::new().unwrap(); // 64-byte data area
     let hook = LoseOnRefresh(Cell::new(false), 48);
-    let (p, mut c) = split_with_hooks(&mut ring, Config::default(), &hook).unwrap();
+    let (p, mut c) = split_with_hooks(&mut ring, ProducerConfig::default(), &hook).unwrap();
     // A loss closes the fast path: the next record takes the general path with its LOST.
     p.output(&record(1, 40), &EventIdentity::ANONYMOUS).unwrap();
-    assert_eq!(p.output(&record(2, 40), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(2, 40), &EventIdentity::ANONYMOUS), Err(OutputError::NoSpace));
     drain(&mut c);
     // This record reopens the fast path after its reservation; a nested writer drops one there.
     hook.0.set(true);
@@ -447,7 +452,7 @@ fn legacy_put_handle_exposes_a_decreasing_data_head() {
     // window publishes its larger head; the interrupted writer then stores its older one.
     let mut ring = ModelRing::<64>::new().unwrap();
     let inject = LegacyInject(Inject::new(PreemptPoint::AfterNestDecrement, 1));
-    let (p, _c) = split_with_hooks(&mut ring, Config::default(), &inject).unwrap();
+    let (p, _c) = split_with_hooks(&mut ring, ProducerConfig::default(), &inject).unwrap();
     p.output(&record(1, 32), &EventIdentity::ANONYMOUS).unwrap();
     let heads = inject.0.heads.borrow();
     assert!(heads.windows(2).any(|w| w[0] > w[1]), "legacy ordering must show a decrease: {heads:?}");
@@ -476,7 +481,7 @@ fn legacy_put_handle_still_publishes_only_from_the_outermost_writer() {
     // writer's record before its payload is written.
     let mut ring = ModelRing::<64>::new().unwrap();
     let hooks = LegacyNestedInPayload(Cell::new(true));
-    let (p, mut c) = split_with_hooks(&mut ring, Config::default(), &hooks).unwrap();
+    let (p, mut c) = split_with_hooks(&mut ring, ProducerConfig::default(), &hooks).unwrap();
     let mut h = p.output_begin(32, &EventIdentity::ANONYMOUS).unwrap();
     let outer = record(1, 32);
     h.write(&outer[..8]).unwrap();
@@ -489,7 +494,7 @@ fn legacy_put_handle_still_publishes_only_from_the_outermost_writer() {
 #[test]
 fn consumer_errors_name_a_head_behind_too_far_ahead_or_not_8_aligned() {
     let mut ring = ModelRing::<8>::new().unwrap();
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     p.output(&record(1, 16), &EventIdentity::ANONYMOUS).unwrap();
     drain(&mut c);
     let head = p.memory().position(Position::DataHead);
@@ -530,7 +535,7 @@ fn consumer_errors_bad_record_sizes_stop_the_batch_without_consuming() {
         (65528, 56, ReadError::SizeBeyondHead { position: 0, size: 65528, available: 56 }),
     ] {
         let mut ring = ModelRing::<8>::new().unwrap();
-        let (_p, mut c) = split(&mut ring, Config::default()).unwrap();
+        let (_p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
         forge(c.memory(), 0, h(size), head);
         let mut scratch = Scratch::new();
         {
@@ -548,10 +553,10 @@ fn consumer_errors_bad_record_sizes_stop_the_batch_without_consuming() {
 fn untrusted_consumer_copies_every_record_and_agrees_with_trusted() {
     let mut buf = Aligned([0; 4096 + 256]);
     let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
-    let (p, _) = split(&mut map, Config::default()).unwrap();
+    let (p, _) = split(&mut map, ProducerConfig::default()).unwrap();
     let mut sent = Vec::new();
     let mut got = Vec::new();
-    let mut c = crate::Consumer::untrusted(p.memory()).unwrap();
+    let mut c = crate::consumer::Consumer::untrusted(p.memory()).unwrap();
     for round in 0..40u8 {
         let len = 8 + 8 * usize::from(round % 7);
         let r = record(round, len);
@@ -620,10 +625,10 @@ fn mapping_attach_reads_and_validates_data_offset_and_size() {
 #[test]
 fn paused_ring_drops_and_counts_then_reports_lost_after_resume() {
     let mut ring = ModelRing::<16>::new().unwrap();
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     p.pause_output(true);
-    assert_eq!(p.output(&record(1, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::Paused));
-    assert_eq!(p.output(&record(1, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::Paused));
+    assert_eq!(p.output(&record(1, 8), &EventIdentity::ANONYMOUS), Err(OutputError::Paused));
+    assert_eq!(p.output(&record(1, 8), &EventIdentity::ANONYMOUS), Err(OutputError::Paused));
     assert_eq!(p.nest(), 0);
     p.pause_output(false);
     p.output(&record(2, 8), &EventIdentity::ANONYMOUS).unwrap();
@@ -636,14 +641,14 @@ fn paused_ring_drops_and_counts_then_reports_lost_after_resume() {
 #[test]
 fn hostile_tail_never_lets_the_producer_overwrite_unread_data() {
     let mut ring = ModelRing::<16>::new().unwrap();
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     p.output(&record(1, 64), &EventIdentity::ANONYMOUS).unwrap();
     p.output(&record(3, 56), &EventIdentity::ANONYMOUS).unwrap(); // 120 of 128: the cached tail says full
     let tail = p.memory().position(Position::DataTail);
     // Tail beyond head, tail far behind, tail wrapped: every one is "no space".
     for bad in [200usize, 120 + 8, usize::MAX / 2, 120usize.wrapping_sub(1000)] {
         tail.store(bad, crate::fences::LOCAL);
-        assert_eq!(p.output(&record(2, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace), "tail {bad}");
+        assert_eq!(p.output(&record(2, 8), &EventIdentity::ANONYMOUS), Err(OutputError::NoSpace), "tail {bad}");
     }
     tail.store(0, crate::fences::LOCAL);
     let got = drain(&mut c);
@@ -655,7 +660,7 @@ fn hostile_tail_never_lets_the_producer_overwrite_unread_data() {
 fn a_batch_publishes_data_head_once_for_all_its_records() {
     let mut ring = ModelRing::<64>::new().unwrap();
     let inject = Inject::new(PreemptPoint::AfterNestIncrement, 0); // observes data_head only
-    let (p, mut c) = split_with_hooks(&mut ring, Config::default(), &inject).unwrap();
+    let (p, mut c) = split_with_hooks(&mut ring, ProducerConfig::default(), &inject).unwrap();
     let ((), _) = p.batch(|p| {
         for i in 0..5 {
             p.output(&record(i, 16), &EventIdentity::ANONYMOUS).unwrap();
@@ -673,7 +678,7 @@ fn a_panic_inside_a_batch_still_publishes_its_records_and_leaves_nest_at_zero() 
     // The batch's closing publish runs from a drop guard: a writer that panics mid-batch must
     // not leave `nest` raised (which would stop all publication) or its records unpublished.
     let mut ring = ModelRing::<64>::new().unwrap();
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     let nest_inside = Cell::new(0);
     let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         p.batch(|p| {
@@ -703,7 +708,7 @@ fn got_header(len: usize) -> Header {
 /// A 512-byte ring with the producer at position 800 (offset 288), nothing unread, and every
 /// byte of the data area stale (0xA5, as if old records lay there).
 fn ring_full_of_stale_bytes(ring: &mut ModelRing<64>) -> crate::split::Ends<'_, ModelRing<64>> {
-    let (p, mut c) = split(ring, Config::default()).unwrap();
+    let (p, mut c) = split(ring, ProducerConfig::default()).unwrap();
     for i in 0..10 {
         p.output(&record(i, 80), &EventIdentity::ANONYMOUS).unwrap();
         drain(&mut c);
@@ -746,7 +751,10 @@ fn skipped_bytes_read_as_zero_and_the_write_after_a_skip_lands_after_them() {
     let (p, mut c) = ring_full_of_stale_bytes(&mut ring);
     let mut h = p.output_begin(256, &EventIdentity::ANONYMOUS).unwrap();
     h.write(&got_header(256).to_bytes(Endian::NATIVE)).unwrap();
-    assert_eq!(h.skip(249).unwrap_err(), crate::producer::WriteError { requested: 249, remaining: 248 });
+    assert_eq!(
+        h.skip(249).unwrap_err(),
+        crate::producer::OutputError::PastReservation { requested: 249, remaining: 248 }
+    );
     h.skip(232).unwrap(); // offsets 296..528: across the end of the ring
     assert_eq!(h.remaining(), 16);
     h.write(&[7u8; 8]).unwrap();
@@ -765,7 +773,7 @@ fn consumer_reads_a_ring_holding_exactly_data_size_unread_bytes_and_refuses_one_
     // Head exactly one data size ahead of the tail is a full ring (the fullest a writer can
     // leave an overwrite ring); 8 bytes further, the oldest record was overwritten.
     let mut ring = ModelRing::<8>::new().unwrap(); // 64 bytes
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     let h8 = Header { type_: 9, misc: 0, size: 8 };
     for off in (0..64).step_by(8) {
         forge(c.memory(), off, h8, 64);
@@ -795,7 +803,7 @@ fn consumer_tells_a_head_one_data_size_behind_from_one_further_behind() {
     let mut ring = ModelRing::<8>::new().unwrap();
     ring.position(Position::DataHead).store(128, crate::fences::LOCAL);
     ring.position(Position::DataTail).store(128, crate::fences::LOCAL);
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     assert_eq!(c.tail(), 128, "a consumer resumes at the stored tail");
     let head = p.memory().position(Position::DataHead);
     head.store(64, crate::fences::LOCAL);
@@ -808,15 +816,18 @@ fn consumer_tells_a_head_one_data_size_behind_from_one_further_behind() {
 fn consumer_refuses_a_stored_tail_that_is_not_a_multiple_of_8() {
     let ring = ModelRing::<8>::new().unwrap();
     ring.position(Position::DataTail).store(12, crate::fences::LOCAL);
-    assert_eq!(crate::Consumer::untrusted(&ring).err(), Some(LayoutError::MisalignedPosition { position: 12 }));
+    assert_eq!(
+        crate::consumer::Consumer::untrusted(&ring).err(),
+        Some(LayoutError::MisalignedPosition { position: 12 })
+    );
     ring.position(Position::DataTail).store(24, crate::fences::LOCAL);
-    assert_eq!(crate::Consumer::untrusted(&ring).map(|c| c.tail()).ok(), Some(24));
+    assert_eq!(crate::consumer::Consumer::untrusted(&ring).map(|c| c.tail()).ok(), Some(24));
 }
 
 #[test]
 fn for_each_returns_the_number_of_records_it_read() {
     let mut ring = ModelRing::<16>::new().unwrap();
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     for i in 0..3 {
         p.output(&record(i, 16), &EventIdentity::ANONYMOUS).unwrap();
     }
@@ -861,13 +872,13 @@ fn read_errors_print_what_went_wrong_with_the_values() {
 #[test]
 fn reserve_errors_print_what_went_wrong_with_the_values() {
     use std::string::ToString;
-    assert_eq!(ReserveError::BadSize { size: 12 }.to_string(), "record size 12 is not a positive multiple of 8");
-    assert_eq!(ReserveError::TooLarge { size: 65536 }.to_string(), "record size 65536 exceeds 65528");
-    assert_eq!(ReserveError::NoSpace.to_string(), "no space in the ring: record dropped and counted as lost");
-    assert_eq!(ReserveError::Paused.to_string(), "ring paused: record dropped and counted as lost");
+    assert_eq!(OutputError::BadSize { size: 12 }.to_string(), "record size 12 is not a positive multiple of 8");
+    assert_eq!(OutputError::TooLarge { size: 65536 }.to_string(), "record size 65536 exceeds 65528");
+    assert_eq!(OutputError::NoSpace.to_string(), "no space in the ring: record dropped and counted as lost");
+    assert_eq!(OutputError::Paused.to_string(), "ring paused: record dropped and counted as lost");
     // (Kills `WriteError`'s Display replaced by nothing: the single run over all seven modules
     // found it missed, tests/MUTANTS-SCORE.md.)
-    let write = crate::producer::WriteError { requested: 16, remaining: 8 };
+    let write = crate::producer::OutputError::PastReservation { requested: 16, remaining: 8 };
     assert_eq!(write.to_string(), "write of 16 bytes does not fit: 8 left in the reservation");
 }
 
@@ -878,9 +889,9 @@ fn a_producer_resumed_over_a_full_ring_drops_rather_than_overwrite_unread_record
     let mut ring = ModelRing::<16>::new().unwrap();
     ring.position(Position::DataHead).store(1000 + 120, crate::fences::LOCAL);
     ring.position(Position::DataTail).store(1000, crate::fences::LOCAL);
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     assert_eq!(p.head(), 1120);
-    assert_eq!(p.output(&record(1, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(1, 8), &EventIdentity::ANONYMOUS), Err(OutputError::NoSpace));
     assert_eq!((p.head(), p.lost_pending()), (1120, 1));
     assert_eq!(c.skip_to_head(), 120);
     p.output(&record(2, 8), &EventIdentity::ANONYMOUS).unwrap();
@@ -895,16 +906,17 @@ fn a_producer_resumed_over_a_full_ring_drops_rather_than_overwrite_unread_record
 /// and perf's). Nothing read is ever re-read, and nothing is lost, either way.
 #[test]
 fn the_tail_is_released_by_policy_when_caught_up_and_on_drop() {
-    use crate::consumer::{Config as ConsumerConfig, TailPolicy};
+    use crate::consumer::{ConsumerConfig, TailPolicy};
     let mut buf = std::vec![0u64; (4096 + 4096) / 8];
     // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
     let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), buf.len() * 8) };
     let mut map = Mapping::new(bytes, 4096).unwrap();
     {
-        let (p, mut c) = split(&mut map, Config::default()).unwrap();
+        let (p, mut c) = split(&mut map, ProducerConfig::default()).unwrap();
         assert_eq!(c.config().tail, TailPolicy::Deferred { bytes: 1024 }, "at most a quarter of 4 KiB");
-        let stored =
-            |c: &crate::Consumer<&Mapping<'_>>| c.memory().position(Position::DataTail).load(crate::fences::LOCAL);
+        let stored = |c: &crate::consumer::Consumer<&Mapping<'_>>| {
+            c.memory().position(Position::DataTail).load(crate::fences::LOCAL)
+        };
         for i in 0..10 {
             p.output(&record(i, 64), &EventIdentity::ANONYMOUS).unwrap();
         }
@@ -935,7 +947,7 @@ fn the_tail_is_released_by_policy_when_caught_up_and_on_drop() {
     assert_eq!(map.position(Position::DataTail).load(crate::fences::LOCAL), 2112);
     // A 64 KiB data area: the default's 4 KiB, not a quarter.
     let mut big = ModelRing::<8192>::new().unwrap();
-    let (_, c) = split(&mut big, Config::default()).unwrap();
+    let (_, c) = split(&mut big, ProducerConfig::default()).unwrap();
     assert_eq!(c.config().tail, TailPolicy::Deferred { bytes: ConsumerConfig::DEFAULT_DEFERRAL });
     assert_eq!(ConsumerConfig::DEFAULT_DEFERRAL, 4096);
 }
@@ -943,7 +955,7 @@ fn the_tail_is_released_by_policy_when_caught_up_and_on_drop() {
 #[test]
 fn a_failed_load_is_a_typed_error_never_a_stale_copy() {
     let mut ring = ModelRing::<16>::new().unwrap();
-    let (p, _c) = split(&mut ring, Config::default()).unwrap();
+    let (p, _c) = split(&mut ring, ProducerConfig::default()).unwrap();
     p.output(&record(0xaa, 24), &EventIdentity::ANONYMOUS).unwrap();
     p.output(&record(0xbb, 24), &EventIdentity::ANONYMOUS).unwrap();
     let ring = p.memory();
@@ -958,7 +970,7 @@ fn a_failed_load_is_a_typed_error_never_a_stale_copy() {
     // Loads: the first record's header, then its body in two parts (up to the area's end and
     // after it: 3 in all), then the second's header (fails).
     fail_from.set(3);
-    let mut c = crate::Consumer::untrusted(&mem).unwrap();
+    let mut c = crate::consumer::Consumer::untrusted(&mem).unwrap();
     let mut scratch = Scratch::new();
     let mut got = Vec::new();
     let res = c.for_each(&mut scratch, |r| got.push(r.bytes.to_vec()));
@@ -969,7 +981,7 @@ fn a_failed_load_is_a_typed_error_never_a_stale_copy() {
     // A second consumer from the same tail (the first has not stored its deferred tail).
     loads.set(0);
     fail_from.set(1);
-    let mut c = crate::Consumer::untrusted(&mem).unwrap();
+    let mut c = crate::consumer::Consumer::untrusted(&mem).unwrap();
     let res = c.for_each(&mut scratch, |_| panic!("no record from a failed load"));
     assert_eq!(res, Err(ReadError::LoadFailed { position: 0, len: 24 }));
     assert_eq!(c.tail(), 0, "nothing consumed");
@@ -982,7 +994,7 @@ fn a_failed_load_is_a_typed_error_never_a_stale_copy() {
 #[test]
 fn a_reservation_given_up_before_its_header_never_stops_the_reader() {
     let mut ring = ModelRing::<64>::new().unwrap(); // 512 bytes
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     let w = EventIdentity::ANONYMOUS;
     // Given up outright, and after half a header: taken back.
     drop(p.output_begin(24, &w).unwrap());
@@ -1020,7 +1032,7 @@ fn a_reservation_given_up_before_its_header_never_stops_the_reader() {
 #[test]
 fn a_backward_reservation_given_up_becomes_a_lost_samples_record() {
     use crate::backward::BackwardReader;
-    let cfg = Config { backward: true, overwrite: true, ..Config::default() };
+    let cfg = ProducerConfig { backward: true, overwrite: true, ..ProducerConfig::default() };
     let ring = ModelRing::<64>::new().unwrap();
     // SAFETY: the only producer of this ring.
     let p = unsafe { Producer::new(&ring, cfg) }.unwrap();
@@ -1042,7 +1054,7 @@ fn a_backward_reservation_given_up_becomes_a_lost_samples_record() {
 fn a_forward_overwrite_reservation_given_up_becomes_a_lost_samples_record() {
     let ring = ModelRing::<64>::new().unwrap();
     // SAFETY: the only producer of this ring.
-    let p = unsafe { Producer::new(&ring, Config { overwrite: true, ..Config::default() }) }.unwrap();
+    let p = unsafe { Producer::new(&ring, ProducerConfig { overwrite: true, ..ProducerConfig::default() }) }.unwrap();
     let w = EventIdentity::ANONYMOUS;
     p.output(&record(1, 16), &w).unwrap();
     let mut h = p.output_begin(24, &w).unwrap();
@@ -1050,7 +1062,7 @@ fn a_forward_overwrite_reservation_given_up_becomes_a_lost_samples_record() {
     assert!(!h.end());
     assert_eq!(p.head(), 40, "the reservation stays");
     p.output(&record(2, 16), &w).unwrap();
-    let mut c = crate::Consumer::untrusted(&ring).unwrap();
+    let mut c = crate::consumer::Consumer::untrusted(&ring).unwrap();
     let got = drain(&mut c);
     let types_sizes: Vec<_> = got.iter().map(|(h, _)| (h.type_, h.size)).collect();
     assert_eq!(types_sizes, [(types::SAMPLE, 16), (types::LOST_SAMPLES, 24), (types::SAMPLE, 16)]);
@@ -1063,19 +1075,19 @@ fn a_forward_overwrite_reservation_given_up_becomes_a_lost_samples_record() {
 #[test]
 fn output_refuses_a_record_whose_header_size_is_not_its_length() {
     let mut ring = ModelRing::<64>::new().unwrap();
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     let w = EventIdentity::ANONYMOUS;
     let mut long = record(1, 8);
     long[6..8].copy_from_slice(&16u16.to_ne_bytes());
     let mut zero = record(1, 16);
     zero[6..8].copy_from_slice(&0u16.to_ne_bytes());
-    assert_eq!(p.output(&long, &w), Err(ReserveError::HeaderSize { header: 16, len: 8 }));
-    assert_eq!(p.output(&zero, &w), Err(ReserveError::HeaderSize { header: 0, len: 16 }));
+    assert_eq!(p.output(&long, &w), Err(OutputError::HeaderSize { header: 16, len: 8 }));
+    assert_eq!(p.output(&zero, &w), Err(OutputError::HeaderSize { header: 0, len: 16 }));
     let (r, _) = p.batch(|b| b.output(&zero, &w));
-    assert_eq!(r, Err(ReserveError::HeaderSize { header: 0, len: 16 }));
+    assert_eq!(r, Err(OutputError::HeaderSize { header: 0, len: 16 }));
     assert_eq!((p.head(), p.lost_pending(), c.available()), (0, 0, Ok(0)), "nothing written or counted");
     assert_eq!(
-        std::string::ToString::to_string(&ReserveError::HeaderSize { header: 0, len: 16 }),
+        std::string::ToString::to_string(&OutputError::HeaderSize { header: 0, len: 16 }),
         "the record's header says 0 bytes but the record has 16: set header.size to its length"
     );
     p.output(&record(2, 16), &w).unwrap();
@@ -1090,7 +1102,7 @@ fn the_producer_loads_data_tail_again_only_when_the_space_it_cached_runs_short()
     let ring = ModelRing::<64>::new().unwrap(); // 512 bytes: 511 of space
     let counted = HeadLoads { ring: &ring, loads: Cell::new(0), tail_loads: Cell::new(0) };
     // SAFETY: the only producer of this ring.
-    let p = unsafe { Producer::new(&counted, Config::default()) }.unwrap();
+    let p = unsafe { Producer::new(&counted, ProducerConfig::default()) }.unwrap();
     let w = EventIdentity::ANONYMOUS;
     assert_eq!(counted.tail_loads.get(), 1, "the constructor's");
     // 31 records, 496 bytes: the fast path to the watermark (256), the general path across it
@@ -1100,7 +1112,7 @@ fn the_producer_loads_data_tail_again_only_when_the_space_it_cached_runs_short()
     }
     assert_eq!(counted.tail_loads.get(), 1, "496 of 511 bytes, all by the space cached first");
     // 15 bytes left by the cache: loaded again, still full.
-    assert_eq!(p.output(&record(31, 16), &w), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(31, 16), &w), Err(OutputError::NoSpace));
     assert_eq!(counted.tail_loads.get(), 2);
     // The consumer frees 256 bytes: the next reservation finds the cache short, loads the tail
     // once, and the records after it fit by the new space end (255 + 16 bytes left).
@@ -1121,8 +1133,8 @@ fn a_nearly_empty_ring_gets_a_second_head_load_and_a_fuller_one_only_one() {
     for (unread, loads) in [(0usize, 2usize), (16, 2), (24, 2), (32, 1), (40, 1), (56, 1)] {
         let ring = ModelRing::<8>::new().unwrap();
         let counted = HeadLoads { ring: &ring, loads: Cell::new(0), tail_loads: Cell::new(0) };
-        let mut c = crate::Consumer::untrusted(&counted).unwrap();
-        c.configure(crate::consumer::Config { tail: crate::consumer::TailPolicy::EveryBatch, pace });
+        let mut c = crate::consumer::Consumer::untrusted(&counted).unwrap();
+        c.configure(crate::consumer::ConsumerConfig { tail: crate::consumer::TailPolicy::EveryBatch, pace });
         ring.position(Position::DataHead).store(unread, crate::fences::LOCAL);
         let before = counted.loads.get();
         let batch = c.batch().unwrap();
@@ -1142,7 +1154,7 @@ fn a_batch_never_holds_back_more_than_half_the_ring() {
     // rule. 512-byte ring, 48-byte records: a batch of 40 writes far more than the ring holds
     // while the consumer keeps up.
     let mut ring = ModelRing::<64>::new().unwrap();
-    let (p, mut c) = split(&mut ring, Config { watermark: 512, ..Config::default() }).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig { watermark: 512, ..ProducerConfig::default() }).unwrap();
     let mut read = 0;
     let (max_held, woke) = p.batch(|b| {
         let mut max_held = 0;
@@ -1166,7 +1178,8 @@ fn a_batch_publishes_and_wakes_when_a_record_crosses_the_watermark() {
     // stamp; the batch publishes and wakes then, not at its end.
     let hooks = crate::backward_tests::CountWakeups::default();
     let mut ring = ModelRing::<64>::new().unwrap();
-    let (p, _c) = split_with_hooks(&mut ring, Config { watermark: 64, ..Config::default() }, &hooks).unwrap();
+    let (p, _c) =
+        split_with_hooks(&mut ring, ProducerConfig { watermark: 64, ..ProducerConfig::default() }, &hooks).unwrap();
     let ((), woke) = p.batch(|b| {
         for i in 0..4u8 {
             b.output(&record(i, 16), &EventIdentity::ANONYMOUS).unwrap();
@@ -1186,7 +1199,7 @@ fn a_batch_inside_a_writer_publishes_nothing_until_the_writer_ends() {
     // A batch opened while another writer is open (a nested writer's batch): its
     // intermediate publications only leave and re-enter; the outer writer publishes all.
     let mut ring = ModelRing::<64>::new().unwrap();
-    let (p, mut c) = split(&mut ring, Config { watermark: 16, ..Config::default() }).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig { watermark: 16, ..ProducerConfig::default() }).unwrap();
     let mut h = p.output_begin(16, &EventIdentity::ANONYMOUS).unwrap();
     h.write(&record(0, 16)).unwrap();
     let _ = p.batch(|b| {
@@ -1203,7 +1216,7 @@ fn a_batch_inside_a_writer_publishes_nothing_until_the_writer_ends() {
 #[test]
 fn space_and_has_space_answer_without_counting_a_loss() {
     let mut ring = ModelRing::<8>::new().unwrap(); // 64-byte data area
-    let (p, mut c) = split(&mut ring, Config::default()).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     assert_eq!(p.space(), 63, "CIRC_SPACE keeps one byte free");
     assert!(p.has_space(56, &EventIdentity::ANONYMOUS));
     assert!(!p.has_space(64, &EventIdentity::ANONYMOUS), "the kept byte");
@@ -1215,7 +1228,7 @@ fn space_and_has_space_answer_without_counting_a_loss() {
     assert!(p.has_space(16, &EventIdentity::ANONYMOUS) && !p.has_space(24, &EventIdentity::ANONYMOUS));
     assert_eq!(p.lost_pending(), 0, "asking is not dropping");
     // A drop: the next reservation writes a LOST record (8 + 16 bytes without a trailer) first.
-    assert_eq!(p.output(&record(2, 40), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(2, 40), &EventIdentity::ANONYMOUS), Err(OutputError::NoSpace));
     drain(&mut c);
     assert_eq!(p.space(), 63);
     assert!(p.has_space(32, &EventIdentity::ANONYMOUS) && !p.has_space(40, &EventIdentity::ANONYMOUS));
@@ -1232,7 +1245,7 @@ fn space_and_has_space_answer_without_counting_a_loss() {
 #[test]
 fn space_of_an_overwrite_ring_is_the_whole_ring() {
     let mut ring = ModelRing::<8>::new().unwrap();
-    let (p, _c) = split(&mut ring, Config { overwrite: true, ..Config::default() }).unwrap();
+    let (p, _c) = split(&mut ring, ProducerConfig { overwrite: true, ..ProducerConfig::default() }).unwrap();
     for i in 0..10 {
         p.output(&record(i, 40), &EventIdentity::ANONYMOUS).unwrap();
     }
@@ -1246,7 +1259,7 @@ fn a_batch_inside_a_batch_keeps_the_outer_batchs_limit() {
     // inside another (by a nested writer) publishes nothing itself; when it ends, the outer
     // batch's limit applies again.
     let mut ring = ModelRing::<64>::new().unwrap();
-    let (p, mut c) = split(&mut ring, Config { watermark: 512, ..Config::default() }).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig { watermark: 512, ..ProducerConfig::default() }).unwrap();
     let mut read = 0;
     let (max_held, _) = p.batch(|outer| {
         let mut max_held = 0;
@@ -1279,10 +1292,10 @@ fn a_loss_inside_a_batch_keeps_the_fast_path_closed() {
     // record of a full ring) must still send the next record down the general path, which
     // writes the LOST record first.
     let mut ring = ModelRing::<8>::new().unwrap(); // 64-byte data area
-    let (p, mut c) = split(&mut ring, Config { watermark: 64, ..Config::default() }).unwrap();
+    let (p, mut c) = split(&mut ring, ProducerConfig { watermark: 64, ..ProducerConfig::default() }).unwrap();
     let ((), _) = p.batch(|b| {
         b.output(&record(1, 24), &EventIdentity::ANONYMOUS).unwrap();
-        assert_eq!(b.output(&record(2, 48), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+        assert_eq!(b.output(&record(2, 48), &EventIdentity::ANONYMOUS), Err(OutputError::NoSpace));
     });
     drain(&mut c);
     let ((), _) = p.batch(|b| b.output(&record(3, 16), &EventIdentity::ANONYMOUS).unwrap());
@@ -1296,7 +1309,8 @@ fn a_loss_while_a_batch_lowers_the_fast_paths_end_keeps_it_closed() {
     // path's end to 32; a nested writer drops a record just before that store.
     let mut ring = ModelRing::<8>::new().unwrap();
     let hook = LoseOnRefresh(Cell::new(true), 64);
-    let (p, mut c) = split_with_hooks(&mut ring, Config { watermark: 64, ..Config::default() }, &hook).unwrap();
+    let (p, mut c) =
+        split_with_hooks(&mut ring, ProducerConfig { watermark: 64, ..ProducerConfig::default() }, &hook).unwrap();
     let ((), _) = p.batch(|b| b.output(&record(1, 16), &EventIdentity::ANONYMOUS).unwrap());
     assert!(!hook.0.get(), "the nested writer ran");
     let got: Vec<u32> = drain(&mut c).iter().map(|(h, _)| h.type_).collect();
@@ -1308,7 +1322,7 @@ fn a_backward_batch_holds_back_exactly_up_to_half_the_ring() {
     // A backward ring has no fast path: every batched record takes the general path, which
     // publishes before the batch would hold more than half the data area, and not before.
     let mut ring = ModelRing::<64>::new().unwrap(); // 512 bytes
-    let config = Config { backward: true, watermark: 512, ..Config::default() };
+    let config = ProducerConfig { backward: true, watermark: 512, ..ProducerConfig::default() };
     let (p, _c) = split(&mut ring, config).unwrap();
     let held_back = |b: &Producer<&ModelRing<64>>| {
         b.memory().position(Position::DataHead).load(crate::fences::LOCAL).wrapping_sub(b.head())
@@ -1331,7 +1345,8 @@ fn a_batch_reports_a_wakeup_signalled_inside_it_and_one_at_its_end() {
     // publication wakes too. The batch reports that it woke either way.
     let hooks = crate::backward_tests::CountWakeups::default();
     let mut ring = ModelRing::<64>::new().unwrap();
-    let (p, _c) = split_with_hooks(&mut ring, Config { watermark: 64, ..Config::default() }, &hooks).unwrap();
+    let (p, _c) =
+        split_with_hooks(&mut ring, ProducerConfig { watermark: 64, ..ProducerConfig::default() }, &hooks).unwrap();
     let ((), woke) = p.batch(|b| {
         for i in 0..5u8 {
             b.output(&record(i, 16), &EventIdentity::ANONYMOUS).unwrap();

@@ -26,7 +26,7 @@
 
 use crate::fences::{fence, LOCAL, S1_SEQ_WRITE_BEGIN, S2_SEQ_WRITE_END, S3_SEQ_READ_BEGIN, S4_SEQ_READ_END};
 use crate::memory::RingMemory;
-use crate::page::{offsets, Capabilities};
+use crate::page::{capabilities, offsets};
 
 /// Retries [`read()`] allows by default before [`SelfmonError::Unstable`].
 pub const DEFAULT_MAX_RETRIES: u32 = 1000;
@@ -34,7 +34,7 @@ pub const DEFAULT_MAX_RETRIES: u32 = 1000;
 /// The self-monitoring fields of the control page: a consistent copy that [`read()`] took, or
 /// what [`write()`] publishes (`perf_event_update_userpage`'s fields).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Snapshot {
+pub struct UserPage {
     /// The (even) `lock` value the fields were read under. [`write()`] ignores it: the writer
     /// moves the lock itself.
     pub lock: u32,
@@ -47,7 +47,7 @@ pub struct Snapshot {
     /// Time the event was running (ns).
     pub time_running: u64,
     /// Capability bits ([`write()`] always adds `cap_bit0_is_deprecated`).
-    pub capabilities: Capabilities,
+    pub capabilities: u64,
     /// Bit width of the hardware counter.
     pub pmc_width: u16,
     /// Cycles → ns shift.
@@ -112,7 +112,7 @@ impl core::error::Error for SelfmonError {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reading {
     /// The fields read.
-    pub snapshot: Snapshot,
+    pub snapshot: UserPage,
     /// `offset` + the sign-extended hardware counter (if `cap_user_rdpmc` and `index != 0`).
     pub count: u64,
     /// `time_enabled`, advanced to now when `cap_user_time` (and enabled ≠ running).
@@ -147,15 +147,15 @@ fn join_u16s(first: u16, second: u16) -> u32 {
     u32::from_ne_bytes([a[0], a[1], b[0], b[1]])
 }
 
-fn read_fields<M: RingMemory>(mem: &M, lock: u32) -> Snapshot {
+fn read_fields<M: RingMemory>(mem: &M, lock: u32) -> UserPage {
     let (pmc_width, time_shift) = split_u16s(mem.page_word(offsets::PMC_WIDTH).load(LOCAL));
-    Snapshot {
+    UserPage {
         lock,
         index: mem.page_word(offsets::INDEX).load(LOCAL),
         offset: load_u64(mem, offsets::OFFSET) as i64,
         time_enabled: load_u64(mem, offsets::TIME_ENABLED),
         time_running: load_u64(mem, offsets::TIME_RUNNING),
-        capabilities: Capabilities(load_u64(mem, offsets::CAPABILITIES)),
+        capabilities: load_u64(mem, offsets::CAPABILITIES),
         pmc_width,
         time_shift,
         time_mult: mem.page_word(offsets::TIME_MULT).load(LOCAL),
@@ -170,23 +170,23 @@ fn read_fields<M: RingMemory>(mem: &M, lock: u32) -> Snapshot {
 /// same critical section (the uapi loop), then compute the count and the times.
 ///
 /// ```
-/// use perfring::page::Capabilities;
-/// use perfring::selfmon::{self, CounterSource, Snapshot, DEFAULT_MAX_RETRIES};
-/// use perfring::Mapping;
+/// use perfring::page::capabilities;
+/// use perfring::selfmon::{self, CounterSource, UserPage, DEFAULT_MAX_RETRIES};
+/// use perfring::memory::Mapping;
 /// # #[repr(C, align(8))] struct Buf([u8; 4096 + 4096]);
 /// # let mut buf = Buf([0; 4096 + 4096]);
 /// let map = Mapping::new(&mut buf.0, 4096).unwrap();
 /// // The exporter (a hypervisor, the kernel) publishes a counter and its clock.
-/// selfmon::write(&map, &Snapshot {
+/// selfmon::write(&map, &UserPage {
 ///     index: 1,
 ///     offset: 1000,
 ///     time_enabled: 500,
 ///     time_running: 250,
-///     capabilities: Capabilities(Capabilities::USER_RDPMC | Capabilities::USER_TIME),
+///     capabilities: capabilities::USER_RDPMC | capabilities::USER_TIME,
 ///     pmc_width: 48,
 ///     time_shift: 1,
 ///     time_mult: 1,
-///     ..Snapshot::default()
+///     ..UserPage::default()
 /// });
 /// // The reader supplies the hardware reads (rdpmc/rdtsc on x86; fixed values here).
 /// struct Fixed;
@@ -211,9 +211,12 @@ pub fn read<M: RingMemory, C: CounterSource>(
             continue;
         }
         let s = read_fields(mem, seq);
-        let cycles =
-            if s.capabilities.user_time() && s.time_enabled != s.time_running { source.read_cycles() } else { 0 };
-        let pmc = if s.capabilities.user_rdpmc() && s.index != 0 {
+        let cycles = if s.capabilities & capabilities::USER_TIME != 0 && s.time_enabled != s.time_running {
+            source.read_cycles()
+        } else {
+            0
+        };
+        let pmc = if s.capabilities & capabilities::USER_RDPMC != 0 && s.index != 0 {
             sign_extend(source.read_pmc(s.index - 1), s.pmc_width)
         } else {
             0
@@ -225,8 +228,8 @@ pub fn read<M: RingMemory, C: CounterSource>(
         }
         let count = (s.offset as u64).wrapping_add(pmc as u64);
         let (mut enabled, mut running) = (s.time_enabled, s.time_running);
-        if s.capabilities.user_time() && enabled != running {
-            let cyc = if s.capabilities.user_time_short() {
+        if s.capabilities & capabilities::USER_TIME != 0 && enabled != running {
+            let cyc = if s.capabilities & capabilities::USER_TIME_SHORT != 0 {
                 short_cycles(cycles, s.time_cycles, s.time_mask)
             } else {
                 cycles
@@ -245,7 +248,7 @@ pub fn read<M: RingMemory, C: CounterSource>(
 /// Publish `u` (all but its `lock`) under the seqlock (the kernel's
 /// `perf_event_update_userpage`). Writers must not nest or run concurrently on one page
 /// ("otherwise the seqlock logic goes bad").
-pub fn write<M: RingMemory>(mem: &M, u: &Snapshot) {
+pub fn write<M: RingMemory>(mem: &M, u: &UserPage) {
     let lock = mem.page_word(offsets::LOCK);
     let seq = lock.load(LOCAL);
     lock.store(seq.wrapping_add(1) | 1, LOCAL);
@@ -255,7 +258,7 @@ pub fn write<M: RingMemory>(mem: &M, u: &Snapshot) {
     store_u64(mem, offsets::OFFSET, u.offset as u64);
     store_u64(mem, offsets::TIME_ENABLED, u.time_enabled);
     store_u64(mem, offsets::TIME_RUNNING, u.time_running);
-    store_u64(mem, offsets::CAPABILITIES, u.capabilities.0 | Capabilities::BIT0_IS_DEPRECATED);
+    store_u64(mem, offsets::CAPABILITIES, u.capabilities | capabilities::BIT0_IS_DEPRECATED);
     mem.page_word(offsets::PMC_WIDTH).store(join_u16s(u.pmc_width, u.time_shift), LOCAL);
     mem.page_word(offsets::TIME_MULT).store(u.time_mult, LOCAL);
     store_u64(mem, offsets::TIME_OFFSET, u.time_offset);

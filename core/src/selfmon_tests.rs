@@ -3,7 +3,7 @@
 use crate::fences::LOCAL;
 use crate::memory::RingMemory;
 extern crate std;
-use crate::page::{offsets, Capabilities};
+use crate::page::{capabilities, offsets};
 use crate::selfmon::*;
 
 /// The uapi's own quot/rem form, for comparison where it does not overflow.
@@ -69,9 +69,9 @@ fn scale_uses_128_bits_and_refuses_zero_running() {
 
 #[test]
 fn written_fields_read_back_through_the_seqlock() {
-    let ring = crate::ModelRing::<8>::new().unwrap();
-    let caps = Capabilities(Capabilities::USER_TIME | Capabilities::USER_RDPMC);
-    let u = Snapshot {
+    let ring = crate::memory::ModelRing::<8>::new().unwrap();
+    let caps = capabilities::USER_TIME | capabilities::USER_RDPMC;
+    let u = UserPage {
         // Odd on purpose: `write` ignores it and moves the page's lock itself.
         lock: 7,
         index: 3,
@@ -113,7 +113,7 @@ fn written_fields_read_back_through_the_seqlock() {
 
 #[test]
 fn a_lock_that_never_settles_is_a_typed_error_not_a_spin() {
-    let ring = crate::ModelRing::<8>::new().unwrap();
+    let ring = crate::memory::ModelRing::<8>::new().unwrap();
     ring.page_word(offsets::LOCK).store(1, LOCAL); // odd forever: a writer that died mid-update
     assert_eq!(read(&ring, &mut NoCounters, 50), Err(SelfmonError::Unstable { retries: 50 }));
 }
@@ -126,18 +126,18 @@ fn selfmon_error_says_how_many_reads_it_tried() {
 
 #[test]
 fn no_counters_adds_nothing_to_the_count_or_the_times() {
-    let ring = crate::ModelRing::<8>::new().unwrap();
+    let ring = crate::memory::ModelRing::<8>::new().unwrap();
     write(
         &ring,
-        &Snapshot {
+        &UserPage {
             index: 1,
             offset: 1000,
             time_enabled: 500,
             time_running: 250,
-            capabilities: Capabilities(Capabilities::USER_RDPMC | Capabilities::USER_TIME),
+            capabilities: capabilities::USER_RDPMC | capabilities::USER_TIME,
             pmc_width: 48,
             time_mult: 1,
-            ..Snapshot::default()
+            ..UserPage::default()
         },
     );
     let r = read(&ring, &mut NoCounters, 3).unwrap();
@@ -148,7 +148,7 @@ fn no_counters_adds_nothing_to_the_count_or_the_times() {
 
 #[test]
 fn a_lock_stuck_at_any_odd_value_is_unstable_and_an_unwritten_page_reads() {
-    let ring = crate::ModelRing::<8>::new().unwrap();
+    let ring = crate::memory::ModelRing::<8>::new().unwrap();
     let lock = ring.page_word(offsets::LOCK);
     let r = read(&ring, &mut NoCounters, 0).unwrap();
     assert_eq!((r.snapshot.lock, r.retries), (0, 0), "lock 0: never written, stable");
@@ -181,27 +181,27 @@ impl CounterSource for Calls {
 
 #[test]
 fn the_reader_touches_the_hardware_only_when_the_page_allows_it() {
-    let ring = crate::ModelRing::<8>::new().unwrap();
+    let ring = crate::memory::ModelRing::<8>::new().unwrap();
     let read_with = |caps: u64, index: u32, enabled: u64, running: u64| {
         write(
             &ring,
-            &Snapshot {
+            &UserPage {
                 index,
                 offset: 1000,
                 time_enabled: enabled,
                 time_running: running,
-                capabilities: Capabilities(caps),
+                capabilities: caps,
                 pmc_width: 48,
                 time_mult: 1,
                 time_offset: 7,
-                ..Snapshot::default()
+                ..UserPage::default()
             },
         );
         let mut calls = Calls::default();
         let r = read(&ring, &mut calls, 0).unwrap();
         (calls.pmc, calls.cycles, r.count, r.enabled, r.running)
     };
-    let (rdpmc, time) = (Capabilities::USER_RDPMC, Capabilities::USER_TIME);
+    let (rdpmc, time) = (capabilities::USER_RDPMC, capabilities::USER_TIME);
     // Both allowed and needed: one read each; delta = 7 + 100 * 1 >> 0.
     assert_eq!(read_with(rdpmc | time, 2, 500, 250), (1, 1, 1005, 607, 357));
     // No cap_user_rdpmc, or index 0 (no counter to read): no rdpmc, the count is the offset.
@@ -216,7 +216,7 @@ fn the_reader_touches_the_hardware_only_when_the_page_allows_it() {
 /// A page that looks at the lock when the writer stores its first field (`index`), and runs a
 /// reader there: what a reader on another CPU would see in the middle of an update.
 struct MidWrite<'a> {
-    ring: &'a crate::ModelRing<8>,
+    ring: &'a crate::memory::ModelRing<8>,
     seen: core::cell::Cell<Option<(u32, Result<Reading, SelfmonError>)>>,
 }
 
@@ -260,12 +260,12 @@ unsafe impl RingMemory for MidWrite<'_> {
 
 #[test]
 fn each_write_holds_the_lock_odd_while_it_stores_and_leaves_it_two_higher() {
-    let ring = crate::ModelRing::<8>::new().unwrap();
+    let ring = crate::memory::ModelRing::<8>::new().unwrap();
     let mid = MidWrite { ring: &ring, seen: core::cell::Cell::new(None) };
     let lock = || ring.page_word(offsets::LOCK).load(LOCAL);
     for (i, before) in [0u32, 2, 4].into_iter().enumerate() {
         assert_eq!(lock(), before);
-        write(&mid, &Snapshot { time_enabled: i as u64, ..Snapshot::default() });
+        write(&mid, &UserPage { time_enabled: i as u64, ..UserPage::default() });
         let (during, reader) = mid.seen.take().unwrap();
         assert_eq!(during, before + 1, "odd while the fields change");
         assert_eq!(reader, Err(SelfmonError::Unstable { retries: 2 }), "a reader mid-update retries");
@@ -274,17 +274,17 @@ fn each_write_holds_the_lock_odd_while_it_stores_and_leaves_it_two_higher() {
     // A writer that died mid-update left the lock odd: the next update is still odd while it
     // stores, and even after.
     ring.page_word(offsets::LOCK).store(7, LOCAL);
-    write(&mid, &Snapshot::default());
+    write(&mid, &UserPage::default());
     assert_eq!(mid.seen.take().unwrap().0, 9);
     assert_eq!(lock(), 10);
 }
 
 #[test]
 fn written_capabilities_always_carry_bit0_is_deprecated() {
-    let ring = crate::ModelRing::<8>::new().unwrap();
-    for caps in [0, Capabilities::USER_TIME, Capabilities::USER_TIME | Capabilities::BIT0_IS_DEPRECATED] {
-        write(&ring, &Snapshot { capabilities: Capabilities(caps), ..Snapshot::default() });
-        let got = read(&ring, &mut NoCounters, 0).unwrap().snapshot.capabilities.0;
-        assert_eq!(got, caps | Capabilities::BIT0_IS_DEPRECATED, "written {caps:#x}");
+    let ring = crate::memory::ModelRing::<8>::new().unwrap();
+    for caps in [0, capabilities::USER_TIME, capabilities::USER_TIME | capabilities::BIT0_IS_DEPRECATED] {
+        write(&ring, &UserPage { capabilities: caps, ..UserPage::default() });
+        let got = read(&ring, &mut NoCounters, 0).unwrap().snapshot.capabilities;
+        assert_eq!(got, caps | capabilities::BIT0_IS_DEPRECATED, "written {caps:#x}");
     }
 }

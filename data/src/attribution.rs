@@ -4,8 +4,7 @@
 //! the simulator) over growable `Vec` storage.
 
 use perfring::record::{
-    types, Attr, AttributeError, DecodeContext, Endian, EventLayout, EventSet, EventSetError, Header, IdEntry,
-    Inconsistency, WalkedRecord,
+    types, Attr, DecodeError, Endian, EventLayout, EventRecord, EventSet, EventSetError, Header, IdEntry, RawRecord,
 };
 
 /// The events of a file and the ids perf registered for them.
@@ -52,21 +51,12 @@ impl Events {
         }
     }
 
-    /// The event that lists `id` (the last one, as perf gives a duplicated id to it).
-    pub(crate) fn event_of_id(&self, id: u64) -> Option<usize> {
-        self.set.event_of_id(id)
-    }
-
     /// `id`'s slot in the id table and its event (the last one listing it, as perf gives a
     /// duplicated id to it). The slot holds while the table's capacity does: the table only
     /// ever moves into larger storage ([`add_id`](Self::add_id)).
     #[inline(always)]
     pub(crate) fn id_slot(&self, id: u64) -> Option<(usize, usize)> {
         self.set.id_slot(id)
-    }
-
-    pub(crate) fn context(&self, event: usize) -> Option<&DecodeContext> {
-        self.set.event(event).map(EventLayout::context)
     }
 
     /// The layout of `event`.
@@ -80,7 +70,7 @@ impl Events {
     }
 
     /// The first disagreement perf refuses (file mode) or warns about (pipe mode).
-    pub(crate) fn consistency(&self) -> Option<Inconsistency> {
+    pub(crate) fn consistency(&self) -> Option<EventSetError> {
         self.set.consistency().err()
     }
 
@@ -88,13 +78,13 @@ impl Events {
     /// `bytes` (`header.size` of them): `Ok(None)` for perf's own types (≥ 64) and files
     /// without events, `Err` for a record perf cannot attribute (an unknown id, an id outside
     /// the record).
-    pub(crate) fn attribute(&self, header: Header, bytes: &[u8]) -> Result<Option<usize>, AttributeError> {
+    pub(crate) fn attribute(&self, header: Header, bytes: &[u8]) -> Result<Option<usize>, DecodeError> {
         if header.type_ == 0 || header.type_ >= types::HEADER_ATTR {
             return Ok(None);
         }
-        match self.set.attribute(&self.walked(header, bytes)) {
+        match self.set.attribute(&self.raw(header, bytes)).event() {
             Ok(i) => Ok(Some(i)),
-            Err(AttributeError::NoEvents | AttributeError::NotAnEventRecord { .. }) => Ok(None),
+            Err(DecodeError::NoEvents | DecodeError::NotAnEventRecord { .. }) => Ok(None),
             Err(e) => Err(e),
         }
     }
@@ -105,12 +95,28 @@ impl Events {
         if header.type_ >= types::HEADER_ATTR {
             return None;
         }
-        self.set.event(event)?.record(record).time()
+        let known = Known { raw: self.raw(header, record), event: (event, self.set.event(event)?) };
+        known.view().ok()?.time()
     }
 
-    /// The record as a walk hands it out: its header parsed, in the file's byte order.
-    pub(crate) fn walked<'a>(&self, header: Header, bytes: &'a [u8]) -> WalkedRecord<'a> {
-        WalkedRecord { header, bytes, offset: 0, endian: self.endian, trailing: &[] }
+    /// The record as a reader hands it out: its header parsed, in the file's byte order.
+    fn raw<'a>(&self, header: Header, bytes: &'a [u8]) -> RawRecord<'a> {
+        RawRecord { header, bytes, offset: 0, endian: self.endian, trailing: &[] }
+    }
+}
+
+/// A record whose event is known (attributed when it was read), for the views.
+struct Known<'a> {
+    raw: RawRecord<'a>,
+    event: (usize, &'a EventLayout),
+}
+
+impl<'a> EventRecord<'a> for Known<'a> {
+    fn raw(&self) -> &RawRecord<'a> {
+        &self.raw
+    }
+    fn attribution(&self) -> Result<(usize, &'a EventLayout), DecodeError> {
+        Ok(self.event)
     }
 }
 

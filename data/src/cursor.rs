@@ -1,10 +1,10 @@
 //! The bounds-checked cursor that feature sections and perf's own records are read with: every
 //! read is checked against the end of its slice, every count bounded by the bytes left, and a
-//! failure is an [`Error`] that names the field and where it is ([`Site`]).
+//! failure is an [`PerfDataError`] that names the field and where it is ([`Site`]).
 
 use perfring::record::Endian;
 
-use crate::error::Error;
+use crate::error::PerfDataError;
 
 /// What is being read, for the errors: a feature section (offsets within its payload) or one
 /// of perf's records (the record's offset in the file).
@@ -31,19 +31,19 @@ impl<'a> Cur<'a> {
     }
 
     /// The error for `field`, at the current position.
-    pub(crate) fn err(&self, field: &'static str) -> Error {
+    pub(crate) fn err(&self, field: &'static str) -> PerfDataError {
         self.err_at(self.at, field)
     }
 
-    fn err_at(&self, at: usize, field: &'static str) -> Error {
+    fn err_at(&self, at: usize, field: &'static str) -> PerfDataError {
         match self.site {
-            Site::Feature(feature) => Error::BadFeature { feature, offset: at as u64, field },
-            Site::Record { type_, offset } => Error::BadPerfRecord { type_, offset, field },
+            Site::Feature(feature) => PerfDataError::BadFeature { feature, offset: at as u64, field },
+            Site::Record { type_, offset } => PerfDataError::BadPerfRecord { type_, offset, field },
         }
     }
 
     /// The next `n` bytes.
-    pub(crate) fn bytes(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], Error> {
+    pub(crate) fn bytes(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], PerfDataError> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.b.len()).ok_or_else(|| self.err(field))?;
         let s = &self.b[self.at..end];
         self.at = end;
@@ -51,17 +51,17 @@ impl<'a> Cur<'a> {
     }
 
     /// A u16.
-    pub(crate) fn u16(&mut self, field: &'static str) -> Result<u16, Error> {
+    pub(crate) fn u16(&mut self, field: &'static str) -> Result<u16, PerfDataError> {
         Ok(self.endian.u16(self.bytes(2, field)?.try_into().expect("2 bytes")))
     }
 
     /// A u32.
-    pub(crate) fn u32(&mut self, field: &'static str) -> Result<u32, Error> {
+    pub(crate) fn u32(&mut self, field: &'static str) -> Result<u32, PerfDataError> {
         Ok(self.endian.u32(self.bytes(4, field)?.try_into().expect("4 bytes")))
     }
 
     /// A u64.
-    pub(crate) fn u64(&mut self, field: &'static str) -> Result<u64, Error> {
+    pub(crate) fn u64(&mut self, field: &'static str) -> Result<u64, PerfDataError> {
         Ok(self.endian.u64(self.bytes(8, field)?.try_into().expect("8 bytes")))
     }
 
@@ -74,7 +74,7 @@ impl<'a> Cur<'a> {
 
     /// A u32 count of entries of at least `min` bytes each, bounded by the bytes left (the
     /// counts of feature sections); refused at the count's own offset.
-    pub(crate) fn count_u32(&mut self, min: usize, field: &'static str) -> Result<usize, Error> {
+    pub(crate) fn count_u32(&mut self, min: usize, field: &'static str) -> Result<usize, PerfDataError> {
         let at = self.at;
         let n = self.u32(field)? as usize;
         if n > (self.b.len() - self.at) / min.max(1) {
@@ -85,14 +85,14 @@ impl<'a> Cur<'a> {
 
     /// A u64 count of `each`-byte entries, bounded by the bytes left (the counts of perf's
     /// records).
-    pub(crate) fn count_u64(&mut self, each: usize, field: &'static str) -> Result<usize, Error> {
+    pub(crate) fn count_u64(&mut self, each: usize, field: &'static str) -> Result<usize, PerfDataError> {
         let n = self.u64(field)?;
         let left = (self.b.len() - self.at) / each.max(1);
         usize::try_from(n).ok().filter(|&n| n <= left).ok_or_else(|| self.err(field))
     }
 
     /// A `{u32 len; char str[len]}` string (NUL-padded), lossily as UTF-8.
-    pub(crate) fn string(&mut self, field: &'static str) -> Result<String, Error> {
+    pub(crate) fn string(&mut self, field: &'static str) -> Result<String, PerfDataError> {
         let len = self.u32(field)? as usize;
         let b = self.bytes(len, field)?;
         let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
@@ -100,7 +100,7 @@ impl<'a> Cur<'a> {
     }
 
     /// A u32 count of [`string`](Self::string)s, then the strings.
-    pub(crate) fn strings(&mut self, field: &'static str) -> Result<Vec<String>, Error> {
+    pub(crate) fn strings(&mut self, field: &'static str) -> Result<Vec<String>, PerfDataError> {
         let n = self.count_u32(4, field)?;
         (0..n).map(|_| self.string(field)).collect()
     }

@@ -2,7 +2,7 @@
 //! `perf_session__process_compressed_event` keeps it; a record's output may end inside a record,
 //! whose start is kept for the next COMPRESSED record.
 
-use crate::Error;
+use crate::PerfDataError;
 
 /// Largest output of one COMPRESSED record (perf bounds it by the COMPRESSED feature's
 /// `mmap_len`, 512 KiB for its default ring; a larger one is refused as a decompression bomb).
@@ -31,12 +31,12 @@ impl Decompressor {
 
     /// Decompress `input` (the payload of the record at `offset`) after the pending bytes.
     #[cfg(feature = "zstd")]
-    pub(crate) fn feed(&mut self, input: &[u8], offset: u64) -> Result<(), Error> {
+    pub(crate) fn feed(&mut self, input: &[u8], offset: u64) -> Result<(), PerfDataError> {
         use zstd::stream::raw::Operation;
         self.buf.drain(..self.pos);
         self.pos = 0;
         let limit = self.buf.len() + MAX_DECOMPRESSED;
-        let io = |error| Error::Decompress { offset, error };
+        let io = |error| PerfDataError::Decompress { offset, error };
         let stream = match &mut self.stream {
             Some(s) => s,
             None => self.stream.insert(zstd::stream::raw::Decoder::new().map_err(io)?),
@@ -46,7 +46,7 @@ impl Decompressor {
         loop {
             let written = self.buf.len();
             if written >= limit {
-                return Err(Error::DecompressedTooLarge { offset });
+                return Err(PerfDataError::DecompressedTooLarge { offset, limit: MAX_DECOMPRESSED });
             }
             let room = (limit - written).min(1 << 18);
             self.buf.resize(written + room, 0);
@@ -69,7 +69,7 @@ impl Decompressor {
 
     /// Without the `zstd` feature a COMPRESSED record is an error naming the feature.
     #[cfg(not(feature = "zstd"))]
-    pub(crate) fn feed(&mut self, _input: &[u8], offset: u64) -> Result<(), Error> {
-        Err(Error::ZstdDisabled { offset })
+    pub(crate) fn feed(&mut self, _input: &[u8], offset: u64) -> Result<(), PerfDataError> {
+        Err(PerfDataError::ZstdDisabled { offset })
     }
 }

@@ -9,9 +9,9 @@ use std::path::Path;
 
 use crate::file_header::FileHeader;
 use crate::metadata::{pipe_meta, read_file_meta, Seekable};
-use crate::reader::{read_prefix, read_up_to};
+use crate::open::{read_prefix, read_up_to};
 use crate::source::Stream;
-use crate::{Error, Reader, PIPE_HEADER_SIZE};
+use crate::{PerfDataError, Reader, PIPE_HEADER_SIZE};
 
 /// The records of a perf.data path as one stream ([`Reader::open`]): a file's data section (or
 /// a pipe-mode file's records), or a directory's `data` data section followed by each `data.N`
@@ -36,20 +36,20 @@ impl Read for Files {
     }
 }
 
-fn io(offset: u64) -> impl Fn(std::io::Error) -> Error {
-    move |error| Error::Io { offset, error }
+fn io(offset: u64) -> impl Fn(std::io::Error) -> PerfDataError {
+    move |error| PerfDataError::Io { offset, error }
 }
 
-/// A file-system operation on `path` failed: [`Error::Open`].
-fn open_error(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
-    move |error| Error::Open { path: path.to_path_buf(), error }
+/// A file-system operation on `path` failed: [`PerfDataError::Open`].
+fn open_error(path: &Path) -> impl Fn(std::io::Error) -> PerfDataError + '_ {
+    move |error| PerfDataError::Open { path: path.to_path_buf(), error }
 }
 
-/// An error reading the file at `path`: named by it ([`Error::InFile`]).
-fn in_file(path: &Path) -> impl Fn(Error) -> Error + '_ {
+/// An error reading the file at `path`: named by it ([`PerfDataError::InFile`]).
+fn in_file(path: &Path) -> impl Fn(PerfDataError) -> PerfDataError + '_ {
     move |error| match error {
-        named @ (Error::Open { .. } | Error::InFile { .. }) => named,
-        error => Error::InFile { path: path.to_path_buf(), error: Box::new(error) },
+        named @ (PerfDataError::Open { .. } | PerfDataError::InFile { .. }) => named,
+        error => PerfDataError::InFile { path: path.to_path_buf(), error: Box::new(error) },
     }
 }
 
@@ -63,9 +63,9 @@ impl Reader<Stream<BufReader<Files>>> {
     /// stream, as [`Reader::from_read`] reads one (either mode; a file-mode file's features
     /// once its records are read).
     ///
-    /// An error here names the path: [`Error::Open`] when it cannot be opened (or listed),
-    /// [`Error::InFile`] around what was wrong in it.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
+    /// An error here names the path: [`PerfDataError::Open`] when it cannot be opened (or listed),
+    /// [`PerfDataError::InFile`] around what was wrong in it.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, PerfDataError> {
         let path = path.as_ref();
         if path.is_dir() {
             return Reader::open_dir(path);
@@ -97,7 +97,7 @@ impl Reader<Stream<BufReader<Files>>> {
     /// (plus `data.offset`). [`Reader::time_ordered`] sorts within each round of that stream,
     /// not across the files as perf's merge does. An error here names the file, as
     /// [`Reader::open`]'s do.
-    pub fn open_dir(path: impl AsRef<Path>) -> Result<Self, Error> {
+    pub fn open_dir(path: impl AsRef<Path>) -> Result<Self, PerfDataError> {
         let dir = path.as_ref();
         let data = dir.join("data");
         let header_file = File::open(&data).map_err(open_error(&data))?;
@@ -123,7 +123,7 @@ impl Reader<Stream<BufReader<Files>>> {
 
     /// A file-mode `file` of `len` bytes (at its start) whose data section the records of
     /// `more` follow.
-    fn from_data_file(mut file: File, len: u64, more: Vec<Take<File>>) -> Result<Self, Error> {
+    fn from_data_file(mut file: File, len: u64, more: Vec<Take<File>>) -> Result<Self, PerfDataError> {
         let mut head = vec![0u8; crate::HEADER_SIZE];
         let have = read_up_to(&mut file, &mut head)?;
         let header = FileHeader::parse(&head[..have])?;
@@ -134,7 +134,7 @@ impl Reader<Stream<BufReader<Files>>> {
         for part in &more {
             total = total
                 .checked_add(part.limit())
-                .ok_or(Error::Io { offset: total, error: std::io::ErrorKind::InvalidData.into() })?;
+                .ok_or(PerfDataError::Io { offset: total, error: std::io::ErrorKind::InvalidData.into() })?;
         }
         let mut parts = vec![file.take(end - start)];
         parts.extend(more);

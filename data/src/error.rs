@@ -1,4 +1,4 @@
-//! [`Error`]: why a perf.data file could not be read or written.
+//! [`PerfDataError`]: why a perf.data file could not be read or written.
 
 use std::fmt;
 
@@ -8,7 +8,7 @@ use perfring::record::{DecodeError, EncodeError, EventSetError};
 /// file offset involved and, where it helps, what to do.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum Error {
+pub enum PerfDataError {
     /// Reading or writing failed at `offset`.
     Io {
         /// File offset (or stream position) of the operation.
@@ -30,7 +30,7 @@ pub enum Error {
         /// The file.
         path: std::path::PathBuf,
         /// What was wrong.
-        error: Box<Error>,
+        error: Box<PerfDataError>,
     },
     /// The input ended inside `what`.
     Truncated {
@@ -178,6 +178,8 @@ pub enum Error {
     DecompressedTooLarge {
         /// File offset of the record.
         offset: u64,
+        /// The limit ([`crate::MAX_DECOMPRESSED`]).
+        limit: usize,
     },
     /// A feature section could not be decoded.
     BadFeature {
@@ -214,11 +216,13 @@ pub enum Error {
         /// What it must be.
         expected: u64,
     },
-    /// [`crate::Writer::set_feature`] was given a [`crate::Feature`] variant other than the one
-    /// the feature bit's layout needs (the one [`crate::Feature::parse`] gives for it).
+    /// [`crate::Writer::set_feature`] was given a [`crate::features::Feature`] variant other than the one
+    /// the feature bit's layout needs (the one [`crate::features::Feature::parse`] gives for it).
     FeatureMismatch {
         /// Feature bit (`HEADER_*`).
         feature: u32,
+        /// Its name (`"HOSTNAME"`), or `"unnamed"`.
+        name: &'static str,
         /// The variant the bit takes.
         expected: &'static str,
         /// The variant given.
@@ -252,43 +256,120 @@ pub enum Error {
     EventSet(EventSetError),
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for PerfDataError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Io { offset, error } => write!(f, "perf.data I/O at offset {offset}: {error}"),
-            Error::Open { path, error } => write!(f, "cannot open {}: {error}", path.display()),
-            Error::InFile { path, error } => write!(f, "{}: {error}", path.display()),
-            Error::Truncated { what, offset, need, have } => {
+            PerfDataError::Io { offset, error } => write!(f, "perf.data I/O at offset {offset}: {error}"),
+            PerfDataError::Open { path, error } => write!(f, "cannot open {}: {error}", path.display()),
+            PerfDataError::InFile { path, error } => write!(f, "{}: {error}", path.display()),
+            PerfDataError::Truncated { what, offset, need, have } => {
                 write!(f, "the input ends inside {what} at offset {offset}: {need} bytes needed, {have} there")
             }
-            Error::BadMagic(m) => write!(f, "not a perf.data file: magic {m:02x?} is not \"PERFILE2\""),
-            Error::PipeMode => f.write_str(
+            PerfDataError::BadMagic(m) => write!(f, "not a perf.data file: magic {m:02x?} is not \"PERFILE2\""),
+            PerfDataError::PipeMode => f.write_str(
                 "perf_file_header.size (offset 8) is 16: this is a pipe mode file (perf record -o -); \
                  read it with Reader::from_pipe or Reader::new",
             ),
-            Error::BadHeaderSize(s) => {
+            PerfDataError::BadHeaderSize(s) => {
                 write!(f, "perf_file_header.size (offset 8) is {s}; perf knows 104, 72 (legacy) and 16 (pipe mode)")
             }
-            Error::SectionOutsideFile { what, at, offset, size, file_size } => write!(
+            PerfDataError::SectionOutsideFile { what, at, offset, size, file_size } => write!(
                 f,
                 "the {what} ({{offset {offset}, size {size}}} at offset {at}) is outside the file of {file_size} bytes"
             ),
-            Error::BadAttrSize { attr_size, section_size } => write!(
+            e @ (PerfDataError::BadAttrSize { .. }
+            | PerfDataError::UnsupportedAttrSize { .. }
+            | PerfDataError::BadAttr { .. }
+            | PerfDataError::SampleIdAllMismatch { .. }
+            | PerfDataError::NonMatchingSampleType { .. }
+            | PerfDataError::NonMatchingReadFormat { .. }
+            | PerfDataError::TooManyIds { .. }) => e.fmt_events(f),
+            PerfDataError::BadRecordSize { offset, size } => {
+                write!(f, "record at offset {offset} has header.size {size} (at least 8 needed)")
+            }
+            PerfDataError::OutsideDataSection { what, offset, size, data_end } => write!(
+                f,
+                "{what} at offset {offset} ({size} bytes) is outside the data section, which ends at {data_end}"
+            ),
+            PerfDataError::BadPerfRecord { type_, offset, field } => {
+                write!(f, "record of type {type_} at offset {offset}: field {field} does not fit the record")
+            }
+            PerfDataError::ZstdDisabled { offset } => write!(
+                f,
+                "COMPRESSED record at offset {offset}: perfring-data was built without its `zstd` feature; enable it"
+            ),
+            PerfDataError::Decompress { offset, error } => {
+                write!(f, "COMPRESSED record at offset {offset} does not decompress: {error}")
+            }
+            PerfDataError::DecompressedTooLarge { offset, limit } => {
+                write!(f, "COMPRESSED record at offset {offset} decompresses to more than {limit} bytes")
+            }
+            PerfDataError::BadFeature { feature, offset, field } => {
+                write!(f, "feature {feature}: field {field} at offset {offset} of its section does not fit")
+            }
+            PerfDataError::Encode(e) => write!(f, "encoding: {e}"),
+            PerfDataError::MixedAttrSizes { event } => {
+                write!(f, "event {event}'s attr.size differs from event 0's; a file has one attr_size")
+            }
+            PerfDataError::BadRawRecord { type_, field, value, expected } => {
+                write!(f, "write_raw: {field} is {value} where {expected} is needed (record type {type_}): ")?;
+                f.write_str(raw_record_hint(field))
+            }
+            PerfDataError::FeatureMismatch { feature, name, expected, given } => write!(
+                f,
+                "feature {feature} ({name}) takes Feature::{expected}, not Feature::{given}: give a \
+                 Feature::{expected}, or its encoded bytes to set_feature_bytes"
+            ),
+            PerfDataError::AttrFieldsPastSize { event, size, need } => write!(
+                f,
+                "event {event}'s attr.size is {size} (0 counts as 64) but a field past it is set, which the file \
+                 would drop: set attr.size to {need} or more (Attr::SIZE_VER7, 128, is what perf 6.1 writes)"
+            ),
+            PerfDataError::NoSuchEvent(i) => write!(f, "no event {i} in this writer"),
+            PerfDataError::EventSet(e) => write!(f, "registering the file's events: {e}"),
+            PerfDataError::NeedsSeekableInput { what, offset } => write!(
+                f,
+                "{what} at offset {offset} lies where a stream read forward cannot go back to: read this file from \
+                 a seekable input (Reader::open, Reader::new, Reader::from_bytes)"
+            ),
+        }
+    }
+}
+
+/// What to do about a [`PerfDataError::BadRawRecord`] of `field`.
+fn raw_record_hint(field: &str) -> &'static str {
+    match field {
+        "record length" => "a record is at least its 8-byte header",
+        "header.size % 8" => "a kernel record's size is a multiple of 8, as in the ring",
+        "trailing length" => "only AUXTRACE (71) and HEADER_TRACING_DATA (66) records have data after them",
+        "header.size" => {
+            "give one whole record (header.size bytes), and the data an AUXTRACE or HEADER_TRACING_DATA record \
+             carries as `trailing`"
+        }
+        _ => "give as `trailing` exactly the data the record says follows it",
+    }
+}
+
+impl PerfDataError {
+    /// [`Display`](fmt::Display) of the errors in a file's attrs and ids.
+    fn fmt_events(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PerfDataError::BadAttrSize { attr_size, section_size } => write!(
                 f,
                 "perf_file_header.attr_size (offset 16) is {attr_size}: not the size of an attr plus its ids \
                  section, which perf divides the attrs section of {section_size} bytes by"
             ),
-            Error::UnsupportedAttrSize { event, offset, attr_size } => write!(
+            PerfDataError::UnsupportedAttrSize { event, offset, attr_size } => write!(
                 f,
                 "attr {event}'s size (offset {offset}) is {attr_size}: not 64 to {} bytes (a more recent and \
                  unsupported ABI, or a corrupt file)",
                 perfring::record::Attr::SIZE_VER8
             ),
-            Error::BadAttr { event, offset, error } => write!(f, "attr {event} at offset {offset}: {error}"),
-            Error::SampleIdAllMismatch { event, offset } => {
+            PerfDataError::BadAttr { event, offset, error } => write!(f, "attr {event} at offset {offset}: {error}"),
+            PerfDataError::SampleIdAllMismatch { event, offset } => {
                 write!(f, "non matching sample_id_all: event {event}'s (flags at offset {offset}) differs from event 0's")
             }
-            Error::NonMatchingSampleType { event, offset, sample_type } => {
+            PerfDataError::NonMatchingSampleType { event, offset, sample_type } => {
                 let ids = perfring::record::sample_type::ID | perfring::record::sample_type::IDENTIFIER;
                 if sample_type & ids == 0 {
                     write!(
@@ -306,96 +387,38 @@ impl fmt::Display for Error {
                     )
                 }
             }
-            Error::NonMatchingReadFormat { offset, read_format } => write!(
+            PerfDataError::NonMatchingReadFormat { offset, read_format } => write!(
                 f,
                 "non matching read_format: event 0 samples READ but its read_format {read_format:#x} (offset {offset}) lacks \
                  PERF_FORMAT_ID"
             ),
-            Error::TooManyIds { event, offset, ids, file_size } => write!(
+            PerfDataError::TooManyIds { event, offset, ids, file_size } => write!(
                 f,
                 "the ids sections of events 0 to {event} (the last at offset {offset}) list {ids} ids, more than \
                  the file's {file_size} bytes: they overlap (events share ids arrays) beyond what this reader \
                  registers; a file perf writes has one ids array per event"
             ),
-            Error::BadRecordSize { offset, size } => {
-                write!(f, "record at offset {offset} has header.size {size} (at least 8 needed)")
-            }
-            Error::OutsideDataSection { what, offset, size, data_end } => write!(
-                f,
-                "{what} at offset {offset} ({size} bytes) is outside the data section, which ends at {data_end}"
-            ),
-            Error::BadPerfRecord { type_, offset, field } => {
-                write!(f, "record of type {type_} at offset {offset}: field {field} does not fit the record")
-            }
-            Error::ZstdDisabled { offset } => write!(
-                f,
-                "COMPRESSED record at offset {offset}: perfring-data was built without its `zstd` feature; enable it"
-            ),
-            Error::Decompress { offset, error } => {
-                write!(f, "COMPRESSED record at offset {offset} does not decompress: {error}")
-            }
-            Error::DecompressedTooLarge { offset } => write!(
-                f,
-                "COMPRESSED record at offset {offset} decompresses to more than {} bytes",
-                crate::MAX_DECOMPRESSED
-            ),
-            Error::BadFeature { feature, offset, field } => {
-                write!(f, "feature {feature}: field {field} at offset {offset} of its section does not fit")
-            }
-            Error::Encode(e) => write!(f, "encoding: {e}"),
-            Error::MixedAttrSizes { event } => {
-                write!(f, "event {event}'s attr.size differs from event 0's; a file has one attr_size")
-            }
-            Error::BadRawRecord { type_, field, value, expected } => {
-                write!(f, "write_raw: {field} is {value} where {expected} is needed (record type {type_}): ")?;
-                f.write_str(match *field {
-                    "record length" => "a record is at least its 8-byte header",
-                    "header.size % 8" => "a kernel record's size is a multiple of 8, as in the ring",
-                    "trailing length" => {
-                        "only AUXTRACE (71) and HEADER_TRACING_DATA (66) records have data after them"
-                    }
-                    "header.size" => {
-                        "give one whole record (header.size bytes), and the data an AUXTRACE or \
-                         HEADER_TRACING_DATA record carries as `trailing`"
-                    }
-                    _ => "give as `trailing` exactly the data the record says follows it",
-                })
-            }
-            Error::FeatureMismatch { feature, expected, given } => write!(
-                f,
-                "feature {feature} ({}) takes Feature::{expected}, not Feature::{given}: give a \
-                 Feature::{expected}, or its encoded bytes to set_feature_bytes",
-                crate::features::name(*feature).unwrap_or("unnamed")
-            ),
-            Error::AttrFieldsPastSize { event, size, need } => write!(
-                f,
-                "event {event}'s attr.size is {size} (0 counts as 64) but a field past it is set, which the file \
-                 would drop: set attr.size to {need} or more (Attr::SIZE_VER7, 128, is what perf 6.1 writes)"
-            ),
-            Error::NoSuchEvent(i) => write!(f, "no event {i} in this writer"),
-            Error::EventSet(e) => write!(f, "registering the file's events: {e}"),
-            Error::NeedsSeekableInput { what, offset } => write!(
-                f,
-                "{what} at offset {offset} lies where a stream read forward cannot go back to: read this file from \
-                 a seekable input (Reader::open, Reader::new, Reader::from_bytes)"
-            ),
+            // (`fmt` sends only the variants above here.)
+            _ => Ok(()),
         }
     }
 }
 
-impl std::error::Error for Error {
+impl std::error::Error for PerfDataError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::Io { error, .. } | Error::Decompress { error, .. } | Error::Open { error, .. } => Some(error),
-            Error::InFile { error, .. } => Some(error.as_ref()),
-            Error::EventSet(e) => Some(e),
+            PerfDataError::Io { error, .. }
+            | PerfDataError::Decompress { error, .. }
+            | PerfDataError::Open { error, .. } => Some(error),
+            PerfDataError::InFile { error, .. } => Some(error.as_ref()),
+            PerfDataError::EventSet(e) => Some(e),
             _ => None,
         }
     }
 }
 
-impl From<EncodeError> for Error {
+impl From<EncodeError> for PerfDataError {
     fn from(e: EncodeError) -> Self {
-        Error::Encode(e)
+        PerfDataError::Encode(e)
     }
 }

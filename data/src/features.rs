@@ -7,7 +7,7 @@
 use perfring::record::{Attr, Endian};
 
 use crate::cursor::{Cur, Site};
-use crate::Error;
+use crate::PerfDataError;
 
 /// `HEADER_TRACING_DATA`
 pub const TRACING_DATA: u32 = 1;
@@ -266,33 +266,14 @@ impl Feature {
     }
 
     /// Decode feature `bit`'s payload.
-    pub fn parse(bit: u32, payload: &[u8], endian: Endian) -> Result<Feature, Error> {
+    pub fn parse(bit: u32, payload: &[u8], endian: Endian) -> Result<Feature, PerfDataError> {
         let mut c = Cur::new(payload, 0, endian, Site::Feature(bit));
         Ok(match bit {
             HOSTNAME | OSRELEASE | VERSION | ARCH | CPUDESC | CPUID => Feature::String(c.string("string")?),
             NRCPUS => Feature::NrCpus { available: c.u32("nr_cpus_avail")?, online: c.u32("nr_cpus_online")? },
             TOTAL_MEM => Feature::TotalMem(c.u64("total_mem")?),
             CMDLINE => Feature::Cmdline(c.strings("cmdline")?),
-            EVENT_DESC => {
-                let n = c.count_u32(4, "nre")?;
-                let sz = c.u32("sz")? as usize;
-                if !(Attr::SIZE_VER0 as usize..=4096).contains(&sz) {
-                    return Err(c.err("sz"));
-                }
-                let mut v = Vec::with_capacity(n.min(payload.len() / sz));
-                for _ in 0..n {
-                    let a = c.bytes(sz, "attr")?;
-                    let attr = Attr::from_bytes(a, endian).map_err(|_| c.err("attr"))?;
-                    let nr_ids = c.u32("nr_ids")? as usize;
-                    let name = c.string("name")?;
-                    if nr_ids > (payload.len() - c.at) / 8 {
-                        return Err(c.err("nr_ids"));
-                    }
-                    let ids = (0..nr_ids).map(|_| c.u64("id")).collect::<Result<_, _>>()?;
-                    v.push(EventDesc { attr, name, ids });
-                }
-                Feature::EventDesc(v)
-            }
+            EVENT_DESC => Feature::EventDesc(event_descs(&mut c, payload, endian)?),
             CPU_TOPOLOGY => {
                 let cores = c.strings("core_siblings")?;
                 let threads = c.strings("thread_siblings")?;
@@ -319,22 +300,7 @@ impl Feature {
                 tod_ns: c.u64("tod_ns")?,
                 clockid_ns: c.u64("clockid_ns")?,
             },
-            BUILD_ID => {
-                let mut v = Vec::new();
-                // Each pass consumes at least 8 bytes.
-                while c.at < payload.len() {
-                    let h = c.bytes(8, "build_id.header")?;
-                    let size = endian.u16([h[6], h[7]]) as usize;
-                    if size < 8 {
-                        return Err(c.err("build_id.header.size"));
-                    }
-                    let body = c.bytes(size - 8, "build_id")?;
-                    let mut r = h.to_vec();
-                    r.extend_from_slice(body);
-                    v.push(r);
-                }
-                Feature::BuildIds(v)
-            }
+            BUILD_ID => Feature::BuildIds(build_ids(&mut c, payload, endian)?),
             PMU_MAPPINGS => {
                 let n = c.count_u32(8, "pmu_num")?;
                 let mut v = Vec::with_capacity(n);
@@ -367,13 +333,14 @@ impl Feature {
     }
 
     /// Encode as feature `bit`'s payload (the inverse of [`Feature::parse`]).
-    pub fn encode(&self, endian: Endian) -> Result<Vec<u8>, Error> {
+    pub fn encode(&self, endian: Endian) -> Result<Vec<u8>, PerfDataError> {
         let mut o = Vec::new();
         let u32s = |o: &mut Vec<u8>, v: u32| o.extend_from_slice(&endian.put_u32(v));
         let u64s = |o: &mut Vec<u8>, v: u64| o.extend_from_slice(&endian.put_u64(v));
         let string = |o: &mut Vec<u8>, s: &str| o.extend_from_slice(&encode_string(s, endian));
-        let count =
-            |n: usize| u32::try_from(n).map_err(|_| Error::BadFeature { feature: 0, offset: 0, field: "count" });
+        let count = |n: usize| {
+            u32::try_from(n).map_err(|_| PerfDataError::BadFeature { feature: 0, offset: 0, field: "count" })
+        };
         match self {
             Feature::String(s) => string(&mut o, s),
             Feature::NrCpus { available, online } => {
@@ -385,20 +352,7 @@ impl Feature {
                 u32s(&mut o, count(v.len())?);
                 v.iter().for_each(|s| string(&mut o, s));
             }
-            Feature::EventDesc(v) => {
-                u32s(&mut o, count(v.len())?);
-                // One size for all (perf's `sz`): the first's, 0 counting as 64.
-                let sz = v.first().map_or(Attr::SIZE_VER7, |e| e.attr.size.max(Attr::SIZE_VER0));
-                u32s(&mut o, sz);
-                for e in v {
-                    let mut a = vec![0u8; sz as usize];
-                    Attr { size: sz, ..e.attr }.to_bytes(endian, &mut a)?;
-                    o.extend_from_slice(&a);
-                    u32s(&mut o, count(e.ids.len())?);
-                    string(&mut o, &e.name);
-                    e.ids.iter().for_each(|&id| u64s(&mut o, id));
-                }
-            }
+            Feature::EventDesc(v) => encode_event_descs(v, endian, &mut o)?,
             Feature::CpuTopology { cores, threads, rest } => {
                 for list in [cores, threads] {
                     u32s(&mut o, count(list.len())?);
@@ -459,4 +413,64 @@ pub fn encode_string(s: &str, endian: Endian) -> Vec<u8> {
     out.extend_from_slice(s.as_bytes());
     out.resize(4 + len, 0);
     out
+}
+
+/// EVENT_DESC's events: `{u32 nre, u32 sz; nre × {attr (sz bytes), u32 nr_ids, string name,
+/// u64 ids[nr_ids]}}`.
+fn event_descs(c: &mut Cur<'_>, payload: &[u8], endian: Endian) -> Result<Vec<EventDesc>, PerfDataError> {
+    let n = c.count_u32(4, "nre")?;
+    let sz = c.u32("sz")? as usize;
+    if !(Attr::SIZE_VER0 as usize..=4096).contains(&sz) {
+        return Err(c.err("sz"));
+    }
+    let mut v = Vec::with_capacity(n.min(payload.len() / sz));
+    for _ in 0..n {
+        let a = c.bytes(sz, "attr")?;
+        let attr = Attr::from_bytes(a, endian).map_err(|_| c.err("attr"))?;
+        let nr_ids = c.u32("nr_ids")? as usize;
+        let name = c.string("name")?;
+        if nr_ids > (payload.len() - c.at) / 8 {
+            return Err(c.err("nr_ids"));
+        }
+        let ids = (0..nr_ids).map(|_| c.u64("id")).collect::<Result<_, _>>()?;
+        v.push(EventDesc { attr, name, ids });
+    }
+    Ok(v)
+}
+
+/// BUILD_ID's records, each `{header; …}` as written (`header.size` bytes).
+fn build_ids(c: &mut Cur<'_>, payload: &[u8], endian: Endian) -> Result<Vec<Vec<u8>>, PerfDataError> {
+    let mut v = Vec::new();
+    // Each pass consumes at least 8 bytes.
+    while c.at < payload.len() {
+        let h = c.bytes(8, "build_id.header")?;
+        let size = endian.u16([h[6], h[7]]) as usize;
+        if size < 8 {
+            return Err(c.err("build_id.header.size"));
+        }
+        let body = c.bytes(size - 8, "build_id")?;
+        let mut r = h.to_vec();
+        r.extend_from_slice(body);
+        v.push(r);
+    }
+    Ok(v)
+}
+
+/// EVENT_DESC's payload of `v` into `o` (the inverse of `event_descs`).
+fn encode_event_descs(v: &[EventDesc], endian: Endian, o: &mut Vec<u8>) -> Result<(), PerfDataError> {
+    let count =
+        |n: usize| u32::try_from(n).map_err(|_| PerfDataError::BadFeature { feature: 0, offset: 0, field: "count" });
+    o.extend_from_slice(&endian.put_u32(count(v.len())?));
+    // One size for all (perf's `sz`): the first's, 0 counting as 64.
+    let sz = v.first().map_or(Attr::SIZE_VER7, |e| e.attr.size.max(Attr::SIZE_VER0));
+    o.extend_from_slice(&endian.put_u32(sz));
+    for e in v {
+        let mut a = vec![0u8; sz as usize];
+        Attr { size: sz, ..e.attr }.to_bytes(endian, &mut a)?;
+        o.extend_from_slice(&a);
+        o.extend_from_slice(&endian.put_u32(count(e.ids.len())?));
+        o.extend_from_slice(&encode_string(&e.name, endian));
+        e.ids.iter().for_each(|&id| o.extend_from_slice(&endian.put_u64(id)));
+    }
+    Ok(())
 }

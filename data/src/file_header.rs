@@ -4,7 +4,7 @@
 
 use perfring::record::Endian;
 
-use crate::{Error, HEADER_SIZE, LEGACY_HEADER_SIZE, MAGIC, PIPE_HEADER_SIZE};
+use crate::{PerfDataError, HEADER_SIZE, LEGACY_HEADER_SIZE, MAGIC, PIPE_HEADER_SIZE};
 
 /// `struct perf_file_section`: `{u64 offset, u64 size}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -67,25 +67,25 @@ pub(crate) fn u64_of(b: &[u8], at: usize, endian: Endian) -> u64 {
 }
 
 impl FileHeader {
-    /// The byte order the magic says, or [`Error::BadMagic`].
-    pub fn endian_of(magic: [u8; 8]) -> Result<Endian, Error> {
+    /// The byte order the magic says, or [`PerfDataError::BadMagic`].
+    pub fn endian_of(magic: [u8; 8]) -> Result<Endian, PerfDataError> {
         if u64::from_le_bytes(magic) == MAGIC {
             Ok(Endian::Little)
         } else if u64::from_be_bytes(magic) == MAGIC {
             Ok(Endian::Big)
         } else {
-            Err(Error::BadMagic(magic))
+            Err(PerfDataError::BadMagic(magic))
         }
     }
 
     /// The first 16 bytes: the byte order and the header's `size` (16 means pipe mode).
-    pub(crate) fn prefix(b: &[u8; 16]) -> Result<(Endian, u64), Error> {
+    pub(crate) fn prefix(b: &[u8; 16]) -> Result<(Endian, u64), PerfDataError> {
         let mut magic = [0u8; 8];
         magic.copy_from_slice(&b[..8]);
         let endian = FileHeader::endian_of(magic)?;
         let size = u64_of(b, 8, endian);
         if ![HEADER_SIZE as u64, LEGACY_HEADER_SIZE as u64, PIPE_HEADER_SIZE as u64].contains(&size) {
-            return Err(Error::BadHeaderSize(size));
+            return Err(PerfDataError::BadHeaderSize(size));
         }
         Ok((endian, size))
     }
@@ -105,13 +105,14 @@ impl FileHeader {
     }
 
     /// Parse a file-mode header from its first bytes (at least `size` of them). A pipe-mode
-    /// header is [`Error::PipeMode`].
-    pub fn parse(b: &[u8]) -> Result<FileHeader, Error> {
-        let short = |need: u64| Error::Truncated { what: "perf_file_header", offset: 0, need, have: b.len() as u64 };
+    /// header is [`PerfDataError::PipeMode`].
+    pub fn parse(b: &[u8]) -> Result<FileHeader, PerfDataError> {
+        let short =
+            |need: u64| PerfDataError::Truncated { what: "perf_file_header", offset: 0, need, have: b.len() as u64 };
         let prefix: &[u8; 16] = b.get(..16).and_then(|p| p.try_into().ok()).ok_or_else(|| short(16))?;
         let (endian, size) = FileHeader::prefix(prefix)?;
         if size == PIPE_HEADER_SIZE as u64 {
-            return Err(Error::PipeMode);
+            return Err(PerfDataError::PipeMode);
         }
         if (b.len() as u64) < size {
             return Err(short(size));

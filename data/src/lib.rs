@@ -23,27 +23,32 @@ mod directory;
 mod error;
 pub mod features;
 mod file_header;
+mod file_order;
+mod file_record;
+mod loc;
 mod metadata;
 #[cfg(feature = "mmap")]
 mod mmap;
+mod open;
 mod perf_records;
+mod read_deliveries;
 mod reader;
 mod source;
+mod time_order;
 mod warning;
 mod writer;
 
 pub use decompress::MAX_DECOMPRESSED;
 pub use directory::Files;
-pub use error::Error;
-pub use features::Feature;
+pub use error::PerfDataError;
 pub use file_header::{FileHeader, Mode, Section};
+pub use file_record::FileRecord;
 pub use metadata::{FileAttr, Metadata};
-pub use perf_records::{
-    CpuMap, IdIndexEntry, PerfRecord, CPU_MAP, EVENT_UPDATE, STAT, STAT_CONFIG, STAT_ROUND, THREAD_MAP, TIME_CONV,
-};
 #[cfg(feature = "mmap")]
-pub use reader::MappedFile;
-pub use reader::{FileRecord, ReadDelivery, Reader, COMPRESSED, COMPRESSED2};
+pub use mmap::MappedFile;
+pub use perf_records::{CpuMap, IdIndexEntry, PerfRecord};
+pub use read_deliveries::ReadDelivery;
+pub use reader::Reader;
 pub use source::{ShortOpaque, Slice, Source, Stream};
 pub use warning::Warning;
 pub use writer::Writer;
@@ -61,7 +66,7 @@ pub const SECTION_SIZE: usize = 16;
 
 /// A small file for the README's examples: one event, one SAMPLE at ip 0x1234.
 #[doc(hidden)]
-pub fn doc_example_file() -> Result<Vec<u8>, Error> {
+pub fn doc_example_file() -> Result<Vec<u8>, PerfDataError> {
     use perfring::record::{attr_flags, sample_type as st, Attr, Endian, Record, Sample};
     let attr = Attr {
         size: Attr::SIZE_VER7,

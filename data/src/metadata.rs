@@ -1,6 +1,6 @@
 //! Reading a file-mode file's header, attrs, ids and feature sections (`header.c:
 //! perf_session__read_header`, `read_attr`, `perf_header__process_sections`), with perf's
-//! checks (perf's tools/perf/util/session.c and evlist.c): refusals are [`Error`]s, what perf repairs is a [`Warning`].
+//! checks (perf's tools/perf/util/session.c and evlist.c): refusals are [`PerfDataError`]s, what perf repairs is a [`Warning`].
 
 use std::io::{Read, Seek, SeekFrom};
 
@@ -8,8 +8,8 @@ use perfring::record::{Attr, Endian};
 
 use crate::attribution::Events;
 use crate::file_header::{u64_of, FileHeader, Section};
-use crate::{Error, Warning, SECTION_SIZE};
-use perfring::record::Inconsistency;
+use crate::{PerfDataError, Warning, SECTION_SIZE};
+use perfring::record::EventSetError;
 
 /// One event: its `perf_event_attr` and the sample ids perf registered for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,8 +45,9 @@ impl Metadata {
         &self.header
     }
 
-    /// The events and their ids as a `perfring::record` event set (as
-    /// [`Reader::event_set`](crate::Reader::event_set)).
+    /// The events and their ids as a `perfring::record` event set: the event of an id
+    /// (`event_set().event_of_id(id)`, perf's `evlist__id2sid`), an event's layout and decode
+    /// context (`event_set().event(i)`), attribution of a record read some other way.
     pub fn event_set(
         &self,
     ) -> &perfring::record::EventSet<Vec<perfring::record::EventLayout>, Vec<perfring::record::IdEntry>> {
@@ -68,14 +69,8 @@ impl Metadata {
         &self.attrs
     }
 
-    /// The event an id belongs to, as perf looks it up (`evlist__id2sid`): the last event listing
-    /// it; `None` for an id no event lists (id 0 included).
-    pub fn event_of_id(&self, id: u64) -> Option<usize> {
-        self.events.event_of_id(id)
-    }
-
     /// The feature sections (pipe mode: the HEADER_FEATURE records read so far), by bit, as
-    /// bytes; [`crate::Feature::parse`] decodes them.
+    /// bytes; [`Feature::parse`](crate::features::Feature::parse) decodes them.
     pub fn features(&self) -> impl Iterator<Item = (u32, &[u8])> + '_ {
         self.features.iter().map(|(b, p)| (*b, p.as_slice()))
     }
@@ -86,7 +81,7 @@ impl Metadata {
     }
 
     /// One feature section decoded; `None` if absent.
-    pub fn feature_value(&self, bit: u32) -> Option<Result<crate::features::Feature, Error>> {
+    pub fn feature_value(&self, bit: u32) -> Option<Result<crate::features::Feature, PerfDataError>> {
         self.feature(bit).map(|p| crate::features::Feature::parse(bit, p, self.endian()))
     }
 
@@ -99,18 +94,13 @@ impl Metadata {
     pub fn data_range(&self) -> (u64, u64) {
         self.data
     }
-
-    /// The decoding context of event `event`.
-    pub fn context(&self, event: usize) -> Option<perfring::record::DecodeContext> {
-        self.events.context(event).copied()
-    }
 }
 
 /// Random access to a whole file, for its metadata.
 pub(crate) trait RandomAccess {
     fn len(&self) -> u64;
     /// `len` bytes at `offset`; the caller checked they are inside the file.
-    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, Error>;
+    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, PerfDataError>;
 }
 
 impl RandomAccess for &[u8] {
@@ -118,9 +108,10 @@ impl RandomAccess for &[u8] {
         <[u8]>::len(self) as u64
     }
 
-    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, Error> {
+    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, PerfDataError> {
         let have = <[u8]>::len(self) as u64;
-        let short = || Error::Truncated { what: "section", offset, need: len, have: have.saturating_sub(offset) };
+        let short =
+            || PerfDataError::Truncated { what: "section", offset, need: len, have: have.saturating_sub(offset) };
         let start = usize::try_from(offset).map_err(|_| short())?;
         let end = offset.checked_add(len).and_then(|e| usize::try_from(e).ok()).ok_or_else(short)?;
         self.get(start..end).map(<[u8]>::to_vec).ok_or_else(short)
@@ -154,15 +145,19 @@ impl<R: Read + Seek> RandomAccess for Seekable<'_, R> {
         self.len
     }
 
-    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, Error> {
+    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, PerfDataError> {
         let end = offset.saturating_add(len);
         let in_window = |s: &Self| offset >= s.window_at && end <= s.window_at + s.window.len() as u64;
         if !in_window(self) {
             // The caller checked the bytes are inside the file: the window is bounded by it.
             let size = len.max(WINDOW).min(self.len.saturating_sub(offset)).max(len);
-            let size =
-                usize::try_from(size).map_err(|_| Error::Truncated { what: "section", offset, need: len, have: 0 })?;
-            self.inner.seek(SeekFrom::Start(offset)).map_err(|error| Error::Io { offset, error })?;
+            let size = usize::try_from(size).map_err(|_| PerfDataError::Truncated {
+                what: "section",
+                offset,
+                need: len,
+                have: 0,
+            })?;
+            self.inner.seek(SeekFrom::Start(offset)).map_err(|error| PerfDataError::Io { offset, error })?;
             self.window.clear();
             self.window.resize(size, 0);
             let mut got = 0;
@@ -171,13 +166,13 @@ impl<R: Read + Seek> RandomAccess for Seekable<'_, R> {
                     Ok(0) => break,
                     Ok(n) => got += n,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(error) => return Err(Error::Io { offset: offset + got as u64, error }),
+                    Err(error) => return Err(PerfDataError::Io { offset: offset + got as u64, error }),
                 }
             }
             self.window.truncate(got);
             self.window_at = offset;
             if (got as u64) < len {
-                return Err(Error::Truncated { what: "section", offset, need: len, have: got as u64 });
+                return Err(PerfDataError::Truncated { what: "section", offset, need: len, have: got as u64 });
             }
         }
         let from = (offset - self.window_at) as usize;
@@ -185,10 +180,10 @@ impl<R: Read + Seek> RandomAccess for Seekable<'_, R> {
     }
 }
 
-fn check_section(s: Section, at: u64, what: &'static str, file_size: u64) -> Result<(), Error> {
+fn check_section(s: Section, at: u64, what: &'static str, file_size: u64) -> Result<(), PerfDataError> {
     match s.end() {
         Some(end) if end <= file_size => Ok(()),
-        _ => Err(Error::SectionOutsideFile { what, at, offset: s.offset, size: s.size, file_size }),
+        _ => Err(PerfDataError::SectionOutsideFile { what, at, offset: s.offset, size: s.size, file_size }),
     }
 }
 
@@ -197,25 +192,20 @@ fn check_section(s: Section, at: u64, what: &'static str, file_size: u64) -> Res
 const MAX_ATTR_SIZE: u64 = 4096 + SECTION_SIZE as u64;
 
 /// The file-mode metadata of `file` (`header` already parsed).
-pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -> Result<Metadata, Error> {
+pub(crate) fn read_file_meta(file: &mut impl RandomAccess, header: FileHeader) -> Result<Metadata, PerfDataError> {
     let mut meta = read_meta_before_data(file, header, false)?;
     read_features(file, &mut meta)?;
     Ok(meta)
 }
 
-/// The header, attrs and ids of a file-mode file; its features are left to [`read_features`].
-/// `forward`: `file` holds the bytes before the data section only (a stream read forward), so
-/// its length says nothing of the data section's.
-pub(crate) fn read_meta_before_data(
-    file: &mut impl RandomAccess,
-    header: FileHeader,
+/// The data section `[start, end)` as perf reads it: a `data.size` of 0 with no features
+/// runs to the input's end (forward: the reader fills the size in there), with a warning.
+fn data_section(
+    header: &FileHeader,
+    file_size: u64,
     forward: bool,
-) -> Result<Metadata, Error> {
-    let endian = header.endian;
-    let file_size = if forward { u64::MAX } else { file.len() };
-    let mut warnings = Vec::new();
-    let header = feature_bitmap_as_perf_reads_it(header, &mut warnings);
-    check_section(header.attrs, 24, "attrs section", file_size)?;
+    warnings: &mut Vec<Warning>,
+) -> Result<(u64, u64), PerfDataError> {
     check_section(header.data, 40, "data section", file_size)?;
     let data_start = header.data.offset;
     let mut data_end = data_start + header.data.size;
@@ -228,31 +218,43 @@ pub(crate) fn read_meta_before_data(
             warnings.push(Warning::EmptyDataSection);
         }
     }
+    Ok((data_start, data_end))
+}
+
+/// The header, attrs and ids of a file-mode file; its features are left to [`read_features`].
+/// `forward`: `file` holds the bytes before the data section only (a stream read forward), so
+/// its length says nothing of the data section's.
+pub(crate) fn read_meta_before_data(
+    file: &mut impl RandomAccess,
+    header: FileHeader,
+    forward: bool,
+) -> Result<Metadata, PerfDataError> {
+    let endian = header.endian;
+    let file_size = if forward { u64::MAX } else { file.len() };
+    let mut warnings = Vec::new();
+    let header = feature_bitmap_as_perf_reads_it(header, &mut warnings);
+    check_section(header.attrs, 24, "attrs section", file_size)?;
+    let (data_start, data_end) = data_section(&header, file_size, forward, &mut warnings)?;
     // Attrs (`header.c:perf_session__read_header`, `read_attr`): perf counts them with the
     // header's attr_size (attrs.size / attr_size) but reads them one after another, each by its
     // own `attr.size` (0 meaning 64) and then its 16-byte ids section. A file whose attr_size
     // disagrees with the attrs' sizes is read as perf reads it, with a warning.
     let attr_size = header.attr_size;
     if header.attrs.size > 0 && !(64 + SECTION_SIZE as u64..=MAX_ATTR_SIZE).contains(&attr_size) {
-        return Err(Error::BadAttrSize { attr_size, section_size: header.attrs.size });
+        return Err(PerfDataError::BadAttrSize { attr_size, section_size: header.attrs.size });
     }
     let n = if header.attrs.size == 0 { 0 } else { header.attrs.size / attr_size };
     let mut attrs: Vec<FileAttr> = Vec::new();
     let mut attr_offsets = Vec::new();
     let mut events = Events::new(endian);
     let mut at = header.attrs.offset;
-    // Ids sections may overlap (events sharing one array): each is read once, and all of them
-    // together may list at most as many ids as the file has bytes, so that a small file cannot
-    // make the reader hold and register a product of its sizes.
-    let id_budget = file.len().max(header.data.end().unwrap_or(0));
-    let mut ids_listed = 0u64;
-    let mut sections_read: std::collections::HashMap<(u64, u64), usize> = std::collections::HashMap::new();
+    let mut id_sections = IdSections::new(file.len().max(header.data.end().unwrap_or(0)));
     for event in 0..n as usize {
         let first = file.read_at(at, 8)?;
         let raw_size = endian.u32([first[4], first[5], first[6], first[7]]);
         let size = if raw_size == 0 { 64 } else { raw_size };
         if !(64..=Attr::SIZE_VER8).contains(&size) {
-            return Err(Error::UnsupportedAttrSize { event, offset: at + 4, attr_size: size });
+            return Err(PerfDataError::UnsupportedAttrSize { event, offset: at + 4, attr_size: size });
         }
         let entry = u64::from(size) + SECTION_SIZE as u64;
         if entry != attr_size && !warnings.iter().any(|w| matches!(w, Warning::AttrSizeDiffers { .. })) {
@@ -260,26 +262,17 @@ pub(crate) fn read_meta_before_data(
         }
         let bytes = file.read_at(at, entry)?;
         let split = size as usize;
-        let attr =
-            Attr::from_bytes(&bytes[..split], endian).map_err(|error| Error::BadAttr { event, offset: at, error })?;
+        let attr = Attr::from_bytes(&bytes[..split], endian).map_err(|error| PerfDataError::BadAttr {
+            event,
+            offset: at,
+            error,
+        })?;
         let ids_section = Section::parse(&bytes[split..], endian);
         check_section(ids_section, at + split as u64, "ids section", file_size)?;
         if ids_section.size % 8 != 0 {
             warnings.push(Warning::IdsNotMultipleOf8 { event, offset: ids_section.offset, size: ids_section.size });
         }
-        ids_listed = ids_listed.saturating_add(ids_section.size / 8);
-        if ids_listed > id_budget {
-            return Err(Error::TooManyIds { event, offset: at + split as u64, ids: ids_listed, file_size: id_budget });
-        }
-        let key = (ids_section.offset, ids_section.size / 8 * 8);
-        let ids: Vec<u64> = match sections_read.get(&key) {
-            Some(&earlier) => attrs[earlier].ids.clone(),
-            None => {
-                sections_read.insert(key, event);
-                let raw = file.read_at(key.0, key.1)?;
-                raw.chunks_exact(8).map(|c| u64_of(c, 0, endian)).collect()
-            }
-        };
+        let ids = id_sections.read(file, event, at + split as u64, ids_section, &attrs, endian)?;
         attrs.push(FileAttr { attr, ids });
         attr_offsets.push(at);
         at += entry;
@@ -300,6 +293,48 @@ pub(crate) fn read_meta_before_data(
     })
 }
 
+/// The ids sections of a file's attrs. Sections may overlap (events sharing one array): each
+/// is read once, and all of them together may list at most as many ids as the file has bytes,
+/// so that a small file cannot make the reader hold and register a product of its sizes.
+struct IdSections {
+    /// The most ids the file may list: its size in bytes.
+    budget: u64,
+    /// Ids listed so far, each section counted as often as it is listed.
+    listed: u64,
+    /// `(offset, size)` of each section read, and the event whose attr listed it first.
+    read: std::collections::HashMap<(u64, u64), usize>,
+}
+
+impl IdSections {
+    fn new(budget: u64) -> IdSections {
+        IdSections { budget, listed: 0, read: std::collections::HashMap::new() }
+    }
+
+    /// The ids of `event`'s `section` (its descriptor at `at`), read or copied from the
+    /// event that listed the same section before.
+    fn read(
+        &mut self,
+        file: &mut impl RandomAccess,
+        event: usize,
+        at: u64,
+        section: Section,
+        attrs: &[FileAttr],
+        endian: Endian,
+    ) -> Result<Vec<u64>, PerfDataError> {
+        self.listed = self.listed.saturating_add(section.size / 8);
+        if self.listed > self.budget {
+            return Err(PerfDataError::TooManyIds { event, offset: at, ids: self.listed, file_size: self.budget });
+        }
+        let key = (section.offset, section.size / 8 * 8);
+        if let Some(earlier) = self.read.get(&key).and_then(|&e| attrs.get(e)) {
+            return Ok(earlier.ids.clone());
+        }
+        self.read.insert(key, event);
+        let raw = file.read_at(key.0, key.1)?;
+        Ok(raw.chunks_exact(8).map(|c| u64_of(c, 0, endian)).collect())
+    }
+}
+
 /// What perf refuses in a file-mode file's events (`evlist__valid_sample_type`,
 /// `evlist__valid_sample_id_all`, `evlist__valid_read_format`), as errors giving the file offset
 /// of the field (`attr_at`: where event `i`'s attr starts). The reader checks a file with it,
@@ -308,14 +343,14 @@ pub(crate) fn check_consistent(
     events: &Events,
     attrs: &[FileAttr],
     attr_at: impl Fn(usize) -> u64,
-) -> Result<(), Error> {
+) -> Result<(), PerfDataError> {
     match events.consistency() {
-        Some(Inconsistency::SampleIdAllDiffers { event }) => {
-            return Err(Error::SampleIdAllMismatch { event, offset: attr_at(event) + 40 })
+        Some(EventSetError::SampleIdAllDiffers { event }) => {
+            return Err(PerfDataError::SampleIdAllMismatch { event, offset: attr_at(event) + 40 })
         }
-        Some(Inconsistency::NoId { event } | Inconsistency::IdPositionDiffers { event, .. }) => {
+        Some(EventSetError::NoId { event } | EventSetError::IdPositionDiffers { event, .. }) => {
             let sample_type = attrs.get(event).map_or(0, |a| a.attr.sample_type);
-            return Err(Error::NonMatchingSampleType { event, offset: attr_at(event) + 24, sample_type });
+            return Err(PerfDataError::NonMatchingSampleType { event, offset: attr_at(event) + 24, sample_type });
         }
         Some(_) | None => {}
     }
@@ -325,7 +360,7 @@ pub(crate) fn check_consistent(
         if a.sample_type & perfring::record::sample_type::READ != 0
             && a.read_format & perfring::record::read_format::ID == 0
         {
-            return Err(Error::NonMatchingReadFormat { offset: attr_at(0) + 32, read_format: a.read_format });
+            return Err(PerfDataError::NonMatchingReadFormat { offset: attr_at(0) + 32, read_format: a.read_format });
         }
     }
     Ok(())
@@ -352,7 +387,7 @@ fn feature_bitmap_as_perf_reads_it(mut header: FileHeader, warnings: &mut Vec<Wa
 
 /// The feature sections of a file-mode file: a table of sections at the end of the data
 /// section, one per set bit (`perf_header__process_sections`).
-pub(crate) fn read_features(file: &mut impl RandomAccess, meta: &mut Metadata) -> Result<(), Error> {
+pub(crate) fn read_features(file: &mut impl RandomAccess, meta: &mut Metadata) -> Result<(), PerfDataError> {
     let (header, warnings, features) = (&meta.header, &mut meta.warnings, &mut meta.features);
     let (endian, file_size) = (header.endian, file.len());
     let mut table = header.data.offset + header.data.size;
@@ -375,7 +410,7 @@ pub(crate) fn read_features(file: &mut impl RandomAccess, meta: &mut Metadata) -
 
 /// The bytes of a file from `base` on (what follows the data section of a file read forward),
 /// for its feature sections. A section before `base` cannot be read any more:
-/// [`Error::NeedsSeekableInput`].
+/// [`PerfDataError::NeedsSeekableInput`].
 pub(crate) struct Tail {
     pub(crate) base: u64,
     pub(crate) bytes: Vec<u8>,
@@ -386,11 +421,12 @@ impl RandomAccess for Tail {
         self.base + self.bytes.len() as u64
     }
 
-    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, Error> {
-        let at =
-            offset.checked_sub(self.base).ok_or(Error::NeedsSeekableInput { what: "a feature section", offset })?;
+    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, PerfDataError> {
+        let at = offset
+            .checked_sub(self.base)
+            .ok_or(PerfDataError::NeedsSeekableInput { what: "a feature section", offset })?;
         (&self.bytes[..]).read_at(at, len).map_err(|e| match e {
-            Error::Truncated { what, need, have, .. } => Error::Truncated { what, offset, need, have },
+            PerfDataError::Truncated { what, need, have, .. } => PerfDataError::Truncated { what, offset, need, have },
             e => e,
         })
     }
@@ -407,27 +443,33 @@ impl RandomAccess for Prefix {
         self.bytes.len() as u64
     }
 
-    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, Error> {
+    fn read_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, PerfDataError> {
         let end = offset.checked_add(len).filter(|&e| e <= self.len());
         match end {
             Some(_) => (&self.bytes[..]).read_at(offset, len),
-            None => Err(Error::NeedsSeekableInput { what: "an attr or ids section after the data section", offset }),
+            None => {
+                Err(PerfDataError::NeedsSeekableInput { what: "an attr or ids section after the data section", offset })
+            }
         }
     }
 }
 
 /// Register every event and id (later events win a duplicated id, with a warning).
-pub(crate) fn register(events: &mut Events, attrs: &[FileAttr], warnings: &mut Vec<Warning>) -> Result<(), Error> {
+pub(crate) fn register(
+    events: &mut Events,
+    attrs: &[FileAttr],
+    warnings: &mut Vec<Warning>,
+) -> Result<(), PerfDataError> {
     attrs.iter().try_for_each(|a| add_event(events, a, warnings))
 }
 
 /// Register one event and its ids. Ids listed again under another event are counted in one
 /// [`Warning::DuplicateId`] for the whole file.
-pub(crate) fn add_event(events: &mut Events, a: &FileAttr, warnings: &mut Vec<Warning>) -> Result<(), Error> {
-    let event = events.add_event(&a.attr).map_err(Error::EventSet)?;
+pub(crate) fn add_event(events: &mut Events, a: &FileAttr, warnings: &mut Vec<Warning>) -> Result<(), PerfDataError> {
+    let event = events.add_event(&a.attr).map_err(PerfDataError::EventSet)?;
     let (mut count, mut first) = (0u64, None);
     for &id in &a.ids {
-        if let Some(previous) = events.add_id(event, id).map_err(Error::EventSet)? {
+        if let Some(previous) = events.add_id(event, id).map_err(PerfDataError::EventSet)? {
             if previous != event {
                 count += 1;
                 first.get_or_insert((id, previous));

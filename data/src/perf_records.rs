@@ -4,22 +4,7 @@
 use perfring::record::{types, Attr, Endian};
 
 use crate::cursor::{Cur, Site};
-use crate::Error;
-
-/// `PERF_RECORD_THREAD_MAP`.
-pub const THREAD_MAP: u32 = types::THREAD_MAP;
-/// `PERF_RECORD_CPU_MAP`.
-pub const CPU_MAP: u32 = types::CPU_MAP;
-/// `PERF_RECORD_STAT_CONFIG`.
-pub const STAT_CONFIG: u32 = types::STAT_CONFIG;
-/// `PERF_RECORD_STAT`.
-pub const STAT: u32 = types::STAT;
-/// `PERF_RECORD_STAT_ROUND`.
-pub const STAT_ROUND: u32 = types::STAT_ROUND;
-/// `PERF_RECORD_EVENT_UPDATE`.
-pub const EVENT_UPDATE: u32 = types::EVENT_UPDATE;
-/// `PERF_RECORD_TIME_CONV`.
-pub const TIME_CONV: u32 = types::TIME_CONV;
+use crate::PerfDataError;
 
 /// One entry of ID_INDEX: where a sample id was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -198,9 +183,14 @@ pub enum PerfRecord<'a> {
 impl<'a> PerfRecord<'a> {
     /// Decode the record `bytes` (header included; `trailing` is the data after an AUXTRACE
     /// or TRACING_DATA record) at file offset `offset`. `Ok(None)` for kernel types (< 64).
-    pub fn parse(bytes: &'a [u8], trailing: &'a [u8], endian: Endian, offset: u64) -> Result<Option<Self>, Error> {
+    pub fn parse(
+        bytes: &'a [u8],
+        trailing: &'a [u8],
+        endian: Endian,
+        offset: u64,
+    ) -> Result<Option<Self>, PerfDataError> {
         let Some(header) = perfring::record::Header::parse(bytes, endian) else {
-            return Err(Error::BadPerfRecord { type_: 0, offset, field: "header" });
+            return Err(PerfDataError::BadPerfRecord { type_: 0, offset, field: "header" });
         };
         let t = header.type_;
         if t < types::HEADER_ATTR {
@@ -208,17 +198,7 @@ impl<'a> PerfRecord<'a> {
         }
         let mut c = Cur::new(bytes, 8, endian, Site::Record { type_: t, offset });
         let r = match t {
-            types::HEADER_ATTR => {
-                let attr = Attr::from_bytes(&bytes[8..], endian).map_err(|_| Error::BadPerfRecord {
-                    type_: t,
-                    offset,
-                    field: "attr",
-                })?;
-                let size = if attr.size == 0 { 64 } else { attr.size as usize };
-                c.bytes(size, "attr.size")?;
-                let ids = c.rest().chunks_exact(8).map(|w| endian.u64(w.try_into().expect("8 bytes"))).collect();
-                PerfRecord::HeaderAttr { attr, ids }
-            }
+            types::HEADER_ATTR => header_attr(bytes, &mut c, endian, offset)?,
             types::HEADER_EVENT_TYPE => {
                 let event_id = c.u64("event_id")?;
                 let name = c.rest();
@@ -228,19 +208,7 @@ impl<'a> PerfRecord<'a> {
             types::HEADER_TRACING_DATA => PerfRecord::TracingData { data: trailing },
             types::HEADER_BUILD_ID => PerfRecord::BuildId { body: c.rest() },
             types::FINISHED_ROUND => PerfRecord::FinishedRound,
-            types::ID_INDEX => {
-                let n = c.count_u64(32, "id_index.nr")?;
-                let mut v = Vec::with_capacity(n);
-                for _ in 0..n {
-                    v.push(IdIndexEntry {
-                        id: c.u64("id")?,
-                        idx: c.u64("idx")?,
-                        cpu: c.u64("cpu")?,
-                        tid: c.u64("tid")?,
-                    });
-                }
-                PerfRecord::IdIndex(v)
-            }
+            types::ID_INDEX => PerfRecord::IdIndex(id_index(&mut c)?),
             types::AUXTRACE_INFO => {
                 let type_ = c.u32("type")?;
                 c.u32("reserved")?;
@@ -256,19 +224,9 @@ impl<'a> PerfRecord<'a> {
                 data: trailing,
             },
             types::AUXTRACE_ERROR => PerfRecord::AuxtraceError { body: c.rest() },
-            THREAD_MAP => {
-                let n = c.count_u64(24, "thread_map.nr")?;
-                let mut v = Vec::with_capacity(n);
-                for _ in 0..n {
-                    let pid = c.u64("pid")?;
-                    let comm = c.bytes(16, "comm")?;
-                    let end = comm.iter().position(|&b| b == 0).unwrap_or(16);
-                    v.push((pid, &comm[..end]));
-                }
-                PerfRecord::ThreadMap(v)
-            }
-            CPU_MAP => PerfRecord::CpuMap(cpu_map(&mut c)?),
-            STAT_CONFIG => {
+            types::THREAD_MAP => PerfRecord::ThreadMap(thread_map(&mut c)?),
+            types::CPU_MAP => PerfRecord::CpuMap(cpu_map(&mut c)?),
+            types::STAT_CONFIG => {
                 let n = c.count_u64(16, "stat_config.nr")?;
                 let mut v = Vec::with_capacity(n);
                 for _ in 0..n {
@@ -276,7 +234,7 @@ impl<'a> PerfRecord<'a> {
                 }
                 PerfRecord::StatConfig(v)
             }
-            STAT => PerfRecord::Stat {
+            types::STAT => PerfRecord::Stat {
                 id: c.u64("id")?,
                 cpu: c.u32("cpu")?,
                 thread: c.u32("thread")?,
@@ -284,33 +242,20 @@ impl<'a> PerfRecord<'a> {
                 ena: c.u64("ena")?,
                 run: c.u64("run")?,
             },
-            STAT_ROUND => PerfRecord::StatRound { type_: c.u64("type")?, time: c.u64("time")? },
-            EVENT_UPDATE => PerfRecord::EventUpdate { type_: c.u64("type")?, id: c.u64("id")?, payload: c.rest() },
-            TIME_CONV => {
-                let (time_shift, time_mult, time_zero) =
-                    (c.u64("time_shift")?, c.u64("time_mult")?, c.u64("time_zero")?);
-                let long = bytes.len() >= 8 + 48;
-                let (time_cycles, time_mask, caps) = if long {
-                    (c.u64("time_cycles")?, c.u64("time_mask")?, c.bytes(2, "cap_user_time_zero")?)
-                } else {
-                    (0, 0, &[0u8, 0][..])
-                };
-                PerfRecord::TimeConv {
-                    time_shift,
-                    time_mult,
-                    time_zero,
-                    time_cycles,
-                    time_mask,
-                    cap_user_time_zero: caps[0] != 0,
-                    cap_user_time_short: caps[1] != 0,
-                }
+            types::STAT_ROUND => PerfRecord::StatRound { type_: c.u64("type")?, time: c.u64("time")? },
+            types::EVENT_UPDATE => {
+                PerfRecord::EventUpdate { type_: c.u64("type")?, id: c.u64("id")?, payload: c.rest() }
             }
+            types::TIME_CONV => time_conv(&mut c, bytes.len())?,
             types::HEADER_FEATURE => PerfRecord::HeaderFeature { feature: c.u64("feat_id")?, payload: c.rest() },
-            crate::reader::COMPRESSED => PerfRecord::Compressed { data: c.rest() },
-            crate::reader::COMPRESSED2 => {
+            types::COMPRESSED => PerfRecord::Compressed { data: c.rest() },
+            types::COMPRESSED2 => {
                 let n = c.u64("data_size")?;
-                let n =
-                    usize::try_from(n).map_err(|_| Error::BadPerfRecord { type_: t, offset, field: "data_size" })?;
+                let n = usize::try_from(n).map_err(|_| PerfDataError::BadPerfRecord {
+                    type_: t,
+                    offset,
+                    field: "data_size",
+                })?;
                 PerfRecord::Compressed { data: c.bytes(n, "data_size")? }
             }
             types::FINISHED_INIT => PerfRecord::FinishedInit,
@@ -320,7 +265,68 @@ impl<'a> PerfRecord<'a> {
     }
 }
 
-fn cpu_map<'a>(c: &mut Cur<'a>) -> Result<CpuMap<'a>, Error> {
+/// HEADER_ATTR: `{header; perf_event_attr (attr.size bytes); u64 ids[]}`.
+fn header_attr<'a>(
+    bytes: &'a [u8],
+    c: &mut Cur<'a>,
+    endian: Endian,
+    offset: u64,
+) -> Result<PerfRecord<'a>, PerfDataError> {
+    let attr = Attr::from_bytes(&bytes[8..], endian).map_err(|_| PerfDataError::BadPerfRecord {
+        type_: types::HEADER_ATTR,
+        offset,
+        field: "attr",
+    })?;
+    let size = if attr.size == 0 { 64 } else { attr.size as usize };
+    c.bytes(size, "attr.size")?;
+    let ids = c.rest().chunks_exact(8).map(|w| endian.u64(w.try_into().expect("8 bytes"))).collect();
+    Ok(PerfRecord::HeaderAttr { attr, ids })
+}
+
+/// ID_INDEX: `{u64 nr; nr × {id, idx, cpu, tid}}`.
+fn id_index(c: &mut Cur<'_>) -> Result<Vec<IdIndexEntry>, PerfDataError> {
+    let n = c.count_u64(32, "id_index.nr")?;
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        v.push(IdIndexEntry { id: c.u64("id")?, idx: c.u64("idx")?, cpu: c.u64("cpu")?, tid: c.u64("tid")? });
+    }
+    Ok(v)
+}
+
+/// THREAD_MAP: `{u64 nr; nr × {u64 pid; char comm[16]}}`.
+fn thread_map<'a>(c: &mut Cur<'a>) -> Result<Vec<(u64, &'a [u8])>, PerfDataError> {
+    let n = c.count_u64(24, "thread_map.nr")?;
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        let pid = c.u64("pid")?;
+        let comm = c.bytes(16, "comm")?;
+        let end = comm.iter().position(|&b| b == 0).unwrap_or(16);
+        v.push((pid, &comm[..end]));
+    }
+    Ok(v)
+}
+
+/// TIME_CONV (`len` bytes): the short form (shift, mult, zero) or the long one with the cycles,
+/// mask and the two capability bytes.
+fn time_conv<'a>(c: &mut Cur<'a>, len: usize) -> Result<PerfRecord<'a>, PerfDataError> {
+    let (time_shift, time_mult, time_zero) = (c.u64("time_shift")?, c.u64("time_mult")?, c.u64("time_zero")?);
+    let (time_cycles, time_mask, caps) = if len >= 8 + 48 {
+        (c.u64("time_cycles")?, c.u64("time_mask")?, c.bytes(2, "cap_user_time_zero")?)
+    } else {
+        (0, 0, &[0u8, 0][..])
+    };
+    Ok(PerfRecord::TimeConv {
+        time_shift,
+        time_mult,
+        time_zero,
+        time_cycles,
+        time_mask,
+        cap_user_time_zero: caps[0] != 0,
+        cap_user_time_short: caps[1] != 0,
+    })
+}
+
+fn cpu_map<'a>(c: &mut Cur<'a>) -> Result<CpuMap<'a>, PerfDataError> {
     let type_ = c.u16("cpu_map.type")?;
     Ok(match type_ {
         0 => {

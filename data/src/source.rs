@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::ops::Range;
 
-use crate::Error;
+use crate::PerfDataError;
 
 /// The input ran short of `n` bytes.
 pub(crate) struct Short {
@@ -23,13 +23,13 @@ pub trait Source: sealed::Sealed {
     #[doc(hidden)]
     fn begin(&mut self);
     #[doc(hidden)]
-    fn take(&mut self, n: u64) -> Result<Result<Range<usize>, ShortOpaque>, Error>;
+    fn take(&mut self, n: u64) -> Result<Result<Range<usize>, ShortOpaque>, PerfDataError>;
     #[doc(hidden)]
     fn bytes(&self) -> &[u8];
     #[doc(hidden)]
     fn position(&self) -> u64;
     #[doc(hidden)]
-    fn rest(&mut self) -> Result<Vec<u8>, Error>;
+    fn rest(&mut self) -> Result<Vec<u8>, PerfDataError>;
 }
 
 /// Opaque "the input ran short" marker of [`Source`].
@@ -61,7 +61,7 @@ impl sealed::Sealed for Slice<'_> {}
 impl Source for Slice<'_> {
     fn begin(&mut self) {}
 
-    fn take(&mut self, n: u64) -> Result<Result<Range<usize>, ShortOpaque>, Error> {
+    fn take(&mut self, n: u64) -> Result<Result<Range<usize>, ShortOpaque>, PerfDataError> {
         let left = self.end - self.pos;
         match usize::try_from(n) {
             Ok(n) if n <= left => {
@@ -84,7 +84,7 @@ impl Source for Slice<'_> {
         self.pos as u64
     }
 
-    fn rest(&mut self) -> Result<Vec<u8>, Error> {
+    fn rest(&mut self) -> Result<Vec<u8>, PerfDataError> {
         Ok(self.data.get(self.end..).unwrap_or_default().to_vec())
     }
 }
@@ -150,7 +150,7 @@ impl<R: Read> Stream<R> {
     /// then. The record being read (from `start`) moves to the front when the buffer is
     /// full; the buffer grows only when that record fills it, by what the record still needs
     /// (at most the buffer's size again, so growth follows the bytes that arrived).
-    fn fill(&mut self, need: usize) -> Result<bool, Error> {
+    fn fill(&mut self, need: usize) -> Result<bool, PerfDataError> {
         if self.buf.len() - self.filled < CHUNK && self.start > 0 {
             // Room for a whole chunk, so a read bypasses a `BufReader` below (one copy).
             self.buf.copy_within(self.start..self.filled, 0);
@@ -177,7 +177,7 @@ impl<R: Read> Stream<R> {
                     return Ok(true);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(error) => return Err(Error::Io { offset: self.read_pos, error }),
+                Err(error) => return Err(PerfDataError::Io { offset: self.read_pos, error }),
             }
         }
     }
@@ -195,7 +195,7 @@ impl<R: Read> Source for Stream<R> {
         }
     }
 
-    fn take(&mut self, n: u64) -> Result<Result<Range<usize>, ShortOpaque>, Error> {
+    fn take(&mut self, n: u64) -> Result<Result<Range<usize>, ShortOpaque>, PerfDataError> {
         let (want, at_limit) = match self.end {
             Some(end) if self.pos.saturating_add(n) > end => (end.saturating_sub(self.pos), true),
             _ => (n, false),
@@ -226,10 +226,10 @@ impl<R: Read> Source for Stream<R> {
 
     /// Everything after the data section (a forward-read file's feature sections): memory
     /// follows what arrives.
-    fn rest(&mut self) -> Result<Vec<u8>, Error> {
+    fn rest(&mut self) -> Result<Vec<u8>, PerfDataError> {
         let mut out = self.buf[self.cur..self.filled].to_vec();
         self.cur = self.filled;
-        self.inner.read_to_end(&mut out).map_err(|error| Error::Io { offset: self.read_pos, error })?;
+        self.inner.read_to_end(&mut out).map_err(|error| PerfDataError::Io { offset: self.read_pos, error })?;
         Ok(out)
     }
 }

@@ -1,7 +1,7 @@
 //! [`Warning`]: what perf only warns about or silently repairs. The library never prints
 //! them; the reader collects them for the caller ([`crate::Reader::warnings`]).
 
-use perfring::record::{AttributeError, Inconsistency};
+use perfring::record::{DecodeError, EventSetError};
 
 /// Something perf reads past with a warning or a silent repair; the data is returned as perf
 /// would use it.
@@ -38,8 +38,8 @@ pub enum Warning {
         /// The event that gets it.
         event: usize,
     },
-    /// In pipe mode, events that perf refuses in file mode ([`Inconsistency`]).
-    Inconsistent(Inconsistency),
+    /// In pipe mode, events that perf refuses in file mode ([`EventSetError`]).
+    Inconsistent(EventSetError),
     /// Records perf cannot attribute to an event (an id no event has, or no room for the id
     /// in the record); perf skips them ("samples with id not present in the header"), this
     /// reader yields them with no event.
@@ -47,8 +47,8 @@ pub enum Warning {
         /// How many records so far.
         count: u64,
         /// Why the first one could not be attributed.
-        first: AttributeError,
-        /// Offset of the first one, as [`crate::FileRecord::offset`] gives it.
+        first: DecodeError,
+        /// Offset of the first one, as a record's `raw().offset` gives it ([`crate::FileRecord`]).
         first_offset: u64,
     },
     /// The header's `attr_size` is not an attr's `size` plus its 16-byte ids section. perf
@@ -168,9 +168,9 @@ mod tests {
             (Warning::DataSizeZero { assumed_size: 96 }, "the 96 bytes"),
             (Warning::DuplicateId { count: 1, id: 7, previous: 0, event: 1 }, "event 1 gets it"),
             (Warning::DuplicateId { count: 5, id: 7, previous: 0, event: 1 }, "5 times an id is listed again"),
-            (Warning::Inconsistent(Inconsistency::SampleIdAllDiffers { event: 1 }), "perf refuses this in file mode"),
+            (Warning::Inconsistent(EventSetError::SampleIdAllDiffers { event: 1 }), "perf refuses this in file mode"),
             (
-                Warning::Unattributed { count: 3, first: AttributeError::UnknownId { id: 9 }, first_offset: 120 },
+                Warning::Unattributed { count: 3, first: DecodeError::UnknownId { id: 9 }, first_offset: 120 },
                 "3 records cannot be attributed",
             ),
             (Warning::AttrSizeDiffers { event: 0, attr_size: 136, entry_size: 144, events: 2 }, "2 attrs counted"),

@@ -19,7 +19,7 @@ use crate::attribution::Events;
 use crate::features::{self, Feature};
 use crate::file_header::{u64_of, Mode};
 use crate::metadata::{check_consistent, FileAttr};
-use crate::{Error, HEADER_SIZE, MAGIC, PIPE_HEADER_SIZE, SECTION_SIZE};
+use crate::{PerfDataError, HEADER_SIZE, MAGIC, PIPE_HEADER_SIZE, SECTION_SIZE};
 
 /// Raw bytes gathered before one compressed frame is cut (perf: one ring's worth).
 const COMPRESS_BATCH: usize = 256 << 10;
@@ -62,27 +62,27 @@ fn checkpoint<W: Write + Seek>(out: &mut W, endian: Endian, data_size: u64, end:
     Ok(())
 }
 
-fn io(offset: u64) -> impl Fn(std::io::Error) -> Error {
-    move |error| Error::Io { offset, error }
+fn io(offset: u64) -> impl Fn(std::io::Error) -> PerfDataError {
+    move |error| PerfDataError::Io { offset, error }
 }
 
 impl<W: Write + Seek> Writer<W> {
     /// Start a file-mode file at `out`'s current position 0: header (data size 0), attrs and
     /// their ids. Every attr has the same `size` (0 counts as 64, `Attr::SIZE_VER0`, and is
-    /// written as 64), and no field set past it ([`Error::AttrFieldsPastSize`]). What perf
+    /// written as 64), and no field set past it ([`PerfDataError::AttrFieldsPastSize`]). What perf
     /// refuses in a file's events is refused here, before anything is written, with the error
     /// [`crate::Reader`] gives for such a file (the offset is where the field would be):
-    /// differing `sample_id_all` ([`Error::SampleIdAllMismatch`]), several events without ID or
-    /// IDENTIFIER at one position ([`Error::NonMatchingSampleType`]), READ sampled without
-    /// `PERF_FORMAT_ID` ([`Error::NonMatchingReadFormat`]). (Pipe mode, where perf only warns,
+    /// differing `sample_id_all` ([`PerfDataError::SampleIdAllMismatch`]), several events without ID or
+    /// IDENTIFIER at one position ([`PerfDataError::NonMatchingSampleType`]), READ sampled without
+    /// `PERF_FORMAT_ID` ([`PerfDataError::NonMatchingReadFormat`]). (Pipe mode, where perf only warns,
     /// takes them.)
-    pub fn new(out: W, endian: Endian, attrs: Vec<FileAttr>) -> Result<Writer<W>, Error> {
+    pub fn new(out: W, endian: Endian, attrs: Vec<FileAttr>) -> Result<Writer<W>, PerfDataError> {
         let attr_size = attr_size(&attrs, endian)?;
         let entry = u64::from(attr_size) + SECTION_SIZE as u64;
         // What perf (and this crate's reader) would refuse in the file, refused before writing.
         let mut events = Events::new(endian);
         for a in &attrs {
-            events.add_event(&a.attr).map_err(Error::EventSet)?;
+            events.add_event(&a.attr).map_err(PerfDataError::EventSet)?;
         }
         check_consistent(&events, &attrs, |event| HEADER_SIZE as u64 + event as u64 * entry)?;
         let attrs_size = attrs.len() as u64 * entry;
@@ -116,7 +116,7 @@ impl<W: Write + Seek> Writer<W> {
     /// gets a HOSTNAME feature (an empty string) if it was given none: perf on a host of
     /// this order ignores the features of a file of the other order without HOSTNAME
     /// ([`crate::Warning::ForeignFeatureBitmap`]), COMPRESSED included.
-    pub fn finish(mut self) -> Result<W, Error> {
+    pub fn finish(mut self) -> Result<W, PerfDataError> {
         if self.mode == Mode::Pipe {
             return self.finish_pipe();
         }
@@ -160,12 +160,12 @@ impl<W: Write + Seek> Writer<W> {
 }
 
 /// The one `attr.size` of a file's attrs ([`written_size`] of each, which must agree).
-fn attr_size(attrs: &[FileAttr], endian: Endian) -> Result<u32, Error> {
+fn attr_size(attrs: &[FileAttr], endian: Endian) -> Result<u32, PerfDataError> {
     let mut size = None;
     for (event, a) in attrs.iter().enumerate() {
         let this = written_size(event, &a.attr, endian)?;
         if *size.get_or_insert(this) != this {
-            return Err(Error::MixedAttrSizes { event });
+            return Err(PerfDataError::MixedAttrSizes { event });
         }
     }
     Ok(size.unwrap_or(Attr::SIZE_VER7))
@@ -173,8 +173,8 @@ fn attr_size(attrs: &[FileAttr], endian: Endian) -> Result<u32, Error> {
 
 /// The size event `event`'s attr is written with: its `size`, 0 counting as 64
 /// (`PERF_ATTR_SIZE_VER0`) as [`Attr`] documents it and perf reads it. A field set past that
-/// size, which the file would drop, is [`Error::AttrFieldsPastSize`].
-fn written_size(event: usize, attr: &Attr, endian: Endian) -> Result<u32, Error> {
+/// size, which the file would drop, is [`PerfDataError::AttrFieldsPastSize`].
+fn written_size(event: usize, attr: &Attr, endian: Endian) -> Result<u32, PerfDataError> {
     let size = if attr.size == 0 { Attr::SIZE_VER0 } else { attr.size };
     let kept = |size: u32| {
         let a = Attr { size, ..*attr };
@@ -187,7 +187,7 @@ fn written_size(event: usize, attr: &Attr, endian: Endian) -> Result<u32, Error>
     Attr { size, ..*attr }.to_bytes(endian, &mut [0u8; Attr::SIZE_VER8 as usize])?;
     if !kept(size) {
         if let Some(need) = (size..=Attr::SIZE_VER8).step_by(8).find(|&s| kept(s)) {
-            return Err(Error::AttrFieldsPastSize { event, size: attr.size, need });
+            return Err(PerfDataError::AttrFieldsPastSize { event, size: attr.size, need });
         }
     }
     Ok(size)
@@ -195,8 +195,8 @@ fn written_size(event: usize, attr: &Attr, endian: Endian) -> Result<u32, Error>
 
 /// The header of `record` if it is one whole record and `trailing` the data it says follows it
 /// ([`Writer::write_raw`]).
-fn check_raw(record: &[u8], trailing: &[u8], endian: Endian) -> Result<Header, Error> {
-    let bad = |type_, field, value: usize, expected: usize| Error::BadRawRecord {
+fn check_raw(record: &[u8], trailing: &[u8], endian: Endian) -> Result<Header, PerfDataError> {
+    let bad = |type_, field, value: usize, expected: usize| PerfDataError::BadRawRecord {
         type_,
         field,
         value: value as u64,
@@ -223,7 +223,7 @@ fn check_raw(record: &[u8], trailing: &[u8], endian: Endian) -> Result<Header, E
     };
     match said {
         Some((field, n)) if n != trailing.len() as u64 => {
-            Err(Error::BadRawRecord { type_, field, value: n, expected: trailing.len() as u64 })
+            Err(PerfDataError::BadRawRecord { type_, field, value: n, expected: trailing.len() as u64 })
         }
         None if !trailing.is_empty() => Err(bad(type_, "trailing length", trailing.len(), 0)),
         _ => Ok(header),
@@ -265,11 +265,11 @@ impl<W: Write> Writer<W> {
 
     /// Start a pipe-mode stream (`perf record -o -`): the 16-byte header and one HEADER_ATTR
     /// record per event. An attr's `size` of 0 counts as 64; no field may be set past its size
-    /// ([`Error::AttrFieldsPastSize`]). An attr smaller than 128 bytes (`Attr::SIZE_VER7`) is
+    /// ([`PerfDataError::AttrFieldsPastSize`]). An attr smaller than 128 bytes (`Attr::SIZE_VER7`) is
     /// written as 128, as `perf record` writes it: perf 6.1 takes a HEADER_ATTR's ids to start
     /// 128 bytes into it, whatever its `attr.size` (a 64-byte attr's ids were read as its
     /// `config2`).
-    pub fn pipe(out: W, endian: Endian, attrs: Vec<FileAttr>) -> Result<Writer<W>, Error> {
+    pub fn pipe(out: W, endian: Endian, attrs: Vec<FileAttr>) -> Result<Writer<W>, PerfDataError> {
         let mut w = Writer::bare(out, endian, Mode::Pipe, attrs, PIPE_HEADER_SIZE as u64);
         let mut head = endian.put_u64(MAGIC).to_vec();
         head.extend_from_slice(&endian.put_u64(PIPE_HEADER_SIZE as u64));
@@ -296,7 +296,7 @@ impl<W: Write> Writer<W> {
     /// [`Writer::write_raw`]): a writer dropped before either loses the records of its last
     /// batch.
     #[cfg(feature = "zstd")]
-    pub fn compress(&mut self, level: i32) -> Result<(), Error> {
+    pub fn compress(&mut self, level: i32) -> Result<(), PerfDataError> {
         self.compress = Some(level);
         if self.mode == Mode::Pipe {
             self.set_feature(features::COMPRESSED, &compressed_feature(level))?;
@@ -306,7 +306,7 @@ impl<W: Write> Writer<W> {
 
     /// Flush the output (what a buffered output holds reaches the file): an output that
     /// cannot be written (`/dev/full`, a full disk) fails here rather than later.
-    pub fn flush(&mut self) -> Result<(), Error> {
+    pub fn flush(&mut self) -> Result<(), PerfDataError> {
         let at = self.data_offset + self.data_size;
         self.out.flush().map_err(io(at))
     }
@@ -340,29 +340,37 @@ impl<W: Write> Writer<W> {
     /// HEADER_FEATURE record). `value` must be the variant [`Feature::parse`] gives for `bit`
     /// (a [`Feature::String`] for HOSTNAME, [`Feature::NrCpus`] for NRCPUS, …;
     /// [`Feature::Bytes`] for a bit this crate does not type), or it is
-    /// [`Error::FeatureMismatch`]: its bytes would be read as the bit's layout (perf printed a
+    /// [`PerfDataError::FeatureMismatch`]: its bytes would be read as the bit's layout (perf printed a
     /// string under NRCPUS as "nrcpus online : 1920298854"). [`Writer::set_feature_bytes`]
     /// takes encoded bytes for any bit.
-    pub fn set_feature(&mut self, bit: u32, value: &Feature) -> Result<(), Error> {
+    pub fn set_feature(&mut self, bit: u32, value: &Feature) -> Result<(), PerfDataError> {
         let expected = features::variant_of_bit(bit);
         if value.variant() != expected {
-            return Err(Error::FeatureMismatch { feature: bit, expected, given: value.variant() });
+            return Err(PerfDataError::FeatureMismatch {
+                feature: bit,
+                name: features::name(bit).unwrap_or("unnamed"),
+                expected,
+                given: value.variant(),
+            });
         }
         let payload = value.encode(self.endian)?;
         self.set_feature_bytes(bit, payload)
     }
 
     /// Set a feature from its encoded payload (for features this crate does not type).
-    pub fn set_feature_bytes(&mut self, bit: u32, payload: Vec<u8>) -> Result<(), Error> {
+    pub fn set_feature_bytes(&mut self, bit: u32, payload: Vec<u8>) -> Result<(), PerfDataError> {
         if !(1..features::BITS).contains(&bit) {
-            return Err(Error::BadFeature { feature: bit, offset: 0, field: "feature bit" });
+            return Err(PerfDataError::BadFeature { feature: bit, offset: 0, field: "feature bit" });
         }
         if self.mode == Mode::Pipe && bit == features::TRACING_DATA {
             // perf takes tracing data in pipe mode only as a HEADER_TRACING_DATA record:
             // `{header; u32 size; u32 pad}` and `size` bytes (padded to 8) after it.
             let padded = payload.len().next_multiple_of(8);
-            let size =
-                u32::try_from(padded).map_err(|_| Error::BadFeature { feature: bit, offset: 0, field: "size" })?;
+            let size = u32::try_from(padded).map_err(|_| PerfDataError::BadFeature {
+                feature: bit,
+                offset: 0,
+                field: "size",
+            })?;
             let mut body = self.endian.put_u32(size).to_vec();
             body.extend_from_slice(&[0; 4]);
             self.emit(types::HEADER_TRACING_DATA, &body)?;
@@ -380,13 +388,14 @@ impl<W: Write> Writer<W> {
     }
 
     /// Encode `record` with event `event`'s context and write it.
-    pub fn write_record(&mut self, record: &Record<'_>, event: usize) -> Result<(), Error> {
-        let ctx = *self.contexts.get(event).ok_or(Error::NoSuchEvent(event))?;
+    pub fn write_record(&mut self, record: &Record<'_>, event: usize) -> Result<(), PerfDataError> {
+        let ctx = *self.contexts.get(event).ok_or(PerfDataError::NoSuchEvent(event))?;
         let size = record.encoded_size(&ctx)?;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         scratch.resize(size, 0);
-        let r = record.encode(&ctx, &mut scratch).map_err(Error::from).and_then(|_| self.write_raw(&scratch, &[]));
+        let r =
+            record.encode(&ctx, &mut scratch).map_err(PerfDataError::from).and_then(|_| self.write_raw(&scratch, &[]));
         self.scratch = scratch;
         r
     }
@@ -398,13 +407,13 @@ impl<W: Write> Writer<W> {
     /// `header.size` equal to its length, and, for a kernel record (type below 64), a multiple
     /// of 8 as the ring's records are; `trailing` must be empty, or be the data an AUXTRACE
     /// (`auxtrace.size`) or HEADER_TRACING_DATA (`size`) record says follows it. Anything else
-    /// is [`Error::BadRawRecord`], and nothing is written.
+    /// is [`PerfDataError::BadRawRecord`], and nothing is written.
     ///
     /// A compressing writer ([`Writer::compress`]) writes an AUXTRACE or HEADER_TRACING_DATA
     /// record and its data uncompressed, after the records gathered before it (flushed first),
     /// as `perf record -z` does: perf reads their data from the file, never from a COMPRESSED
     /// record.
-    pub fn write_raw(&mut self, record: &[u8], trailing: &[u8]) -> Result<(), Error> {
+    pub fn write_raw(&mut self, record: &[u8], trailing: &[u8]) -> Result<(), PerfDataError> {
         let header = check_raw(record, trailing, self.endian)?;
         if matches!(header.type_, types::AUXTRACE | types::HEADER_TRACING_DATA) {
             self.flush_batch()?;
@@ -425,7 +434,7 @@ impl<W: Write> Writer<W> {
     /// File mode: the header's `data.size` is brought up to date, so that a writer stopped
     /// before [`Writer::finish`] leaves a file whose records, up to its last round, perf reads
     /// (perf 6.1 reads nothing of a file whose `data.size` is 0).
-    pub fn finished_round(&mut self) -> Result<(), Error> {
+    pub fn finished_round(&mut self) -> Result<(), PerfDataError> {
         self.round()?;
         self.checkpoint()
     }
@@ -434,7 +443,7 @@ impl<W: Write> Writer<W> {
     /// header's `data.size` up to date: for a writer that rounds on every read of its rings
     /// and checkpoints ([`Writer::checkpoint`]) less often, since a checkpoint seeks, which
     /// empties a buffered output (a write system call, and two seeks, per round).
-    pub fn round(&mut self) -> Result<(), Error> {
+    pub fn round(&mut self) -> Result<(), PerfDataError> {
         self.flush_batch()?;
         self.emit(types::FINISHED_ROUND, &[])
     }
@@ -442,7 +451,7 @@ impl<W: Write> Writer<W> {
     /// File mode: write the header's `data.size` as it is now (what a writer stopped before
     /// [`Writer::finish`] leaves perf to read: the records up to here); pipe mode: nothing.
     /// Pending compressed records are not included until a round or `finish` writes them.
-    pub fn checkpoint(&mut self) -> Result<(), Error> {
+    pub fn checkpoint(&mut self) -> Result<(), PerfDataError> {
         if let Some(update) = self.checkpoint {
             let end = self.data_offset + self.data_size;
             update(&mut self.out, self.endian, self.data_size, end).map_err(io(48))?;
@@ -451,13 +460,13 @@ impl<W: Write> Writer<W> {
     }
 
     /// Finish a pipe-mode stream (flush pending compressed records); returns the output.
-    pub fn finish_pipe(mut self) -> Result<W, Error> {
+    pub fn finish_pipe(mut self) -> Result<W, PerfDataError> {
         self.flush_batch()?;
         self.out.flush().map_err(io(self.data_offset + self.data_size))?;
         Ok(self.out)
     }
 
-    fn put(&mut self, bytes: &[u8]) -> Result<(), Error> {
+    fn put(&mut self, bytes: &[u8]) -> Result<(), PerfDataError> {
         let at = self.data_offset + self.data_size;
         self.out.write_all(bytes).map_err(io(at))?;
         self.data_size += bytes.len() as u64;
@@ -465,9 +474,9 @@ impl<W: Write> Writer<W> {
     }
 
     /// A perf-only record: the header from the record encoder's [`Header`], then `body`.
-    fn emit(&mut self, type_: u32, body: &[u8]) -> Result<(), Error> {
+    fn emit(&mut self, type_: u32, body: &[u8]) -> Result<(), PerfDataError> {
         let size = u16::try_from(8 + body.len()).map_err(|_| {
-            Error::Encode(perfring::record::EncodeError::InvalidValue {
+            PerfDataError::Encode(perfring::record::EncodeError::InvalidValue {
                 field: "header.size",
                 value: 8 + body.len() as u64,
             })
@@ -478,7 +487,7 @@ impl<W: Write> Writer<W> {
     }
 
     #[cfg(feature = "zstd")]
-    fn flush_batch(&mut self) -> Result<(), Error> {
+    fn flush_batch(&mut self) -> Result<(), PerfDataError> {
         let Some(level) = self.compress else { return Ok(()) };
         if self.batch.is_empty() {
             return Ok(());
@@ -487,13 +496,13 @@ impl<W: Write> Writer<W> {
         let frame = zstd::bulk::compress(&self.batch, level).map_err(io(at))?;
         self.batch.clear();
         for chunk in frame.chunks(MAX_PAYLOAD - 8) {
-            self.emit(crate::reader::COMPRESSED, chunk)?;
+            self.emit(perfring::record::types::COMPRESSED, chunk)?;
         }
         Ok(())
     }
 
     #[cfg(not(feature = "zstd"))]
-    fn flush_batch(&mut self) -> Result<(), Error> {
+    fn flush_batch(&mut self) -> Result<(), PerfDataError> {
         Ok(())
     }
 }

@@ -3,7 +3,7 @@
 
 use perfring::record::{Attr, Endian};
 use perfring_data::features::{self, EventDesc, GroupDesc, NumaNode};
-use perfring_data::{Error, Feature};
+use perfring_data::{features::Feature, PerfDataError};
 
 fn values() -> Vec<(u32, Feature)> {
     let attr = Attr { size: Attr::SIZE_VER7, sample_type: 7, config: 3, ..Attr::default() };
@@ -52,14 +52,14 @@ fn damaged_features_name_the_field() {
     b[0] = 200;
     assert!(matches!(
         Feature::parse(features::HOSTNAME, &b, Endian::Little),
-        Err(Error::BadFeature { feature: features::HOSTNAME, field: "string", .. })
+        Err(PerfDataError::BadFeature { feature: features::HOSTNAME, field: "string", .. })
     ));
     // A list count larger than the bytes can hold: refused before allocating.
     let mut b = Feature::Cmdline(vec!["a".into()]).encode(Endian::Little).unwrap();
     b[..4].copy_from_slice(&u32::MAX.to_le_bytes());
     assert!(matches!(
         Feature::parse(features::CMDLINE, &b, Endian::Little),
-        Err(Error::BadFeature { feature: features::CMDLINE, field: "cmdline", offset: 0 })
+        Err(PerfDataError::BadFeature { feature: features::CMDLINE, field: "cmdline", offset: 0 })
     ));
     // Every truncation of every feature is an error or a shorter value, never a panic.
     for (bit, f) in values() {
@@ -97,7 +97,7 @@ fn set_feature_refuses_a_variant_the_bit_does_not_take() {
     for (bit, f, expected, given) in wrong {
         let e = w.set_feature(bit, &f).unwrap_err();
         assert!(
-            matches!(e, Error::FeatureMismatch { feature, expected: x, given: g } if (feature, x, g) == (bit, expected, given)),
+            matches!(e, PerfDataError::FeatureMismatch { feature, expected: x, given: g, .. } if (feature, x, g) == (bit, expected, given)),
             "{e:?}"
         );
         assert!(e.to_string().contains(&format!("takes Feature::{expected}")), "{e}");
@@ -108,6 +108,6 @@ fn set_feature_refuses_a_variant_the_bit_does_not_take() {
     let bytes = w.finish().unwrap().into_inner();
     let r = perfring_data::Reader::from_bytes(&bytes).unwrap();
     for (bit, f) in values() {
-        assert_eq!(r.feature_value(bit).unwrap().unwrap(), f, "feature {bit}");
+        assert_eq!(r.metadata().feature_value(bit).unwrap().unwrap(), f, "feature {bit}");
     }
 }

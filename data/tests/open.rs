@@ -1,11 +1,12 @@
 //! `Reader::open` on paths: its errors name the path, and a path that is not a regular file
 //! (a FIFO, `/dev/stdin` on a pipe, a process substitution) is read as a stream.
 
+use perfring::record::EventRecord;
 use std::io::Cursor;
 use std::path::PathBuf;
 
 use perfring::record::{sample_type as st, Attr, Endian, Record, Sample};
-use perfring_data::{Error, FileAttr, Reader, Writer};
+use perfring_data::{FileAttr, PerfDataError, Reader, Writer};
 
 /// A fresh directory for this test.
 fn scratch(name: &str) -> PathBuf {
@@ -26,7 +27,7 @@ fn sample(ip: u64) -> Record<'static> {
 
 /// Three SAMPLEs and a FINISHED_ROUND, in file or pipe mode.
 fn bytes(pipe: bool) -> Vec<u8> {
-    let hostname = perfring_data::Feature::String("h".into());
+    let hostname = perfring_data::features::Feature::String("h".into());
     if pipe {
         let mut w = Writer::pipe(Vec::new(), Endian::Little, attrs()).unwrap();
         (1..=3).for_each(|ip| w.write_record(&sample(ip), 0).unwrap());
@@ -49,7 +50,7 @@ fn read<S: perfring_data::Source>(mut r: Reader<S>) -> (Vec<u64>, Option<Vec<u8>
             ips.extend(s.ip);
         }
     }
-    (ips, r.feature(perfring_data::features::HOSTNAME).map(<[u8]>::to_vec))
+    (ips, r.metadata().feature(perfring_data::features::HOSTNAME).map(<[u8]>::to_vec))
 }
 
 /// Before, `Reader::open` took a FIFO's length from its metadata (0) and read no record, with
@@ -83,17 +84,17 @@ fn open_errors_name_the_path() {
     let dir = scratch("errors");
     let missing = dir.join("missing.data");
     let e = Reader::open(&missing).unwrap_err();
-    assert!(matches!(&e, Error::Open { path, .. } if *path == missing), "{e:?}");
+    assert!(matches!(&e, PerfDataError::Open { path, .. } if *path == missing), "{e:?}");
     assert!(e.to_string().contains(&format!("cannot open {}", missing.display())), "{e}");
     // A directory without `data`: the file it looked for.
     let e = Reader::open(&dir).unwrap_err();
-    assert!(matches!(&e, Error::Open { path, .. } if *path == dir.join("data")), "{e:?}");
+    assert!(matches!(&e, PerfDataError::Open { path, .. } if *path == dir.join("data")), "{e:?}");
     // What is wrong inside a file, named by it.
     let bad = dir.join("bad.data");
     std::fs::write(&bad, [0u8; 200]).unwrap();
     let e = Reader::open(&bad).unwrap_err();
     assert!(
-        matches!(&e, Error::InFile { path, error } if *path == bad && matches!(**error, Error::BadMagic(_))),
+        matches!(&e, PerfDataError::InFile { path, error } if *path == bad && matches!(**error, PerfDataError::BadMagic(_))),
         "{e:?}"
     );
     assert!(e.to_string().starts_with(&format!("{}: not a perf.data file", bad.display())), "{e}");

@@ -3,6 +3,7 @@
 //! carries more data than the buffer holds; and time order gives the same records in the same
 //! order from every reader, with rounds whose records carry over (the round store compacts).
 
+use perfring::record::EventRecord;
 use std::io::Cursor;
 
 use perfring::record::{attr_flags, sample_type as st, types, Attr, Endian, Record, Sample};
@@ -67,7 +68,7 @@ fn file(endian: Endian, pipe: bool) -> Vec<u8> {
 fn records<S: Source>(mut r: Reader<S>) -> Vec<(u64, u32, Vec<u8>, Vec<u8>)> {
     let mut out = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
-        out.push((rec.offset, rec.header.type_, rec.bytes.to_vec(), rec.trailing.to_vec()));
+        out.push((rec.raw().offset, rec.raw().header.type_, rec.raw().bytes.to_vec(), rec.raw().trailing.to_vec()));
     }
     out
 }

@@ -1,13 +1,12 @@
 //! A `FileRecord` read through each of `perfring::record`'s tiers — `sample()` (the view),
 //! `fixed::<ST>()` (the compile-time layout), `decode()` (the complete decode) and `view()` —
 //! gives the same fields, from every reader (mapped, streamed, pipe, time-ordered), in both
-//! byte orders; a record of no known event is `None` in the views and a typed error in the
-//! compile-time tier.
+//! byte orders; a record of no known event is the same typed error in every tier.
 
 use std::io::Cursor;
 
 use perfring::record::{
-    attr_flags, sample_type as st, types, Attr, AttributeError, Comm, Endian, PidTid, Record, Sample, SampleError,
+    attr_flags, sample_type as st, types, Attr, Comm, DecodeError, Endian, EventRecord, PidTid, Record, Sample,
     SampleId, U64Array,
 };
 use perfring_data::{FileAttr, Reader, Writer};
@@ -79,15 +78,18 @@ fn check<S: perfring_data::Source>(mut reader: Reader<S>) -> usize {
     let mut samples = 0;
     while let Some(r) = reader.next_record().unwrap() {
         let full = r.decode().unwrap();
-        if r.event.is_none() {
-            assert!(r.sample().is_none() && r.view().is_none(), "{r:?}");
+        if let Err(e) = r.event() {
+            assert_eq!(e, DecodeError::NotAnEventRecord { type_: r.raw().header.type_ }, "{r:?}");
+            let not_a_sample = DecodeError::NotASample { type_: r.raw().header.type_ };
+            assert_eq!((r.sample().err(), r.view().err()), (Some(not_a_sample), Some(e)), "{r:?}");
+            assert!(matches!(full, Record::Unknown { .. }), "{r:?}");
             continue;
         }
         let view = r.view().unwrap();
         assert_eq!((view.time(), view.id(), view.pid(), view.tid()), (full.time(), full.id(), full.pid(), full.tid()));
         let Record::Sample(s) = full else {
-            assert!(r.sample().is_none());
-            assert!(matches!(r.fixed::<ST0>(), Err(SampleError::Decode(_))), "{r:?}");
+            assert!(matches!(r.sample(), Err(DecodeError::NotASample { .. })));
+            assert!(matches!(r.fixed::<ST0>(), Err(DecodeError::NotASample { .. })), "{r:?}");
             continue;
         };
         samples += 1;
@@ -97,14 +99,13 @@ fn check<S: perfring_data::Source>(mut reader: Reader<S>) -> usize {
             (s.identifier, s.ip, s.tid, s.time, s.period)
         );
         assert_eq!((v.callchain(), v.phys_addr()), (Ok(s.callchain), Ok(s.phys_addr)));
-        assert_eq!(v.decode(), Ok(s));
-        match r.event {
+        match r.event().ok() {
             Some(0) => {
                 let f = r.fixed::<ST0>().unwrap();
                 assert_eq!((f.identifier(), f.ip(), f.time(), f.period()), (s.identifier, s.ip, s.time, s.period));
                 assert_eq!(
                     r.fixed::<ST1>().err(),
-                    Some(SampleError::SampleTypeDiffers { sample_type: ST0, fixed: ST1 })
+                    Some(DecodeError::SampleTypeDiffers { sample_type: ST0, fixed: ST1 })
                 );
             }
             _ => {
@@ -132,9 +133,9 @@ fn every_reader_offers_the_three_tiers_and_they_agree() {
     }
 }
 
-/// A SAMPLE whose id no event lists, in a file and in a pipe of either byte order: no view,
-/// the compile-time tier says why, and the complete decode still reads it (by the first
-/// event's context, as perf does).
+/// A SAMPLE whose id no event lists, in a file and in a pipe of either byte order: every tier
+/// refuses it with the id, the complete decode too (perf cannot parse it either:
+/// `evlist__parse_sample` fails with no event), never read with a guessed layout.
 #[test]
 fn a_record_of_no_known_event_is_refused_with_the_reason() {
     for endian in [Endian::Little, Endian::Big] {
@@ -146,8 +147,8 @@ fn a_record_of_no_known_event_is_refused_with_the_reason() {
                 let mut reader = Reader::from_bytes(&bytes).unwrap();
                 let mut at = None;
                 while let Some(r) = reader.next_record().unwrap() {
-                    if r.header.type_ == types::SAMPLE {
-                        at = Some(r.offset as usize + if pipe { 16 } else { 0 });
+                    if r.raw().header.type_ == types::SAMPLE {
+                        at = Some(r.raw().offset as usize + if pipe { 16 } else { 0 });
                         break;
                     }
                 }
@@ -160,15 +161,10 @@ fn a_record_of_no_known_event_is_refused_with_the_reason() {
             let count = |mut reader: Reader<_>| {
                 let mut refused = 0;
                 while let Some(r) = reader.next_record().unwrap() {
-                    if r.header.type_ == types::SAMPLE && r.event.is_none() {
-                        assert!(r.sample().is_none() && r.view().is_none(), "{what}");
-                        assert_eq!(
-                            r.fixed::<ST0>().err(),
-                            Some(SampleError::Attribute(AttributeError::UnknownId { id: 99 })),
-                            "{what}"
-                        );
-                        let Ok(Record::Sample(s)) = r.decode() else { panic!("{what}: {r:?}") };
-                        assert_eq!(s.identifier, Some(99), "{what}");
+                    if r.raw().header.type_ == types::SAMPLE && r.event().is_err() {
+                        let unknown = Some(DecodeError::UnknownId { id: 99 });
+                        assert_eq!((r.event().err(), r.sample().err(), r.view().err()), (unknown, unknown, unknown));
+                        assert_eq!((r.fixed::<ST0>().err(), r.decode().err()), (unknown, unknown), "{what}");
                         refused += 1;
                     }
                 }
@@ -180,8 +176,8 @@ fn a_record_of_no_known_event_is_refused_with_the_reason() {
                 let mut r = Reader::from_pipe(Cursor::new(&bytes)).unwrap();
                 let mut refused = 0;
                 while let Some(rec) = r.next_record().unwrap() {
-                    if rec.header.type_ == types::SAMPLE && rec.event.is_none() {
-                        assert!(rec.sample().is_none(), "{what}: pipe");
+                    if rec.raw().header.type_ == types::SAMPLE && rec.event().is_err() {
+                        assert!(rec.sample().is_err(), "{what}: pipe");
                         assert!(rec.fixed::<ST0>().is_err(), "{what}: pipe");
                         refused += 1;
                     }

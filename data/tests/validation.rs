@@ -2,12 +2,13 @@
 //! is a [`Warning`] (perf's tools/perf/util/session.c and evlist.c, `header.c`, `session.c`). Files are synthesized with
 //! the writer, then patched.
 
+use perfring::record::EventRecord;
 use std::io::Cursor;
 
 use perfring::record::{
-    attr_flags, sample_type as st, types, Attr, Endian, Header, Inconsistency, Record, Sample, SampleId,
+    attr_flags, sample_type as st, types, Attr, Endian, EventSetError, Header, Record, Sample, SampleId,
 };
-use perfring_data::{Error, FileAttr, FileHeader, Reader, Warning, Writer};
+use perfring_data::{FileAttr, FileHeader, PerfDataError, Reader, Warning, Writer};
 
 fn attr(sample_type: u64, sample_id_all: bool) -> Attr {
     let flags = if sample_id_all { attr_flags::SAMPLE_ID_ALL } else { 0 };
@@ -57,7 +58,7 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
 }
 
-fn count(r: &mut Reader<perfring_data::Slice<'_>>) -> Result<usize, Error> {
+fn count(r: &mut Reader<perfring_data::Slice<'_>>) -> Result<usize, PerfDataError> {
     let mut n = 0;
     while r.next_record()?.is_some() {
         n += 1;
@@ -69,10 +70,10 @@ fn count(r: &mut Reader<perfring_data::Slice<'_>>) -> Result<usize, Error> {
 fn a_well_formed_file_reads_without_warning() {
     let bytes = file(two_events());
     let mut r = Reader::from_bytes(&bytes).unwrap();
-    assert!(r.warnings().is_empty(), "{:?}", r.warnings());
+    assert!(r.metadata().warnings().is_empty(), "{:?}", r.metadata().warnings());
     let mut events = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
-        events.push((rec.header.type_, rec.event));
+        events.push((rec.raw().header.type_, rec.event().ok()));
     }
     assert_eq!(events, [(types::SAMPLE, Some(0)), (types::SAMPLE, Some(1)), (types::FINISHED_ROUND, None)]);
 }
@@ -83,15 +84,15 @@ fn a_pipe_mode_file_given_as_a_file_says_pipe_mode() {
     w.finished_round().unwrap();
     let bytes = w.finish_pipe().unwrap();
     let e = FileHeader::parse(&bytes).unwrap_err();
-    assert!(matches!(e, Error::PipeMode), "{e:?}");
+    assert!(matches!(e, PerfDataError::PipeMode), "{e:?}");
     assert!(e.to_string().contains("pipe mode"), "{e}");
     // The readers detect the mode themselves.
     let mut r = Reader::from_bytes(&bytes).unwrap();
     assert_eq!(count(&mut r).unwrap(), 3, "two HEADER_ATTR and a FINISHED_ROUND");
-    assert_eq!(r.attrs(), two_events());
+    assert_eq!(r.metadata().attrs(), two_events());
     // A file-mode file given to the pipe reader is refused with its header size.
     let e = Reader::from_pipe(&file(two_events())[..]).unwrap_err();
-    assert!(matches!(e, Error::BadHeaderSize(104)), "{e:?}");
+    assert!(matches!(e, PerfDataError::BadHeaderSize(104)), "{e:?}");
 }
 
 /// perf counts the attrs with the header's attr_size and reads each by its own attr.size
@@ -105,23 +106,23 @@ fn attr_size_disagreeing_with_the_attrs_is_read_as_perf_reads_it() {
     assert_eq!(u64_at(&bytes, 16), 144, "attr.size 128 + the ids section");
     bytes[16..24].copy_from_slice(&136u64.to_le_bytes());
     let mut r = Reader::from_bytes(&bytes).unwrap();
-    assert_eq!(r.attrs(), two_events());
+    assert_eq!(r.metadata().attrs(), two_events());
     assert_eq!(
-        r.warnings(),
+        r.metadata().warnings(),
         [Warning::AttrSizeDiffers { event: 0, attr_size: 136, entry_size: 144, events: 2 }],
         "{:?}",
-        r.warnings()
+        r.metadata().warnings()
     );
     let mut events = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
-        events.push(rec.event);
+        events.push(rec.event().ok());
     }
     assert_eq!(events, [Some(0), Some(1), None], "both samples attributed, then the round");
 
     // An attr_size that counts one attr: perf reads one, and so does the reader.
     bytes[16..24].copy_from_slice(&200u64.to_le_bytes());
     let r = Reader::from_bytes(&bytes).unwrap();
-    assert_eq!(r.attrs(), &two_events()[..1]);
+    assert_eq!(r.metadata().attrs(), &two_events()[..1]);
 
     // An attr larger than any this crate knows is refused, naming its size field.
     let mut bytes = file(two_events());
@@ -129,7 +130,7 @@ fn attr_size_disagreeing_with_the_attrs_is_read_as_perf_reads_it() {
     bytes[second..second + 4].copy_from_slice(&200u32.to_le_bytes());
     let e = Reader::from_bytes(&bytes).unwrap_err();
     assert!(
-        matches!(e, Error::UnsupportedAttrSize { event: 1, attr_size: 200, offset } if offset == second as u64),
+        matches!(e, PerfDataError::UnsupportedAttrSize { event: 1, attr_size: 200, offset } if offset == second as u64),
         "{e:?}"
     );
     assert!(e.to_string().contains("unsupported ABI"), "{e}");
@@ -143,7 +144,7 @@ fn a_file_without_events_warns() {
     w.finished_round().unwrap();
     let bytes = w.finish().unwrap().into_inner();
     let mut r = Reader::from_bytes(&bytes).unwrap();
-    assert_eq!(r.warnings(), [Warning::NoEvents]);
+    assert_eq!(r.metadata().warnings(), [Warning::NoEvents]);
     assert_eq!(count(&mut r).unwrap(), 1);
 }
 
@@ -153,7 +154,10 @@ fn differing_sample_id_all_is_refused() {
     attrs[1].attr.flags = 0;
     let e = Reader::from_bytes(&patched(attrs)).unwrap_err();
     let entry = u64_at(&file(two_events()), 16);
-    assert!(matches!(e, Error::SampleIdAllMismatch { event: 1, offset } if offset == 104 + entry + 40), "{e:?}");
+    assert!(
+        matches!(e, PerfDataError::SampleIdAllMismatch { event: 1, offset } if offset == 104 + entry + 40),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("non matching sample_id_all"), "{e}");
 }
 
@@ -164,19 +168,22 @@ fn ids_in_different_places_are_refused() {
     attrs[1].attr.sample_type = st::ID | st::IP | st::TID | st::TIME;
     let e = Reader::from_bytes(&patched(attrs.clone())).unwrap_err();
     let entry = u64_at(&file(two_events()), 16);
-    assert!(matches!(e, Error::NonMatchingSampleType { event: 1, offset, .. } if offset == 104 + entry + 24), "{e:?}");
+    assert!(
+        matches!(e, PerfDataError::NonMatchingSampleType { event: 1, offset, .. } if offset == 104 + entry + 24),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("non matching sample_type"), "{e}");
     assert!(e.to_string().contains("event 1's sample_type 0x47 (offset 272) puts its id at another position"), "{e}");
     // No id at all, with two events.
     attrs[1].attr.sample_type = st::IP | st::TID;
     let e = Reader::from_bytes(&patched(attrs.clone())).unwrap_err();
-    assert!(matches!(e, Error::NonMatchingSampleType { event: 1, .. }), "{e:?}");
+    assert!(matches!(e, PerfDataError::NonMatchingSampleType { event: 1, .. }), "{e:?}");
     // Event 0 without an id: the message says so (it said event 0 had its id "elsewhere than
     // event 0").
     attrs[0].attr.sample_type = st::IP | st::TID;
     attrs[1].attr.sample_type = st::IP | st::TID;
     let e = Reader::from_bytes(&patched(attrs)).unwrap_err();
-    assert!(matches!(e, Error::NonMatchingSampleType { event: 0, offset: 128, sample_type: 3 }), "{e:?}");
+    assert!(matches!(e, PerfDataError::NonMatchingSampleType { event: 0, offset: 128, sample_type: 3 }), "{e:?}");
     assert!(e.to_string().contains("event 0's sample_type 0x3 (offset 128) has neither ID nor IDENTIFIER"), "{e}");
     // One event needs no id.
     let one = vec![FileAttr { attr: attr(st::IP | st::TID, true), ids: vec![] }];
@@ -191,7 +198,7 @@ fn in_pipe_mode_the_same_mismatches_are_warnings() {
     let bytes = w.finish_pipe().unwrap();
     let mut r = Reader::from_pipe(&bytes[..]).unwrap();
     while r.next_record().unwrap().is_some() {}
-    assert_eq!(r.warnings(), [Warning::Inconsistent(Inconsistency::SampleIdAllDiffers { event: 1 })]);
+    assert_eq!(r.metadata().warnings(), [Warning::Inconsistent(EventSetError::SampleIdAllDiffers { event: 1 })]);
 }
 
 #[test]
@@ -200,7 +207,7 @@ fn sample_read_without_format_id_is_refused() {
     let mut attrs = vec![FileAttr { attr: attr(t, true), ids: vec![1] }];
     attrs[0].attr.read_format = perfring::record::read_format::TOTAL_TIME_ENABLED;
     let e = Reader::from_bytes(&patched(attrs)).unwrap_err();
-    assert!(matches!(e, Error::NonMatchingReadFormat { offset: 136, read_format: 1 }), "{e:?}");
+    assert!(matches!(e, PerfDataError::NonMatchingReadFormat { offset: 136, read_format: 1 }), "{e:?}");
     assert!(e.to_string().contains("non matching read_format"), "{e}");
 }
 
@@ -213,7 +220,7 @@ fn a_record_past_the_data_section_is_outside_the_data_section() {
     bytes[data_offset + 6..data_offset + 8].copy_from_slice(&(data_size as u16 + 8).to_le_bytes());
     let mut r = Reader::from_bytes(&bytes).unwrap();
     let e = count(&mut r).unwrap_err();
-    assert!(matches!(e, Error::OutsideDataSection { offset, .. } if offset == data_offset as u64), "{e:?}");
+    assert!(matches!(e, PerfDataError::OutsideDataSection { offset, .. } if offset == data_offset as u64), "{e:?}");
     assert!(e.to_string().contains("outside the data section"), "{e}");
     // The streaming reader says the same.
     let mut s = Reader::new(Cursor::new(&bytes)).unwrap();
@@ -224,7 +231,7 @@ fn a_record_past_the_data_section_is_outside_the_data_section() {
             Err(e) => break e,
         }
     };
-    assert!(matches!(e, Error::OutsideDataSection { .. }), "{e:?}");
+    assert!(matches!(e, PerfDataError::OutsideDataSection { .. }), "{e:?}");
     assert!(s.next_record().unwrap().is_none(), "nothing after an error");
 }
 
@@ -235,7 +242,7 @@ fn record_sizes_below_8_are_refused() {
         let data_offset = u64_at(&bytes, 40) as usize;
         bytes[data_offset + 6..data_offset + 8].copy_from_slice(&size.to_le_bytes());
         let e = count(&mut Reader::from_bytes(&bytes).unwrap()).unwrap_err();
-        assert!(matches!(e, Error::BadRecordSize { size: s, .. } if s == size), "{e:?}");
+        assert!(matches!(e, PerfDataError::BadRecordSize { size: s, .. } if s == size), "{e:?}");
     }
 }
 
@@ -248,18 +255,22 @@ fn an_ids_array_not_a_multiple_of_8_is_rounded_down_with_a_warning() {
     assert_eq!(u64_at(&bytes, size_at), 16);
     bytes[size_at..size_at + 8].copy_from_slice(&13u64.to_le_bytes());
     let r = Reader::from_bytes(&bytes).unwrap();
-    assert_eq!(r.attrs()[0].ids, [11], "rounded down to one id");
-    assert!(matches!(r.warnings(), [Warning::IdsNotMultipleOf8 { event: 0, size: 13, .. }]), "{:?}", r.warnings());
+    assert_eq!(r.metadata().attrs()[0].ids, [11], "rounded down to one id");
+    assert!(
+        matches!(r.metadata().warnings(), [Warning::IdsNotMultipleOf8 { event: 0, size: 13, .. }]),
+        "{:?}",
+        r.metadata().warnings()
+    );
 }
 
 #[test]
 fn an_empty_data_section_is_a_warning() {
     let w = Writer::new(Cursor::new(Vec::new()), Endian::Little, two_events()).unwrap();
     let mut w = w;
-    w.set_feature(perfring_data::features::HOSTNAME, &perfring_data::Feature::String("h".into())).unwrap();
+    w.set_feature(perfring_data::features::HOSTNAME, &perfring_data::features::Feature::String("h".into())).unwrap();
     let bytes = w.finish().unwrap().into_inner();
     let mut r = Reader::from_bytes(&bytes).unwrap();
-    assert_eq!(r.warnings(), [Warning::EmptyDataSection]);
+    assert_eq!(r.metadata().warnings(), [Warning::EmptyDataSection]);
     assert_eq!(count(&mut r).unwrap(), 0);
 }
 
@@ -273,8 +284,8 @@ fn a_duplicated_id_goes_to_the_last_event_listing_it_with_a_warning() {
     w.write_record(&Record::Sample(s), 0).unwrap();
     let bytes = w.finish().unwrap().into_inner();
     let mut r = Reader::from_bytes(&bytes).unwrap();
-    assert_eq!(r.warnings(), [Warning::DuplicateId { count: 1, id: 11, previous: 0, event: 1 }]);
-    assert_eq!(r.next_record().unwrap().unwrap().event, Some(1), "perf: the last event listing the id");
+    assert_eq!(r.metadata().warnings(), [Warning::DuplicateId { count: 1, id: 11, previous: 0, event: 1 }]);
+    assert_eq!(r.next_record().unwrap().unwrap().event().ok(), Some(1), "perf: the last event listing the id");
 }
 
 #[test]
@@ -295,10 +306,14 @@ fn unknown_ids_are_counted_in_one_warning() {
     let mut r = Reader::from_bytes(&bytes).unwrap();
     let mut events = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
-        events.push(rec.event);
+        events.push(rec.event().ok());
     }
     assert_eq!(events, [None, None, Some(0)]);
-    assert!(matches!(r.warnings(), [Warning::Unattributed { count: 2, .. }]), "{:?}", r.warnings());
+    assert!(
+        matches!(r.metadata().warnings(), [Warning::Unattributed { count: 2, .. }]),
+        "{:?}",
+        r.metadata().warnings()
+    );
 }
 
 /// perf's ordered delivery (`ordered_events.c`): a FINISHED_ROUND delivers the queued records
@@ -344,7 +359,7 @@ fn time_order_holds_two_rounds_as_perf_does() {
             Record::Comm(c) => c.sample_id.map(|s| s.time),
             _ => None,
         };
-        seen.push((rec.header.type_, time));
+        seen.push((rec.raw().header.type_, time));
     }
     let (s, round) = (types::SAMPLE, (types::FINISHED_ROUND, None));
     assert_eq!(
@@ -371,13 +386,13 @@ fn compressed2_records_are_decompressed() {
     let mut r = Reader::from_bytes(&plain).unwrap();
     let mut records = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
-        records.extend_from_slice(rec.bytes);
+        records.extend_from_slice(rec.raw().bytes);
     }
     let frame = zstd::bulk::compress(&records, 1).unwrap();
     let mut body = (frame.len() as u64).to_le_bytes().to_vec();
     body.extend_from_slice(&frame);
     body.resize(body.len().next_multiple_of(8), 0);
-    let mut rec = Header { type_: perfring_data::COMPRESSED2, misc: 0, size: 8 + body.len() as u16 }
+    let mut rec = Header { type_: perfring::record::types::COMPRESSED2, misc: 0, size: 8 + body.len() as u16 }
         .to_bytes(Endian::Little)
         .to_vec();
     rec.extend_from_slice(&body);
@@ -387,12 +402,12 @@ fn compressed2_records_are_decompressed() {
     let mut r = Reader::from_bytes(&bytes).unwrap();
     let mut got = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
-        got.push((rec.header.type_, rec.decompressed, rec.event));
+        got.push((rec.raw().header.type_, rec.decompressed(), rec.event().ok()));
     }
     assert_eq!(
         got,
         [
-            (perfring_data::COMPRESSED2, false, None),
+            (perfring::record::types::COMPRESSED2, false, None),
             (types::SAMPLE, true, Some(0)),
             (types::SAMPLE, true, Some(1)),
             (types::FINISHED_ROUND, true, None)
@@ -404,12 +419,13 @@ fn compressed2_records_are_decompressed() {
 #[test]
 fn without_zstd_a_compressed_record_names_the_feature() {
     let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, two_events()).unwrap();
-    let mut rec = Header { type_: perfring_data::COMPRESSED, misc: 0, size: 16 }.to_bytes(Endian::Little).to_vec();
+    let mut rec =
+        Header { type_: perfring::record::types::COMPRESSED, misc: 0, size: 16 }.to_bytes(Endian::Little).to_vec();
     rec.extend_from_slice(&[0; 8]);
     w.write_raw(&rec, &[]).unwrap();
     let bytes = w.finish().unwrap().into_inner();
     let e = count(&mut Reader::from_bytes(&bytes).unwrap()).unwrap_err();
-    assert!(matches!(e, Error::ZstdDisabled { .. }), "{e:?}");
+    assert!(matches!(e, PerfDataError::ZstdDisabled { .. }), "{e:?}");
     assert!(e.to_string().contains("zstd"), "{e}");
 }
 
@@ -453,12 +469,18 @@ fn auxtrace_data_comes_with_its_record() {
     };
     for bytes in [&file_bytes, &pipe_bytes] {
         let mut s = Reader::from_bytes(bytes).unwrap();
-        let mut next =
-            || s.next_record().unwrap().map(|r| (r.header.type_, r.bytes.to_vec(), r.trailing.to_vec(), r.event));
+        let mut next = || {
+            s.next_record()
+                .unwrap()
+                .map(|r| (r.raw().header.type_, r.raw().bytes.to_vec(), r.raw().trailing.to_vec(), r.event().ok()))
+        };
         check(&mut next);
         let mut t = Reader::new(Cursor::new(bytes)).unwrap();
-        let mut next =
-            || t.next_record().unwrap().map(|r| (r.header.type_, r.bytes.to_vec(), r.trailing.to_vec(), r.event));
+        let mut next = || {
+            t.next_record()
+                .unwrap()
+                .map(|r| (r.raw().header.type_, r.raw().bytes.to_vec(), r.raw().trailing.to_vec(), r.event().ok()))
+        };
         check(&mut next);
     }
     let mut s = Reader::from_bytes(&file_bytes).unwrap();
@@ -474,7 +496,7 @@ fn auxtrace_data_comes_with_its_record() {
     let data_offset = u64_at(&cut, 40) as usize;
     cut[data_offset + 8..data_offset + 16].copy_from_slice(&10_000u64.to_le_bytes());
     let e = count(&mut Reader::from_bytes(&cut).unwrap()).unwrap_err();
-    assert!(matches!(e, Error::OutsideDataSection { what: "AUXTRACE data", .. }), "{e:?}");
+    assert!(matches!(e, PerfDataError::OutsideDataSection { what: "AUXTRACE data", .. }), "{e:?}");
 }
 
 /// Many rounds whose records each wait for the next round (the queue never empties, so the
@@ -527,20 +549,20 @@ fn a_stream_read_forward_says_when_it_needs_to_seek() {
     bytes.extend_from_within(old..old + n);
     bytes[ids_at..ids_at + 8].copy_from_slice(&(moved as u64).to_le_bytes());
     let seekable = Reader::from_bytes(&bytes).unwrap();
-    assert_eq!(seekable.attrs(), two_events(), "the ids, read where they now are");
+    assert_eq!(seekable.metadata().attrs(), two_events(), "the ids, read where they now are");
     let e = Reader::from_read(&bytes[..]).unwrap_err();
-    assert!(matches!(e, Error::NeedsSeekableInput { offset, .. } if offset == moved as u64), "{e:?}");
+    assert!(matches!(e, PerfDataError::NeedsSeekableInput { offset, .. } if offset == moved as u64), "{e:?}");
     assert!(e.to_string().contains("seekable input"), "{e}");
     // The file as written reads forward.
     let written = file(two_events());
     let mut r = Reader::from_read(&written[..]).unwrap();
     assert_eq!(count_stream(&mut r).unwrap(), 3);
-    assert_eq!(r.attrs(), two_events());
+    assert_eq!(r.metadata().attrs(), two_events());
 }
 
 fn count_stream<R: std::io::Read>(
     r: &mut Reader<perfring_data::Stream<std::io::BufReader<R>>>,
-) -> Result<usize, Error> {
+) -> Result<usize, PerfDataError> {
     let mut n = 0;
     while r.next_record()?.is_some() {
         n += 1;
@@ -570,10 +592,10 @@ fn metadata_is_read_through_the_record_while_walking() {
     while let Some(rec) = r.next_record().unwrap() {
         let meta = rec.metadata();
         let of_id = match rec.decode() {
-            Ok(Record::Sample(s)) => meta.event_of_id(s.identifier.unwrap()),
+            Ok(Record::Sample(s)) => meta.event_set().event_of_id(s.identifier.unwrap()),
             _ => None,
         };
-        seen.push((rec.header.type_, meta.attrs().len(), rec.event, of_id, meta.warnings().len()));
+        seen.push((rec.raw().header.type_, meta.attrs().len(), rec.event().ok(), of_id, meta.warnings().len()));
     }
     assert_eq!(
         seen,
@@ -584,8 +606,8 @@ fn metadata_is_read_through_the_record_while_walking() {
             (types::SAMPLE, 2, Some(1), Some(1), 0),
         ]
     );
-    assert_eq!(r.metadata().event_of_id(11), Some(0));
-    assert_eq!(r.metadata().event_of_id(99), None);
+    assert_eq!(r.metadata().event_set().event_of_id(11), Some(0));
+    assert_eq!(r.metadata().event_set().event_of_id(99), None);
 }
 
 /// A zstd stream that ends inside a record whose header is whole: the error says the record's
@@ -598,7 +620,7 @@ fn a_decompressed_record_cut_short_says_its_own_size() {
     // A file whose one COMPRESSED record holds `payload`, read to its error.
     let read_error = |payload: &[u8]| {
         let frame = zstd::bulk::compress(payload, 1).unwrap();
-        let mut rec = Header { type_: perfring_data::COMPRESSED, misc: 0, size: 8 + frame.len() as u16 }
+        let mut rec = Header { type_: perfring::record::types::COMPRESSED, misc: 0, size: 8 + frame.len() as u16 }
             .to_bytes(Endian::Little)
             .to_vec();
         rec.extend_from_slice(&frame);
@@ -608,10 +630,10 @@ fn a_decompressed_record_cut_short_says_its_own_size() {
         count(&mut Reader::from_bytes(&bytes).unwrap()).unwrap_err()
     };
     let e = read_error(&cut);
-    assert!(matches!(e, Error::Truncated { what: "decompressed record", need: 40, have: 24, .. }), "{e:?}");
+    assert!(matches!(e, PerfDataError::Truncated { what: "decompressed record", need: 40, have: 24, .. }), "{e:?}");
     // A stream that ends inside a header still needs the header's 8 bytes.
     let e = read_error(&cut[..5]);
-    assert!(matches!(e, Error::Truncated { what: "decompressed record", need: 8, have: 5, .. }), "{e:?}");
+    assert!(matches!(e, PerfDataError::Truncated { what: "decompressed record", need: 8, have: 5, .. }), "{e:?}");
 }
 
 /// A file of `n` events (64-byte attrs, sample_type IP|TID|TIME|ID) whose ids sections all point
@@ -654,10 +676,10 @@ fn shared_ids_arrays_give_one_warning_and_a_bounded_read() {
         assert!(attrs.iter().all(|a| a.ids.len() == 1000 && a.ids[999] == 1000));
     };
     let mut r = Reader::from_bytes(&bytes).unwrap();
-    check(r.warnings(), r.attrs());
-    assert_eq!(r.next_record().unwrap().unwrap().event, Some(3), "perf: the last event listing the id");
+    check(r.metadata().warnings(), r.metadata().attrs());
+    assert_eq!(r.next_record().unwrap().unwrap().event().ok(), Some(3), "perf: the last event listing the id");
     let r = Reader::from_read(&bytes[..]).unwrap();
-    check(r.warnings(), r.attrs());
+    check(r.metadata().warnings(), r.metadata().attrs());
     // Pipe mode: one warning as well, counted across the HEADER_ATTR records.
     let mut attrs = two_events();
     attrs[1].ids = vec![11, 12];
@@ -665,16 +687,19 @@ fn shared_ids_arrays_give_one_warning_and_a_bounded_read() {
     let pipe = Writer::pipe(Vec::new(), Endian::Little, attrs).unwrap().finish_pipe().unwrap();
     let mut r = Reader::from_bytes(&pipe).unwrap();
     while r.next_record().unwrap().is_some() {}
-    assert_eq!(r.warnings(), [Warning::DuplicateId { count: 4, id: 11, previous: 0, event: 1 }]);
+    assert_eq!(r.metadata().warnings(), [Warning::DuplicateId { count: 4, id: 11, previous: 0, event: 1 }]);
     // 2000 events × 20000 ids in 320 KB: refused when the ids listed pass the file's size.
     let bomb = shared_ids(2000, 20_000);
     let start = std::time::Instant::now();
     let e = Reader::from_bytes(&bomb).unwrap_err();
     let len = bomb.len() as u64;
-    assert!(matches!(e, Error::TooManyIds { event: 16, ids: 340_000, file_size, .. } if file_size == len), "{e:?}");
+    assert!(
+        matches!(e, PerfDataError::TooManyIds { event: 16, ids: 340_000, file_size, .. } if file_size == len),
+        "{e:?}"
+    );
     assert!(e.to_string().contains("overlap"), "{e}");
     let e = Reader::new(Cursor::new(&bomb)).unwrap_err();
-    assert!(matches!(e, Error::TooManyIds { event: 16, .. }), "{e:?}");
+    assert!(matches!(e, PerfDataError::TooManyIds { event: 16, .. }), "{e:?}");
     assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
 }
 
@@ -682,7 +707,7 @@ fn shared_ids_arrays_give_one_warning_and_a_bounded_read() {
 /// them (`header.c:perf_file_header__read`), with a warning; before, all were read.
 #[test]
 fn a_foreign_bitmap_without_hostname_is_read_as_perf_reads_it() {
-    use perfring_data::{features, Feature};
+    use perfring_data::{features, features::Feature};
     let endian = match Endian::NATIVE {
         Endian::Little => Endian::Big,
         Endian::Big => Endian::Little,
@@ -703,30 +728,38 @@ fn a_foreign_bitmap_without_hostname_is_read_as_perf_reads_it() {
         b[72..80].copy_from_slice(&endian.put_u64(word));
         b
     };
-    let string = |r: &Reader<_>, bit| r.feature_value(bit).map(|v: Result<Feature, Error>| v.unwrap());
+    let string =
+        |r: &Reader<_>, bit| r.metadata().feature_value(bit).map(|v: Result<Feature, PerfDataError>| v.unwrap());
     // Without HOSTNAME: bits 4, 35, 36 as a 32-bit host's are 36, 3, 4, which has HOSTNAME:
     // perf reads the sections in that order (3: the first, 4: the second, 36: the third).
     let bytes = with_bitmap(1 << 4 | 1 << 35 | 1 << 36);
     let r = Reader::from_bytes(&bytes).unwrap();
     let used = [1 << 3 | 1 << 4 | 1 << 36, 0, 0, 0];
-    assert_eq!(r.warnings(), [Warning::ForeignFeatureBitmap { file: [1 << 4 | 1 << 35 | 1 << 36, 0, 0, 0], used }]);
-    assert_eq!(r.header().features, used);
+    assert_eq!(
+        r.metadata().warnings(),
+        [Warning::ForeignFeatureBitmap { file: [1 << 4 | 1 << 35 | 1 << 36, 0, 0, 0], used }]
+    );
+    assert_eq!(r.metadata().header().features, used);
     assert_eq!(string(&r, features::HOSTNAME), Some(Feature::String(String::new())));
     assert_eq!(string(&r, features::OSRELEASE), Some(Feature::String("6.1".into())));
-    assert_eq!(r.feature(35), None);
+    assert_eq!(r.metadata().feature(35), None);
     // Not even as a 32-bit host's: the bitmap is ignored, the first section taken for BUILD_ID.
     let bytes = with_bitmap(1 << 4 | 1 << 11);
     let r = Reader::from_bytes(&bytes).unwrap();
     assert_eq!(
-        r.warnings(),
+        r.metadata().warnings(),
         [Warning::ForeignFeatureBitmap { file: [1 << 4 | 1 << 11, 0, 0, 0], used: [1 << 2, 0, 0, 0] }]
     );
-    assert_eq!(r.features().map(|(bit, _)| bit).collect::<Vec<_>>(), [features::BUILD_ID]);
-    assert!(r.warnings()[0].to_string().contains("the first section taken for BUILD_ID"), "{}", r.warnings()[0]);
+    assert_eq!(r.metadata().features().map(|(bit, _)| bit).collect::<Vec<_>>(), [features::BUILD_ID]);
+    assert!(
+        r.metadata().warnings()[0].to_string().contains("the first section taken for BUILD_ID"),
+        "{}",
+        r.metadata().warnings()[0]
+    );
     // Read forward, the same.
     let mut r = Reader::from_read(&bytes[..]).unwrap();
     while r.next_record().unwrap().is_some() {}
-    assert_eq!(r.features().map(|(bit, _)| bit).collect::<Vec<_>>(), [features::BUILD_ID]);
+    assert_eq!(r.metadata().features().map(|(bit, _)| bit).collect::<Vec<_>>(), [features::BUILD_ID]);
     // In this host's order, a bitmap without HOSTNAME is read as it is.
     let attrs = vec![FileAttr { attr: attr(st::IP | st::TID, true), ids: vec![1] }];
     let mut w = Writer::new(Cursor::new(Vec::new()), Endian::NATIVE, attrs).unwrap();
@@ -734,6 +767,6 @@ fn a_foreign_bitmap_without_hostname_is_read_as_perf_reads_it() {
     w.set_feature(features::OSRELEASE, &Feature::String("6.1".into())).unwrap();
     let bytes = w.finish().unwrap().into_inner();
     let r = Reader::from_bytes(&bytes).unwrap();
-    assert!(r.warnings().is_empty());
-    assert_eq!(r.features().map(|(bit, _)| bit).collect::<Vec<_>>(), [features::OSRELEASE]);
+    assert!(r.metadata().warnings().is_empty());
+    assert_eq!(r.metadata().features().map(|(bit, _)| bit).collect::<Vec<_>>(), [features::OSRELEASE]);
 }

@@ -1,6 +1,7 @@
 //! What the writer writes is what perf reads, and what perf cannot read is refused with a typed
 //! error naming the field (each test was checked against perf 6.1: `perf report -D`).
 
+use perfring::record::EventRecord;
 use std::io::Cursor;
 
 use perfring::record::{attr_flags, sample_type as st, types, Attr, Endian, Header, PidTid, Record, Sample};
@@ -45,7 +46,7 @@ fn records(bytes: &[u8]) -> Vec<(u32, bool, Vec<u8>)> {
     let mut r = Reader::from_bytes(bytes).unwrap();
     let mut got = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
-        got.push((rec.header.type_, rec.decompressed, rec.trailing.to_vec()));
+        got.push((rec.raw().header.type_, rec.decompressed(), rec.raw().trailing.to_vec()));
     }
     got
 }
@@ -64,7 +65,7 @@ fn a_compressing_writer_writes_auxtrace_and_its_data_uncompressed_in_order() {
     w.write_raw(&auxtrace(Endian::Little, &aux), &aux).unwrap();
     w.write_record(&sample(2), 0).unwrap();
     let bytes = w.finish().unwrap().into_inner();
-    let c = perfring_data::COMPRESSED;
+    let c = perfring::record::types::COMPRESSED;
     assert_eq!(
         records(&bytes),
         [
@@ -82,7 +83,7 @@ fn a_compressing_writer_writes_auxtrace_and_its_data_uncompressed_in_order() {
 /// Before, `write_raw(&[1, 2, 3], &[])` was `Ok` and the finished file unreadable.
 #[test]
 fn write_raw_refuses_bytes_that_are_not_one_record() {
-    use perfring_data::Error;
+    use perfring_data::PerfDataError;
     let e = Endian::Little;
     let mut w = Writer::new(Cursor::new(Vec::new()), e, vec![FileAttr { attr: attr(), ids: vec![1] }]).unwrap();
     let header = |type_, size| Header { type_, misc: 0, size }.to_bytes(e).to_vec();
@@ -109,7 +110,7 @@ fn write_raw_refuses_bytes_that_are_not_one_record() {
     for (record, trailing, type_, field, value, expected) in cases {
         let err = w.write_raw(&record, trailing).unwrap_err();
         assert!(
-            matches!(err, Error::BadRawRecord { type_: t, field: f, value: v, expected: x }
+            matches!(err, PerfDataError::BadRawRecord { type_: t, field: f, value: v, expected: x }
                 if (t, f, v, x) == (type_, field, value, expected)),
             "{record:?}: {err:?}"
         );
@@ -117,7 +118,7 @@ fn write_raw_refuses_bytes_that_are_not_one_record() {
     }
     assert_eq!(w.data_size(), 0, "nothing written");
     // What perf reads is taken: a perf-only record of any size, AUXTRACE and its data.
-    w.write_raw(&padded(header(perfring_data::COMPRESSED, 13), 13), &[]).unwrap();
+    w.write_raw(&padded(header(perfring::record::types::COMPRESSED, 13), 13), &[]).unwrap();
     w.write_raw(&auxtrace(e, &aux), &aux).unwrap();
     assert_eq!(w.data_size(), 13 + 48 + 16);
 }
@@ -128,14 +129,14 @@ fn write_raw_refuses_bytes_that_are_not_one_record() {
 /// carry the value 0").
 #[test]
 fn an_attr_size_of_0_is_written_as_64() {
-    use perfring_data::Error;
+    use perfring_data::PerfDataError;
     let a = Attr { sample_type: st::IDENTIFIER | st::IP | st::TID, sample_period: 1, ..Attr::default() };
     assert_eq!(a.size, 0);
     let w = Writer::new(Cursor::new(Vec::new()), Endian::Little, vec![FileAttr { attr: a, ids: vec![1] }]).unwrap();
     let bytes = w.finish().unwrap().into_inner();
     let r = Reader::from_bytes(&bytes).unwrap();
-    assert_eq!(r.header().attr_size, 64 + 16);
-    assert_eq!(r.attrs()[0].attr, Attr { size: 64, ..a });
+    assert_eq!(r.metadata().header().attr_size, 64 + 16);
+    assert_eq!(r.metadata().attrs()[0].attr, Attr { size: 64, ..a });
     // With another event of size 64, one attr_size.
     let b = Attr { size: 64, ..a };
     let attrs = vec![FileAttr { attr: a, ids: vec![1] }, FileAttr { attr: b, ids: vec![2] }];
@@ -147,15 +148,15 @@ fn an_attr_size_of_0_is_written_as_64() {
     while r.next_record().unwrap().is_some() {}
     // Pipe mode: written as 128 bytes, where perf 6.1 looks for the ids.
     let c = Attr { size: Attr::SIZE_VER7, ..a };
-    assert_eq!(r.attrs(), [FileAttr { attr: c, ids: vec![1] }, FileAttr { attr: c, ids: vec![2] }]);
+    assert_eq!(r.metadata().attrs(), [FileAttr { attr: c, ids: vec![1] }, FileAttr { attr: c, ids: vec![2] }]);
     // clockid sits past 64 bytes (VER3: 96): kept only by a size that holds it.
     let c = Attr { clockid: 1, ..a };
     let e = Writer::new(Cursor::new(Vec::new()), Endian::Little, vec![FileAttr { attr: c, ids: vec![] }]).unwrap_err();
-    assert!(matches!(e, Error::AttrFieldsPastSize { event: 0, size: 0, need: 96 }), "{e:?}");
+    assert!(matches!(e, PerfDataError::AttrFieldsPastSize { event: 0, size: 0, need: 96 }), "{e:?}");
     assert!(e.to_string().contains("set attr.size to 96"), "{e}");
     let e = Writer::pipe(Vec::new(), Endian::Little, vec![FileAttr { attr: Attr { size: 88, ..c }, ids: vec![] }])
         .unwrap_err();
-    assert!(matches!(e, Error::AttrFieldsPastSize { event: 0, size: 88, need: 96 }), "{e:?}");
+    assert!(matches!(e, PerfDataError::AttrFieldsPastSize { event: 0, size: 88, need: 96 }), "{e:?}");
     Writer::new(Cursor::new(Vec::new()), Endian::Little, vec![FileAttr { attr: Attr { size: 96, ..c }, ids: vec![] }])
         .unwrap();
 }
@@ -166,22 +167,22 @@ fn an_attr_size_of_0_is_written_as_64() {
 #[test]
 fn the_writer_refuses_events_perf_refuses() {
     use perfring::record::read_format;
-    use perfring_data::Error;
+    use perfring_data::PerfDataError;
     let no_id = vec![FileAttr { attr: attr(), ids: vec![1] }, FileAttr { attr: attr(), ids: vec![2] }];
     let e = Writer::new(Cursor::new(Vec::new()), Endian::Little, no_id.clone()).unwrap_err();
     // Event 0's sample_type, at 104 + 24 in the file.
-    assert!(matches!(e, Error::NonMatchingSampleType { event: 0, offset: 128, .. }), "{e:?}");
+    assert!(matches!(e, PerfDataError::NonMatchingSampleType { event: 0, offset: 128, .. }), "{e:?}");
     assert!(e.to_string().contains("has neither ID nor IDENTIFIER"), "{e}");
     Writer::pipe(Vec::new(), Endian::Little, no_id).unwrap();
     let with_id = Attr { sample_type: st::IDENTIFIER | st::IP, ..attr() };
     let other = Attr { flags: 0, ..with_id };
     let attrs = vec![FileAttr { attr: with_id, ids: vec![1] }, FileAttr { attr: other, ids: vec![2] }];
     let e = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs).unwrap_err();
-    assert!(matches!(e, Error::SampleIdAllMismatch { event: 1, offset } if offset == 104 + 144 + 40), "{e:?}");
+    assert!(matches!(e, PerfDataError::SampleIdAllMismatch { event: 1, offset } if offset == 104 + 144 + 40), "{e:?}");
     let read = Attr { sample_type: st::IDENTIFIER | st::READ, read_format: 0, ..attr() };
     let e =
         Writer::new(Cursor::new(Vec::new()), Endian::Little, vec![FileAttr { attr: read, ids: vec![1] }]).unwrap_err();
-    assert!(matches!(e, Error::NonMatchingReadFormat { offset: 136, .. }), "{e:?}");
+    assert!(matches!(e, PerfDataError::NonMatchingReadFormat { offset: 136, .. }), "{e:?}");
     let read = Attr { read_format: read_format::ID, ..read };
     Writer::new(Cursor::new(Vec::new()), Endian::Little, vec![FileAttr { attr: read, ids: vec![1] }]).unwrap();
 }
@@ -200,7 +201,7 @@ fn foreign() -> Endian {
 /// order is left as given.
 #[test]
 fn a_file_of_the_other_byte_order_gets_a_hostname() {
-    use perfring_data::{features, Feature};
+    use perfring_data::{features, features::Feature};
     for endian in [foreign(), Endian::NATIVE] {
         let mut w =
             Writer::new(Cursor::new(Vec::new()), endian, vec![FileAttr { attr: attr(), ids: vec![1] }]).unwrap();
@@ -210,17 +211,20 @@ fn a_file_of_the_other_byte_order_gets_a_hostname() {
         w.set_feature(features::OSRELEASE, &Feature::String("6.1-test".into())).unwrap();
         let bytes = w.finish().unwrap().into_inner();
         let r = Reader::from_bytes(&bytes).unwrap();
-        assert!(r.warnings().is_empty(), "{:?}", r.warnings());
-        let mut bits: Vec<u32> = r.features().map(|(bit, _)| bit).collect();
+        assert!(r.metadata().warnings().is_empty(), "{:?}", r.metadata().warnings());
+        let mut bits: Vec<u32> = r.metadata().features().map(|(bit, _)| bit).collect();
         bits.retain(|&b| b != features::COMPRESSED);
         if endian == Endian::NATIVE {
             assert_eq!(bits, [features::OSRELEASE]);
         } else {
             assert_eq!(bits, [features::HOSTNAME, features::OSRELEASE]);
-            assert_eq!(r.feature_value(features::HOSTNAME).unwrap().unwrap(), Feature::String(String::new()));
+            assert_eq!(
+                r.metadata().feature_value(features::HOSTNAME).unwrap().unwrap(),
+                Feature::String(String::new())
+            );
         }
         #[cfg(feature = "zstd")]
-        assert!(r.feature(features::COMPRESSED).is_some());
+        assert!(r.metadata().feature(features::COMPRESSED).is_some());
         assert_eq!(records(&bytes).iter().filter(|r| r.0 == types::SAMPLE).count(), 1);
     }
     // A HOSTNAME given is kept.
@@ -228,5 +232,5 @@ fn a_file_of_the_other_byte_order_gets_a_hostname() {
     w.set_feature(features::HOSTNAME, &Feature::String("box".into())).unwrap();
     let bytes = w.finish().unwrap().into_inner();
     let r = Reader::from_bytes(&bytes).unwrap();
-    assert_eq!(r.feature_value(features::HOSTNAME).unwrap().unwrap(), Feature::String("box".into()));
+    assert_eq!(r.metadata().feature_value(features::HOSTNAME).unwrap().unwrap(), Feature::String("box".into()));
 }

@@ -16,8 +16,8 @@
 //! one; an `EventSet` of two events with that layout attributes the record without panicking
 //! (to one of its events, or with a typed error); `Walker` walks the record bytes (as ring and as
 //! perf.data records) to an end without panicking or looping, never past the input; the
-//! compile-time layouts of `EventSet::fixed` (four `sample_type`s, two events) attribute each
-//! walked record as `attribute` does and read the fields the run-time view reads (and
+//! compile-time layouts of `EventRecord::fixed` (four `sample_type`s, two events) read the fields
+//! the run-time view reads for each walked record (and
 //! `EventLayout::fixed_sample` the same), or give a typed error; `EventLayout::fixed_sample` on any record
 //! never panics; a decoded record re-encodes (unless padding makes it outgrow
 //! `header.size`'s limit), and after that one normalisation (string areas, RAW/stack/AUX and
@@ -29,8 +29,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use perfring::record::{
-    attr_flags, branch_sample_type, decode, sample_type as st, Attr, DecodeContext, EncodeError, Endian, EventLayout,
-    EventSet, IdEntry, Record, SampleError, SampleLayout, Walker,
+    attr_flags, branch_sample_type, sample_type as st, Attr, DecodeContext, DecodeError, EncodeError, Endian,
+    EventLayout, EventRecord, EventSet, Header, IdEntry, RawRecord, Record, Walker,
 };
 
 const HEAD: usize = 41;
@@ -49,6 +49,36 @@ fn context(head: &[u8; HEAD]) -> DecodeContext {
         branch_sample_type: word(4),
         sample_id_all: head[40] & 1 != 0,
         endian: if head[40] & 2 != 0 { Endian::Big } else { Endian::Little },
+    }
+}
+
+/// The attr whose records `ctx` lays out.
+fn attr_of(ctx: &DecodeContext) -> Attr {
+    Attr {
+        sample_type: ctx.sample_type,
+        read_format: ctx.read_format,
+        flags: if ctx.sample_id_all { attr_flags::SAMPLE_ID_ALL } else { 0 },
+        sample_regs_user: ctx.sample_regs_user,
+        sample_regs_intr: ctx.sample_regs_intr,
+        branch_sample_type: ctx.branch_sample_type,
+        ..Attr::ZERO
+    }
+}
+
+/// `bytes` as one whole record in `endian` (its header read from them), if they hold a header.
+fn raw(bytes: &[u8], endian: Endian) -> Option<RawRecord<'_>> {
+    Some(RawRecord { header: Header::parse(bytes, endian)?, bytes, offset: 0, endian, trailing: &[] })
+}
+
+/// The complete decode of `bytes` by the one event `set` holds.
+fn decode<'a, E, I>(set: &'a EventSet<E, I>, bytes: &'a [u8], endian: Endian) -> Result<Record<'a>, DecodeError>
+where
+    E: AsRef<[EventLayout]> + AsMut<[EventLayout]>,
+    I: AsRef<[IdEntry]> + AsMut<[IdEntry]>,
+{
+    match raw(bytes, endian) {
+        Some(r) => set.attribute(&r).decode(),
+        None => Err(DecodeError::Truncated { field: "header", offset: 0, need: 8, have: bytes.len() }),
     }
 }
 
@@ -81,69 +111,58 @@ fn two_events(attr: &Attr, endian: Endian) -> EventSet<[EventLayout; 2], [IdEntr
     set
 }
 
-/// The fast path against the complete decode (when it succeeded), and the event set and walker
-/// on the same bytes.
-fn fast_path(bytes: &[u8], ctx: &DecodeContext, full: Option<&Record<'_>>) {
-    let layout = SampleLayout::new(ctx);
-    let view = layout.record(bytes);
-    let fields = (view.time(), view.id(), view.stream_id(), view.cpu(), view.pid(), view.tid());
-    let sample = layout.sample(bytes);
+/// The views against the complete decode (when it succeeded), and the two-event set and the
+/// walkers on the same bytes.
+fn fast_path<'a>(rec: &impl EventRecord<'a>, bytes: &[u8], ctx: &DecodeContext, full: Option<&Record<'_>>) {
+    let fields = rec.view().ok().map(|v| (v.time(), v.id(), v.stream_id(), v.cpu(), v.pid(), v.tid()));
+    let sample = rec.sample();
     if let Ok(v) = &sample {
         let _ = (v.identifier(), v.ip(), v.pid_tid(), v.addr(), v.period(), v.read(), v.callchain(), v.raw());
-        let _ = v.decode();
+        let _ = (v.branch_stack(), v.regs_user(), v.stack_user(), v.weight(), v.regs_intr(), v.aux());
     }
-    if let Some(rec) = full.filter(|r| !matches!(r, Record::Unknown { .. })) {
-        assert_eq!(fields, (rec.time(), rec.id(), rec.stream_id(), rec.cpu(), rec.pid(), rec.tid()), "{rec:?}");
-        if let Record::Sample(s) = rec {
+    if let Some(full) = full.filter(|r| !matches!(r, Record::Unknown { .. })) {
+        let want = (full.time(), full.id(), full.stream_id(), full.cpu(), full.pid(), full.tid());
+        assert_eq!(fields, Some(want), "{full:?}");
+        if let Record::Sample(s) = full {
             let v = sample.expect("a decoded SAMPLE has a view");
             assert_eq!(
                 (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr()),
                 (s.identifier, s.ip, s.tid, s.time, s.addr)
             );
-            assert_eq!((v.id(), v.stream_id(), v.cpu(), v.period()), (s.id.or(s.identifier), s.stream_id, s.cpu, s.period));
+            assert_eq!(
+                (v.id(), v.stream_id(), v.cpu(), v.period()),
+                (s.id.or(s.identifier), s.stream_id, s.cpu, s.period)
+            );
             assert_eq!(v.read(), Ok(s.read));
             assert_eq!(v.callchain(), Ok(s.callchain));
             assert_eq!(v.raw(), Ok(s.raw));
-            assert_eq!(v.decode().as_ref(), Ok(s));
         }
     }
-    let attr = Attr {
-        sample_type: ctx.sample_type,
-        read_format: ctx.read_format,
-        flags: if ctx.sample_id_all { attr_flags::SAMPLE_ID_ALL } else { 0 },
-        ..Attr::ZERO
-    };
-    let set = two_events(&attr, ctx.endian);
-    if let Ok(i) = set.attribute(bytes) {
-        assert!(i < 2);
-    }
+    let set = two_events(&attr_of(ctx), ctx.endian);
     for walker in [Walker::new(bytes, ctx.endian), Walker::perf_data(bytes, ctx.endian)] {
         let mut walked = 0usize;
         for r in walker {
             let Ok(r) = r else { break };
             walked += r.bytes.len() + r.trailing.len();
             assert!(walked <= bytes.len());
-            let _ = set.attribute(&r);
+            if let Ok(i) = set.attribute(&r).event() {
+                assert!(i < 2);
+            }
         }
     }
 }
 
-/// `bytes` walked and read through `EventSet::fixed::<ST>` (two events, ids 1–4): a record it
-/// accepts goes to the event `attribute` names and reads the run-time view's fields.
+/// `bytes` walked, attributed by two events of `ST` (ids 1–4) and read through
+/// `EventRecord::fixed::<ST>`: a record it accepts reads the run-time view's fields, and one it
+/// refuses for its id is refused by attribution.
 fn fixed_path<const ST: u64>(bytes: &[u8], endian: Endian) {
     let set = two_events(&Attr { sample_type: ST, ..Attr::ZERO }, endian);
-    let fixed = set.fixed::<ST>().unwrap();
     for r in Walker::perf_data(bytes, endian) {
         let Ok(r) = r else { break };
-        match fixed.sample(&r) {
-            Ok((index, f)) => {
-                assert_eq!(set.attribute(&r), Ok(index));
-                let e = set.event(index).unwrap().fixed_sample::<ST>(r.bytes).unwrap();
-                assert_eq!(
-                    (e.identifier(), e.ip(), e.pid_tid(), e.time(), e.period()),
-                    (f.identifier(), f.ip(), f.pid_tid(), f.time(), f.period())
-                );
-                let v = set.event(index).unwrap().sample(&r).unwrap();
+        let rec = set.attribute(&r);
+        match rec.fixed::<ST>() {
+            Ok(f) => {
+                let v = rec.sample().unwrap();
                 assert_eq!(
                     (f.identifier(), f.ip(), f.pid_tid(), f.time(), f.addr()),
                     (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr())
@@ -153,11 +172,11 @@ fn fixed_path<const ST: u64>(bytes: &[u8], endian: Endian) {
                     (v.id(), v.stream_id(), v.cpu(), v.period(), v.misc())
                 );
             }
-            Err(SampleError::Attribute(e)) => assert_eq!(set.attribute(&r), Err(e)),
-            Err(SampleError::Decode(_)) => {}
-            Err(e) => panic!("FixedEvents::sample: {e:?}"),
+            Err(e @ (DecodeError::UnknownId { .. } | DecodeError::IdOutsideRecord { .. })) => {
+                assert_eq!(rec.event(), Err(e))
+            }
+            Err(_) => {}
         }
-        let _ = set.event(0).unwrap().fixed_sample::<ST>(r.bytes);
     }
 }
 
@@ -166,8 +185,11 @@ fuzz_target!(|data: &[u8]| {
     let _ = Attr::from_bytes(data, Endian::Big);
     let Some((head, bytes)) = data.split_first_chunk::<HEAD>() else { return };
     let ctx = context(head);
-    let decoded = decode(bytes, &ctx);
-    fast_path(bytes, &ctx, decoded.as_ref().ok());
+    let set = EventSet::single(&attr_of(&ctx), ctx.endian);
+    let decoded = decode(&set, bytes, ctx.endian);
+    if let Some(r) = raw(bytes, ctx.endian) {
+        fast_path(&set.attribute(&r), bytes, &ctx, decoded.as_ref().ok());
+    }
     const PREFIX: u64 =
         st::IDENTIFIER | st::IP | st::TID | st::TIME | st::ADDR | st::ID | st::STREAM_ID | st::CPU | st::PERIOD;
     fixed_path::<{ st::IDENTIFIER | st::IP | st::TID | st::TIME | st::PERIOD }>(bytes, ctx.endian);
@@ -176,11 +198,12 @@ fuzz_target!(|data: &[u8]| {
     fixed_path::<{ st::IDENTIFIER | st::CALLCHAIN }>(bytes, ctx.endian);
     let Ok(first) = decoded else { return };
     let Some(b2) = encode(&first, &ctx) else { return };
-    let second = decode(&b2, &ctx).unwrap_or_else(|e| panic!("re-encoded record fails to decode: {e}\n{first:?}"));
+    let second =
+        decode(&set, &b2, ctx.endian).unwrap_or_else(|e| panic!("re-encoded record fails to decode: {e}\n{first:?}"));
     if ambiguous(&first, &ctx) || ambiguous(&second, &ctx) {
         return;
     }
     let b3 = encode(&second, &ctx).expect("a normalised record fits");
     assert_eq!(b2, b3, "encoding is not a fixed point:\n{first:?}\n{second:?}");
-    assert_eq!(decode(&b3, &ctx).as_ref(), Ok(&second));
+    assert_eq!(decode(&set, &b3, ctx.endian).as_ref(), Ok(&second));
 });

@@ -8,24 +8,26 @@
 use std::io::Cursor;
 
 use libfuzzer_sys::fuzz_target;
+use perfring::record::EventRecord;
 use perfring_data::{Mode, Reader, Source};
 
 fn walk<S: Source>(r: &mut Reader<S>) -> Vec<(u64, Vec<u8>)> {
     let mut out = Vec::new();
     while let Ok(Some(rec)) = r.next_record() {
-        let _ = rec.decode();
+        let _ = (rec.decode(), rec.sample().map(|s| (s.ip(), s.callchain(), s.raw())), rec.view());
         let _ = rec.perf_record();
-        out.push((rec.offset, rec.bytes.to_vec()));
+        out.push((rec.raw().offset, rec.raw().bytes.to_vec()));
     }
-    for bit in r.features().map(|(b, _)| b).collect::<Vec<_>>() {
-        let _ = r.feature_value(bit);
+    let meta = r.metadata();
+    for bit in meta.features().map(|(b, _)| b).collect::<Vec<_>>() {
+        let _ = meta.feature_value(bit);
     }
     out
 }
 
 fuzz_target!(|data: &[u8]| {
     let Ok(mut slice) = Reader::from_bytes(data) else { return };
-    let pipe = slice.mode() == Mode::Pipe;
+    let pipe = slice.metadata().mode() == Mode::Pipe;
     let want = walk(&mut slice);
     if let Ok(r) = Reader::from_bytes(data) {
         walk(&mut r.time_ordered());

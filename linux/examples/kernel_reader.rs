@@ -19,11 +19,11 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use perfring::record::{read_format as rf, sample_type as st, ReadValues, Record};
-use perfring_linux::attr::software;
-use perfring_linux::{EventAttr, Session};
+use perfring::record::{read_format as rf, sample_type as st, EventRecord, ReadValues, Record};
+use perfring_linux::software;
+use perfring_linux::{EventAttr, Session, SoftwareEvent};
 
-const EVENTS: [(&str, software::SoftwareEvent, u64); 3] = [
+const EVENTS: [(&str, SoftwareEvent, u64); 3] = [
     ("cpu-clock", software::CPU_CLOCK, 100_000),
     ("context-switches", software::CONTEXT_SWITCHES, 1),
     ("task-clock", software::TASK_CLOCK, 100_000),
@@ -58,15 +58,15 @@ fn main() -> ExitCode {
         let read = session.drain(|r| {
             let Ok(index) = r.event() else { return *errors += 1 };
             let name = EVENTS[index].0;
-            *records.entry((name, r.header.type_)).or_insert(0u64) += 1;
+            *records.entry((name, r.raw().header.type_)).or_insert(0u64) += 1;
             match r.decode() {
-                Some(Ok(Record::Sample(s))) => {
+                Ok(Record::Sample(s)) => {
                     *samples.entry(name).or_insert(0u64) += 1;
-                    *by_cpu.entry(s.cpu.map_or(r.cpu, |c| c.cpu)).or_insert(0u64) += 1;
+                    *by_cpu.entry(s.cpu.map_or(r.cpu(), |c| c.cpu)).or_insert(0u64) += 1;
                     *by_tid.entry(s.tid.map(|t| (t.pid, t.tid))).or_insert(0u64) += 1;
                 }
-                Some(Ok(Record::Lost(l))) => *lost.entry(name).or_insert(0u64) += l.lost,
-                Some(Ok(_)) => {}
+                Ok(Record::Lost(l)) => *lost.entry(name).or_insert(0u64) += l.lost,
+                Ok(_) => {}
                 _ => *errors += 1,
             }
         });

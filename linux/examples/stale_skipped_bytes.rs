@@ -13,10 +13,11 @@
 //! if the kernel refuses the event (the message says what to change), 2 on a record that does not
 //! decode.
 
+use perfring::record::EventRecord;
 use std::process::ExitCode;
 
 use perfring::record::{sample_type as st, Record};
-use perfring_linux::attr::software;
+use perfring_linux::software;
 use perfring_linux::{EventAttr, Session};
 
 /// The stack pointer's bit in `sample_regs_user` (arch/*/include/uapi/asm/perf_regs.h).
@@ -64,7 +65,7 @@ fn main() -> ExitCode {
         }
         kept.push(std::hint::black_box(pages));
         let read = session.drain(|r| match r.decode() {
-            Some(Ok(Record::Sample(s))) => {
+            Ok(Record::Sample(s)) => {
                 samples += 1;
                 let Some(stack) = s.stack_user else { return errors += 1 };
                 let valid = stack.valid().len();
@@ -77,7 +78,7 @@ fn main() -> ExitCode {
                     with_stale += u64::from(n > 0);
                 }
             }
-            Some(Ok(_)) => {}
+            Ok(_) => {}
             _ => errors += 1,
         });
         if read.is_err() {

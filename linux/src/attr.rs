@@ -3,7 +3,7 @@
 
 use perfring::record::{attr_flags as flag, Attr};
 
-use crate::error::Error;
+use crate::error::LinuxError;
 
 /// `attr.type`: `PERF_TYPE_*`.
 pub mod event_type {
@@ -25,7 +25,7 @@ pub mod event_type {
 /// own type, so that a software event's number cannot be given where a hardware one is meant:
 ///
 /// ```compile_fail
-/// use perfring_linux::{attr::software, EventAttr};
+/// use perfring_linux::{software, EventAttr};
 /// let cycles_by_mistake = EventAttr::hardware(software::CPU_CLOCK); // a type error
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -59,7 +59,7 @@ impl HardwareEvent {
 
 /// `attr.config` of `PERF_TYPE_SOFTWARE`: `PERF_COUNT_SW_*`.
 pub mod software {
-    pub use super::SoftwareEvent;
+    use super::SoftwareEvent;
     /// `PERF_COUNT_SW_CPU_CLOCK`
     pub const CPU_CLOCK: SoftwareEvent = SoftwareEvent(0);
     /// `PERF_COUNT_SW_TASK_CLOCK`
@@ -88,7 +88,7 @@ pub mod software {
 
 /// `attr.config` of `PERF_TYPE_HARDWARE`: `PERF_COUNT_HW_*`.
 pub mod hardware {
-    pub use super::HardwareEvent;
+    use super::HardwareEvent;
     /// `PERF_COUNT_HW_CPU_CYCLES`
     pub const CPU_CYCLES: HardwareEvent = HardwareEvent(0);
     /// `PERF_COUNT_HW_INSTRUCTIONS`
@@ -131,7 +131,7 @@ pub mod breakpoint {
 ///
 /// ```
 /// use perfring::record::sample_type as st;
-/// use perfring_linux::attr::{software, EventAttr};
+/// use perfring_linux::{software, EventAttr};
 /// let attr = EventAttr::software(software::TASK_CLOCK)
 ///     .sample_period(100_000)
 ///     .sample_type(st::IDENTIFIER | st::IP | st::TID | st::TIME)
@@ -190,17 +190,17 @@ impl EventAttr {
     ///
     /// Each part is 1 to 255 letters, digits, `_`, `-` or `.`, the first a letter, a digit or
     /// `_` (what tracefs names hold; no `/`, `..` or NUL reaches a path):
-    /// [`Error::BadTracepointName`] names the part at fault (a name without `:` made of those
-    /// characters alone is [`Error::NoSuchTracepoint`]). Then [`Error::TracefsNotMounted`],
-    /// [`Error::TracefsPermissionDenied`] (tracefs or the id file not readable by this user:
-    /// run as root, or make it readable) or [`Error::NoSuchTracepoint`].
-    pub fn tracepoint(name: &str) -> Result<EventAttr, Error> {
-        let bad = |part| Error::BadTracepointName { name: name.into(), part };
+    /// [`LinuxError::BadTracepointName`] names the part at fault (a name without `:` made of those
+    /// characters alone is [`LinuxError::NoSuchTracepoint`]). Then [`LinuxError::TracefsNotMounted`],
+    /// [`LinuxError::TracefsPermissionDenied`] (tracefs or the id file not readable by this user:
+    /// run as root, or make it readable) or [`LinuxError::NoSuchTracepoint`].
+    pub fn tracepoint(name: &str) -> Result<EventAttr, LinuxError> {
+        let bad = |part| LinuxError::BadTracepointName { name: name.into(), part };
         let Some((subsystem, event)) = name.split_once(':') else {
             // A name of a tracepoint's characters but no ':' names no tracepoint; any other is
             // malformed (and its message must not print it raw).
             return Err(if tracepoint_part_ok(name) {
-                Error::NoSuchTracepoint { name: name.into() }
+                LinuxError::NoSuchTracepoint { name: name.into() }
             } else {
                 bad("separator")
             });
@@ -216,11 +216,11 @@ impl EventAttr {
         let id = match std::fs::read_to_string(&path) {
             Ok(text) => text.trim().parse().ok(),
             Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                return Err(Error::TracefsPermissionDenied { path })
+                return Err(LinuxError::TracefsPermissionDenied { path })
             }
             Err(_) => None,
         };
-        let id = id.ok_or_else(|| Error::NoSuchTracepoint { name: name.into() })?;
+        let id = id.ok_or_else(|| LinuxError::NoSuchTracepoint { name: name.into() })?;
         Ok(Self::new(event_type::TRACEPOINT, id))
     }
     /// From an attr as it is (its flags untouched).
@@ -439,10 +439,10 @@ fn tracepoint_part_ok(part: &str) -> bool {
 }
 
 /// The tracefs mount whose `events` directory `is_dir` finds (`/sys/kernel/tracing`, then the
-/// older `/sys/kernel/debug/tracing`). None found: [`Error::TracefsPermissionDenied`] if one
+/// older `/sys/kernel/debug/tracing`). None found: [`LinuxError::TracefsPermissionDenied`] if one
 /// could not be looked at for want of permission (EACCES: tracefs is mounted mode 0700 for a
-/// user other than root), else [`Error::TracefsNotMounted`].
-fn tracefs_root(is_dir: impl Fn(&str) -> std::io::Result<bool>) -> Result<&'static str, Error> {
+/// user other than root), else [`LinuxError::TracefsNotMounted`].
+fn tracefs_root(is_dir: impl Fn(&str) -> std::io::Result<bool>) -> Result<&'static str, LinuxError> {
     let mut denied = None;
     for root in ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"] {
         let events = format!("{root}/events");
@@ -454,7 +454,7 @@ fn tracefs_root(is_dir: impl Fn(&str) -> std::io::Result<bool>) -> Result<&'stat
             Ok(false) | Err(_) => {}
         }
     }
-    Err(denied.map_or(Error::TracefsNotMounted, |path| Error::TracefsPermissionDenied { path }))
+    Err(denied.map_or(LinuxError::TracefsNotMounted, |path| LinuxError::TracefsPermissionDenied { path }))
 }
 
 #[cfg(test)]
@@ -469,7 +469,7 @@ mod tests {
     fn tracefs_permission_denied_is_not_reported_as_not_mounted() {
         let denied = |_: &str| Err(IoError::from(ErrorKind::PermissionDenied));
         match tracefs_root(denied) {
-            Err(Error::TracefsPermissionDenied { path }) => assert_eq!(path, "/sys/kernel/tracing/events"),
+            Err(LinuxError::TracefsPermissionDenied { path }) => assert_eq!(path, "/sys/kernel/tracing/events"),
             other => panic!("{other:?}"),
         }
         // /sys/kernel/tracing unreadable, no debugfs mount: still permission, not "not mounted".
@@ -481,13 +481,13 @@ mod tests {
             }
         };
         let e = tracefs_root(first_denied).unwrap_err();
-        assert!(matches!(e, Error::TracefsPermissionDenied { .. }), "{e:?}");
+        assert!(matches!(e, LinuxError::TracefsPermissionDenied { .. }), "{e:?}");
         let message = e.to_string();
         assert!(message.contains("run as root") && message.contains("readable"), "{message}");
         // Absent everywhere: not mounted.
         let absent = |_: &str| Err(IoError::from(ErrorKind::NotFound));
-        assert!(matches!(tracefs_root(absent), Err(Error::TracefsNotMounted)));
-        assert!(matches!(tracefs_root(|_: &str| Ok(false)), Err(Error::TracefsNotMounted)));
+        assert!(matches!(tracefs_root(absent), Err(LinuxError::TracefsNotMounted)));
+        assert!(matches!(tracefs_root(|_: &str| Ok(false)), Err(LinuxError::TracefsNotMounted)));
         // Unreadable at one place, mounted at the other: the mount.
         let debug_only = |p: &str| {
             if p.starts_with("/sys/kernel/debug") {

@@ -1,12 +1,22 @@
-//! [`OpenError`] and [`Error`]: what went wrong, in terms of what to change.
+//! [`LinuxError`]: what went wrong, in terms of what to change — the one error type of this
+//! crate: opening an event, its ioctls and its ring, a session, a command's launch, and (with
+//! feature `perf-data`) writing perf.data.
 
 use std::fmt;
 use std::io;
+#[cfg(feature = "perf-data")]
+use std::path::PathBuf;
 
-/// Why `perf_event_open` refused an event. Each variant says what to change.
+use perfring::consumer::ReadError;
+use perfring::memory::LayoutError;
+use perfring::record::EventSetError;
+
+/// What went wrong, and what to change. The first variants are `perf_event_open`'s refusals;
+/// a [`Session`](crate::Session) says which event and CPU were refused
+/// ([`OpenEvent`](LinuxError::OpenEvent)).
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum OpenError {
+pub enum LinuxError {
     /// EACCES/EPERM: not allowed at this `perf_event_paranoid` level without a capability.
     PermissionDenied {
         /// The errno.
@@ -44,55 +54,16 @@ pub enum OpenError {
     },
     /// EBUSY: an exclusive or pinned event holds the PMU.
     Busy,
-    /// Any other failure.
-    Io(io::Error),
-}
-
-impl fmt::Display for OpenError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            OpenError::PermissionDenied { errno, paranoid, needs } => {
-                write!(f, "perf_event_open: permission denied (errno {errno}); ")?;
-                match paranoid {
-                    Some(p) => write!(f, "perf_event_paranoid is {p}")?,
-                    None => write!(f, "perf_event_paranoid unreadable")?,
-                }
-                write!(
-                    f,
-                    " and the request needs {needs}: run with CAP_PERFMON (or CAP_SYS_ADMIN), or lower \
-                     /proc/sys/kernel/perf_event_paranoid (-1 allows all, 1 allows user and kernel \
-                     profiling of your own tasks, 2 only user space of your own tasks)"
-                )
-            }
-            OpenError::NotSupported { errno } => write!(
-                f,
-                "perf_event_open: this machine has no such event (errno {errno}): no hardware PMU (a VM?), a \
-                 tracepoint the kernel lacks, or a mode the PMU cannot sample in; try a software event"
-            ),
-            OpenError::TooManyFiles => {
-                write!(f, "perf_event_open: out of file descriptors (EMFILE): raise `ulimit -n` or open fewer events")
-            }
-            OpenError::NoSuchTask { pid } => write!(f, "perf_event_open: no task {pid} (ESRCH)"),
-            OpenError::InvalidArgument { suspects } => {
-                write!(f, "perf_event_open: the kernel rejected the request (EINVAL); check {suspects}")
-            }
-            OpenError::AttrTooLarge { kernel_size } => write!(
-                f,
-                "perf_event_open: the attr uses fields this kernel does not know (its attr is {kernel_size} bytes); \
-                 clear the newer fields"
-            ),
-            OpenError::Busy => write!(f, "perf_event_open: the PMU is held by an exclusive or pinned event (EBUSY)"),
-            OpenError::Io(e) => write!(f, "perf_event_open: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for OpenError {}
-
-/// A failure after opening: an ioctl, `read(2)`, `mmap`, the ring's layout.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Error {
+    /// A [`Session`](crate::Session)'s event could not be opened on a CPU: `error` says why
+    /// (one of the variants above) and what to change.
+    OpenEvent {
+        /// The event's index (the order of [`SessionBuilder::event`](crate::SessionBuilder::event)).
+        event: usize,
+        /// The CPU.
+        cpu: u32,
+        /// Why.
+        error: Box<LinuxError>,
+    },
     /// A system call failed.
     Io {
         /// What was being done (`"PERF_EVENT_IOC_ENABLE"`, `"mmap of the ring"`, …).
@@ -100,8 +71,9 @@ pub enum Error {
         /// The error.
         error: io::Error,
     },
-    /// The ring size is not `2^n` pages (`data_pages`), nor 0 (the control page alone), which
-    /// the kernel refuses.
+    /// The ring size is not `2^n` pages (`data_pages`), which the kernel refuses (0, the
+    /// control page alone, maps for self-monitoring but carries no records: a
+    /// [`Session`](crate::Session) needs at least one data page).
     RingSize {
         /// The data pages asked for.
         data_pages: usize,
@@ -144,12 +116,11 @@ pub enum Error {
         errno: i32,
     },
     /// The mapping does not have the kernel's layout (perfring refused it).
-    Layout(perfring::LayoutError),
-    /// Reading a ring failed (its head moved out of bounds: the kernel's ring, corrupted).
-    Read(perfring::ReadError),
-    /// Reading an overwrite ring newest-first failed (the records before the failure were
-    /// delivered; see [`perfring::BackwardError`] for each reason).
-    Backward(perfring::BackwardError),
+    Layout(LayoutError),
+    /// Reading a ring failed, forward (its head moved out of bounds: the kernel's ring,
+    /// corrupted) or newest-first (the records before the failure were delivered; see
+    /// [`ReadError`] for each reason).
+    Read(ReadError),
     /// `read(2)` returned a block that does not match the event's `read_format`.
     BadRead {
         /// Bytes read.
@@ -201,48 +172,163 @@ pub enum Error {
         /// The part at fault: `"subsystem"`, `"event"`, or `"separator"` (no `:`).
         part: &'static str,
     },
+    /// A session was opened without events: give at least one
+    /// ([`SessionBuilder::event`](crate::SessionBuilder::event)).
+    NoEvents,
+    /// The session's events cannot share rings: the event set refused one (events that cannot
+    /// be told apart: give each `PERF_SAMPLE_IDENTIFIER` and the same `sample_id_all`), or an id
+    /// the kernel gave twice.
+    EventSet(EventSetError),
+    /// [`Session::process`](crate::Session::process) with a pid that is not positive (0 and
+    /// negative numbers name no single process).
+    InvalidPid {
+        /// The pid given.
+        pid: i32,
+    },
+    /// [`Session::process`](crate::Session::process) of a pid no process has
+    /// (`/proc/PID/task` is absent): it never existed or has exited. No event was opened.
+    NoSuchProcess {
+        /// The pid given.
+        pid: i32,
+    },
+    /// [`SessionBuilder::group_member`](crate::SessionBuilder::group_member) named a leader
+    /// that is not an earlier event, or is itself a member.
+    BadGroup {
+        /// The member's index.
+        member: usize,
+        /// The leader it named.
+        leader: usize,
+    },
+    /// [`Scope::Cpus`](crate::Scope::Cpus) names no online CPU.
+    NoSuchCpu {
+        /// The CPUs asked for.
+        cpus: Vec<u32>,
+    },
+    /// Writing perf.data: the encoding, or the output (an I/O error there carries its file
+    /// offset).
+    #[cfg(feature = "perf-data")]
+    PerfData(perfring_data::PerfDataError),
+    /// Writing perf.data: a file could not be created or read.
+    #[cfg(feature = "perf-data")]
+    File {
+        /// What was being done.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        error: io::Error,
+    },
+    /// Writing perf.data: no tracepoint in tracefs has this id (its format, which perf script
+    /// prints fields from, cannot be written).
+    #[cfg(feature = "perf-data")]
+    NoSuchTracepointId {
+        /// `attr.config`.
+        config: u64,
+    },
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for LinuxError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Io { what, error } => write!(f, "{what}: {error}"),
-            Error::RingSize { data_pages } => {
-                write!(f, "a ring needs a power of two of data pages (1, 2, 4, …) or 0, not {data_pages}")
+            LinuxError::PermissionDenied { errno, paranoid, needs } => {
+                write!(f, "perf_event_open: permission denied (errno {errno}); ")?;
+                match paranoid {
+                    Some(p) => write!(f, "perf_event_paranoid is {p}")?,
+                    None => write!(f, "perf_event_paranoid unreadable")?,
+                }
+                write!(
+                    f,
+                    " and the request needs {needs}: run with CAP_PERFMON (or CAP_SYS_ADMIN), or lower \
+                     /proc/sys/kernel/perf_event_paranoid (-1 allows all, 1 allows user and kernel \
+                     profiling of your own tasks, 2 only user space of your own tasks)"
+                )
             }
-            Error::AuxSize { aux_pages } => {
+            LinuxError::NotSupported { errno } => write!(
+                f,
+                "perf_event_open: this machine has no such event (errno {errno}): no hardware PMU (a VM?), a \
+                 tracepoint the kernel lacks, or a mode the PMU cannot sample in; try a software event"
+            ),
+            LinuxError::TooManyFiles => {
+                write!(f, "perf_event_open: out of file descriptors (EMFILE): raise `ulimit -n` or open fewer events")
+            }
+            LinuxError::NoSuchTask { pid } => write!(f, "perf_event_open: no task {pid} (ESRCH)"),
+            LinuxError::InvalidArgument { suspects } => {
+                write!(f, "perf_event_open: the kernel rejected the request (EINVAL); check {suspects}")
+            }
+            LinuxError::AttrTooLarge { kernel_size } => write!(
+                f,
+                "perf_event_open: the attr uses fields this kernel does not know (its attr is {kernel_size} bytes); \
+                 clear the newer fields"
+            ),
+            LinuxError::Busy => write!(f, "perf_event_open: the PMU is held by an exclusive or pinned event (EBUSY)"),
+            LinuxError::OpenEvent { event, cpu, error } => write!(f, "event {event} on CPU {cpu}: {error}"),
+            e @ (LinuxError::NoEvents
+            | LinuxError::EventSet(_)
+            | LinuxError::InvalidPid { .. }
+            | LinuxError::NoSuchProcess { .. }
+            | LinuxError::BadGroup { .. }
+            | LinuxError::NoSuchCpu { .. }) => e.fmt_session(f),
+            #[cfg(feature = "perf-data")]
+            e @ (LinuxError::PerfData(_) | LinuxError::File { .. } | LinuxError::NoSuchTracepointId { .. }) => {
+                e.fmt_perf_data(f)
+            }
+            e => e.fmt_after_open(f),
+        }
+    }
+}
+
+impl LinuxError {
+    /// The errno the kernel returned, where the failure is a refused system call (through
+    /// [`OpenEvent`](LinuxError::OpenEvent) to its cause): what a caller compares with
+    /// `EACCES`, `ENOENT`, `EOPNOTSUPP`… to tell "not permitted or not available here" from a
+    /// mistake. `None` for failures perfring-linux found itself.
+    pub fn errno(&self) -> Option<i32> {
+        match self {
+            LinuxError::PermissionDenied { errno, .. }
+            | LinuxError::NotSupported { errno }
+            | LinuxError::AuxNotSupported { errno }
+            | LinuxError::ModifyRefused { errno, .. } => Some(*errno),
+            LinuxError::Io { error, .. } => error.raw_os_error(),
+            LinuxError::OpenEvent { error, .. } => error.errno(),
+            _ => None,
+        }
+    }
+
+    /// [`Display`](fmt::Display) of the failures after opening: ioctls, rings, launch, tracefs.
+    fn fmt_after_open(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LinuxError::Io { what, error } => write!(f, "{what}: {error}"),
+            LinuxError::RingSize { data_pages } => {
+                write!(
+                    f,
+                    "a ring needs a power of two of data pages (1, 2, 4, …; at least one data page to carry \
+                     records), not {data_pages}"
+                )
+            }
+            LinuxError::AuxSize { aux_pages } => {
                 write!(f, "an AUX area needs a power of two of pages (1, 2, 4, …), not {aux_pages}")
             }
-            Error::RingKind { reader, needs, ring } => {
-                let instead = match (ring.backward, ring.writable) {
-                    (false, true) => "read it with Ring::consumer",
-                    (true, true) => "read it with Ring::backward_reader",
-                    (true, false) => "read it with Ring::overwrite_reader, under Ring::pause_output",
-                    (false, false) => {
-                        "no reader reads a forward overwrite ring: map it writable, or open the event with \
-                         write_backward for a flight recorder"
-                    }
-                };
-                write!(f, "{reader} reads a {needs} ring; this ring is {ring}: {instead}")
+            LinuxError::RingKind { reader, needs, ring } => {
+                write!(f, "{reader} reads a {needs} ring; this ring is {ring}: {}", reader_of(*ring))
             }
-            Error::ReadOnlyRing => f.write_str(
+            LinuxError::ReadOnlyRing => f.write_str(
                 "Ring::mapping needs a writable ring (a Mapping may store into the control page, which is \
                  read-only here): use Ring::read_only, or Ring::map(event, pages, true)",
             ),
-            Error::ConsumerTaken => f.write_str(
+            LinuxError::ConsumerTaken => f.write_str(
                 "this event's ring already has a consumer (Ring::consumer): use that one, or drop it before \
                  asking for another",
             ),
-            Error::RingRedirected => f.write_str(
+            LinuxError::RingRedirected => f.write_str(
                 "this event's records go to another event's ring (Event::set_output): map and read that \
                  event's ring, or set_output(None) first",
             ),
-            Error::AuxNeedsWritableRing => write!(
+            LinuxError::AuxNeedsWritableRing => write!(
                 f,
                 "an AUX area needs a writable ring (Ring::map(event, pages, true)): its offset and size are \
                  written into the control page"
             ),
-            Error::AuxNotSupported { errno } => {
+            LinuxError::AuxNotSupported { errno } => {
                 write!(
                     f,
                     "the kernel refused the AUX area (mmap errno {errno}): this event's PMU has no AUX area; open an \
@@ -253,73 +339,146 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
-            Error::Layout(e) => write!(f, "the perf mapping has no valid layout: {e}"),
-            Error::Read(e) => write!(f, "reading the ring: {e}"),
-            Error::Backward(e) => write!(f, "reading the overwrite ring: {e}"),
-            Error::BadRead { len } => write!(f, "read(2) returned {len} bytes, not the event's read_format block"),
-            Error::ModifyRefused { errno, breakpoint: false } => write!(
+            LinuxError::Layout(e) => write!(f, "the perf mapping has no valid layout: {e}"),
+            LinuxError::Read(e) => write!(f, "reading the ring: {e}"),
+            LinuxError::BadRead { len } => write!(f, "read(2) returned {len} bytes, not the event's read_format block"),
+            LinuxError::ModifyRefused { errno, breakpoint: false } => write!(
                 f,
                 "PERF_EVENT_IOC_MODIFY_ATTRIBUTES refused (errno {errno}): the kernel modifies breakpoint events \
                  only; close this event and open one with the new attr"
             ),
-            Error::ModifyRefused { errno, breakpoint: true } => write!(
+            LinuxError::ModifyRefused { errno, breakpoint: true } => write!(
                 f,
                 "PERF_EVENT_IOC_MODIFY_ATTRIBUTES refused (errno {errno}): only bp_addr, bp_len, bp_type and disabled \
                  may differ from the attr the breakpoint was opened with"
             ),
-            Error::TracefsNotMounted => write!(
+            LinuxError::TracefsNotMounted => write!(
                 f,
                 "tracefs is not mounted: mount it (as root: `mount -t tracefs nodev /sys/kernel/tracing`) to open \
                  tracepoints by name"
             ),
-            Error::Exec { command, error } => write!(f, "cannot execute {command}: {error}"),
-            Error::NoSuchTracepoint { name } => {
+            LinuxError::Exec { command, error } => write!(f, "cannot execute {command}: {error}"),
+            LinuxError::NoSuchTracepoint { name } => {
                 write!(f, "no tracepoint {name} (see /sys/kernel/tracing/events/ for the available ones)")
             }
-            Error::NotStarted => write!(
+            LinuxError::NotStarted => write!(
                 f,
                 "not started: call start() first (Session::start, Session::run or Launch::start); until then the \
                  command is held before exec and the events are disabled"
             ),
-            Error::EmptyCommand => write!(f, "the command is empty: give at least argv[0], the program to run"),
-            Error::TracefsPermissionDenied { path } => write!(
+            LinuxError::EmptyCommand => write!(f, "the command is empty: give at least argv[0], the program to run"),
+            LinuxError::TracefsPermissionDenied { path } => write!(
                 f,
                 "permission denied reading {path}: tracepoint ids are read from tracefs; run as root, or make \
                  tracefs readable to this user (e.g. `mount -o remount,mode=755 /sys/kernel/tracing` and \
                  `chmod a+r` of the events' id files)"
             ),
-            Error::BadTracepointName { name, part: "separator" } => {
+            LinuxError::BadTracepointName { name, part: "separator" } => {
                 write!(f, "tracepoint name {name:?} has no ':': write \"subsystem:event\", e.g. \"sched:sched_switch\"")
             }
-            Error::BadTracepointName { name, part } => write!(
+            LinuxError::BadTracepointName { name, part } => write!(
                 f,
                 "tracepoint name {name:?}: the {part} must be 1 to 255 letters, digits, '_', '-' or '.', the first a \
                  letter, a digit or '_' (write \"subsystem:event\", e.g. \"sched:sched_switch\")"
             ),
+            // (`fmt` sends the other variants elsewhere.)
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Display`](fmt::Display) of a session's refusals.
+    fn fmt_session(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LinuxError::NoEvents => write!(f, "a session needs at least one event: add one with SessionBuilder::event"),
+            LinuxError::EventSet(e) => write!(
+                f,
+                "the session's events: {e} (events sharing a ring need PERF_SAMPLE_IDENTIFIER and the same \
+                 sample_id_all)"
+            ),
+            LinuxError::InvalidPid { pid } => {
+                write!(f, "Session::process({pid}): a pid must be positive (for this process, use std::process::id())")
+            }
+            LinuxError::NoSuchProcess { pid } => {
+                write!(f, "Session::process({pid}): no process {pid} (/proc/{pid}/task is absent): check the pid")
+            }
+            LinuxError::BadGroup { member, leader } => write!(
+                f,
+                "event {member}: its group leader {leader} must be an earlier event that is no group member itself"
+            ),
+            LinuxError::NoSuchCpu { cpus } => {
+                write!(f, "none of the CPUs {cpus:?} is online (/sys/devices/system/cpu/online)")
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Display`](fmt::Display) of perf.data's failures.
+    #[cfg(feature = "perf-data")]
+    fn fmt_perf_data(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LinuxError::PerfData(e) => write!(f, "{e}"),
+            LinuxError::File { what, path, error } => write!(f, "{what} {}: {error}", path.display()),
+            LinuxError::NoSuchTracepointId { config } => write!(f, "no tracepoint in tracefs has id {config}"),
+            _ => Ok(()),
         }
     }
 }
 
-impl std::error::Error for Error {}
-
-impl From<perfring::LayoutError> for Error {
-    fn from(e: perfring::LayoutError) -> Error {
-        Error::Layout(e)
+impl std::error::Error for LinuxError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LinuxError::Io { error, .. } | LinuxError::Exec { error, .. } => Some(error),
+            LinuxError::OpenEvent { error, .. } => Some(&**error),
+            LinuxError::Layout(e) => Some(e),
+            LinuxError::Read(e) => Some(e),
+            LinuxError::EventSet(e) => Some(e),
+            #[cfg(feature = "perf-data")]
+            LinuxError::PerfData(e) => Some(e),
+            #[cfg(feature = "perf-data")]
+            LinuxError::File { error, .. } => Some(error),
+            _ => None,
+        }
     }
 }
 
-impl From<perfring::BackwardError> for Error {
-    fn from(e: perfring::BackwardError) -> Error {
-        Error::Backward(e)
+impl From<LayoutError> for LinuxError {
+    fn from(e: LayoutError) -> LinuxError {
+        LinuxError::Layout(e)
     }
 }
 
-impl From<perfring::ReadError> for Error {
-    fn from(e: perfring::ReadError) -> Error {
-        Error::Read(e)
+impl From<ReadError> for LinuxError {
+    fn from(e: ReadError) -> LinuxError {
+        LinuxError::Read(e)
     }
 }
 
-pub(crate) fn io(what: &'static str) -> impl FnOnce(io::Error) -> Error {
-    move |error| Error::Io { what, error }
+impl From<EventSetError> for LinuxError {
+    fn from(e: EventSetError) -> LinuxError {
+        LinuxError::EventSet(e)
+    }
+}
+
+#[cfg(feature = "perf-data")]
+impl From<perfring_data::PerfDataError> for LinuxError {
+    fn from(e: perfring_data::PerfDataError) -> LinuxError {
+        LinuxError::PerfData(e)
+    }
+}
+
+/// Which reader reads a ring of `kind` (what to use instead of a reader of another kind).
+fn reader_of(kind: crate::RingKind) -> &'static str {
+    match (kind.backward, kind.writable) {
+        (false, true) => "read it with Ring::consumer",
+        (true, true) => "read it with Ring::backward_reader",
+        (true, false) => "read it with Ring::overwrite_reader, under Ring::pause_output",
+        (false, false) => {
+            "no reader reads a forward overwrite ring: map it writable, or open the event with write_backward \
+             for a flight recorder"
+        }
+    }
+}
+
+pub(crate) fn io(what: &'static str) -> impl FnOnce(io::Error) -> LinuxError {
+    move |error| LinuxError::Io { what, error }
 }

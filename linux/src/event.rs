@@ -8,8 +8,8 @@ use std::sync::Arc;
 use perfring::record::{read_format as rf, Attr, Endian, ReadValues};
 
 use crate::attr::{event_type, EventAttr};
-use crate::error::{io as io_err, Error, OpenError};
-use crate::ring::RingClaims;
+use crate::claims::RingClaims;
+use crate::error::{io as io_err, LinuxError};
 use crate::sys;
 
 /// What an event measures: `(pid, cpu)` of `perf_event_open`.
@@ -38,12 +38,14 @@ impl Target {
 
 /// The online CPUs (`/sys/devices/system/cpu/online`, e.g. `0-3,6`), for opening an event per
 /// CPU.
-pub fn online_cpus() -> Result<Vec<u32>, Error> {
+pub fn online_cpus() -> Result<Vec<u32>, LinuxError> {
     let s = std::fs::read_to_string("/sys/devices/system/cpu/online").map_err(io_err("reading the online CPUs"))?;
     let mut cpus = Vec::new();
     for part in s.trim().split(',').filter(|p| !p.is_empty()) {
-        let bad =
-            || Error::Io { what: "parsing /sys/devices/system/cpu/online", error: io::ErrorKind::InvalidData.into() };
+        let bad = || LinuxError::Io {
+            what: "parsing /sys/devices/system/cpu/online",
+            error: io::ErrorKind::InvalidData.into(),
+        };
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b): (u32, u32) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
@@ -86,17 +88,17 @@ pub struct Event {
 
 impl Event {
     /// Open `attr` on `target`, as a member of `group`'s group if given (the leader first).
-    pub fn open(attr: &EventAttr, target: Target, group: Option<&Event>) -> Result<Event, OpenError> {
+    pub fn open(attr: &EventAttr, target: Target, group: Option<&Event>) -> Result<Event, LinuxError> {
         let (pid, cpu) = target.pid_cpu();
         let mut a = *attr.attr();
         let mut buf = [0u8; Attr::SIZE_VER8 as usize];
         for _ in 0..2 {
             a.to_bytes(Endian::NATIVE, &mut buf)
-                .map_err(|_| OpenError::InvalidArgument { suspects: "attr.size (64..=136, a multiple of 8)" })?;
+                .map_err(|_| LinuxError::InvalidArgument { suspects: "attr.size (64..=136, a multiple of 8)" })?;
             match sys::perf_event_open(&mut buf, pid, cpu, group.map(|g| g.fd.as_fd()), FLAG_FD_CLOEXEC) {
                 Ok(fd) => {
                     let mut event = Event { fd, attr: a, id: 0, ring_claims: Arc::default() };
-                    event.id = event.read_id().map_err(|e| OpenError::Io(io::Error::other(e.to_string())))?;
+                    event.id = event.read_id()?;
                     return Ok(event);
                 }
                 Err(e) if e.raw_os_error() == Some(libc::E2BIG) => {
@@ -110,14 +112,14 @@ impl Event {
                         && shorter.to_bytes(Endian::NATIVE, &mut check).is_ok()
                         && buf[kernel as usize..a.size as usize].iter().all(|&b| b == 0);
                     if !fits {
-                        return Err(OpenError::AttrTooLarge { kernel_size: kernel });
+                        return Err(LinuxError::AttrTooLarge { kernel_size: kernel });
                     }
                     a = shorter;
                 }
                 Err(e) => return Err(classify(e, &a, target)),
             }
         }
-        Err(OpenError::Io(io::Error::from_raw_os_error(libc::E2BIG)))
+        Err(LinuxError::Io { what: "perf_event_open", error: io::Error::from_raw_os_error(libc::E2BIG) })
     }
 
     /// The attr the kernel accepted (its `size` may have been lowered to the kernel's).
@@ -135,43 +137,43 @@ impl Event {
         Arc::clone(&self.ring_claims)
     }
 
-    fn read_id(&self) -> Result<u64, Error> {
+    fn read_id(&self) -> Result<u64, LinuxError> {
         sys::ioc_id(self.fd.as_fd()).map_err(io_err("PERF_EVENT_IOC_ID"))
     }
 
     /// Start counting and sampling (`PERF_EVENT_IOC_ENABLE`).
-    pub fn enable(&self) -> Result<(), Error> {
+    pub fn enable(&self) -> Result<(), LinuxError> {
         sys::ioc_enable(self.fd.as_fd(), false).map_err(io_err("PERF_EVENT_IOC_ENABLE"))
     }
     /// Stop (`PERF_EVENT_IOC_DISABLE`).
-    pub fn disable(&self) -> Result<(), Error> {
+    pub fn disable(&self) -> Result<(), LinuxError> {
         sys::ioc_disable(self.fd.as_fd(), false).map_err(io_err("PERF_EVENT_IOC_DISABLE"))
     }
     /// Enable the whole group this event leads, at one instant.
-    pub fn enable_group(&self) -> Result<(), Error> {
+    pub fn enable_group(&self) -> Result<(), LinuxError> {
         sys::ioc_enable(self.fd.as_fd(), true).map_err(io_err("PERF_EVENT_IOC_ENABLE (group)"))
     }
     /// Disable the whole group this event leads.
-    pub fn disable_group(&self) -> Result<(), Error> {
+    pub fn disable_group(&self) -> Result<(), LinuxError> {
         sys::ioc_disable(self.fd.as_fd(), true).map_err(io_err("PERF_EVENT_IOC_DISABLE (group)"))
     }
     /// Zero the count (`PERF_EVENT_IOC_RESET`).
-    pub fn reset(&self) -> Result<(), Error> {
+    pub fn reset(&self) -> Result<(), LinuxError> {
         sys::ioc_reset(self.fd.as_fd()).map_err(io_err("PERF_EVENT_IOC_RESET"))
     }
     /// Allow `n` more overflows, then disable (`PERF_EVENT_IOC_REFRESH`).
-    pub fn refresh(&self, n: u32) -> Result<(), Error> {
+    pub fn refresh(&self, n: u32) -> Result<(), LinuxError> {
         sys::ioc_refresh(self.fd.as_fd(), n).map_err(io_err("PERF_EVENT_IOC_REFRESH"))
     }
     /// Change the sample period (or frequency) (`PERF_EVENT_IOC_PERIOD`).
-    pub fn set_period(&self, period: u64) -> Result<(), Error> {
+    pub fn set_period(&self, period: u64) -> Result<(), LinuxError> {
         sys::ioc_period(self.fd.as_fd(), period).map_err(io_err("PERF_EVENT_IOC_PERIOD"))
     }
     /// Send this event's records to `ring_owner`'s ring (`PERF_EVENT_IOC_SET_OUTPUT`); both on
     /// the same CPU (or task), with the same clock and direction. `None` stops redirecting.
-    /// A redirected event's own ring is not mapped ([`Error::RingRedirected`]): its records are
+    /// A redirected event's own ring is not mapped ([`LinuxError::RingRedirected`]): its records are
     /// read from the owner's; the kernel refuses to redirect an event whose ring is mapped.
-    pub fn set_output(&self, ring_owner: Option<&Event>) -> Result<(), Error> {
+    pub fn set_output(&self, ring_owner: Option<&Event>) -> Result<(), LinuxError> {
         sys::ioc_set_output(self.fd.as_fd(), ring_owner.map(|e| e.fd.as_fd()))
             .map_err(io_err("PERF_EVENT_IOC_SET_OUTPUT"))?;
         self.ring_claims.set_redirected(ring_owner.is_some());
@@ -179,13 +181,13 @@ impl Event {
     }
     /// Pause (`true`) or resume the ring's output (`PERF_EVENT_IOC_PAUSE_OUTPUT`); while paused
     /// every record is dropped and counted (reported by a LOST record after resuming).
-    pub fn pause_output(&self, paused: bool) -> Result<(), Error> {
+    pub fn pause_output(&self, paused: bool) -> Result<(), LinuxError> {
         sys::ioc_pause_output(self.fd.as_fd(), paused).map_err(io_err("PERF_EVENT_IOC_PAUSE_OUTPUT"))
     }
     /// A tracepoint filter (`PERF_EVENT_IOC_SET_FILTER`), e.g. `"prev_pid == 1"`. A filter
     /// with a NUL byte inside is refused (EINVAL) before the kernel sees it.
-    pub fn set_filter(&self, filter: &str) -> Result<(), Error> {
-        let filter = std::ffi::CString::new(filter).map_err(|_| Error::Io {
+    pub fn set_filter(&self, filter: &str) -> Result<(), LinuxError> {
+        let filter = std::ffi::CString::new(filter).map_err(|_| LinuxError::Io {
             what: "PERF_EVENT_IOC_SET_FILTER",
             error: std::io::Error::from_raw_os_error(libc::EINVAL),
         })?;
@@ -197,26 +199,27 @@ impl Event {
     /// of `attr` applies, and [`EventAttr`] starts with it set: clear it
     /// (`.disabled(false)`) to keep the breakpoint counting. The kernel supports this for
     /// breakpoints only: any other event (EOPNOTSUPP, or EINVAL — Linux 6.18 answers EINVAL),
-    /// another type or another field changed (EINVAL) is [`Error::ModifyRefused`].
-    pub fn modify_attributes(&self, attr: &EventAttr) -> Result<(), Error> {
+    /// another type or another field changed (EINVAL) is [`LinuxError::ModifyRefused`].
+    pub fn modify_attributes(&self, attr: &EventAttr) -> Result<(), LinuxError> {
         let mut buf = [0u8; Attr::SIZE_VER8 as usize];
-        let refused = |errno| Error::ModifyRefused { errno, breakpoint: self.attr.type_ == event_type::BREAKPOINT };
+        let refused =
+            |errno| LinuxError::ModifyRefused { errno, breakpoint: self.attr.type_ == event_type::BREAKPOINT };
         attr.attr().to_bytes(Endian::NATIVE, &mut buf).map_err(|_| refused(libc::EINVAL))?;
         sys::ioc_modify_attributes(self.fd.as_fd(), &buf).map_err(|error| match error.raw_os_error() {
             Some(errno @ (libc::EOPNOTSUPP | libc::EINVAL)) => refused(errno),
-            _ => Error::Io { what: "PERF_EVENT_IOC_MODIFY_ATTRIBUTES", error },
+            _ => LinuxError::Io { what: "PERF_EVENT_IOC_MODIFY_ATTRIBUTES", error },
         })
     }
 
     /// The counts (`read(2)`), in the event's `read_format` layout: the value, the times, the
     /// id, the lost count (`PERF_FORMAT_LOST`), or the whole group with `PERF_FORMAT_GROUP`.
-    pub fn read(&self) -> Result<Counts, Error> {
+    pub fn read(&self) -> Result<Counts, LinuxError> {
         let group = self.attr.read_format & rf::GROUP != 0;
         let mut buf = vec![0u8; if group { 16 << 10 } else { 64 }];
         let n = sys::read(self.fd.as_fd(), &mut buf).map_err(io_err("read(2) of the counts"))?;
         buf.truncate(n);
         let fmt = self.attr.read_format;
-        ReadValues::parse(&buf, fmt, Endian::NATIVE).map_err(|_| Error::BadRead { len: n })?;
+        ReadValues::parse(&buf, fmt, Endian::NATIVE).map_err(|_| LinuxError::BadRead { len: n })?;
         Ok(Counts { bytes: buf, read_format: fmt })
     }
 }
@@ -250,7 +253,7 @@ impl AsRawFd for Event {
 }
 
 /// Turn an errno into what the user should change.
-fn classify(e: io::Error, attr: &Attr, target: Target) -> OpenError {
+fn classify(e: io::Error, attr: &Attr, target: Target) -> LinuxError {
     use perfring::record::attr_flags as f;
     match e.raw_os_error() {
         Some(errno @ (libc::EACCES | libc::EPERM)) => {
@@ -263,13 +266,13 @@ fn classify(e: io::Error, attr: &Attr, target: Target) -> OpenError {
             } else {
                 "another user's task, or a capability the event needs"
             };
-            OpenError::PermissionDenied { errno, paranoid: paranoid(), needs }
+            LinuxError::PermissionDenied { errno, paranoid: paranoid(), needs }
         }
-        Some(errno @ (libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV)) => OpenError::NotSupported { errno },
-        Some(libc::EMFILE) => OpenError::TooManyFiles,
-        Some(libc::ESRCH) => OpenError::NoSuchTask { pid: target.pid_cpu().0 },
-        Some(libc::EBUSY) => OpenError::Busy,
-        Some(libc::EINVAL) => OpenError::InvalidArgument {
+        Some(errno @ (libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV)) => LinuxError::NotSupported { errno },
+        Some(libc::EMFILE) => LinuxError::TooManyFiles,
+        Some(libc::ESRCH) => LinuxError::NoSuchTask { pid: target.pid_cpu().0 },
+        Some(libc::EBUSY) => LinuxError::Busy,
+        Some(libc::EINVAL) => LinuxError::InvalidArgument {
             suspects: if attr.sample_type & !perfring::record::sample_type::ALL != 0 {
                 "sample_type (bits this kernel does not know)"
             } else if attr.read_format & !rf::ALL != 0 {
@@ -285,6 +288,6 @@ fn classify(e: io::Error, attr: &Attr, target: Target) -> OpenError {
                  a CPU number), wakeup_watermark vs the ring, precise_ip"
             },
         },
-        _ => OpenError::Io(e),
+        _ => LinuxError::Io { what: "perf_event_open", error: e },
     }
 }

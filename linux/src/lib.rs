@@ -15,8 +15,8 @@
 //!
 //! ```
 //! # fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! use perfring::record::sample_type as st;
-//! use perfring_linux::{attr::software, EventAttr, Session};
+//! use perfring::record::{sample_type as st, EventRecord};
+//! use perfring_linux::{software, EventAttr, Session};
 //! let every = |n, config| EventAttr::software(config).sample_period(n).sample_type(st::IDENTIFIER | st::TID);
 //! let mut session = Session::command(["sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done"])
 //!     .event(every(100_000, software::TASK_CLOCK)) // event 0: every 100 µs of its CPU time
@@ -24,7 +24,7 @@
 //!     .open()?; // a refusal (perf_event_paranoid, say) is a typed error saying what to change
 //! let pid = session.pid().unwrap() as u32;
 //! let mut samples = [0; 2]; // by event
-//! let status = session.run(|record| if let (Ok(event), Some(sample)) = (record.event(), record.sample()) {
+//! let status = session.run(|record| if let (Ok(event), Ok(sample)) = (record.event(), record.sample()) {
 //!     assert_eq!(sample.pid(), Some(pid), "only the command is sampled");
 //!     samples[event] += 1;
 //! });
@@ -35,20 +35,35 @@
 //! # fn main() { perfring_test_support::doc_example!(example()) }
 //! ```
 //!
+//! Each record is read as every record of perfring is, one way per tier:
+//!
+//! | what you have → what to call | ring record: `set.attribute(&raw)` | perf.data: `FileRecord` | Linux session: `SessionRecord` |
+//! |---|---|---|---|
+//! | the event that wrote it (perf's rules) | `.event()` → `usize` | `.event()` → `usize` | `.event()` → `usize` |
+//! | a SAMPLE's fields, each read when asked | `.sample()` → `SampleView` | `.sample()` → `SampleView` | `.sample()` → `SampleView` |
+//! | time, id, cpu, pid, tid of any record | `.view()` → `RecordView` | `.view()` → `RecordView` | `.view()` → `RecordView` |
+//! | a `sample_type` fixed when the tool is built | `.fixed::<ST>()` → `FixedSample` | `.fixed::<ST>()` → `FixedSample` | `.fixed::<ST>()` → `FixedSample` |
+//! | every field of any record type | `.decode()` → `Record` | `.decode()` → `Record` | `.decode()` → `Record` |
+//! | the header, bytes and byte order | `.raw()` → `RawRecord` | `.raw()` → `RawRecord` | `.raw()` → `RawRecord` |
+//!
+//! Every call but `raw()` returns a `Result` with `perfring::record::DecodeError`, which names
+//! the field and its offset; the five are the methods of the trait
+//! `perfring::record::EventRecord`, one signature each, whoever delivered the record.
+//!
 //! [`Session::process`] follows a running process, [`Session::all_cpus`] every CPU;
 //! [`Session::wait`] and [`Session::drain`] are the steps of [`Session::run`], and the session
 //! is [`AsFd`] for a reactor. Below it, each piece stands alone:
 //!
-//! | module | what |
+//! | item | what |
 //! |---|---|
-//! | [`attr`] | [`EventAttr`]: every `perf_event_attr` field and flag; software, hardware, raw, breakpoint and tracepoint (by name, through tracefs) events |
-//! | [`event`] | [`Event`]: open on a thread, a process, a CPU; groups; the ioctls; [`Counts`] from `read(2)` |
-//! | [`ring`] | [`Ring`]: `1 + 2^n` pages, forward or backward, writable or overwrite, each kind with its reader; its [`AuxArea`] |
-//! | [`read_only`] | [`ReadOnlyMapping`]: a read-only (overwrite) ring read with loads alone |
-//! | [`session`] | [`Session`]: events for a command, a process or all CPUs, a ring per CPU, records attributed |
+//! | [`EventAttr`] | every `perf_event_attr` field and flag; [`software`], [`hardware`], raw, [`breakpoint`] and tracepoint (by name, through tracefs) events |
+//! | [`Event`] | open on a thread, a process, a CPU; groups; the ioctls; [`Counts`] from `read(2)` |
+//! | [`Ring`] | `1 + 2^n` pages, forward or backward, writable or overwrite ([`RingKind`]), each kind with its reader; its [`AuxArea`]; [`RingMapping`] |
+//! | [`ReadOnlyMapping`] | a read-only (overwrite) ring read with loads alone |
+//! | [`Session`] | events for a command, a process or all CPUs, a ring per CPU, records attributed ([`SessionRecord`]) |
 //! | [`launch`] | a command held before `exec` while its events are opened; SIGINT as "stop" |
-//! | [`mod@wait`] | readiness: [`AsFd`] everywhere, [`wait`](wait::wait) over many, hang-up at task exit |
-//! | [`error`] | [`OpenError`], [`Error`] |
+//! | [`wait()`], [`wait_all`] | readiness: [`AsFd`] everywhere, hang-up at task exit ([`Readiness`]) |
+//! | [`LinuxError`] | every failure of the crate, saying what to change |
 //! | `perf_data` | (feature `perf-data`) a [`Session`] written as perf.data, as `perf record` writes it |
 //!
 //! All system calls (and all `unsafe`) are in one private module, `sys`.
@@ -59,30 +74,26 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-pub mod attr;
-pub mod error;
-pub mod event;
+mod attr;
+mod claims;
+mod error;
+mod event;
 pub mod launch;
 #[cfg(feature = "perf-data")]
 pub mod perf_data;
-pub mod read_only;
-pub mod ring;
-pub mod session;
+mod read_only;
+mod ring;
+mod ring_kind;
+mod session;
 mod sys;
-pub mod wait;
+mod wait;
 
-/// The protocol crate the kernel's rings are read with; its `record` module decodes.
-pub use perfring;
-/// What a reader of a session's records uses from [`perfring::record`], so that this crate
-/// is the one dependency a Linux tool needs.
-pub use perfring::record::{
-    read_format, sample_type, types, Attr, CpuMode, Endian, ReadValues, Record, RecordView, SampleView,
-};
-
-pub use attr::EventAttr;
-pub use error::{Error, OpenError};
+pub use attr::{breakpoint, event_type, hardware, software, EventAttr, HardwareEvent, SoftwareEvent};
+pub use error::LinuxError;
 pub use event::{online_cpus, paranoid, Counts, Event, Target};
 pub use read_only::ReadOnlyMapping;
-pub use ring::{AuxArea, Ring, RingKind};
-pub use session::{Placement, Scope, Session, SessionBuilder, SessionError, SessionRecord};
+pub use ring::{AuxArea, Ring};
+pub use ring_kind::RingKind;
+pub use session::{Placement, Scope, Session, SessionBuilder, SessionRecord};
+pub use sys::RingMapping;
 pub use wait::{wait, wait_all, Readiness};

@@ -1,44 +1,5 @@
-//! [`ReadOnlyMapping`]: a ring the kernel mapped read-only, read through perfring's
-//! [`RingMemory`] with loads alone.
-//!
-//! An event mapped without `PROT_WRITE` is an overwrite ring (the kernel never reads
-//! `data_tail`), or a control page mapped for self-monitoring. perfring's [`Mapping`] is made
-//! for memory it may store into (`data_tail`, `aux_tail`, the self-monitoring writer): over a
-//! read-only page one such store, from any safe call, is a SIGSEGV, and Rust guarantees no
-//! atomic operation on read-only memory but a relaxed load of at most the pointer's width.
-//!
-//! So a `ReadOnlyMapping` never hands out a reference into the kernel's pages. Each
-//! [`RingMemory::position`] and [`RingMemory::page_word`] call loads the live word with a
-//! relaxed load followed by the acquire fence of (C), stores the value into a word of its own,
-//! and returns that: loads through it see the value the call took (with the acquire ordering
-//! the protocol asks of the head load), stores through it land in the copy and never reach the
-//! kernel (which reads neither `data_tail` nor any other word of an overwrite ring). Call the
-//! accessor again for a newer value, as perfring's readers do for every load. The data area is
-//! read with relaxed word loads only ([`RingMemory::load_words`]); no zero-copy view is given.
-//!
-//! A `ReadOnlyMapping` is [`Send`] but not [`Sync`]: it is one reader's. Each accessor call
-//! stores the value it loaded into a word of the mapping's own and hands out a reference to
-//! that word. Shared between threads, one thread's call could overwrite the word between
-//! another thread's call and that thread's load of it: the second thread would then act on a
-//! head it did not load itself, without the acquire (C) that its own load gave it, and could
-//! read data bytes the kernel had not finished writing for that head, or compare a reader's
-//! interference check against the other thread's value. Every access being atomic, that would
-//! be no data race in Rust's sense, but a broken protocol that a reader cannot detect; making
-//! the type `!Sync` rules it out. Each thread makes its own: [`Ring::read_only`] is cheap (no
-//! system call, no allocation).
-//!
-//! ```compile_fail
-//! fn shared_between_threads<T: Sync>() {}
-//! shared_between_threads::<perfring_linux::ReadOnlyMapping<'static>>(); // not Sync: one reader's
-//! ```
-//!
-//! ```
-//! fn sent_to_a_thread<T: Send>() {}
-//! sent_to_a_thread::<perfring_linux::ReadOnlyMapping<'static>>(); // Send: the reader may move
-//! ```
-//!
-//! [`Mapping`]: perfring::Mapping
-//! [`Ring::read_only`]: crate::Ring::read_only
+//! [`ReadOnlyMapping`]: a ring the kernel mapped read-only, read with loads alone (its docs
+//! say why and how).
 
 use perfring::fences::{fence, C_HEAD_LOAD, LOCAL};
 use perfring::loom::{AtomicBool, AtomicU32, AtomicUsize};
@@ -56,9 +17,51 @@ const HEADER_WORDS: usize = offset_of!(MmapPage, reserved) / 4;
 /// Byte offset of the low-order `usize` of a u64 position field (see `perfring::memory`).
 const LOW_HALF: usize = if usize::BITS == 64 || cfg!(target_endian = "little") { 0 } else { 4 };
 
-/// A ring mapped read-only, as perfring's readers see it (see the [module docs](self)): made
+/// A ring mapped read-only, as perfring's readers see it: made
 /// by [`Ring::read_only`](crate::Ring::read_only), borrowing the ring. One reader's: `Send`,
-/// not `Sync` (the module docs say why).
+/// not `Sync` (below: why).
+///
+/// [`ReadOnlyMapping`]: a ring the kernel mapped read-only, read through perfring's
+/// [`RingMemory`] with loads alone.
+///
+/// An event mapped without `PROT_WRITE` is an overwrite ring (the kernel never reads
+/// `data_tail`), or a control page mapped for self-monitoring. perfring's [`Mapping`] is made
+/// for memory it may store into (`data_tail`, `aux_tail`, the self-monitoring writer): over a
+/// read-only page one such store, from any safe call, is a SIGSEGV, and Rust guarantees no
+/// atomic operation on read-only memory but a relaxed load of at most the pointer's width.
+///
+/// So a `ReadOnlyMapping` never hands out a reference into the kernel's pages. Each
+/// [`RingMemory::position`] and [`RingMemory::page_word`] call loads the live word with a
+/// relaxed load followed by the acquire fence of (C), stores the value into a word of its own,
+/// and returns that: loads through it see the value the call took (with the acquire ordering
+/// the protocol asks of the head load), stores through it land in the copy and never reach the
+/// kernel (which reads neither `data_tail` nor any other word of an overwrite ring). Call the
+/// accessor again for a newer value, as perfring's readers do for every load. The data area is
+/// read with relaxed word loads only ([`RingMemory::load_words`]); no zero-copy view is given.
+///
+/// A `ReadOnlyMapping` is [`Send`] but not [`Sync`]: it is one reader's. Each accessor call
+/// stores the value it loaded into a word of the mapping's own and hands out a reference to
+/// that word. Shared between threads, one thread's call could overwrite the word between
+/// another thread's call and that thread's load of it: the second thread would then act on a
+/// head it did not load itself, without the acquire (C) that its own load gave it, and could
+/// read data bytes the kernel had not finished writing for that head, or compare a reader's
+/// interference check against the other thread's value. Every access being atomic, that would
+/// be no data race in Rust's sense, but a broken protocol that a reader cannot detect; making
+/// the type `!Sync` rules it out. Each thread makes its own: [`Ring::read_only`] is cheap (no
+/// system call, no allocation).
+///
+/// ```compile_fail
+/// fn shared_between_threads<T: Sync>() {}
+/// shared_between_threads::<perfring_linux::ReadOnlyMapping<'static>>(); // not Sync: one reader's
+/// ```
+///
+/// ```
+/// fn sent_to_a_thread<T: Send>() {}
+/// sent_to_a_thread::<perfring_linux::ReadOnlyMapping<'static>>(); // Send: the reader may move
+/// ```
+///
+/// [`Mapping`]: perfring::memory::Mapping
+/// [`Ring::read_only`]: crate::Ring::read_only
 #[derive(Debug)]
 pub struct ReadOnlyMapping<'r> {
     mmap: &'r sys::Mmap,
@@ -68,7 +71,7 @@ pub struct ReadOnlyMapping<'r> {
     words: [AtomicU32; HEADER_WORDS],
     paused: AtomicBool,
     write_gen: AtomicUsize,
-    /// Not `Sync` (see the module docs); `Cell` is `Send`, so the mapping stays `Send`.
+    /// Not `Sync` (the type's docs say why); `Cell` is `Send`, so the mapping stays `Send`.
     _one_reader: PhantomData<Cell<()>>,
 }
 

@@ -3,21 +3,22 @@
 //! a [`ReadOnlyMapping`]); its [`AuxArea`], read through perfring's [`AuxConsumer`].
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use perfring::aux::AuxConsumer;
 use perfring::consumer::Trusted;
 use perfring::page::MmapPage;
 use perfring::record::attr_flags;
-use perfring::{BackwardReader, Consumer};
+use perfring::{backward::BackwardReader, consumer::Consumer};
 use std::mem::offset_of;
 
-use crate::error::{io as io_err, Error};
+use crate::claims::RingClaims;
+use crate::error::{io as io_err, LinuxError};
 use crate::event::Event;
 use crate::read_only::ReadOnlyMapping;
+use crate::ring_kind::RingKind;
 use crate::sys;
-pub use crate::sys::RingMapping;
+use crate::sys::RingMapping;
 
 /// An event's ring, mapped. Four kinds, as the kernel accepts them: forward or backward (the
 /// event's `write_backward`), writable or read-only. A **writable** mapping tells the kernel to
@@ -26,7 +27,7 @@ pub use crate::sys::RingMapping;
 /// reads `data_tail` and overwrites the oldest records.
 ///
 /// Each kind has its reader, and asking a ring for another kind's reader is a typed
-/// [`Error::RingKind`], never a crash:
+/// [`LinuxError::RingKind`], never a crash:
 ///
 /// | ring | reader |
 /// |---|---|
@@ -35,12 +36,12 @@ pub use crate::sys::RingMapping;
 /// | backward, read-only | [`Ring::overwrite_reader`]: newest first, under [`Ring::pause_output`], as perf reads `--overwrite` rings |
 /// | forward, read-only | none: the kernel overwrites the oldest records with no mark of where one starts (perf never maps this kind) |
 ///
-/// [`Ring::mapping`] (perfring's [`Mapping`](perfring::Mapping), which stores into the control
+/// [`Ring::mapping`] (perfring's [`Mapping`](perfring::memory::Mapping), which stores into the control
 /// page, lent as a [`RingMapping`]) is for writable rings; [`Ring::read_only`] reads any ring
 /// with loads alone (self-monitoring of a control page mapped read-only, for one).
 ///
 /// An event's ring has one [`Ring::consumer`] at a time, however many times it is mapped (a
-/// second is [`Error::ConsumerTaken`] until the first is dropped), and no perfring producer:
+/// second is [`LinuxError::ConsumerTaken`] until the first is dropped), and no perfring producer:
 /// the kernel is its producer.
 ///
 /// The ring holds its own duplicate of the event's descriptor, so it can be waited on
@@ -55,53 +56,6 @@ pub struct Ring {
     backward: bool,
 }
 
-/// A ring's kind: its direction and whether the kernel respects `data_tail` (see [`Ring`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RingKind {
-    /// Written backward (`attr.write_backward`).
-    pub backward: bool,
-    /// Mapped writable: the kernel respects `data_tail` (not an overwrite ring).
-    pub writable: bool,
-}
-
-impl std::fmt::Display for RingKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let direction = if self.backward { "backward" } else { "forward" };
-        let access = if self.writable { "writable" } else { "read-only (overwrite)" };
-        write!(f, "{direction}, {access}")
-    }
-}
-
-/// What the [`Ring`]s of one [`Event`] share: whether a consumer of its ring is alive, and
-/// whether its records go to another event's ring.
-#[derive(Debug, Default)]
-pub(crate) struct RingClaims {
-    consumer: AtomicBool,
-    redirected: AtomicBool,
-}
-
-impl RingClaims {
-    /// Claim the ring for one consumer; false if another holds it.
-    fn take_consumer(&self) -> bool {
-        !self.consumer.swap(true, Ordering::AcqRel)
-    }
-
-    /// Whether the event's output goes to another event's ring.
-    fn redirected(&self) -> bool {
-        self.redirected.load(Ordering::Acquire)
-    }
-
-    /// Give the consumer claim back (its consumer was dropped).
-    pub(crate) fn release_consumer(&self) {
-        self.consumer.store(false, Ordering::Release);
-    }
-
-    /// Record whether the event's output goes to another event's ring.
-    pub(crate) fn set_redirected(&self, redirected: bool) {
-        self.redirected.store(redirected, Ordering::Release);
-    }
-}
-
 impl Ring {
     /// Map `event`'s ring with `data_pages` pages of data (a power of two) after the control
     /// page. 0 maps the control page alone: no records (no reader), but its self-monitoring
@@ -109,17 +63,17 @@ impl Ring {
     /// [`Ring::mapping`], writable) and [`perfring::selfmon`].
     ///
     /// An event whose records go to another event's ring ([`Event::set_output`]) is
-    /// [`Error::RingRedirected`]: map that event's ring.
-    pub fn map(event: &Event, data_pages: usize, writable: bool) -> Result<Ring, Error> {
+    /// [`LinuxError::RingRedirected`]: map that event's ring.
+    pub fn map(event: &Event, data_pages: usize, writable: bool) -> Result<Ring, LinuxError> {
         if data_pages != 0 && !data_pages.is_power_of_two() {
-            return Err(Error::RingSize { data_pages });
+            return Err(LinuxError::RingSize { data_pages });
         }
         let claims = event.ring_claims();
         if claims.redirected() {
-            return Err(Error::RingRedirected);
+            return Err(LinuxError::RingRedirected);
         }
         let page = sys::page_size();
-        let len = (1 + data_pages).checked_mul(page).ok_or(Error::RingSize { data_pages })?;
+        let len = (1 + data_pages).checked_mul(page).ok_or(LinuxError::RingSize { data_pages })?;
         let mmap = sys::Mmap::map(event.as_fd(), len, 0, writable).map_err(io_err("mmap of the ring"))?;
         let fd = event.as_fd().try_clone_to_owned().map_err(io_err("dup of the event fd"))?;
         let ring = Ring { mmap, claims, fd, writable, backward: event.attr().has(attr_flags::WRITE_BACKWARD) };
@@ -130,10 +84,10 @@ impl Ring {
     }
 
     /// perfring's view of a writable mapping (control page and data area), for reading: a
-    /// [`RingMapping`] dereferences to the [`Mapping`](perfring::Mapping) and can be read with
+    /// [`RingMapping`] dereferences to the [`Mapping`](perfring::memory::Mapping) and can be read with
     /// perfring's readers ([`Consumer::untrusted`], [`BackwardReader`], [`perfring::selfmon`]),
     /// but not [`split`](perfring::split): the kernel is this ring's producer. A read-only
-    /// ring is [`Error::ReadOnlyRing`]: a `Mapping` may store into the control page
+    /// ring is [`LinuxError::ReadOnlyRing`]: a `Mapping` may store into the control page
     /// (`data_tail`, the self-monitoring fields), which faults on a read-only page; read it
     /// with [`Ring::read_only`].
     ///
@@ -144,15 +98,15 @@ impl Ring {
     /// let ends = split(&mut mapping, Config::default()); // refused: the kernel is the producer
     /// # Ok(()) }
     /// ```
-    pub fn mapping(&self) -> Result<RingMapping<'_>, Error> {
+    pub fn mapping(&self) -> Result<RingMapping<'_>, LinuxError> {
         Ok(RingMapping::new(self.attach()?, None))
     }
 
     /// perfring's `Mapping` of a writable ring, for this crate to lend out unsplittable
-    /// ([`RingMapping`]); a read-only ring is [`Error::ReadOnlyRing`].
-    fn attach(&self) -> Result<perfring::Mapping<'_>, Error> {
+    /// ([`RingMapping`]); a read-only ring is [`LinuxError::ReadOnlyRing`].
+    fn attach(&self) -> Result<perfring::memory::Mapping<'_>, LinuxError> {
         if !self.writable {
-            return Err(Error::ReadOnlyRing);
+            return Err(LinuxError::ReadOnlyRing);
         }
         Ok(self.mmap.attach()?)
     }
@@ -182,32 +136,32 @@ impl Ring {
         RingKind { backward: self.backward, writable: self.writable }
     }
 
-    fn expect_kind(&self, backward: bool, writable: bool, reader: &'static str) -> Result<(), Error> {
+    fn expect_kind(&self, backward: bool, writable: bool, reader: &'static str) -> Result<(), LinuxError> {
         if self.kind() == (RingKind { backward, writable }) {
             Ok(())
         } else {
-            Err(Error::RingKind { reader, needs: RingKind { backward, writable }, ring: self.kind() })
+            Err(LinuxError::RingKind { reader, needs: RingKind { backward, writable }, ring: self.kind() })
         }
     }
 
     /// The consumer of a forward, writable ring: it starts at the `data_tail` the page holds
     /// and stores the tail after each batch (so the kernel can reuse the space:
-    /// [`perfring::consumer::Config::EVERY_BATCH`], since the kernel drops what does not fit
+    /// [`perfring::consumer::ConsumerConfig::EVERY_BATCH`], since the kernel drops what does not fit
     /// by `data_tail`, and readiness already paces the reads; [`Consumer::configure`] changes
     /// it). Records are
     /// zero-copy views into the kernel's mapping when contiguous. Another kind of ring is
-    /// [`Error::RingKind`]: a backward ring's records do not follow one another forward, and
+    /// [`LinuxError::RingKind`]: a backward ring's records do not follow one another forward, and
     /// an overwrite ring's page is read-only and its bytes are overwritten while read.
     ///
     /// One consumer per event's ring: while it is alive, another (from this ring or another
-    /// mapping of the event) is [`Error::ConsumerTaken`]. Pass a scratch of
+    /// mapping of the event) is [`LinuxError::ConsumerTaken`]. Pass a scratch of
     /// [`perfring::consumer::Scratch`] (64 KiB: any record fits) to its readers: a record that
     /// wraps the end of the ring is copied there, and a smaller one can refuse it.
-    pub fn consumer(&self) -> Result<Consumer<RingMapping<'_>, Trusted>, Error> {
+    pub fn consumer(&self) -> Result<Consumer<RingMapping<'_>, Trusted>, LinuxError> {
         self.expect_kind(false, true, "Ring::consumer")?;
         let mapping = self.attach()?;
         if !self.claims.take_consumer() {
-            return Err(Error::ConsumerTaken);
+            return Err(LinuxError::ConsumerTaken);
         }
         // From here the claim is the mapping's: given back when it (the consumer) is dropped.
         let mapping = RingMapping::new(mapping, Some(Arc::clone(&self.claims)));
@@ -217,15 +171,15 @@ impl Ring {
         // ring's one consumer (the claim, held by the mapping until the consumer is dropped),
         // and the mapping is lent out only where it cannot be split into a producer.
         let mut consumer = unsafe { Consumer::trusted(mapping) }?;
-        consumer.configure(perfring::consumer::Config::EVERY_BATCH);
+        consumer.configure(perfring::consumer::ConsumerConfig::EVERY_BATCH);
         Ok(consumer)
     }
 
     /// A newest-first reader of a backward, writable ring: after each read it stores
     /// `data_tail`, so the kernel reuses the space (and drops, counted, when the ring is full).
-    /// Another kind of ring is [`Error::RingKind`] (a backward overwrite ring:
+    /// Another kind of ring is [`LinuxError::RingKind`] (a backward overwrite ring:
     /// [`Ring::overwrite_reader`]).
-    pub fn backward_reader(&self) -> Result<BackwardReader<RingMapping<'_>>, Error> {
+    pub fn backward_reader(&self) -> Result<BackwardReader<RingMapping<'_>>, LinuxError> {
         self.expect_kind(true, true, "Ring::backward_reader")?;
         Ok(BackwardReader::new(self.mapping()?, true)?)
     }
@@ -237,9 +191,9 @@ impl Ring {
     /// a kernel writer that had already reserved its space when the pause came may still be
     /// filling it (the pause is not a synchronous barrier, and the kernel keeps no write
     /// generation to tell), and such a record can be returned torn. Without the pause, records
-    /// overwritten during the read are refused ([`perfring::BackwardError::Overrun`]). Another
-    /// kind of ring is [`Error::RingKind`].
-    pub fn overwrite_reader(&self) -> Result<BackwardReader<ReadOnlyMapping<'_>>, Error> {
+    /// overwritten during the read are refused ([`perfring::consumer::ReadError::Overrun`]). Another
+    /// kind of ring is [`LinuxError::RingKind`].
+    pub fn overwrite_reader(&self) -> Result<BackwardReader<ReadOnlyMapping<'_>>, LinuxError> {
         self.expect_kind(true, false, "Ring::overwrite_reader")?;
         Ok(BackwardReader::new(self.read_only(), false)?)
     }
@@ -248,7 +202,7 @@ impl Ring {
     /// (`PERF_EVENT_IOC_PAUSE_OUTPUT` on the ring's event): while paused every record is
     /// dropped and counted, and reported by a LOST record when output resumes. Writers already
     /// past the check finish their record.
-    pub fn pause_output(&self, paused: bool) -> Result<(), Error> {
+    pub fn pause_output(&self, paused: bool) -> Result<(), LinuxError> {
         sys::ioc_pause_output(self.fd.as_fd(), paused).map_err(io_err("PERF_EVENT_IOC_PAUSE_OUTPUT"))
     }
 
@@ -266,28 +220,28 @@ impl Ring {
     /// (read it with [`AuxConsumer::read`]); a read-only one is snapshot (overwrite) mode (read
     /// it with [`AuxConsumer::snapshot`]).
     ///
-    /// Errors: [`Error::AuxSize`], [`Error::AuxNeedsWritableRing`] (the ring was mapped
-    /// read-only, so its control page cannot take the layout), [`Error::AuxNotSupported`] (the
-    /// event's PMU has no AUX area: software and tracepoint events never do), [`Error::Io`] for
+    /// Errors: [`LinuxError::AuxSize`], [`LinuxError::AuxNeedsWritableRing`] (the ring was mapped
+    /// read-only, so its control page cannot take the layout), [`LinuxError::AuxNotSupported`] (the
+    /// event's PMU has no AUX area: software and tracepoint events never do), [`LinuxError::Io`] for
     /// other refusals (EPERM/ENOMEM: over `perf_event_mlock_kb` without CAP_IPC_LOCK).
-    pub fn map_aux(&self, aux_pages: usize, writable: bool) -> Result<AuxArea<'_>, Error> {
+    pub fn map_aux(&self, aux_pages: usize, writable: bool) -> Result<AuxArea<'_>, LinuxError> {
         if !aux_pages.is_power_of_two() {
-            return Err(Error::AuxSize { aux_pages });
+            return Err(LinuxError::AuxSize { aux_pages });
         }
         if !self.writable {
-            return Err(Error::AuxNeedsWritableRing);
+            return Err(LinuxError::AuxNeedsWritableRing);
         }
-        let size = aux_pages.checked_mul(sys::page_size()).ok_or(Error::AuxSize { aux_pages })?;
+        let size = aux_pages.checked_mul(sys::page_size()).ok_or(LinuxError::AuxSize { aux_pages })?;
         // The data area ends at a page boundary: the mapping is `1 + 2^n` pages.
         let offset = self.mmap.len() as u64;
         self.mmap
             .store_u64(offset_of!(MmapPage, aux_offset), offset, self.writable)
             .and_then(|()| self.mmap.store_u64(offset_of!(MmapPage, aux_size), size as u64, self.writable))
-            .ok_or(Error::AuxNeedsWritableRing)?;
+            .ok_or(LinuxError::AuxNeedsWritableRing)?;
         let mmap =
             sys::Mmap::map(self.fd.as_fd(), size, offset, writable).map_err(|error| match error.raw_os_error() {
-                Some(errno @ (libc::EOPNOTSUPP | libc::EINVAL)) => Error::AuxNotSupported { errno },
-                _ => Error::Io { what: "mmap of the AUX area", error },
+                Some(errno @ (libc::EOPNOTSUPP | libc::EINVAL)) => LinuxError::AuxNotSupported { errno },
+                _ => LinuxError::Io { what: "mmap of the AUX area", error },
             })?;
         let aux = AuxArea { ring: self, mmap, offset, writable };
         aux.mapping()?;
@@ -315,13 +269,13 @@ pub struct AuxArea<'r> {
 impl AuxArea<'_> {
     /// perfring's view of the ring (control page and data area) with this AUX area attached,
     /// lent as a [`RingMapping`] (see [`Ring::mapping`]).
-    pub fn mapping(&self) -> Result<RingMapping<'_>, Error> {
+    pub fn mapping(&self) -> Result<RingMapping<'_>, LinuxError> {
         Ok(RingMapping::new(self.mmap.attach_as_aux(self.ring.attach()?)?, None))
     }
 
     /// The consumer of the AUX area: [`AuxConsumer::read`] in a writable AUX mapping (it
     /// stores `aux_tail`), [`AuxConsumer::snapshot`] in a read-only one.
-    pub fn consumer(&self) -> Result<AuxConsumer<RingMapping<'_>>, Error> {
+    pub fn consumer(&self) -> Result<AuxConsumer<RingMapping<'_>>, LinuxError> {
         Ok(AuxConsumer::new(self.mapping()?)?)
     }
 

@@ -1,49 +1,14 @@
-//! [`Session`]: what a profiler writes by hand, done once — events opened for a command, a
-//! process or every CPU, one ring per CPU that all of them share (`SET_OUTPUT`), an
-//! [`EventSet`] that attributes each record to its event, waiting, draining, loss per ring.
-//!
-//! The steps of [`Session::run`], for a caller with its own loop (a progress line, a stop
-//! button, a reactor: the session is [`AsFd`]):
-//!
-//! ```
-//! # fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! use std::time::Duration;
-//! use perfring::record::sample_type as st;
-//! use perfring_linux::{attr::software, EventAttr, Session};
-//! let attr = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::IP | st::CPU);
-//! // A refusal (perf_event_paranoid, say) is a typed error that says what to change.
-//! let mut session = Session::command(["sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done"])
-//!     .event(attr)
-//!     .data_pages(4)
-//!     .open()?;
-//! session.start()?; // the command execs; enable_on_exec starts its events
-//! let mut records = 0;
-//! let mut on_cpu = |r: &perfring_linux::SessionRecord<'_>| {
-//!     // Each ring is one CPU's: its samples were taken there.
-//!     assert!(r.sample().map_or(true, |s| s.cpu().map(|c| c.cpu) == Some(r.cpu)));
-//!     records += 1;
-//! };
-//! while !session.wait(Some(Duration::from_millis(50))).unwrap() {
-//!     session.drain(&mut on_cpu).unwrap();
-//! }
-//! session.drain(&mut on_cpu).unwrap(); // what came after the last wakeup
-//! assert_eq!(session.exit_status().unwrap(), Some(0));
-//! assert!(records > 0, "{} lost", session.lost_total());
-//! # Ok(()) }
-//! # // Refused here (not permitted, no such event): a visible skip, not a failure.
-//! # fn main() { perfring_test_support::doc_example!(example()) }
-//! ```
+//! [`Session`]: events, one ring per CPU, records attributed (its docs show the steps).
 
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::time::Duration;
 
 use perfring::consumer::Scratch;
 use perfring::record::{
-    types, AttributeError, DecodeError, Endian, EventLayout as Layout, EventSet, EventSetError, FixedSample, Header,
-    IdEntry, Inconsistency, Record, RecordView, SampleError, SampleView,
+    types, Attributed, DecodeError, Endian, EventLayout, EventRecord, EventSet, IdEntry, RawRecord,
 };
 
-use crate::error::{io as io_err, Error, OpenError};
+use crate::error::{io as io_err, LinuxError};
 use crate::event::{online_cpus, Event, Target};
 use crate::launch::{Launch, Stdout};
 use crate::ring::Ring;
@@ -110,7 +75,7 @@ impl SessionBuilder {
     /// member with the leader's descriptor as its group, so the kernel schedules them as one
     /// (`perf record -e '{a,b}'`). A member is enabled with its leader: open it with
     /// `disabled` off. A `leader` that is not an earlier event is
-    /// [`SessionError::BadGroup`] from [`open`](SessionBuilder::open).
+    /// [`LinuxError::BadGroup`] from [`open`](SessionBuilder::open).
     pub fn group_member(mut self, attr: EventAttr, leader: usize) -> Self {
         self.attrs.push(attr);
         self.leaders.push(Some(leader));
@@ -129,7 +94,7 @@ impl SessionBuilder {
 
     /// Data pages of each CPU's ring: a power of two, at least 1 (default 16). Another number
     /// (0 among them: a ring of the control page alone holds no records) is
-    /// [`SessionError::DataPages`] from [`open`](SessionBuilder::open), before anything is
+    /// [`LinuxError::RingSize`] from [`open`](SessionBuilder::open), before anything is
     /// opened or started.
     pub fn data_pages(mut self, pages: usize) -> Self {
         self.data_pages = pages;
@@ -156,76 +121,52 @@ impl SessionBuilder {
         self
     }
 
-    /// Open every event on every online CPU (and, for a process, every thread), map one ring
-    /// per CPU and point the CPU's other events at it. A command is started held before
-    /// `exec`, so that nothing of it runs unobserved; [`Session::start`] lets it go.
-    ///
-    /// Refused before anything is opened or forked: no event ([`SessionError::NoEvents`]), an
-    /// empty command ([`SessionError::EmptyCommand`]), a pid that is not positive
-    /// ([`SessionError::InvalidPid`]) or names no process ([`SessionError::NoSuchProcess`]),
-    /// `data_pages` not a power of two ≥ 1 ([`SessionError::DataPages`]).
-    pub fn open(self) -> Result<Session, SessionError> {
+    /// What [`open`](Self::open) refuses before anything is opened or forked.
+    fn check(&self) -> Result<(), LinuxError> {
         if self.attrs.is_empty() {
-            return Err(SessionError::NoEvents);
+            return Err(LinuxError::NoEvents);
         }
         match &self.scope {
-            Scope::Command(argv) if argv.is_empty() => return Err(SessionError::EmptyCommand),
-            &Scope::Process(pid) if pid <= 0 => return Err(SessionError::InvalidPid { pid }),
+            Scope::Command(argv) if argv.is_empty() => return Err(LinuxError::EmptyCommand),
+            &Scope::Process(pid) if pid <= 0 => return Err(LinuxError::InvalidPid { pid }),
             _ => {}
         }
         if !self.data_pages.is_power_of_two() {
-            return Err(SessionError::DataPages { data_pages: self.data_pages });
+            return Err(LinuxError::RingSize { data_pages: self.data_pages });
         }
         for (member, leader) in self.leaders.iter().enumerate() {
             if let Some(l) = *leader {
                 if l >= member || self.leaders[l].is_some() {
-                    return Err(SessionError::BadGroup { member, leader: l });
+                    return Err(LinuxError::BadGroup { member, leader: l });
                 }
             }
         }
         // Checked before anything is opened; the set itself is made of the attrs the kernel took.
-        let mut check = EventSet::new(vec![Layout::EMPTY; self.attrs.len()], [IdEntry::EMPTY; 0]);
+        let mut check = EventSet::new(vec![EventLayout::EMPTY; self.attrs.len()], [IdEntry::EMPTY; 0]);
         for a in &self.attrs {
-            check.add_event(a.attr(), Endian::NATIVE).map_err(SessionError::EventSet)?;
+            check.add_event(a.attr(), Endian::NATIVE).map_err(LinuxError::EventSet)?;
         }
-        check.consistency().map_err(SessionError::Ambiguous)?;
+        check.consistency().map_err(LinuxError::EventSet)
+    }
+
+    /// Open every event on every online CPU (and, for a process, every thread), map one ring
+    /// per CPU and point the CPU's other events at it. A command is started held before
+    /// `exec`, so that nothing of it runs unobserved; [`Session::start`] lets it go.
+    ///
+    /// Refused before anything is opened or forked: no event ([`LinuxError::NoEvents`]), an
+    /// empty command ([`LinuxError::EmptyCommand`]), a pid that is not positive
+    /// ([`LinuxError::InvalidPid`]) or names no process ([`LinuxError::NoSuchProcess`]),
+    /// `data_pages` not a power of two ≥ 1 ([`LinuxError::RingSize`]).
+    pub fn open(self) -> Result<Session, LinuxError> {
+        self.check()?;
         let mut cpus = online_cpus()?;
         if let Scope::Cpus(asked) = &self.scope {
             cpus.retain(|c| asked.contains(c));
             if cpus.is_empty() {
-                return Err(SessionError::NoSuchCpu { cpus: asked.clone() });
+                return Err(LinuxError::NoSuchCpu { cpus: asked.clone() });
             }
         }
-        let (command, tasks) = match &self.scope {
-            Scope::Command(argv) => {
-                let launch = Launch::spawn_with(argv, self.stdout)?;
-                let pid = launch.pid();
-                (Some(launch), vec![pid])
-            }
-            &Scope::Process(pid) => (None, threads_of(pid)?),
-            Scope::Processes(pids) => {
-                let mut tids = Vec::new();
-                for &pid in pids {
-                    if pid <= 0 {
-                        return Err(SessionError::InvalidPid { pid });
-                    }
-                    tids.extend(threads_of(pid)?);
-                }
-                (None, tids)
-            }
-            Scope::Threads(tids) => {
-                for &tid in tids {
-                    if tid <= 0 {
-                        return Err(SessionError::InvalidPid { pid: tid });
-                    }
-                    if !std::path::Path::new(&format!("/proc/{tid}")).exists() {
-                        return Err(SessionError::NoSuchProcess { pid: tid });
-                    }
-                }
-                (None, tids.clone())
-            }
-            Scope::AllCpus | Scope::Cpus(_) => (None, vec![-1]),
-        };
+        let (command, tasks) = self.scope.tasks(self.stdout)?;
         let mut attrs: Vec<EventAttr> = if self.as_given {
             self.attrs.clone()
         } else {
@@ -273,9 +214,46 @@ impl SessionBuilder {
     }
 }
 
+impl Scope {
+    /// The command launched (held before `exec`) and the tasks to open events on: its pid, a
+    /// process's threads, the threads given, or -1 (every task) for a CPU-wide scope.
+    fn tasks(&self, stdout: Stdout) -> Result<(Option<Launch>, Vec<i32>), LinuxError> {
+        Ok(match self {
+            Scope::Command(argv) => {
+                let launch = Launch::spawn_with(argv, stdout)?;
+                let pid = launch.pid();
+                (Some(launch), vec![pid])
+            }
+            &Scope::Process(pid) => (None, threads_of(pid)?),
+            Scope::Processes(pids) => {
+                let mut tids = Vec::new();
+                for &pid in pids {
+                    if pid <= 0 {
+                        return Err(LinuxError::InvalidPid { pid });
+                    }
+                    tids.extend(threads_of(pid)?);
+                }
+                (None, tids)
+            }
+            Scope::Threads(tids) => {
+                for &tid in tids {
+                    if tid <= 0 {
+                        return Err(LinuxError::InvalidPid { pid: tid });
+                    }
+                    if !std::path::Path::new(&format!("/proc/{tid}")).exists() {
+                        return Err(LinuxError::NoSuchProcess { pid: tid });
+                    }
+                }
+                (None, tids.clone())
+            }
+            Scope::AllCpus | Scope::Cpus(_) => (None, vec![-1]),
+        })
+    }
+}
+
 /// What a session is made of: the events (per CPU: the ring owner first), a ring per CPU, the
 /// event set of the attrs the kernel accepted and every id, an epoll set of the events.
-type OpenedParts = (Vec<Opened>, Vec<Ring>, EventSet<Vec<Layout>, Vec<IdEntry>>, sys::Epoll);
+type OpenedParts = (Vec<Opened>, Vec<Ring>, EventSet<Vec<EventLayout>, Vec<IdEntry>>, sys::Epoll);
 
 /// Open each of `attrs` for each of `tasks` (-1: every task) on each of `cpus`; one ring per
 /// CPU of `data_pages`, the CPU's other events pointed at it; `overwrite`: the rings mapped
@@ -287,7 +265,7 @@ fn open_events(
     cpus: &[u32],
     data_pages: usize,
     overwrite: bool,
-) -> Result<OpenedParts, SessionError> {
+) -> Result<OpenedParts, LinuxError> {
     let mut events: Vec<Opened> = Vec::new();
     let mut rings = Vec::new();
     let epoll = sys::Epoll::new().map_err(io_err("epoll_create1"))?;
@@ -298,10 +276,10 @@ fn open_events(
             for (index, attr) in attrs.iter().enumerate() {
                 let target = if task < 0 { Target::Cpu(cpu) } else { Target::TaskOnCpu(task, cpu) };
                 let group = leaders.get(index).copied().flatten().map(|l| &events[first + l].event);
-                let event = Event::open(attr, target, group).map_err(|error| SessionError::Open {
+                let event = Event::open(attr, target, group).map_err(|error| LinuxError::OpenEvent {
                     event: index,
                     cpu,
-                    error,
+                    error: Box::new(error),
                 })?;
                 if events.len() == owner {
                     rings.push(Ring::map(&event, data_pages, !overwrite)?);
@@ -316,13 +294,13 @@ fn open_events(
     // Each event's attr as the kernel accepted it (its size may be the kernel's), with the
     // flags the scope set, and every id it was given.
     // Twice the ids: the set's hash table then finds an id at its first slot.
-    let mut set = EventSet::new(vec![Layout::EMPTY; attrs.len()], vec![IdEntry::EMPTY; 2 * events.len()]);
+    let mut set = EventSet::new(vec![EventLayout::EMPTY; attrs.len()], vec![IdEntry::EMPTY; 2 * events.len()]);
     for (index, attr) in attrs.iter().enumerate() {
         let first = events.iter().find(|o| o.index == index).map_or(attr.attr(), |o| o.event.attr());
-        set.add_event(first, Endian::NATIVE).map_err(SessionError::EventSet)?;
+        set.add_event(first, Endian::NATIVE).map_err(LinuxError::EventSet)?;
     }
     for o in &events {
-        set.add_id(o.index, o.event.id()).map_err(SessionError::EventSet)?;
+        set.add_id(o.index, o.event.id()).map_err(LinuxError::EventSet)?;
     }
     Ok((events, rings, set, epoll))
 }
@@ -350,14 +328,49 @@ pub struct Placement {
     pub task: i32,
 }
 
-/// Events of a command, a process or all CPUs, read through one ring per CPU (see the
-/// [module docs](self)). Made by [`Session::command`], [`Session::process`] or
+/// Events of a command, a process or all CPUs, read through one ring per CPU. Made by [`Session::command`], [`Session::process`] or
 /// [`Session::all_cpus`]; started by [`start`](Session::start) (or [`run`](Session::run)),
 /// read with [`wait`](Session::wait) and [`drain`](Session::drain). [`AsFd`]: one descriptor
 /// readable whenever a ring has a wakeup or an event hung up (an epoll set of them all), for
 /// epoll, tokio's `AsyncFd` or smol. Dropping it closes the events; a command it started runs
 /// on to its end, and the drop waits for it; a command never started is killed before it
 /// runs (as [`Launch`] does).
+///
+/// What a profiler writes by hand, done once — events opened for a command, a
+/// process or every CPU, one ring per CPU that all of them share (`SET_OUTPUT`), an
+/// [`EventSet`] that attributes each record to its event, waiting, draining, loss per ring.
+///
+/// The steps of [`Session::run`], for a caller with its own loop (a progress line, a stop
+/// button, a reactor: the session is [`AsFd`]):
+///
+/// ```
+/// # fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// use perfring::record::{sample_type as st, EventRecord};
+/// use perfring_linux::{software, EventAttr, Session};
+/// let attr = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::IP | st::CPU);
+/// // A refusal (perf_event_paranoid, say) is a typed error that says what to change.
+/// let mut session = Session::command(["sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done"])
+///     .event(attr)
+///     .data_pages(4)
+///     .open()?;
+/// session.start()?; // the command execs; enable_on_exec starts its events
+/// let mut records = 0;
+/// let mut on_cpu = |r: &perfring_linux::SessionRecord<'_>| {
+///     // Each ring is one CPU's: its samples were taken there.
+///     assert!(r.sample().map_or(true, |s| s.cpu().map(|c| c.cpu) == Some(r.cpu())));
+///     records += 1;
+/// };
+/// while !session.wait(Some(Duration::from_millis(50))).unwrap() {
+///     session.drain(&mut on_cpu).unwrap();
+/// }
+/// session.drain(&mut on_cpu).unwrap(); // what came after the last wakeup
+/// assert_eq!(session.exit_status().unwrap(), Some(0));
+/// assert!(records > 0, "{} lost", session.lost_total());
+/// # Ok(()) }
+/// # // Refused here (not permitted, no such event): a visible skip, not a failure.
+/// # fn main() { perfring_test_support::doc_example!(example()) }
+/// ```
 #[derive(Debug)]
 pub struct Session {
     scope: Scope,
@@ -367,7 +380,7 @@ pub struct Session {
     /// One per CPU, in `cpus` order.
     rings: Vec<Ring>,
     cpus: Vec<u32>,
-    set: EventSet<Vec<Layout>, Vec<IdEntry>>,
+    set: EventSet<Vec<EventLayout>, Vec<IdEntry>>,
     epoll: sys::Epoll,
     /// Σ of the LOST records drained from each ring.
     lost: Vec<u64>,
@@ -377,7 +390,7 @@ pub struct Session {
     ready: Vec<(u64, bool, bool)>,
     /// Where a record that wraps around a ring's end is copied whole: perfring's [`Scratch`],
     /// which holds the largest record (a u16 size), so that no record can stop a drain
-    /// ([`perfring::ReadError::ScratchTooSmall`] cannot happen).
+    /// ([`perfring::consumer::ReadError::ScratchTooSmall`] cannot happen).
     scratch: RecordScratch,
     started: bool,
     status: Option<i32>,
@@ -435,11 +448,11 @@ impl Session {
     }
 
     /// Start: let the command `exec` (its events start there), or enable every event. Nothing
-    /// runs or is recorded before this call (or [`run`](Session::run)). [`Error::Exec`] if the
+    /// runs or is recorded before this call (or [`run`](Session::run)). [`LinuxError::Exec`] if the
     /// command could not be executed, on this call and every later one (the command has then
     /// exited with status 127, which [`exit_status`](Session::exit_status) gives); once
     /// started, a further call is `Ok(())`.
-    pub fn start(&mut self) -> Result<(), Error> {
+    pub fn start(&mut self) -> Result<(), LinuxError> {
         match &mut self.command {
             Some(command) => {
                 // Released whether or not the exec succeeds: the command ends either way.
@@ -460,7 +473,7 @@ impl Session {
     /// nothing is enabled, so only events opened enabled (`disabled` off) record. Enable the
     /// rest later with [`enable`](Session::enable): perf record's `-D`, a delay before
     /// measuring, the side band recorded meanwhile by an event of its own.
-    pub fn start_disabled(&mut self) -> Result<(), Error> {
+    pub fn start_disabled(&mut self) -> Result<(), LinuxError> {
         match self.command {
             Some(_) => self.start(),
             None => {
@@ -473,13 +486,13 @@ impl Session {
     /// Enable every event (`PERF_EVENT_IOC_ENABLE` on each): after
     /// [`start_disabled`](Session::start_disabled), or to resume after [`stop`](Session::stop)
     /// (an overwrite session's rings are still read once only, after the first stop).
-    pub fn enable(&mut self) -> Result<(), Error> {
+    pub fn enable(&mut self) -> Result<(), LinuxError> {
         self.events.iter().try_for_each(|o| o.event.enable())
     }
 
     /// Stop every event (the command, if any, runs on). An overwrite session's rings are read
     /// by the next [`drain`](Session::drain).
-    pub fn stop(&mut self) -> Result<(), Error> {
+    pub fn stop(&mut self) -> Result<(), LinuxError> {
         self.stopped = true;
         self.events.iter().try_for_each(|o| o.event.disable())
     }
@@ -489,11 +502,11 @@ impl Session {
     /// of the process did (a session over all CPUs ends only when the caller stops). After the
     /// end, [`drain`](Session::drain) once more.
     ///
-    /// [`Error::NotStarted`] before [`start`](Session::start): waiting never starts the
+    /// [`LinuxError::NotStarted`] before [`start`](Session::start): waiting never starts the
     /// command (it is held before `exec` until `start`), and nothing would wake it.
-    pub fn wait(&mut self, timeout: Option<Duration>) -> Result<bool, Error> {
+    pub fn wait(&mut self, timeout: Option<Duration>) -> Result<bool, LinuxError> {
         if !self.started {
-            return Err(Error::NotStarted);
+            return Err(LinuxError::NotStarted);
         }
         if self.status.is_some() {
             return Ok(true);
@@ -526,7 +539,7 @@ impl Session {
         }
     }
 
-    fn ended(&mut self) -> Result<bool, Error> {
+    fn ended(&mut self) -> Result<bool, LinuxError> {
         if let Some(command) = &mut self.command {
             self.status = command.try_wait()?;
             return Ok(self.status.is_some());
@@ -543,7 +556,7 @@ impl Session {
     /// An overwrite session ([`SessionBuilder::overwrite`]) delivers nothing before
     /// [`stop`](Session::stop); the first drain after it reads each ring once, newest record
     /// first, its output paused.
-    pub fn drain(&mut self, mut f: impl FnMut(&SessionRecord<'_>)) -> Result<usize, Error> {
+    pub fn drain(&mut self, mut f: impl FnMut(&SessionRecord<'_>)) -> Result<usize, LinuxError> {
         if self.overwrite.is_some() {
             return self.drain_overwrite(f);
         }
@@ -555,7 +568,7 @@ impl Session {
                     // `{header, u64 id, u64 lost, …}`: the count at offset 16.
                     *lost += Endian::NATIVE.u64_at(raw.bytes, 16).unwrap_or(0);
                 }
-                f(&SessionRecord { header: raw.header, bytes: raw.bytes, ring: ring_index, cpu, set });
+                f(&SessionRecord::new(set, raw, ring_index, cpu));
             })?;
         }
         Ok(n)
@@ -571,16 +584,16 @@ impl Session {
     /// [`drain`](Session::drain) of an overwrite session: after [`stop`](Session::stop) or
     /// [`collect_overwrite`](Session::collect_overwrite), each ring's records since its last
     /// read, its output paused around the read (and resumed while the session runs).
-    fn drain_overwrite(&mut self, mut f: impl FnMut(&SessionRecord<'_>)) -> Result<usize, Error> {
+    fn drain_overwrite(&mut self, mut f: impl FnMut(&SessionRecord<'_>)) -> Result<usize, LinuxError> {
         let Some(prev) = self.overwrite.as_mut().filter(|_| self.stopped || self.collect) else { return Ok(0) };
         self.collect = false;
         let mut n = 0;
         for (ring_index, ring) in self.rings.iter().enumerate() {
             let (set, cpu) = (&self.set, self.cpus[ring_index]);
             ring.pause_output(true)?;
-            let mut reader = perfring::BackwardReader::resume(ring.read_only(), false, prev[ring_index])?;
+            let mut reader = perfring::backward::BackwardReader::resume(ring.read_only(), false, prev[ring_index])?;
             let read = reader.read(&mut self.scratch.0[..], |raw| {
-                f(&SessionRecord { header: raw.header, bytes: raw.bytes, ring: ring_index, cpu, set });
+                f(&SessionRecord::new(set, raw, ring_index, cpu));
             });
             prev[ring_index] = reader.prev();
             if !self.stopped {
@@ -598,7 +611,7 @@ impl Session {
     /// A ring not watched does not report its events' hang-ups either (a command's exit is
     /// still seen). An index past the rings is ignored.
     /// An overwrite session's rings wake nothing: a no-op there.
-    pub fn watch_ring(&mut self, ring: usize, watch: bool) -> Result<(), Error> {
+    pub fn watch_ring(&mut self, ring: usize, watch: bool) -> Result<(), LinuxError> {
         let Some(&cpu) = self.cpus.get(ring).filter(|_| self.overwrite.is_none()) else { return Ok(()) };
         for (token, o) in self.events.iter().enumerate() {
             if o.cpu == cpu && !o.hung_up {
@@ -612,7 +625,7 @@ impl Session {
     /// [`drain`](Session::drain) until the end (or until SIGINT/SIGTERM, if
     /// [`catch_interrupts`](crate::launch::catch_interrupts) was called), then stop and drain
     /// once more. Returns the command's exit status (`None` without a command).
-    pub fn run(&mut self, mut f: impl FnMut(&SessionRecord<'_>)) -> Result<Option<i32>, Error> {
+    pub fn run(&mut self, mut f: impl FnMut(&SessionRecord<'_>)) -> Result<Option<i32>, LinuxError> {
         self.start()?;
         while !self.wait(Some(Duration::from_millis(100)))? && !crate::launch::interrupted() {
             self.drain(&mut f)?;
@@ -624,9 +637,9 @@ impl Session {
 
     /// The command's exit status, waiting for it to end (`None` without a command). 127: the
     /// command could not be executed ([`start`](Session::start) said so with
-    /// [`Error::Exec`]); 128 + N: killed by signal N. [`Error::NotStarted`] before
+    /// [`LinuxError::Exec`]); 128 + N: killed by signal N. [`LinuxError::NotStarted`] before
     /// [`start`](Session::start): waiting never starts the command.
-    pub fn exit_status(&mut self) -> Result<Option<i32>, Error> {
+    pub fn exit_status(&mut self) -> Result<Option<i32>, LinuxError> {
         match &mut self.command {
             Some(command) => Ok(Some(command.wait()?)),
             None => Ok(None),
@@ -635,7 +648,7 @@ impl Session {
 
     /// Send `signal` to the command (`libc::SIGINT` to pass on an interrupt; a no-op
     /// without a command or after it was reaped).
-    pub fn signal_command(&mut self, signal: i32) -> Result<(), Error> {
+    pub fn signal_command(&mut self, signal: i32) -> Result<(), LinuxError> {
         match &mut self.command {
             Some(command) => command.signal(signal),
             None => Ok(()),
@@ -649,7 +662,7 @@ impl Session {
 
     /// The events and their ids, for decoding records and for writing perf.data (each event's
     /// attr, as the kernel accepted it, and the ids registered to it).
-    pub fn event_set(&self) -> &EventSet<Vec<Layout>, Vec<IdEntry>> {
+    pub fn event_set(&self) -> &EventSet<Vec<EventLayout>, Vec<IdEntry>> {
         &self.set
     }
 
@@ -708,27 +721,52 @@ impl AsRawFd for Session {
     }
 }
 
-/// One record drained from a [`Session`]: its bytes, its event, and the views to decode it.
+/// One record drained from a [`Session`], attributed to its event: read it through
+/// [`EventRecord`] (`use perfring::record::EventRecord`), as a ring's records and perf.data's
+/// are read, with the same calls: `raw()` (its header, bytes, byte order), `event()` (an index
+/// in the order of [`SessionBuilder::event`]), `sample()`, `view()`, `fixed::<ST>()`,
+/// `decode()`.
 #[derive(Clone, Copy)]
 pub struct SessionRecord<'a> {
-    /// The record's header.
-    pub header: Header,
-    /// The whole record (header included): a view into the ring, or a copy where it wrapped.
-    pub bytes: &'a [u8],
+    record: Attributed<'a>,
+    ring: usize,
+    cpu: u32,
+}
+
+impl<'a> SessionRecord<'a> {
+    /// The record `raw` of ring `ring` (on CPU `cpu`), attributed by the session's `set`.
+    #[inline(always)]
+    fn new(set: &'a EventSet<Vec<EventLayout>, Vec<IdEntry>>, raw: &RawRecord<'a>, ring: usize, cpu: u32) -> Self {
+        SessionRecord { record: set.attribute(raw), ring, cpu }
+    }
+
     /// The index of the ring it came from ([`Session::rings`]).
-    pub ring: usize,
+    pub fn ring(&self) -> usize {
+        self.ring
+    }
+
     /// The CPU of that ring.
-    pub cpu: u32,
-    /// The session's events: a record is attributed only when asked (most records of a
-    /// recording are written as they are, never decoded).
-    set: &'a EventSet<Vec<Layout>, Vec<IdEntry>>,
+    pub fn cpu(&self) -> u32 {
+        self.cpu
+    }
+}
+
+impl<'a> EventRecord<'a> for SessionRecord<'a> {
+    #[inline(always)]
+    fn raw(&self) -> &RawRecord<'a> {
+        self.record.raw()
+    }
+    #[inline(always)]
+    fn attribution(&self) -> Result<(usize, &'a EventLayout), DecodeError> {
+        self.record.attribution()
+    }
 }
 
 impl std::fmt::Debug for SessionRecord<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SessionRecord")
-            .field("header", &self.header)
-            .field("bytes", &self.bytes.len())
+            .field("header", &self.raw().header)
+            .field("bytes", &self.raw().bytes.len())
             .field("ring", &self.ring)
             .field("cpu", &self.cpu)
             .field("event", &self.event())
@@ -736,174 +774,17 @@ impl std::fmt::Debug for SessionRecord<'_> {
     }
 }
 
-impl<'a> SessionRecord<'a> {
-    /// The event and its layout, by the record's id (the one event of a single-event set).
-    #[inline]
-    fn attributed(&self) -> Result<(usize, &'a Layout), AttributeError> {
-        self.set.attribute_event(self.bytes)
-    }
-
-    /// The index of the event that wrote it (the order of [`SessionBuilder::event`]), or why
-    /// it cannot be told.
-    pub fn event(&self) -> Result<usize, AttributeError> {
-        self.attributed().map(|(i, _)| i)
-    }
-
-    /// The SAMPLE's fields, if this is a SAMPLE of a known event that decodes.
-    pub fn sample(&self) -> Option<SampleView<'a>> {
-        let (_, layout) = self.attributed().ok()?;
-        (self.header.type_ == types::SAMPLE).then(|| layout.sample(self.bytes).ok()).flatten()
-    }
-
-    /// The SAMPLE's fixed fields (IDENTIFIER through PERIOD) at the constant offsets of
-    /// `SAMPLE_TYPE`, the `sample_type` its event was opened with
-    /// ([`EventLayout::fixed_sample`](perfring::record::EventLayout::fixed_sample)): each field one load.
-    /// A typed error if this is not a SAMPLE of a known event with that `sample_type`.
-    #[inline]
-    pub fn fixed<const SAMPLE_TYPE: u64>(&self) -> Result<FixedSample<'a, SAMPLE_TYPE>, SampleError> {
-        let (_, layout) = self.attributed().map_err(SampleError::Attribute)?;
-        layout.fixed_sample(self.bytes)
-    }
-
-    /// A lazy view of any record of a known event.
-    pub fn view(&self) -> Option<RecordView<'a>> {
-        self.attributed().ok().map(|(_, layout)| layout.record(self.bytes))
-    }
-
-    /// The complete decode of the record, by its event's layout.
-    pub fn decode(&self) -> Option<Result<Record<'a>, DecodeError>> {
-        self.attributed().ok().map(|(_, layout)| layout.decode(self.bytes))
-    }
-}
-
-/// Why a [`Session`] could not be opened.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum SessionError {
-    /// No event was given ([`SessionBuilder::event`]).
-    NoEvents,
-    /// The events cannot be told apart in a shared ring: give each `PERF_SAMPLE_IDENTIFIER`
-    /// (and the same `sample_id_all`).
-    Ambiguous(Inconsistency),
-    /// `perf_event_open` refused event `event` on `cpu`.
-    Open {
-        /// The event's index.
-        event: usize,
-        /// The CPU.
-        cpu: u32,
-        /// Why (with what to change).
-        error: OpenError,
-    },
-    /// A failure after opening (mmap, an ioctl, /proc, the command's fork).
-    Setup(Error),
-    /// The event set refused an event or an id (an id the kernel gave twice).
-    EventSet(EventSetError),
-    /// [`Session::command`] with an empty command line: give at least the program.
-    EmptyCommand,
-    /// [`Session::process`] with a pid that is not positive (0 and negative numbers name no
-    /// single process).
-    InvalidPid {
-        /// The pid given.
-        pid: i32,
-    },
-    /// [`Session::process`] of a pid no process has (`/proc/PID/task` is absent): it never
-    /// existed or has exited. No event was opened.
-    NoSuchProcess {
-        /// The pid given.
-        pid: i32,
-    },
-    /// [`SessionBuilder::data_pages`] is not a power of two ≥ 1.
-    DataPages {
-        /// The data pages asked for.
-        data_pages: usize,
-    },
-    /// [`SessionBuilder::group_member`] named a leader that is not an earlier event, or is
-    /// itself a member.
-    BadGroup {
-        /// The member's index.
-        member: usize,
-        /// The leader it named.
-        leader: usize,
-    },
-    /// [`Scope::Cpus`] names no online CPU.
-    NoSuchCpu {
-        /// The CPUs asked for.
-        cpus: Vec<u32>,
-    },
-}
-
-impl std::fmt::Display for SessionError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SessionError::NoEvents => write!(f, "a session needs at least one event"),
-            SessionError::Ambiguous(e) => write!(
-                f,
-                "the events cannot be told apart in a shared ring ({e}): give each PERF_SAMPLE_IDENTIFIER and the \
-                 same sample_id_all"
-            ),
-            SessionError::Open { event, cpu, error } => write!(f, "event {event} on CPU {cpu}: {error}"),
-            SessionError::Setup(e) => write!(f, "{e}"),
-            SessionError::EventSet(e) => write!(f, "the event set: {e}"),
-            SessionError::EmptyCommand => {
-                write!(f, "the session's command is empty: give Session::command at least the program to run")
-            }
-            SessionError::InvalidPid { pid } => {
-                write!(f, "Session::process({pid}): a pid must be positive (for this process, use std::process::id())")
-            }
-            SessionError::NoSuchProcess { pid } => {
-                write!(f, "Session::process({pid}): no process {pid} (/proc/{pid}/task is absent): check the pid")
-            }
-            SessionError::BadGroup { member, leader } => write!(
-                f,
-                "event {member}: its group leader {leader} must be an earlier event that is no group member itself"
-            ),
-            SessionError::NoSuchCpu { cpus } => {
-                write!(f, "none of the CPUs {cpus:?} is online (/sys/devices/system/cpu/online)")
-            }
-            SessionError::DataPages { data_pages } => write!(
-                f,
-                "SessionBuilder::data_pages({data_pages}): each ring needs at least one data page, a power of two \
-                 (1, 2, 4, …)"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for SessionError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            SessionError::Ambiguous(e) => Some(e),
-            SessionError::Open { error, .. } => Some(error),
-            SessionError::Setup(e) => Some(e),
-            SessionError::EventSet(e) => Some(e),
-            SessionError::NoEvents
-            | SessionError::EmptyCommand
-            | SessionError::InvalidPid { .. }
-            | SessionError::NoSuchProcess { .. }
-            | SessionError::DataPages { .. }
-            | SessionError::BadGroup { .. }
-            | SessionError::NoSuchCpu { .. } => None,
-        }
-    }
-}
-
-impl From<Error> for SessionError {
-    fn from(e: Error) -> Self {
-        SessionError::Setup(e)
-    }
-}
-
-/// The threads of a running process (`/proc/PID/task`): [`SessionError::NoSuchProcess`] if it
+/// The threads of a running process (`/proc/PID/task`): [`LinuxError::NoSuchProcess`] if it
 /// has none (absent, or exited meanwhile).
-fn threads_of(pid: i32) -> Result<Vec<i32>, SessionError> {
+fn threads_of(pid: i32) -> Result<Vec<i32>, LinuxError> {
     let dir = match std::fs::read_dir(format!("/proc/{pid}/task")) {
         Ok(dir) => dir,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(SessionError::NoSuchProcess { pid }),
-        Err(e) => return Err(io_err("reading /proc/PID/task")(e).into()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LinuxError::NoSuchProcess { pid }),
+        Err(e) => return Err(io_err("reading /proc/PID/task")(e)),
     };
     let mut tids: Vec<i32> = dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect();
     if tids.is_empty() {
-        return Err(SessionError::NoSuchProcess { pid });
+        return Err(LinuxError::NoSuchProcess { pid });
     }
     tids.sort_unstable();
     Ok(tids)

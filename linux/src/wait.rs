@@ -10,7 +10,7 @@
 use std::os::fd::{AsFd, BorrowedFd};
 use std::time::Duration;
 
-use crate::error::{io as io_err, Error};
+use crate::error::{io as io_err, LinuxError};
 use crate::sys;
 
 /// What `poll(2)` said of one descriptor.
@@ -27,7 +27,12 @@ pub struct Readiness {
 /// Wait until one of `fds` is ready or `timeout` passes (`None`: forever); returns each one's
 /// readiness, in order (all not-ready on a timeout). With no `fds` there is nothing to wait
 /// for: an empty `Vec` at once, whatever the `timeout` (it neither blocks forever nor sleeps).
-pub fn wait(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -> Result<Vec<Readiness>, Error> {
+///
+/// The kernel reports a ring readable once per wakeup (the watermark or `wakeup_events`
+/// crossed), not whenever data is present: drain every ring after a wakeup and once more at the
+/// end. When the monitored task exits, its event reports a hang-up ([`Readiness::hangup`]):
+/// the end of the recording, not an error to retry.
+pub fn wait(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -> Result<Vec<Readiness>, LinuxError> {
     if fds.is_empty() {
         return Ok(Vec::new());
     }
@@ -45,7 +50,7 @@ pub fn wait(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -> Result<Vec<Rea
 }
 
 /// [`wait`] on anything [`AsFd`] (events, rings, or both); none: an empty `Vec` at once.
-pub fn wait_all<F: AsFd>(items: &[&F], timeout: Option<Duration>) -> Result<Vec<Readiness>, Error> {
+pub fn wait_all<F: AsFd>(items: &[&F], timeout: Option<Duration>) -> Result<Vec<Readiness>, LinuxError> {
     let fds: Vec<BorrowedFd<'_>> = items.iter().map(|f| f.as_fd()).collect();
     wait(&fds, timeout)
 }

@@ -4,8 +4,8 @@
 //! the kernel is not tested here: perfring's `AuxConsumer` is tested in core against the
 //! simulated driver (`AuxProducer`).
 
-use perfring_linux::attr::software;
-use perfring_linux::{Error, Event, EventAttr, Ring, Target};
+use perfring_linux::software;
+use perfring_linux::{Event, EventAttr, LinuxError, Ring, Target};
 
 const DATA_PAGES: usize = 8;
 
@@ -26,13 +26,13 @@ fn aux_pages_not_a_power_of_two_are_refused_before_the_kernel_is_asked() {
     let ring = Ring::map(&event, DATA_PAGES, true).unwrap();
     for aux_pages in [0, 3, 6] {
         match ring.map_aux(aux_pages, true) {
-            Err(Error::AuxSize { aux_pages: n }) => assert_eq!(n, aux_pages),
-            other => panic!("{aux_pages} AUX pages: expected Error::AuxSize, got {other:?}"),
+            Err(LinuxError::AuxSize { aux_pages: n }) => assert_eq!(n, aux_pages),
+            other => panic!("{aux_pages} AUX pages: expected LinuxError::AuxSize, got {other:?}"),
         }
     }
     // Nothing was written into the control page.
     assert_eq!(ring.aux_layout(), (0, 0));
-    assert!(Error::AuxSize { aux_pages: 3 }.to_string().contains("power of two"));
+    assert!(LinuxError::AuxSize { aux_pages: 3 }.to_string().contains("power of two"));
 }
 
 #[test]
@@ -41,12 +41,12 @@ fn aux_on_a_read_only_ring_is_a_typed_error() {
     let ring = Ring::map(&event, DATA_PAGES, false).unwrap();
     for writable_aux in [true, false] {
         match ring.map_aux(4, writable_aux) {
-            Err(Error::AuxNeedsWritableRing) => {}
-            other => panic!("read-only ring: expected Error::AuxNeedsWritableRing, got {other:?}"),
+            Err(LinuxError::AuxNeedsWritableRing) => {}
+            other => panic!("read-only ring: expected LinuxError::AuxNeedsWritableRing, got {other:?}"),
         }
     }
     assert_eq!(ring.aux_layout(), (0, 0), "a read-only control page must not be written");
-    assert!(Error::AuxNeedsWritableRing.to_string().contains("writable ring"));
+    assert!(LinuxError::AuxNeedsWritableRing.to_string().contains("writable ring"));
 }
 
 #[test]
@@ -59,8 +59,10 @@ fn aux_layout_is_written_after_the_data_area_and_a_software_pmu_refuses_it() {
         match err {
             // EOPNOTSUPP comes from `rb_alloc_aux` (no AUX in the PMU), after every layout
             // check of `perf_mmap` passed; a wrong layout would be EINVAL.
-            Error::AuxNotSupported { errno } => assert_eq!(errno, libc::EOPNOTSUPP, "the kernel refused the layout"),
-            other => panic!("expected Error::AuxNotSupported, got {other:?}"),
+            LinuxError::AuxNotSupported { errno } => {
+                assert_eq!(errno, libc::EOPNOTSUPP, "the kernel refused the layout")
+            }
+            other => panic!("expected LinuxError::AuxNotSupported, got {other:?}"),
         }
         assert!(err.to_string().contains("PMU has no AUX area"), "{err}");
         println!("{aux_pages} AUX pages, writable {writable_aux}: {err}");

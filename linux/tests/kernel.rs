@@ -8,11 +8,11 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use perfring::record::{
-    decode, read_format as rf, sample_type as st, types, Endian, EventLayout as Layout, EventSet, IdEntry, ReadValues,
-    Record,
+    read_format as rf, sample_type as st, types, Attributed, Endian, EventLayout, EventRecord, EventSet, IdEntry,
+    ReadValues, Record, Walker,
 };
-use perfring_linux::attr::software;
-use perfring_linux::{wait, Event, EventAttr, OpenError, Readiness, Ring, Target};
+use perfring_linux::software;
+use perfring_linux::{wait, Event, EventAttr, LinuxError, Readiness, Ring, Target};
 
 use crate::common;
 
@@ -42,6 +42,15 @@ fn spin(d: Duration) {
 fn gettid() -> u32 {
     // SAFETY: gettid has no preconditions.
     unsafe { libc::gettid() as u32 }
+}
+
+/// The record `bytes` (one whole record, as [`drain`] copies them out) attributed by `set`.
+fn attributed<'a, E, I>(set: &'a EventSet<E, I>, bytes: &'a [u8]) -> Attributed<'a>
+where
+    E: AsRef<[EventLayout]> + AsMut<[EventLayout]>,
+    I: AsRef<[IdEntry]> + AsMut<[IdEntry]>,
+{
+    set.attribute(&Walker::new(bytes, Endian::NATIVE).next().unwrap().unwrap())
 }
 
 /// Every record of a forward ring, copied out.
@@ -93,7 +102,7 @@ fn two_events_in_one_ring_are_attributed_to_their_event() {
     let eb = open(&b, Target::ThisThread, None).unwrap();
     let ring = Ring::map(&ea, 16, true).unwrap();
     eb.set_output(Some(&ea)).unwrap();
-    let mut set = EventSet::new(vec![Layout::EMPTY; 2], vec![IdEntry::EMPTY; 2]);
+    let mut set = EventSet::new(vec![EventLayout::EMPTY; 2], vec![IdEntry::EMPTY; 2]);
     for e in [&ea, &eb] {
         let i = set.add_event(e.attr(), Endian::NATIVE).unwrap();
         set.add_id(i, e.id()).unwrap();
@@ -106,8 +115,9 @@ fn two_events_in_one_ring_are_attributed_to_their_event() {
     eb.disable().unwrap();
     let mut per_event = [0usize; 2];
     for r in drain(&ring) {
-        let (i, event) = set.attribute_event(&r).unwrap();
-        let Ok(Record::Sample(s)) = decode(&r, event.context()) else { continue };
+        let rec = attributed(&set, &r);
+        let i = rec.event().unwrap();
+        let Ok(Record::Sample(s)) = rec.decode() else { continue };
         per_event[i] += 1;
         assert_eq!(s.identifier, Some([ea.id(), eb.id()][i]));
         assert_eq!(s.tid.map(|t| t.tid), Some(gettid()));
@@ -144,11 +154,11 @@ fn a_backward_overwrite_ring_reads_newest_first_under_pause() {
     }
     ring.pause_output(true).unwrap();
     let mut reader = ring.overwrite_reader().unwrap();
-    let ctx = perfring::record::DecodeContext::from_attr(event.attr(), Endian::NATIVE);
+    let set = EventSet::single(event.attr(), Endian::NATIVE);
     let mut times = Vec::new();
     let summary = reader
         .read(&mut vec![0u8; 1 << 16], |r| {
-            if let Ok(Record::Sample(s)) = decode(r.bytes, &ctx) {
+            if let Ok(Record::Sample(s)) = set.attribute(r).decode() {
                 times.push(s.time.unwrap());
             }
         })
@@ -169,7 +179,7 @@ fn a_backward_overwrite_ring_reads_newest_first_under_pause() {
 #[test]
 fn every_kind_of_ring_gives_its_reader_and_refuses_the_others_with_a_typed_error() {
     use perfring::memory::{Position, RingMemory};
-    use perfring_linux::{Error, RingKind};
+    use perfring_linux::{LinuxError, RingKind};
     let base = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::IP | st::TID);
     for (backward, writable) in [(false, true), (true, true), (true, false), (false, false)] {
         let Some(event) = open(&base.write_backward(backward), Target::ThisThread, None) else { return };
@@ -179,8 +189,8 @@ fn every_kind_of_ring_gives_its_reader_and_refuses_the_others_with_a_typed_error
         event.enable().unwrap();
         spin(Duration::from_millis(5));
         event.disable().unwrap();
-        let refused = |r: Result<(), Error>, reader: &str| match r {
-            Err(Error::RingKind { reader: r, ring, .. }) => assert_eq!((r, ring), (reader, kind)),
+        let refused = |r: Result<(), LinuxError>, reader: &str| match r {
+            Err(LinuxError::RingKind { reader: r, ring, .. }) => assert_eq!((r, ring), (reader, kind)),
             other => panic!("{reader} of a {kind} ring: {other:?}"),
         };
         let scratch = &mut vec![0u8; 1 << 16];
@@ -204,7 +214,7 @@ fn every_kind_of_ring_gives_its_reader_and_refuses_the_others_with_a_typed_error
         // One reader for each kind but the forward overwrite ring, and it read the samples.
         assert_eq!(records > 0, (backward, writable) != (false, false), "{kind}: {records} records");
         if !writable {
-            assert!(matches!(ring.mapping(), Err(Error::ReadOnlyRing)), "{kind}");
+            assert!(matches!(ring.mapping(), Err(LinuxError::ReadOnlyRing)), "{kind}");
             // A store through the read-only view lands in its own word, not the kernel's page.
             let view = ring.read_only();
             let tail = view.position(Position::DataTail).load(perfring::fences::LOCAL);
@@ -270,7 +280,7 @@ fn loss_is_reported_by_lost_records_and_the_events_lost_count_alike() {
     event.enable().unwrap();
     spin(Duration::from_millis(100)); // ~5000 samples into room for ~170
     event.disable().unwrap();
-    let ctx = perfring::record::DecodeContext::from_attr(event.attr(), Endian::NATIVE);
+    let set = EventSet::single(event.attr(), Endian::NATIVE);
     let first = drain(&ring).len();
     // More bursts into the freed ring: the first write reports the pending losses. (Bursts of
     // 2 ms, each drained, until one has: on a loaded machine a single burst once wrote no LOST
@@ -283,7 +293,7 @@ fn loss_is_reported_by_lost_records_and_the_events_lost_count_alike() {
         event.disable().unwrap();
         let records = drain(&ring);
         for r in &records {
-            if let Ok(Record::Lost(l)) = decode(r, &ctx) {
+            if let Ok(Record::Lost(l)) = attributed(&set, r).decode() {
                 lost_reported += l.lost;
             }
         }
@@ -328,7 +338,7 @@ fn wakeups_make_the_ring_readable_and_a_tasks_exit_hangs_up() {
 fn bad_attrs_are_typed_errors_naming_the_field() {
     let attr = EventAttr::software(software::TASK_CLOCK).sample_type(1 << 40);
     match Event::open(&attr, Target::ThisThread, None) {
-        Err(OpenError::InvalidArgument { suspects }) => assert!(suspects.contains("sample_type"), "{suspects}"),
+        Err(LinuxError::InvalidArgument { suspects }) => assert!(suspects.contains("sample_type"), "{suspects}"),
         other => panic!("expected EINVAL about sample_type, got {other:?}"),
     }
     // A period the kernel refuses (bit 63 set), and a frequency above its maximum.
@@ -337,20 +347,20 @@ fn bad_attrs_are_typed_errors_naming_the_field() {
         (EventAttr::software(software::TASK_CLOCK).sample_freq(u64::MAX / 2), "sample_freq"),
     ] {
         match Event::open(&attr, Target::ThisThread, None) {
-            Err(OpenError::InvalidArgument { suspects }) => assert!(suspects.starts_with(field), "{suspects}"),
+            Err(LinuxError::InvalidArgument { suspects }) => assert!(suspects.starts_with(field), "{suspects}"),
             other => panic!("expected EINVAL about {field}, got {other:?}"),
         }
     }
     let bad_size = EventAttr::software(software::TASK_CLOCK).size(72);
     let e = Event::open(&bad_size, Target::ThisThread, None);
-    assert!(e.is_ok() || matches!(e, Err(OpenError::InvalidArgument { .. })), "{e:?}");
+    assert!(e.is_ok() || matches!(e, Err(LinuxError::InvalidArgument { .. })), "{e:?}");
     assert!(matches!(
         perfring_linux::Ring::map(
             &Event::open(&EventAttr::software(software::TASK_CLOCK), Target::ThisThread, None).unwrap(),
             3,
             true
         ),
-        Err(perfring_linux::Error::RingSize { data_pages: 3 })
+        Err(perfring_linux::LinuxError::RingSize { data_pages: 3 })
     ));
 }
 
@@ -367,7 +377,7 @@ fn refused_open_child() {
         assert_eq!(libc::setuid(65534), 0);
     }
     match Event::open(&EventAttr::software(software::CPU_CLOCK), Target::Cpu(0), None) {
-        Err(e @ OpenError::PermissionDenied { .. }) => println!("REFUSED: {e}"),
+        Err(e @ LinuxError::PermissionDenied { .. }) => println!("REFUSED: {e}"),
         other => println!("NOT REFUSED: {other:?}"),
     }
 }
@@ -426,10 +436,10 @@ fn counts_and_side_band_records_of_a_child_process() {
     let ring = Ring::map(&event, 8, true).unwrap();
     drop(child.stdin.take()); // `read` returns: the shell execs /bin/true, enabling the event
     child.wait().unwrap();
-    let ctx = perfring::record::DecodeContext::from_attr(event.attr(), Endian::NATIVE);
+    let set = EventSet::single(event.attr(), Endian::NATIVE);
     let mut kinds = std::collections::BTreeSet::new();
     for r in drain(&ring) {
-        let rec = decode(&r, &ctx).unwrap();
+        let rec = attributed(&set, &r).decode().unwrap();
         if rec.type_() == types::COMM || rec.type_() == types::EXIT || rec.type_() == types::MMAP2 {
             assert_eq!(rec.id(), Some(event.id()), "{rec:?}");
             assert_eq!(rec.pid(), Some(child.id()), "{rec:?}");
@@ -441,17 +451,19 @@ fn counts_and_side_band_records_of_a_child_process() {
 
 #[test]
 fn tracepoints_open_by_name_or_say_how_to_mount_tracefs() {
-    assert!(matches!(EventAttr::tracepoint("no-colon"), Err(perfring_linux::Error::NoSuchTracepoint { .. })));
+    assert!(matches!(EventAttr::tracepoint("no-colon"), Err(perfring_linux::LinuxError::NoSuchTracepoint { .. })));
     // Not mounted: the typed error names the mount command. Then (as root) the test set-up
     // mounts it, as `perf record -e sched:...` would, and the tracepoint opens by name.
     if perfring_test_support::tracefs().is_none() {
         match EventAttr::tracepoint("sched:sched_switch") {
-            Err(e @ perfring_linux::Error::TracefsNotMounted) => {
+            Err(e @ perfring_linux::LinuxError::TracefsNotMounted) => {
                 assert!(e.to_string().contains("mount -t tracefs"), "{e}")
             }
             // Mounted, but not readable by this user (tracefs is 0700 by default): not
             // permitted here, a visible skip.
-            Err(e @ perfring_linux::Error::TracefsPermissionDenied { .. }) => return perfring_test_support::skip(e),
+            Err(e @ perfring_linux::LinuxError::TracefsPermissionDenied { .. }) => {
+                return perfring_test_support::skip(e)
+            }
             other => panic!("tracefs is not mounted, yet: {other:?}"),
         }
         if let Err(why) = perfring_test_support::mount_tracefs() {
@@ -459,7 +471,7 @@ fn tracepoints_open_by_name_or_say_how_to_mount_tracefs() {
         }
     }
     match EventAttr::tracepoint("sched:sched_switch") {
-        Err(e @ perfring_linux::Error::TracefsPermissionDenied { .. }) => perfring_test_support::skip(e),
+        Err(e @ perfring_linux::LinuxError::TracefsPermissionDenied { .. }) => perfring_test_support::skip(e),
         Err(e) => panic!("sched:sched_switch: {e}"),
         Ok(attr) => {
             // Count this thread's context switches through the tracepoint.
@@ -473,7 +485,7 @@ fn tracepoints_open_by_name_or_say_how_to_mount_tracefs() {
             assert!(c.value >= 20, "20 sleeps switched out at least 20 times: {}", c.value);
             assert!(matches!(
                 EventAttr::tracepoint("sched:no_such_tracepoint"),
-                Err(perfring_linux::Error::NoSuchTracepoint { .. })
+                Err(perfring_linux::LinuxError::NoSuchTracepoint { .. })
             ));
         }
     }
@@ -498,7 +510,7 @@ fn the_ioctls_reset_period_refresh_and_filter_do_what_they_say() {
 
     // PERIOD: the kernel reads the u64 we point it at — 0 is refused (EINVAL), 1 ms accepted.
     // (Sample counts are not asserted: under load this VM's task-clock timer fires irregularly.)
-    assert!(matches!(event.set_period(0), Err(perfring_linux::Error::Io { what: "PERF_EVENT_IOC_PERIOD", .. })));
+    assert!(matches!(event.set_period(0), Err(perfring_linux::LinuxError::Io { what: "PERF_EVENT_IOC_PERIOD", .. })));
     event.set_period(1_000_000).unwrap();
     event.set_period(100_000).unwrap();
 
@@ -515,7 +527,7 @@ fn the_ioctls_reset_period_refresh_and_filter_do_what_they_say() {
 
     // SET_FILTER applies to tracepoints only: a typed error here, naming the ioctl.
     match event.set_filter("common_pid == 1") {
-        Err(perfring_linux::Error::Io { what, .. }) => assert_eq!(what, "PERF_EVENT_IOC_SET_FILTER"),
+        Err(perfring_linux::LinuxError::Io { what, .. }) => assert_eq!(what, "PERF_EVENT_IOC_SET_FILTER"),
         other => panic!("a filter on a software event: {other:?}"),
     }
 }
@@ -544,10 +556,10 @@ fn an_event_on_each_online_cpu_fills_that_cpus_ring() {
     per_cpu.iter().for_each(|(_, e, _)| e.disable().unwrap());
     let mut counts = Vec::new();
     for (cpu, event, ring) in &per_cpu {
-        let set_ctx = perfring::record::DecodeContext::from_attr(event.attr(), Endian::NATIVE);
+        let set = EventSet::single(event.attr(), Endian::NATIVE);
         let mut samples = 0;
         for r in drain(ring) {
-            let Ok(Record::Sample(s)) = decode(&r, &set_ctx) else { continue };
+            let Ok(Record::Sample(s)) = attributed(&set, &r).decode() else { continue };
             assert_eq!(s.cpu.map(|c| c.cpu), Some(*cpu), "a sample of CPU {cpu}'s event names its CPU");
             assert_eq!(s.identifier, Some(event.id()), "written by that CPU's event");
             samples += 1;
@@ -584,7 +596,7 @@ fn hits(e: &Event) -> u64 {
 
 #[test]
 fn modify_attributes_moves_a_breakpoint_to_another_address() {
-    use perfring_linux::attr::breakpoint;
+    use perfring_linux::breakpoint;
     let mut w = Box::new(Watched { a: 0, _pad: [0; 7], b: 0 });
     let (a, b) = (&w.a as *const u64 as u64, &w.b as *const u64 as u64);
     let on = |addr| EventAttr::breakpoint(breakpoint::W, addr, 8);
@@ -594,7 +606,7 @@ fn modify_attributes_moves_a_breakpoint_to_another_address() {
         // ENOSPC), or not permitted: a visible skip. Anything else (EINVAL) fails.
         Err(e)
             if common::refusal(&e).is_some()
-                || matches!(&e, OpenError::Io(io) if io.raw_os_error() == Some(libc::ENOSPC)) =>
+                || matches!(&e, LinuxError::Io { error: io, .. } if io.raw_os_error() == Some(libc::ENOSPC)) =>
         {
             return perfring_test_support::skip(format!("a hardware breakpoint cannot be opened here: {e}"));
         }
@@ -613,7 +625,7 @@ fn modify_attributes_moves_a_breakpoint_to_another_address() {
 
     // Only the address (len, type) may change: another field is refused, typed.
     match event.modify_attributes(&on(a).disabled(false).sample_period(3)) {
-        Err(e @ perfring_linux::Error::ModifyRefused { errno: libc::EINVAL, breakpoint: true }) => println!("{e}"),
+        Err(e @ perfring_linux::LinuxError::ModifyRefused { errno: libc::EINVAL, breakpoint: true }) => println!("{e}"),
         other => panic!("a changed sample_period: {other:?}"),
     }
     event.disable().unwrap();
@@ -624,7 +636,7 @@ fn modify_attributes_of_a_non_breakpoint_is_a_typed_refusal() {
     let attr = EventAttr::software(software::TASK_CLOCK);
     let Some(event) = open(&attr, Target::ThisThread, None) else { return };
     match event.modify_attributes(&attr) {
-        Err(e @ perfring_linux::Error::ModifyRefused { breakpoint: false, .. }) => {
+        Err(e @ perfring_linux::LinuxError::ModifyRefused { breakpoint: false, .. }) => {
             assert!(e.to_string().contains("breakpoint events only"), "{e}");
             println!("{e}");
         }

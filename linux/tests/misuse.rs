@@ -5,14 +5,15 @@
 //! ring's end. A kernel that refuses perf events makes the tests that open one skip
 //! (`perfring_test_support::skip`: a failure in CI).
 
+use perfring::record::EventRecord;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use perfring::record::sample_type as st;
-use perfring_linux::attr::software;
 use perfring_linux::launch::Launch;
-use perfring_linux::{wait, wait_all, Error, EventAttr, Ring, Session, SessionError};
+use perfring_linux::software;
+use perfring_linux::{wait, wait_all, EventAttr, LinuxError, Ring, Session};
 
 use crate::common;
 
@@ -37,13 +38,13 @@ fn touch(path: &std::path::Path) -> Vec<String> {
 fn a_sessions_command_runs_only_at_start_not_when_waited_for() {
     let path = marker("session");
     let Some(mut session) = open(Session::command(touch(&path)).event(clock())) else { return };
-    assert!(matches!(session.wait(Some(Duration::from_millis(50))), Err(Error::NotStarted)));
-    assert!(matches!(session.wait(Some(Duration::ZERO)), Err(Error::NotStarted)));
-    assert!(matches!(session.exit_status(), Err(Error::NotStarted)));
-    assert_eq!(session.drain(|r| panic!("a record before start: {:?}", r.header)).unwrap(), 0);
+    assert!(matches!(session.wait(Some(Duration::from_millis(50))), Err(LinuxError::NotStarted)));
+    assert!(matches!(session.wait(Some(Duration::ZERO)), Err(LinuxError::NotStarted)));
+    assert!(matches!(session.exit_status(), Err(LinuxError::NotStarted)));
+    assert_eq!(session.drain(|r| panic!("a record before start: {:?}", r.raw().header)).unwrap(), 0);
     std::thread::sleep(Duration::from_millis(200));
     assert!(!path.exists(), "the command ran before start()");
-    let message = Error::NotStarted.to_string();
+    let message = LinuxError::NotStarted.to_string();
     assert!(message.contains("start()"), "{message}");
 
     assert_eq!(session.run(|_| {}).unwrap(), Some(0));
@@ -55,8 +56,8 @@ fn a_sessions_command_runs_only_at_start_not_when_waited_for() {
 fn a_launched_command_runs_only_at_start_not_when_waited_for() {
     let path = marker("launch");
     let mut child = Launch::spawn(&touch(&path)).unwrap();
-    assert!(matches!(child.try_wait(), Err(Error::NotStarted)));
-    assert!(matches!(child.wait(), Err(Error::NotStarted)));
+    assert!(matches!(child.try_wait(), Err(LinuxError::NotStarted)));
+    assert!(matches!(child.wait(), Err(LinuxError::NotStarted)));
     std::thread::sleep(Duration::from_millis(200));
     assert!(!path.exists(), "the command ran before start()");
     child.start().unwrap();
@@ -71,7 +72,7 @@ fn a_launched_command_runs_only_at_start_not_when_waited_for() {
     let mut child = Launch::spawn(&touch(&path)).unwrap();
     assert_eq!(child.kill().unwrap(), 128 + libc::SIGKILL);
     assert_eq!(child.try_wait().unwrap(), Some(128 + libc::SIGKILL));
-    assert!(matches!(child.start(), Err(Error::Exec { .. })));
+    assert!(matches!(child.start(), Err(LinuxError::Exec { .. })));
     std::thread::sleep(Duration::from_millis(100));
     assert!(!path.exists(), "a command killed while held ran");
 
@@ -82,27 +83,27 @@ fn a_launched_command_runs_only_at_start_not_when_waited_for() {
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
-            Err(Error::NotStarted) if t.elapsed() < Duration::from_secs(10) => std::thread::yield_now(),
+            Err(LinuxError::NotStarted) if t.elapsed() < Duration::from_secs(10) => std::thread::yield_now(),
             other => panic!("{other:?}"),
         }
     };
     assert_eq!(status, 128 + libc::SIGKILL);
-    assert!(matches!(child.start(), Err(Error::Exec { .. })), "started a command that had ended");
+    assert!(matches!(child.start(), Err(LinuxError::Exec { .. })), "started a command that had ended");
     assert!(!path.exists());
 }
 
 #[test]
 fn a_failed_exec_is_error_exec_on_every_path() {
     const NOWHERE: &str = "/nonexistent/perfring-no-such-program";
-    let exec_failed = |r: Result<(), Error>| match r {
-        Err(Error::Exec { command, error }) => {
+    let exec_failed = |r: Result<(), LinuxError>| match r {
+        Err(LinuxError::Exec { command, error }) => {
             assert_eq!(command, NOWHERE);
             assert_eq!(error.raw_os_error(), Some(libc::ENOENT), "{error}");
         }
-        other => panic!("not Error::Exec: {other:?}"),
+        other => panic!("not LinuxError::Exec: {other:?}"),
     };
     let Some(mut session) = open(Session::command([NOWHERE]).event(clock())) else { return };
-    assert!(matches!(session.wait(Some(Duration::ZERO)), Err(Error::NotStarted)), "waiting does not exec it");
+    assert!(matches!(session.wait(Some(Duration::ZERO)), Err(LinuxError::NotStarted)), "waiting does not exec it");
     exec_failed(session.start());
     exec_failed(session.start()); // and again: not a silent Ok
     let t = Instant::now();
@@ -113,12 +114,12 @@ fn a_failed_exec_is_error_exec_on_every_path() {
 
     let Some(mut session) = open(Session::command([NOWHERE]).event(clock())) else { return };
     match session.run(|_| {}) {
-        Err(Error::Exec { command, .. }) => assert_eq!(command, NOWHERE),
-        other => panic!("run: not Error::Exec: {other:?}"),
+        Err(LinuxError::Exec { command, .. }) => assert_eq!(command, NOWHERE),
+        other => panic!("run: not LinuxError::Exec: {other:?}"),
     }
 
     let mut child = Launch::spawn(&[NOWHERE.to_string()]).unwrap();
-    assert!(matches!(child.try_wait(), Err(Error::NotStarted)));
+    assert!(matches!(child.try_wait(), Err(LinuxError::NotStarted)));
     exec_failed(child.start());
     exec_failed(child.start());
     assert_eq!(child.wait().unwrap(), 127);
@@ -127,9 +128,9 @@ fn a_failed_exec_is_error_exec_on_every_path() {
 #[test]
 fn tracepoint_names_are_validated_part_by_part() {
     let part = |name: &str| match EventAttr::tracepoint(name) {
-        Err(Error::BadTracepointName { name: given, part }) => {
+        Err(LinuxError::BadTracepointName { name: given, part }) => {
             assert_eq!(given, name);
-            let message = Error::BadTracepointName { name: given, part }.to_string();
+            let message = LinuxError::BadTracepointName { name: given, part }.to_string();
             assert!(!message.contains('\0'), "a raw NUL in {message:?}");
             part
         }
@@ -146,19 +147,23 @@ fn tracepoint_names_are_validated_part_by_part() {
     assert_eq!(part("sched/sched_switch"), "separator");
     assert_eq!(part(""), "separator");
     assert_eq!(part("sched_switch\0"), "separator");
-    assert!(matches!(EventAttr::tracepoint("sched_switch"), Err(Error::NoSuchTracepoint { .. })));
+    assert!(matches!(EventAttr::tracepoint("sched_switch"), Err(LinuxError::NoSuchTracepoint { .. })));
     let message = EventAttr::tracepoint("sched:x/y").unwrap_err().to_string();
     assert!(message.contains("event") && message.contains("subsystem:event"), "{message}");
 
     // Good names reach tracefs.
     match EventAttr::tracepoint("sched:sched_switch") {
-        Ok(attr) => assert_eq!(attr.attr().type_, perfring_linux::attr::event_type::TRACEPOINT),
-        Err(e @ (Error::TracefsNotMounted | Error::TracefsPermissionDenied { .. })) => perfring_test_support::skip(e),
+        Ok(attr) => assert_eq!(attr.attr().type_, perfring_linux::event_type::TRACEPOINT),
+        Err(e @ (LinuxError::TracefsNotMounted | LinuxError::TracefsPermissionDenied { .. })) => {
+            perfring_test_support::skip(e)
+        }
         Err(e) => panic!("{e}"),
     }
     assert!(matches!(
         EventAttr::tracepoint("sched:perfring_no_such_event"),
-        Err(Error::NoSuchTracepoint { .. } | Error::TracefsNotMounted | Error::TracefsPermissionDenied { .. })
+        Err(LinuxError::NoSuchTracepoint { .. }
+            | LinuxError::TracefsNotMounted
+            | LinuxError::TracefsPermissionDenied { .. })
     ));
 }
 
@@ -172,7 +177,7 @@ fn tracefs_unreadable_to_this_user_is_permission_denied() {
         // The child, as nobody: report what the lookup said.
         let result = match EventAttr::tracepoint("sched:sched_switch") {
             Ok(_) => "ok".to_string(),
-            Err(Error::TracefsPermissionDenied { path }) => format!("denied {path}"),
+            Err(LinuxError::TracefsPermissionDenied { path }) => format!("denied {path}"),
             Err(e) => format!("other {e:?}"),
         };
         println!("CHILD-RESULT: {result}");
@@ -216,11 +221,11 @@ fn tracefs_unreadable_to_this_user_is_permission_denied() {
 fn a_session_needs_a_power_of_two_of_data_pages_at_open() {
     for pages in [0, 3, 6] {
         match Session::command(["true"]).event(clock()).data_pages(pages).open() {
-            Err(SessionError::DataPages { data_pages }) => assert_eq!(data_pages, pages),
+            Err(LinuxError::RingSize { data_pages }) => assert_eq!(data_pages, pages),
             other => panic!("data_pages({pages}): {other:?}"),
         }
         match Session::all_cpus().event(clock()).data_pages(pages).open() {
-            Err(e @ SessionError::DataPages { .. }) => {
+            Err(e @ LinuxError::RingSize { .. }) => {
                 let message = e.to_string();
                 assert!(message.contains("at least one data page") && message.contains("power of two"), "{message}");
             }
@@ -233,7 +238,7 @@ fn a_session_needs_a_power_of_two_of_data_pages_at_open() {
 fn a_process_session_of_no_process_names_the_pid_and_no_event() {
     for pid in [0, -1, i32::MIN] {
         match Session::process(pid).event(clock()).open() {
-            Err(e @ SessionError::InvalidPid { .. }) => {
+            Err(e @ LinuxError::InvalidPid { .. }) => {
                 let message = e.to_string();
                 assert!(message.contains(&pid.to_string()) && !message.contains("event 0"), "{message}");
             }
@@ -243,7 +248,7 @@ fn a_process_session_of_no_process_names_the_pid_and_no_event() {
     // pid_max is one past the largest pid: no process has it.
     let pid_max: i32 = std::fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse().unwrap();
     match Session::process(pid_max).event(clock()).open() {
-        Err(e @ SessionError::NoSuchProcess { .. }) => {
+        Err(e @ LinuxError::NoSuchProcess { .. }) => {
             let message = e.to_string();
             assert!(message.contains(&pid_max.to_string()) && !message.contains("CPU"), "{message}");
         }
@@ -254,11 +259,11 @@ fn a_process_session_of_no_process_names_the_pid_and_no_event() {
 #[test]
 fn an_empty_command_is_refused_before_any_fork() {
     match Session::command(Vec::<String>::new()).event(clock()).open() {
-        Err(e @ SessionError::EmptyCommand) => assert!(e.to_string().contains("program"), "{e}"),
+        Err(e @ LinuxError::EmptyCommand) => assert!(e.to_string().contains("program"), "{e}"),
         other => panic!("{other:?}"),
     }
     match Launch::spawn(&[]) {
-        Err(e @ Error::EmptyCommand) => assert!(e.to_string().contains("argv[0]"), "{e}"),
+        Err(e @ LinuxError::EmptyCommand) => assert!(e.to_string().contains("argv[0]"), "{e}"),
         other => panic!("{other:?}"),
     }
 }
@@ -294,15 +299,15 @@ fn records_larger_than_a_page_that_wrap_are_drained() {
     let (mut large, mut copied, mut samples) = (0, 0, 0);
     let status = session
         .run(|r| {
-            let at = r.bytes.as_ptr() as usize;
-            let (start, end) = rings[r.ring];
+            let at = r.raw().bytes.as_ptr() as usize;
+            let (start, end) = rings[r.ring()];
             if !(start..end).contains(&at) {
                 copied += 1; // not a view into the ring: it wrapped, and was copied whole
             }
-            if r.bytes.len() > page {
+            if r.raw().bytes.len() > page {
                 large += 1;
             }
-            if r.sample().is_some() {
+            if r.sample().is_ok() {
                 samples += 1;
             }
         })

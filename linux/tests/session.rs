@@ -3,13 +3,14 @@
 //! the session's own descriptor through epoll, and the typed refusals of `open`. A kernel that
 //! refuses perf events makes each test skip (`perfring_test_support::skip`: a failure in CI).
 
+use perfring::record::EventRecord;
 use std::os::fd::AsRawFd;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use perfring::record::{sample_type as st, types, SampleError};
-use perfring_linux::attr::software;
-use perfring_linux::{EventAttr, Session, SessionError};
+use perfring::record::{sample_type as st, types, DecodeError};
+use perfring_linux::software;
+use perfring_linux::{EventAttr, LinuxError, Session};
 
 use crate::common;
 
@@ -33,8 +34,8 @@ fn a_commands_records_are_attributed_to_their_event_on_their_cpu() {
     let mut exits = 0;
     let status = session
         .run(|r| {
-            let event = r.event().unwrap_or_else(|e| panic!("unattributed {:?}: {e}", r.header));
-            if let Some(s) = r.sample() {
+            let event = r.event().unwrap_or_else(|e| panic!("unattributed {:?}: {e}", r.raw().header));
+            if let Ok(s) = r.sample() {
                 // The compile-time layout of the sample_type the events were opened with reads
                 // the same fields; another sample_type is refused.
                 const IDS: u64 = st::IDENTIFIER | st::TID | st::CPU | st::PERIOD;
@@ -43,13 +44,13 @@ fn a_commands_records_are_attributed_to_their_event_on_their_cpu() {
                     (f.identifier(), f.pid_tid(), f.cpu(), f.period()),
                     (s.identifier(), s.pid_tid(), s.cpu(), s.period())
                 );
-                assert!(matches!(r.fixed::<{ IDS | st::IP }>(), Err(SampleError::SampleTypeDiffers { .. })));
+                assert!(matches!(r.fixed::<{ IDS | st::IP }>(), Err(DecodeError::SampleTypeDiffers { .. })));
                 assert_eq!(s.pid(), Some(pid));
-                assert_eq!(s.cpu().map(|c| c.cpu), Some(r.cpu), "a ring holds its own CPU's samples");
+                assert_eq!(s.cpu().map(|c| c.cpu), Some(r.cpu()), "a ring holds its own CPU's samples");
                 // The periods tell the two events apart: a wrong attribution shows here.
                 assert_eq!(s.period(), Some([200_000, 1][event]), "sample of event {event}");
                 samples[event] += 1;
-            } else if r.header.type_ == types::EXIT {
+            } else if r.raw().header.type_ == types::EXIT {
                 assert_eq!(event, 0, "side band comes from the event that asked for it");
                 exits += 1;
             }
@@ -79,7 +80,7 @@ fn a_running_process_is_followed_until_its_threads_exit() {
     let mut ended = false;
     while !ended && t.elapsed() < Duration::from_secs(30) {
         ended = session.wait(Some(Duration::from_millis(100))).unwrap();
-        session.drain(|r| tids.extend(r.sample().and_then(|s| s.tid()))).unwrap();
+        session.drain(|r| tids.extend(r.sample().ok().and_then(|s| s.tid()))).unwrap();
         if !ended {
             let _ = child.try_wait();
         }
@@ -121,9 +122,9 @@ fn every_cpu_has_its_ring_and_the_session_fd_wakes_epoll() {
         std::thread::sleep(Duration::from_millis(10));
         session
             .drain(|r| {
-                if let Some(cpu) = r.sample().and_then(|s| s.cpu()) {
-                    assert_eq!(cpu.cpu, r.cpu, "ring {} holds CPU {}'s samples", r.ring, r.cpu);
-                    per_ring[r.ring] += 1;
+                if let Some(cpu) = r.sample().ok().and_then(|s| s.cpu()) {
+                    assert_eq!(cpu.cpu, r.cpu(), "ring {} holds CPU {}'s samples", r.ring(), r.cpu());
+                    per_ring[r.ring()] += 1;
                 }
             })
             .unwrap();
@@ -137,24 +138,24 @@ fn every_cpu_has_its_ring_and_the_session_fd_wakes_epoll() {
 
 #[test]
 fn open_refuses_no_events_ambiguous_events_and_a_missing_process() {
-    assert!(matches!(Session::command(["true"]).open(), Err(SessionError::NoEvents)));
+    assert!(matches!(Session::command(["true"]).open(), Err(LinuxError::NoEvents)));
     // Two events without an id to tell them apart in a shared ring.
     let a = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::IP);
     let e = Session::command(["true"]).event(a).event(a).open();
-    assert!(matches!(e, Err(SessionError::Ambiguous(_))), "{e:?}");
+    assert!(matches!(e, Err(LinuxError::EventSet(_))), "{e:?}");
     assert!(e.unwrap_err().to_string().contains("PERF_SAMPLE_IDENTIFIER"));
     // A command whose events cannot open never runs: it is killed held before exec.
     let marker = std::env::temp_dir().join(format!("perfring-session-{}-ran", std::process::id()));
     let bad = EventAttr::software(software::TASK_CLOCK).sample_type(1 << 40);
     let e = Session::command(["touch".into(), marker.display().to_string()]).event(bad).open();
     assert!(
-        matches!(e, Err(SessionError::Open { event: 0, error: perfring_linux::OpenError::InvalidArgument { .. }, .. })),
+        matches!(&e, Err(LinuxError::OpenEvent { event: 0, error, .. }) if matches!(**error, LinuxError::InvalidArgument { .. })),
         "{e:?}"
     );
     assert!(!marker.exists(), "the command ran although its events did not open");
     // No process: said of the pid, before any event is opened (not "event 0 on CPU 0").
     let e = Session::process(i32::MAX).event(a).open();
-    assert!(matches!(e, Err(SessionError::NoSuchProcess { pid: i32::MAX })), "{e:?}");
+    assert!(matches!(e, Err(LinuxError::NoSuchProcess { pid: i32::MAX })), "{e:?}");
 }
 
 /// An overwrite session (perf's `--overwrite`): nothing to drain while it runs, then, after
@@ -178,8 +179,8 @@ fn an_overwrite_session_is_read_once_after_stop_newest_first() {
     let mut by_ring: Vec<Vec<u64>> = vec![Vec::new(); session.rings().len()];
     let n = session
         .drain(|r| {
-            if let Some(t) = r.sample().and_then(|s| s.time()) {
-                by_ring[r.ring].push(t);
+            if let Some(t) = r.sample().ok().and_then(|s| s.time()) {
+                by_ring[r.ring()].push(t);
             }
         })
         .unwrap();
@@ -214,7 +215,7 @@ fn an_overwrite_session_collected_while_it_runs_reads_each_record_once() {
     std::thread::sleep(Duration::from_millis(150));
     let times = |session: &mut Session| {
         let mut t = Vec::new();
-        session.drain(|r| t.extend(r.sample().and_then(|s| s.time()))).unwrap();
+        session.drain(|r| t.extend(r.sample().ok().and_then(|s| s.time()))).unwrap();
         t
     };
     session.collect_overwrite();

@@ -6,7 +6,7 @@ use perfring::record::attr_flags as flag;
 use perfring::record::read_format as rf;
 use perfring::record::sample_type as st;
 use perfring::record::Attr;
-use perfring_linux::attr::event_type;
+use perfring_linux::event_type;
 use perfring_linux::EventAttr;
 
 use crate::cli::{CallGraph, Freq, Options};

@@ -7,7 +7,7 @@
 
 use perfring::record::attr_flags as flag;
 use perfring::record::Attr;
-use perfring_linux::attr::event_type;
+use perfring_linux::event_type;
 
 /// One event to open: perf's name for it, its attr (type, config, the modifiers' bits), and
 /// its group leader (an index into the list) if it is a group member.
@@ -108,7 +108,7 @@ pub fn can_profile_kernel() -> bool {
     });
     let capable = effective.is_some_and(|c| c & (1 << CAP_SYS_ADMIN | 1 << CAP_PERFMON) != 0);
     // perf takes an unreadable level as the highest.
-    capable || perfring_linux::event::paranoid().is_some_and(|p| p <= 1)
+    capable || perfring_linux::paranoid().is_some_and(|p| p <= 1)
 }
 
 /// perf's fallback where the kernel refuses an event because it counts the kernel (EACCES at

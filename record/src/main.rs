@@ -35,8 +35,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use perfring_linux::launch::{catch_interrupts, Stdout};
-use perfring_linux::perf_data::{PerfData, PerfDataError};
-use perfring_linux::{OpenError, Scope, Session, SessionError};
+use perfring_linux::perf_data::PerfData;
+use perfring_linux::{LinuxError, Scope, Session};
 
 use cli::{Options, Parsed, USAGE};
 use events::EventSpec;
@@ -125,7 +125,7 @@ fn filters(o: &Options, specs: &[EventSpec], items: &[std::ops::Range<usize>]) -
     let mut out: Vec<Option<String>> = vec![None; specs.len()];
     for filter in &o.filters {
         for i in items.get(filter.item).cloned().unwrap_or_default() {
-            if specs[i].attr.type_ != perfring_linux::attr::event_type::TRACEPOINT {
+            if specs[i].attr.type_ != perfring_linux::event_type::TRACEPOINT {
                 let why = if filter.exclude_perf {
                     "--exclude-perf option should follow a -e tracepoint option"
                 } else {
@@ -194,10 +194,11 @@ fn run(o: &Options) -> Result<u8, Failure> {
     };
     let mut warned = false;
     let (session, configured) = loop {
-        match open(&specs) {
+        let (result, configured) = open(&specs);
+        match open_refusal(&result) {
             // Kernel samples where permitted, as perf: an event refused at a paranoid level
             // above 1 is opened again counting user space only (events::user_only), one by one.
-            (Err(SessionError::Open { event, error: OpenError::PermissionDenied { paranoid, .. }, .. }), _)
+            Some((event, &LinuxError::PermissionDenied { paranoid, .. }))
                 if event < specs.len()
                     && paranoid.map_or(true, |p| p > 1)
                     && events::user_only(&specs[event]).is_some() =>
@@ -216,9 +217,7 @@ fn run(o: &Options) -> Result<u8, Failure> {
             }
             // No PMU: cycles falls back to cpu-clock (perf says so with -v); other hardware
             // events are refused with perf's words.
-            (Err(SessionError::Open { event, error: OpenError::NotSupported { .. }, .. }), configured)
-                if event < specs.len() =>
-            {
+            Some((event, LinuxError::NotSupported { .. })) if event < specs.len() => {
                 let Some(f) = events::fallback(&specs[event]) else {
                     let name = &configured[event].name;
                     // perf's evsel__open_strerror for EOPNOTSUPP.
@@ -236,7 +235,7 @@ fn run(o: &Options) -> Result<u8, Failure> {
                 }
                 specs[event] = f;
             }
-            (r, configured) => break (r, configured),
+            _ => break (result, configured),
         }
     };
     let mut session = session?;
@@ -251,7 +250,7 @@ fn run(o: &Options) -> Result<u8, Failure> {
         if let Err(e) = event.set_filter(filter) {
             // perf's words: `failed to set filter "F" on event E with 22 (Invalid argument)`.
             let (errno, why) = match &e {
-                perfring_linux::Error::Io { error, .. } => {
+                perfring_linux::LinuxError::Io { error, .. } => {
                     let text = error.to_string();
                     let why = text.split(" (os error").next().unwrap_or("").to_string();
                     (error.raw_os_error().unwrap_or(0), why)
@@ -283,7 +282,7 @@ fn run(o: &Options) -> Result<u8, Failure> {
 
 /// COMM and MMAP2 of what runs now, from /proc: every process (`-a`, `-C`), or those of `-p`
 /// and `-t`.
-fn synthesize<W: Write>(d: &mut PerfData<W>, o: &Options) -> Result<(), PerfDataError> {
+fn synthesize<W: Write>(d: &mut PerfData<W>, o: &Options) -> Result<(), LinuxError> {
     if o.all_cpus || o.cpus.is_some() {
         d.synthesize_all()?;
     }
@@ -347,7 +346,7 @@ fn record<W: Write>(
     switch: Option<record_loop::Switch<'_, W>>,
 ) -> Result<u8, Failure> {
     if let Some(level) = o.compression {
-        d.writer().compress(level).map_err(PerfDataError::from)?;
+        d.writer().compress(level).map_err(LinuxError::from)?;
     }
     // What already runs: COMM and MMAP2 from /proc, as perf synthesizes them (at the end
     // instead with --tail-synthesize).
@@ -405,4 +404,12 @@ fn record<W: Write>(
         );
     }
     Ok(recorded.status.map_or(0, |s| s.clamp(0, 255) as u8))
+}
+
+/// The event whose open a session was refused, and why (`perf_event_open`'s refusal).
+fn open_refusal(result: &Result<Session, LinuxError>) -> Option<(usize, &LinuxError)> {
+    match result {
+        Err(LinuxError::OpenEvent { event, error, .. }) => Some((*event, &**error)),
+        _ => None,
+    }
 }

@@ -7,7 +7,8 @@ use std::fs::{File, OpenOptions};
 use std::io::BufWriter;
 use std::os::unix::fs::OpenOptionsExt;
 
-use perfring_linux::perf_data::{PerfDataError, OUTPUT_BUFFER};
+use perfring_linux::perf_data::OUTPUT_BUFFER;
+use perfring_linux::LinuxError;
 
 /// The output, opened.
 pub enum Output {
@@ -18,11 +19,11 @@ pub enum Output {
 }
 
 /// Open `path` (`-`: stdout) as perf does: an existing non-empty file becomes `path.old`.
-pub fn open(path: &str) -> Result<Output, PerfDataError> {
+pub fn open(path: &str) -> Result<Output, LinuxError> {
     if path == "-" {
         return Ok(Output::Stdout);
     }
-    let io = |what: &'static str| move |error| PerfDataError::Io { what, path: path.into(), error };
+    let io = |what: &'static str| move |error| LinuxError::File { what, path: path.into(), error };
     if std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() > 0) {
         let old = format!("{path}.old");
         match std::fs::remove_file(&old) {

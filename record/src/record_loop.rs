@@ -6,6 +6,7 @@
 //! under load, see BENCHMARKS.md): nothing else wakes it, but a one-second backstop for a
 //! signal that comes just before it sleeps (and the progress line, on a terminal).
 
+use perfring::record::EventRecord as _;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
@@ -162,7 +163,7 @@ pub fn record<W: Write>(
             }
         }
         let mut bytes = vec![0u64; session.rings().len()];
-        let mut count = |r: &perfring_linux::SessionRecord<'_>| bytes[r.ring] += r.bytes.len() as u64;
+        let mut count = |r: &perfring_linux::SessionRecord<'_>| bytes[r.ring()] += r.raw().bytes.len() as u64;
         if d.drain_with(session, &mut count)? > 0 {
             wakeups += 1;
             dump_wakeups += 1;

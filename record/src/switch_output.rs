@@ -112,7 +112,7 @@ pub fn switch(
     };
     let mut next = PerfData::new(file, session, names)?;
     if let Some(level) = o.compression {
-        next.writer().compress(level).map_err(perfring_linux::perf_data::PerfDataError::from)?;
+        next.writer().compress(level).map_err(perfring_linux::LinuxError::from)?;
     }
     crate::begin(&mut next, o, session)?;
     let ended = std::mem::replace(d, next);

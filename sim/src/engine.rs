@@ -9,180 +9,26 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use perfring::backward::{BackwardError, BackwardReader};
+use perfring::backward::BackwardReader;
+use perfring::consumer::ReadError;
 use perfring::consumer::{Consumer, Trusted};
 use perfring::memory::{ExclusiveMemory, Position, RingMemory};
-use perfring::producer::{Config, EventIdentity, Hooks, PreemptPoint, Producer, ReserveError};
-use perfring::record::{types, Endian, Header};
+use perfring::producer::{EventIdentity, Hooks, OutputError, PreemptPoint, Producer, ProducerConfig};
+use perfring::record::{types, Aux, Endian, Header};
 
-use perfring::aux::{AuxConsumer, AuxProducer, AuxRecord, AuxtraceRecord};
+use perfring::aux::{AuxConsumer, AuxProducer};
 
 use crate::config::{AuxMode, SimConfig};
-use crate::program::{Program, Walk};
+use crate::program::Program;
 use crate::records::{throttle, trailer, EventKind, Sample};
 use crate::rng::Rng;
 
+mod state;
 mod tracer;
+
+pub use state::{BufferStats, Level, Out, Report};
+use state::{Cpu, Produced, SimHooks, State, Thread, Throttle, LEVELS};
 use tracer::Tracer;
-
-/// Context levels, as `interrupt_context_level()`: 0 task, 1 softirq, 2 hardirq, 3 NMI.
-pub type Level = usize;
-const LEVELS: usize = 4;
-
-/// Per-buffer results.
-#[derive(Debug, Clone, Default)]
-pub struct BufferStats {
-    /// Label (`cpu2`, `tid1000`).
-    pub label: String,
-    /// Records the kernel tried to write (samples, THROTTLE, UNTHROTTLE).
-    pub attempted: u64,
-    /// Records written.
-    pub written: u64,
-    /// Records dropped (no space or paused).
-    pub dropped: u64,
-    /// Records the consumer read (not counting LOST).
-    pub consumed: u64,
-    /// Σ lost over PERF_RECORD_LOST records read.
-    pub lost_reported: u64,
-    /// Drops not yet reported when the run ended (`rb->lost`).
-    pub lost_pending: u64,
-    /// Wakeups delivered.
-    pub wakeups: u64,
-    /// Records written by a nested writer (an interrupt inside another writer).
-    pub nested: u64,
-    /// Deepest nesting of writers seen.
-    pub max_depth: u32,
-    /// Records whose bytes wrapped the end of the ring.
-    pub wrapped: u64,
-    /// Backward reads made (backward mode).
-    pub backward_reads: u64,
-    /// THROTTLE and UNTHROTTLE records read.
-    pub throttles: u64,
-    /// AUX trace bytes the tracer wrote.
-    pub aux_written: u64,
-    /// AUX trace bytes the consumer read (snapshots may read fewer: older bytes are overwritten).
-    pub aux_read: u64,
-    /// PERF_RECORD_AUX records read from the data ring.
-    pub aux_records: u64,
-    /// AUX stretches ended by a context switch (a trace discontinuity).
-    pub aux_discontinuities: u64,
-    /// Taken branches the traced threads executed while traced (each one a BTS record to write).
-    pub branches: u64,
-    /// BTS records the tracer wrote into the AUX area.
-    pub branches_written: u64,
-    /// Branches the tracer could not write: the AUX area was full (the kernel truncates the
-    /// stretch and stops the event until the reader frees space).
-    pub branches_dropped: u64,
-    /// Records the tracer wrote that were overwritten before a snapshot captured them
-    /// (snapshot mode).
-    pub branches_overwritten: u64,
-    /// Records the consumer read into the output's AUXTRACE buffers: the branches perf decodes.
-    pub branches_read: u64,
-}
-
-/// One entry of the consumed stream, for perf.data.
-#[derive(Debug, Clone)]
-pub enum Out {
-    /// A record read from a buffer.
-    Record(Vec<u8>),
-    /// The end of one pass over all buffers (perf's FINISHED_ROUND).
-    Round,
-    /// A PERF_RECORD_AUXTRACE and the AUX bytes that follow it in the file.
-    Auxtrace(AuxtraceRecord, Vec<u8>),
-}
-
-/// What a run produced and what the oracle found.
-#[derive(Debug, Clone, Default)]
-pub struct Report {
-    /// Per buffer.
-    pub buffers: Vec<BufferStats>,
-    /// Oracle violations (empty if every check held).
-    pub violations: Vec<String>,
-    /// Interrupts refused by the recursion guard.
-    pub recursion_refused: u64,
-    /// Samples suppressed while throttled.
-    pub throttled_samples: u64,
-    /// The consumed stream.
-    pub out: Vec<Out>,
-    /// Samples per (cpu, tid) read, for the perf interop check.
-    pub samples_by_cpu_tid: HashMap<(u32, u32), u64>,
-    /// BTS records read, by the function their branch left (`from`), for the perf interop check.
-    pub branches_by_function: std::collections::BTreeMap<&'static str, u64>,
-}
-
-impl Report {
-    /// Sum of a field over buffers.
-    pub fn total(&self, f: impl Fn(&BufferStats) -> u64) -> u64 {
-        self.buffers.iter().map(f).sum()
-    }
-}
-
-#[derive(Debug, Clone)]
-struct Thread {
-    pid: u32,
-    tid: u32,
-    on_cpu: Option<u32>,
-    faults: u64,
-}
-
-#[derive(Debug, Clone, Default)]
-struct Cpu {
-    running: Option<usize>,
-    /// Context levels with an open writer (the recursion guard), in nesting order.
-    stack: Vec<Level>,
-}
-
-#[derive(Debug, Clone, Copy, Default)]
-struct Throttle {
-    samples: u32,
-    throttled: bool,
-}
-
-/// Oracle bookkeeping of one sample the kernel wrote.
-#[derive(Debug, Clone)]
-struct Produced {
-    buffer: usize,
-    level: Level,
-    bytes: Vec<u8>,
-}
-
-struct State {
-    cfg: SimConfig,
-    rng: Rng,
-    time: u64,
-    cpus: Vec<Cpu>,
-    threads: Vec<Thread>,
-    next_seq: u64,
-    period: u64,
-    throttle: HashMap<(EventKind, u32), Throttle>,
-    produced: HashMap<u64, Produced>,
-    stats: Vec<BufferStats>,
-    observed_head: Vec<Option<usize>>,
-    woken: Vec<bool>,
-    /// Last sequence number read per (buffer, cpu, level): program order per context.
-    last_seq: HashMap<(usize, u32, Level), u64>,
-    /// PERF_RECORD_AUX records the tracers emitted, per buffer, in order.
-    aux_expected: Vec<std::collections::VecDeque<AuxRecord>>,
-    /// The code the threads run, and each traced thread's place in it (AUX tracing).
-    program: Program,
-    walks: HashMap<u32, Walk>,
-    report: Report,
-}
-
-impl State {
-    fn violation(&mut self, v: String) {
-        if self.report.violations.len() < 20 {
-            self.report.violations.push(v);
-        }
-    }
-}
-
-/// The producer hooks of the simulation: observe `data_head`, and sometimes fire an interrupt.
-pub struct SimHooks<'s, const LEGACY: bool> {
-    state: &'s RefCell<State>,
-    buffer: usize,
-    cpu: std::cell::Cell<u32>,
-}
 
 impl<'s, M: RingMemory, const LEGACY: bool> Hooks<M> for SimHooks<'s, LEGACY> {
     const LEGACY_PUT_HANDLE: bool = LEGACY;
@@ -337,7 +183,7 @@ fn write<M: RingMemory, const L: bool>(
             handle.end();
             true
         }
-        Err(ReserveError::NoSpace | ReserveError::Paused) => false,
+        Err(OutputError::NoSpace | OutputError::Paused) => false,
         Err(e) => panic!("the simulator asked for a bad size: {e}"),
     };
     let mut st = state.borrow_mut();
@@ -411,8 +257,11 @@ fn run_with<M: ExclusiveMemory, const L: bool>(
         walks: HashMap::new(),
         report: Report::default(),
     });
-    let config =
-        if cfg.backward { Config { backward: true, overwrite: true, ..Config::default() } } else { Config::default() };
+    let config = if cfg.backward {
+        ProducerConfig { backward: true, overwrite: true, ..ProducerConfig::default() }
+    } else {
+        ProducerConfig::default()
+    };
     let mut producers = Vec::new();
     let mut readers = Vec::new();
     for (b, ring) in rings.iter_mut().enumerate() {
@@ -659,7 +508,7 @@ fn read<M: RingMemory>(state: &RefCell<State>, reader: &mut Reader<M>, b: usize,
             let res = r.read(scratch, |rec| records.push(rec.bytes.to_vec()));
             r.memory().paused().store(false, perfring::fences::LOCAL);
             match res {
-                Ok(_) | Err(BackwardError::WriterActive) | Err(BackwardError::Overrun { .. }) => {}
+                Ok(_) | Err(ReadError::WriterActive) | Err(ReadError::Overrun { .. }) => {}
                 Err(e) => state.borrow_mut().violation(format!("buffer {b}: backward read: {e}")),
             }
             // Newest first in the ring; oldest first into perf.data.
@@ -714,7 +563,7 @@ fn check(state: &RefCell<State>, b: usize, bytes: &[u8], backward: bool) {
         }
         types::AUX => {
             let u = |o: usize| u64::from_ne_bytes(bytes[o..o + 8].try_into().expect("AUX is 32+ bytes"));
-            let got = AuxRecord { aux_offset: u(8), aux_size: u(16), flags: u(24) };
+            let got = Aux { misc: 0, aux_offset: u(8), aux_size: u(16), flags: u(24), sample_id: None };
             st.stats[b].aux_records += 1;
             st.stats[b].consumed += 1;
             if !backward {

@@ -19,7 +19,7 @@ use std::io::{BufWriter, Write};
 
 use perfring::record::{attr_flags, misc, Attr, Comm, Endian, Mmap, Record, SampleId};
 use perfring_data::features::{self, EventDesc};
-use perfring_data::{Error, Feature, FileAttr, Writer};
+use perfring_data::{features::Feature, FileAttr, PerfDataError, Writer};
 
 use crate::config::{AuxMode, SimConfig};
 use crate::engine::{Out, Report};
@@ -58,9 +58,9 @@ fn sideband_id(pid: u32, tid: u32) -> SampleId {
 /// atomically: every session writes the same program). perf decodes BTS per thread only: a
 /// session in another mode gets AUXTRACE records with `tid` -1, whose branches perf cannot
 /// attribute to a thread nor read the instructions of ("Failed to get instruction").
-pub fn write_perf_data(cfg: &SimConfig, report: &Report, path: &str) -> Result<usize, Error> {
+pub fn write_perf_data(cfg: &SimConfig, report: &Report, path: &str) -> Result<usize, PerfDataError> {
     let e = Endian::NATIVE;
-    let io = |error| Error::Io { offset: 0, error };
+    let io = |error| PerfDataError::Io { offset: 0, error };
     let aux = cfg.aux != AuxMode::Off;
     let mut attrs: Vec<FileAttr> =
         EventKind::ALL.iter().map(|&event| FileAttr { attr: attr(event), ids: vec![event.id()] }).collect();
@@ -177,7 +177,7 @@ pub fn write_perf_data(cfg: &SimConfig, report: &Report, path: &str) -> Result<u
         }
         file.set_feature_bytes(features::AUXTRACE, index)?;
     }
-    file.finish()?.flush().map_err(|error| Error::Io { offset: 0, error })?;
+    file.finish()?.flush().map_err(|error| PerfDataError::Io { offset: 0, error })?;
     Ok(n)
 }
 

@@ -107,9 +107,11 @@ impl Sample {
         out.extend_from_slice(&h.to_bytes(e));
         out.extend_from_slice(&e.put_u64(self.event.id()));
         out.extend_from_slice(&e.put_u64(IP_BASE + 4 * self.seq));
-        out.extend_from_slice(&e.pair_u32(self.pid, self.tid));
+        out.extend_from_slice(&e.put_u32(self.pid));
+        out.extend_from_slice(&e.put_u32(self.tid));
         out.extend_from_slice(&e.put_u64(self.time));
-        out.extend_from_slice(&e.pair_u32(self.cpu, 0));
+        out.extend_from_slice(&e.put_u32(self.cpu));
+        out.extend_from_slice(&[0; 4]);
         out.extend_from_slice(&e.put_u64(self.period));
         if self.event == EventKind::Tracepoint {
             // RAW: u32 size (12, so that size + 4 is a multiple of 8), then 12 bytes: the seq and
@@ -165,4 +167,55 @@ pub fn throttle(unthrottle: bool, event: EventKind, pid: u32, tid: u32, time: u6
     sid.encode(trailer_type, e, &mut t);
     out.extend_from_slice(&t);
     out
+}
+
+/// `PERF_RECORD_AUXTRACE` (perf.data only, type 71): how `perf record` writes AUX data out.
+/// `header.size` is 48 and does **not** include the `size` bytes of AUX data that follow the
+/// record in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuxtraceRecord {
+    /// Bytes of AUX data following the record (padded to 8).
+    pub size: u64,
+    /// Free-running AUX offset of the data.
+    pub offset: u64,
+    /// A reference (perf uses a timestamp or counter) tying the data to its AUX records.
+    pub reference: u64,
+    /// Index of the AUX mmap (the CPU in per-CPU mode).
+    pub idx: u32,
+    /// Thread id (per-thread mode), or -1.
+    pub tid: u32,
+    /// CPU, or -1.
+    pub cpu: u32,
+}
+
+impl AuxtraceRecord {
+    /// The 48-byte record.
+    pub fn encode(&self, endian: Endian) -> [u8; 48] {
+        let mut out = [0u8; 48];
+        out[..8].copy_from_slice(&Header { type_: types::AUXTRACE, misc: 0, size: 48 }.to_bytes(endian));
+        out[8..16].copy_from_slice(&endian.put_u64(self.size));
+        out[16..24].copy_from_slice(&endian.put_u64(self.offset));
+        out[24..32].copy_from_slice(&endian.put_u64(self.reference));
+        out[32..36].copy_from_slice(&endian.put_u32(self.idx));
+        out[36..40].copy_from_slice(&endian.put_u32(self.tid));
+        out[40..44].copy_from_slice(&endian.put_u32(self.cpu));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auxtrace_record_is_48_bytes_and_excludes_its_data() {
+        let r = AuxtraceRecord { size: 64, offset: 128, reference: 7, idx: 2, tid: 1000, cpu: 2 };
+        let b = r.encode(Endian::NATIVE);
+        let h = Header::parse(&b, Endian::NATIVE).unwrap();
+        assert_eq!((h.type_, h.size), (types::AUXTRACE, 48));
+        assert_eq!(u64::from_ne_bytes(b[8..16].try_into().unwrap()), 64);
+        assert_eq!(u64::from_ne_bytes(b[16..24].try_into().unwrap()), 128);
+        assert_eq!(u32::from_ne_bytes(b[32..36].try_into().unwrap()), 2);
+        assert_eq!(u32::from_ne_bytes(b[40..44].try_into().unwrap()), 2);
+    }
 }

@@ -207,7 +207,7 @@ pub fn run_consumer(case: &ConsumerCase) {
     let size = 1usize << case.size_log.clamp(6, 12);
     let ring = HostileRing::new(size, &case.init, case.head, case.tail, case.script.clone());
     let mut scratch = vec![0u8; 65536];
-    if let Ok(mut consumer) = perfring::Consumer::untrusted(&ring) {
+    if let Ok(mut consumer) = perfring::consumer::Consumer::untrusted(&ring) {
         for _call in 0..4 {
             ring.accesses.set(0);
             let Ok(mut batch) = consumer.batch() else { continue };
@@ -227,7 +227,7 @@ pub fn run_consumer(case: &ConsumerCase) {
             assert!(ring.accesses.get() <= 2 * (size / W) + 8, "unbounded work: {} accesses", ring.accesses.get());
         }
     }
-    let mut reader = perfring::BackwardReader::new(&ring, false).unwrap();
+    let mut reader = perfring::backward::BackwardReader::new(&ring, false).unwrap();
     for _call in 0..3 {
         ring.accesses.set(0);
         let mut n = 0;
@@ -255,9 +255,10 @@ pub struct ProducerCase {
 /// the reservation, a reservation overwriting data an honest consumer had not consumed, or a
 /// nest count left raised.
 pub fn run_producer(case: &ProducerCase) {
-    use perfring::producer::{Config, EventIdentity, Producer};
+    use perfring::producer::{EventIdentity, Producer, ProducerConfig};
     let size = 1usize << case.size_log.clamp(6, 12);
-    let config = Config { backward: case.mode & 1 != 0, overwrite: case.mode & 2 != 0, ..Config::default() };
+    let config =
+        ProducerConfig { backward: case.mode & 1 != 0, overwrite: case.mode & 2 != 0, ..ProducerConfig::default() };
     let ring = HostileRing::new(size, &[], 0, 0, Vec::new());
     // SAFETY: the only producer of this ring.
     let producer = unsafe { Producer::new(&ring, config) }.unwrap();

@@ -1,6 +1,8 @@
 //! Shared helpers of the cross-crate tests: record builders and a checking drain that every
 //! model uses, so that each model checks every byte and the conservation law the same way.
 
+/// Decoding a record with a bare `DecodeContext`, through the one public door.
+pub mod decode;
 /// The scripted hostile peer.
 pub mod hostile;
 /// A model of the kernel's ring-buffer write path (v6.1.172) with the proposed patches of
@@ -10,8 +12,8 @@ pub mod kernel_model;
 pub mod perf_files;
 
 use perfring::consumer::{Consumer, ReadError, Trust};
+use perfring::memory::RingMemory;
 use perfring::record::{types, Endian, Header};
-use perfring::RingMemory;
 
 /// A test record of `len` bytes (a multiple of 8, ≥ 16): header {SAMPLE, misc 0, len}, then the
 /// 8-byte sequence number `seq`, then bytes derived from `seq` so that every byte is checkable.

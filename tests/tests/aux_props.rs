@@ -5,10 +5,12 @@
 //! byte. The oracle is the plain list of bytes written.
 #![cfg(not(loom))]
 
-use perfring::aux::{flags, AuxConsumer, AuxProducer, AuxRecord};
-use perfring::producer::{Config, EventIdentity};
+use perfring::aux::{AuxConsumer, AuxProducer};
+use perfring::producer::{EventIdentity, ProducerConfig};
+use perfring::record::aux_flags as flags;
 use perfring::record::types;
-use perfring::{split, Mapping};
+use perfring::record::Aux;
+use perfring::{memory::Mapping, split};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -41,7 +43,7 @@ proptest! {
         let mut aux_mem = aligned(aux_size);
         let map = Mapping::new(&mut main[..4096 + 65536], 4096).unwrap();
         let mut map = map.with_aux(&mut aux_mem[..aux_size], Some(4096 + 65536)).unwrap();
-        let (data, mut records) = split(&mut map, Config::default()).unwrap();
+        let (data, mut records) = split(&mut map, ProducerConfig::default()).unwrap();
         let mem = *data.memory();
         // SAFETY: the only AUX producer of this mapping.
         let mut aux = unsafe { AuxProducer::new(mem, overwrite, 0) }.unwrap();
@@ -67,9 +69,9 @@ proptest! {
                     written.extend_from_slice(&bytes);
                     let (rec, _) = aux.output_end(h, n, &data, &EventIdentity::ANONYMOUS).unwrap();
                     let expect = if overwrite {
-                        (n != 0).then_some(AuxRecord { aux_offset: (start + n) as u64, aux_size: n as u64, flags: flags::OVERWRITE })
+                        (n != 0).then_some(Aux { misc: 0, aux_offset: (start + n) as u64, aux_size: n as u64, flags: flags::OVERWRITE, sample_id: None })
                     } else {
-                        (n != 0).then_some(AuxRecord { aux_offset: start as u64, aux_size: n as u64, flags: 0 })
+                        (n != 0).then_some(Aux { misc: 0, aux_offset: start as u64, aux_size: n as u64, flags: 0, sample_id: None })
                     };
                     prop_assert_eq!(rec, expect);
                     expected_records.extend(expect);
@@ -101,7 +103,7 @@ proptest! {
         records.for_each(&mut scratch, |r| {
             assert_eq!(r.header.type_, types::AUX);
             let u = |o: usize| u64::from_ne_bytes(r.bytes[o..o + 8].try_into().unwrap());
-            recs.push(AuxRecord { aux_offset: u(8), aux_size: u(16), flags: u(24) });
+            recs.push(Aux { misc: 0, aux_offset: u(8), aux_size: u(16), flags: u(24), sample_id: None });
         }).unwrap();
         prop_assert_eq!(recs, expected_records);
     }

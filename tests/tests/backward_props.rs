@@ -4,12 +4,12 @@
 #![cfg(not(loom))]
 
 use perfring::backward::BackwardReader;
-use perfring::producer::{Config, EventIdentity};
-use perfring::{split, Mapping};
+use perfring::producer::{EventIdentity, ProducerConfig};
+use perfring::{memory::Mapping, split};
 use perfring_tests::{check_record, record, Seen};
 use proptest::prelude::*;
 
-const CONFIG: Config = Config { backward: true, overwrite: true, watermark: 0, wakeup_events: 0 };
+const CONFIG: ProducerConfig = ProducerConfig { backward: true, overwrite: true, watermark: 0, wakeup_events: 0 };
 
 /// Ops: write a record of `8 * (2 + n)` bytes, or read.
 #[derive(Debug, Clone)]

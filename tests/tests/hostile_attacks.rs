@@ -3,11 +3,11 @@
 //! word between any two of our accesses.
 #![cfg(not(loom))]
 
+use perfring::consumer::Consumer;
 use perfring::consumer::ReadError;
 use perfring::memory::Position;
-use perfring::producer::{Config, EventIdentity, Producer, ReserveError};
+use perfring::producer::{EventIdentity, OutputError, Producer, ProducerConfig};
 use perfring::record::{Endian, Header};
-use perfring::Consumer;
 use perfring_tests::hostile::{HostileRing, PeerWrite};
 
 fn header_word(size: u16) -> usize {
@@ -19,7 +19,7 @@ fn ring_with_record(size: u16, head: usize, script: Vec<PeerWrite>) -> HostileRi
     let ring = HostileRing::new(64, &[], head, 0, script);
     // SAFETY: test setup, single-threaded; offset 0 is inside the 64-byte area.
     unsafe {
-        perfring::RingMemory::write(
+        perfring::memory::RingMemory::write(
             &ring,
             perfring::memory::Area::Data,
             0,
@@ -31,7 +31,7 @@ fn ring_with_record(size: u16, head: usize, script: Vec<PeerWrite>) -> HostileRi
 
 fn first_error(ring: &HostileRing) -> Option<ReadError> {
     let mut c = Consumer::untrusted(ring).unwrap();
-    c.configure(perfring::consumer::Config::EVERY_BATCH); // the scripts count its accesses
+    c.configure(perfring::consumer::ConsumerConfig::EVERY_BATCH); // the scripts count its accesses
     let mut scratch = vec![0u8; 65536];
     let mut batch = match c.batch() {
         Ok(b) => b,
@@ -46,7 +46,7 @@ fn attack_head_behind_tail_is_refused() {
     let ring = HostileRing::new(64, &[], 0, 0, vec![]);
     ring.set(Position::DataTail, 32);
     let mut c = Consumer::untrusted(&ring).unwrap();
-    c.configure(perfring::consumer::Config::EVERY_BATCH); // the scripts count its accesses
+    c.configure(perfring::consumer::ConsumerConfig::EVERY_BATCH); // the scripts count its accesses
     ring.set(Position::DataHead, 16);
     assert_eq!(c.batch().err(), Some(ReadError::HeadBehindTail { head: 16, tail: 32 }));
 }
@@ -83,7 +83,7 @@ fn attack_record_changed_between_header_read_and_body_read_cannot_change_its_siz
         vec![PeerWrite::Nothing, PeerWrite::Nothing, PeerWrite::Nothing, PeerWrite::DataWord(0, header_word(65528))];
     let ring = ring_with_record(24, 24, script);
     let mut c = Consumer::untrusted(&ring).unwrap();
-    c.configure(perfring::consumer::Config::EVERY_BATCH); // the scripts count its accesses
+    c.configure(perfring::consumer::ConsumerConfig::EVERY_BATCH); // the scripts count its accesses
     let mut scratch = vec![0u8; 65536];
     let mut batch = c.batch().unwrap();
     let r = batch.next(&mut scratch).unwrap().unwrap();
@@ -100,7 +100,7 @@ fn attack_head_moved_during_a_batch_is_ignored_until_the_next_batch() {
     let script = vec![PeerWrite::Nothing, PeerWrite::Nothing, PeerWrite::Position(Position::DataHead, 1 << 40)];
     let ring = ring_with_record(16, 16, script);
     let mut c = Consumer::untrusted(&ring).unwrap();
-    c.configure(perfring::consumer::Config::EVERY_BATCH); // the scripts count its accesses
+    c.configure(perfring::consumer::ConsumerConfig::EVERY_BATCH); // the scripts count its accesses
     let mut scratch = vec![0u8; 65536];
     assert_eq!(c.for_each(&mut scratch, |_| {}).unwrap(), 1);
     assert!(matches!(c.batch().err(), Some(ReadError::HeadTooFarAhead { .. })));
@@ -117,7 +117,7 @@ fn record(fill: u8, len: usize) -> Vec<u8> {
 /// next reservation cannot be justified by the tail it cached and must load the peer's tail.
 fn producer_after_one_record(ring: &HostileRing) -> Producer<&HostileRing> {
     // SAFETY: the only producer of this ring.
-    let p = unsafe { Producer::new(ring, Config::default()) }.unwrap();
+    let p = unsafe { Producer::new(ring, ProducerConfig::default()) }.unwrap();
     p.output(&record(0xAB, 56), &EventIdentity::ANONYMOUS).unwrap();
     p
 }
@@ -128,7 +128,7 @@ fn attack_tail_moved_backwards_makes_the_producer_drop_not_overwrite() {
     let p = producer_after_one_record(&ring);
     let before = ring.snapshot();
     ring.set(Position::DataTail, 0usize.wrapping_sub(64)); // claims 120 unread bytes
-    assert_eq!(p.output(&record(0xCD, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(0xCD, 8), &EventIdentity::ANONYMOUS), Err(OutputError::NoSpace));
     assert_eq!(ring.snapshot(), before, "nothing written");
     assert_eq!(p.lost_pending(), 1, "the drop is counted");
 }
@@ -139,7 +139,7 @@ fn attack_tail_beyond_head_makes_the_producer_drop_not_overwrite() {
     let p = producer_after_one_record(&ring);
     let before = ring.snapshot();
     ring.set(Position::DataTail, 64); // beyond head (56)
-    assert_eq!(p.output(&record(0xCD, 8), &EventIdentity::ANONYMOUS), Err(ReserveError::NoSpace));
+    assert_eq!(p.output(&record(0xCD, 8), &EventIdentity::ANONYMOUS), Err(OutputError::NoSpace));
     assert_eq!(ring.snapshot(), before);
     assert_eq!(p.nest(), 0);
 }

@@ -53,7 +53,7 @@ proptest! {
 }
 
 /// A peer *thread* rewriting the shared memory with atomic stores while an untrusted consumer
-/// reads it through a real [`perfring::Mapping`]: under Miri this shows the untrusted read path
+/// reads it through a real [`perfring::memory::Mapping`]: under Miri this shows the untrusted read path
 /// is defined behaviour even when the peer writes concurrently (not only between accesses).
 #[test]
 fn untrusted_consumer_racing_a_peer_thread_on_real_memory_is_defined_behaviour() {
@@ -95,8 +95,8 @@ fn untrusted_consumer_racing_a_peer_thread_on_real_memory_is_defined_behaviour()
             }
         });
         // SAFETY: the buffer outlives the scope; every access to it is atomic on both sides.
-        let map = unsafe { perfring::Mapping::attach(shared.0, PAGE + DATA) }.unwrap();
-        let mut consumer = perfring::Consumer::untrusted(&map).unwrap();
+        let map = unsafe { perfring::memory::Mapping::attach(shared.0, PAGE + DATA) }.unwrap();
+        let mut consumer = perfring::consumer::Consumer::untrusted(&map).unwrap();
         let mut scratch = vec![0u8; 65536];
         for _ in 0..rounds / 4 {
             if consumer.for_each(&mut scratch, |r| assert_eq!(usize::from(r.header.size), r.bytes.len())).is_err() {

@@ -2,7 +2,7 @@
 //!
 //! Each test opens software events on this thread through perfring-linux (`Event::open`), maps
 //! `1 + 2^n` pages (`Ring::map`), and reads the kernel's own control page and data pages with
-//! perfring's consumer and backward reader over that mapping (`perfring::Mapping::attach`
+//! perfring's consumer and backward reader over that mapping (`perfring::memory::Mapping::attach`
 //! underneath) — no copy of the control page, the path an embedder uses. Every record is
 //! decoded by this crate's own small decoder ([`kernel::decode`]: the fields must end exactly at
 //! `header.size`), an oracle independent of `perfring::record`, and the counts are checked

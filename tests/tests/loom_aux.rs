@@ -9,8 +9,8 @@
 
 use loom::thread;
 use perfring::aux::{AuxConsumer, AuxError, AuxProducer};
-use perfring::producer::{Config, EventIdentity};
-use perfring::{split, ModelRing};
+use perfring::producer::{EventIdentity, ProducerConfig};
+use perfring::{memory::ModelRing, split};
 
 fn stretch(n: u8) -> [u8; 24] {
     std::array::from_fn(|i| n.wrapping_mul(24).wrapping_add(i as u8).wrapping_add(1))
@@ -20,7 +20,7 @@ fn stretch(n: u8) -> [u8; 24] {
 fn aux_head_tail_protocol_delivers_every_byte_intact() {
     loom::model(|| {
         let ring: &'static mut ModelRing<16, 8> = Box::leak(Box::new(ModelRing::new().unwrap()));
-        let (data, _records) = split(ring, Config::default()).unwrap();
+        let (data, _records) = split(ring, ProducerConfig::default()).unwrap();
         let mem = *data.memory();
         let driver = thread::spawn(move || {
             // SAFETY: the only AUX producer of this ring.

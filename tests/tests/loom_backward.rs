@@ -8,13 +8,14 @@
 #![cfg(loom)]
 
 use loom::thread;
-use perfring::backward::{BackwardError, BackwardReader};
+use perfring::backward::BackwardReader;
+use perfring::consumer::ReadError;
 use perfring::memory::RingMemory;
-use perfring::producer::{Config, EventIdentity};
-use perfring::{split, ModelRing};
+use perfring::producer::{EventIdentity, ProducerConfig};
+use perfring::{memory::ModelRing, split};
 use perfring_tests::{check_record, record, Seen};
 
-const CONFIG: Config = Config { backward: true, overwrite: true, watermark: 0, wakeup_events: 0 };
+const CONFIG: ProducerConfig = ProducerConfig { backward: true, overwrite: true, watermark: 0, wakeup_events: 0 };
 
 #[test]
 fn backward_pause_read_resume_never_returns_a_torn_record() {
@@ -46,7 +47,7 @@ fn backward_pause_read_resume_never_returns_a_torn_record() {
                 all.lost_reported += seen.lost_reported;
                 match res {
                     Ok(_) => break,
-                    Err(BackwardError::WriterActive) | Err(BackwardError::Overrun { .. }) => thread::yield_now(),
+                    Err(ReadError::WriterActive) | Err(ReadError::Overrun { .. }) => thread::yield_now(),
                     Err(e) => panic!("a protocol-following ring reported corruption: {e}"),
                 }
             }

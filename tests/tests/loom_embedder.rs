@@ -18,9 +18,9 @@
 
 use loom::thread;
 use perfring::consumer::Trusted;
-use perfring::producer::{Config, EventIdentity, Producer};
+use perfring::producer::{EventIdentity, Producer, ProducerConfig};
 use perfring::record::{types, Endian, Header};
-use perfring::{split, Consumer, ModelRing};
+use perfring::{consumer::Consumer, memory::ModelRing, split};
 
 type Ring = ModelRing<8>; // 64 bytes of data: room for three 16-byte readings
 
@@ -64,7 +64,7 @@ impl Collector<'_> {
 fn an_embedders_logger_and_collector_lose_nothing_silently() {
     loom::model(|| {
         let ring: &'static mut Ring = Box::leak(Box::new(Ring::new().unwrap()));
-        let (producer, consumer) = split(ring, Config::default()).unwrap();
+        let (producer, consumer) = split(ring, ProducerConfig::default()).unwrap();
         let telemetry = Telemetry { producer };
         let logger = thread::spawn(move || {
             let logged = (0..4u64).filter(|v| telemetry.log(100 + v)).count() as u64;

@@ -7,8 +7,8 @@
 #![cfg(loom)]
 
 use loom::thread;
-use perfring::producer::{Config, EventIdentity};
-use perfring::{split, ModelRing};
+use perfring::producer::{EventIdentity, ProducerConfig};
+use perfring::{memory::ModelRing, split};
 use perfring_tests::{check_record, drain_batch, record, Seen};
 
 type Ring = ModelRing<8>; // 64 bytes: at most 56 unread
@@ -24,7 +24,7 @@ fn leak_ring() -> &'static mut Ring {
 fn forward_model(n: u64, batch: u64) {
     loom::model(move || {
         let ring = leak_ring();
-        let (producer, mut consumer) = split(ring, Config::default()).unwrap();
+        let (producer, mut consumer) = split(ring, ProducerConfig::default()).unwrap();
         let writer = thread::spawn(move || {
             let mut written = 0u64;
             if batch > 1 {

@@ -8,8 +8,8 @@
 #![cfg(loom)]
 
 use loom::thread;
-use perfring::selfmon::{read, write, NoCounters, Snapshot};
-use perfring::ModelRing;
+use perfring::memory::ModelRing;
+use perfring::selfmon::{read, write, NoCounters, UserPage};
 
 #[test]
 fn reader_never_returns_a_torn_snapshot() {
@@ -18,7 +18,7 @@ fn reader_never_returns_a_torn_snapshot() {
     model.check(|| {
         let ring: &'static ModelRing<8> = Box::leak(Box::new(ModelRing::new().unwrap()));
         let writer = thread::spawn(move || {
-            write(ring, &Snapshot { time_enabled: 10, time_running: 11, ..Snapshot::default() });
+            write(ring, &UserPage { time_enabled: 10, time_running: 11, ..UserPage::default() });
         });
         if let Ok(r) = read(ring, &mut NoCounters, 1) {
             let s = r.snapshot;

@@ -10,9 +10,9 @@
 use std::cell::Cell;
 
 use loom::thread;
-use perfring::producer::{Config, EventIdentity, Hooks, PreemptPoint, Producer};
+use perfring::producer::{EventIdentity, Hooks, PreemptPoint, Producer, ProducerConfig};
 use perfring::record::{types, Endian, Header};
-use perfring::{split_with_hooks, ModelRing, RingMemory};
+use perfring::{memory::ModelRing, memory::RingMemory, split_with_hooks};
 use perfring_sim::records::{EventKind, Sample};
 
 fn sample(seq: u64, event: EventKind) -> Vec<u8> {
@@ -34,7 +34,7 @@ impl<M: RingMemory> Hooks<M> for Nmi {
 fn simulated_cpu_with_nmi_nesting_and_a_consumer_thread() {
     loom::model(|| {
         let ring: &'static mut ModelRing<16> = Box::leak(Box::new(ModelRing::new().unwrap()));
-        let (producer, mut consumer) = split_with_hooks(ring, Config::default(), Nmi(Cell::new(true))).unwrap();
+        let (producer, mut consumer) = split_with_hooks(ring, ProducerConfig::default(), Nmi(Cell::new(true))).unwrap();
         let cpu = thread::spawn(move || {
             let mut written = 0u64;
             for seq in 0..3 {
@@ -47,7 +47,7 @@ fn simulated_cpu_with_nmi_nesting_and_a_consumer_thread() {
         let mut seqs = Vec::new();
         let mut lost = 0u64;
         let mut scratch = vec![0u8; 65536];
-        let mut drain = |consumer: &mut perfring::Consumer<_, _>| {
+        let mut drain = |consumer: &mut perfring::consumer::Consumer<_, _>| {
             consumer
                 .for_each(&mut scratch, |r| {
                     let h = Header::parse(r.bytes, Endian::NATIVE).unwrap();

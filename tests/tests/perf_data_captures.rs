@@ -12,6 +12,8 @@
 //!
 //! Without `perf` each test prints one skip line.
 
+use perfring::record::types::{COMPRESSED, COMPRESSED2};
+use perfring::record::EventRecord;
 use perfring_test_support::perf_available;
 use perfring_tests::perf_files::fixtures_in;
 use std::collections::BTreeMap;
@@ -20,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use perfring::record::{sample_type as st, types, Endian, Record};
-use perfring_data::{FileAttr, Mode, Reader, Writer, COMPRESSED, COMPRESSED2};
+use perfring_data::{FileAttr, Mode, Reader, Writer};
 
 /// The fixtures of records_golden (file mode) and those of `fixtures/perf-data` (pipe, `-z`,
 /// two events, `perf inject`).
@@ -150,11 +152,11 @@ fn read_ours(bytes: &[u8], with_cpu_default: Option<bool>) -> Ours {
     let mut samples = Vec::new();
     let mut with_cpu = with_cpu_default;
     while let Some(rec) = r.next_record().unwrap() {
-        *counts.entry(stat_name(rec.header.type_)).or_default() += 1;
-        if rec.header.type_ != types::SAMPLE {
+        *counts.entry(stat_name(rec.raw().header.type_)).or_default() += 1;
+        if rec.raw().header.type_ != types::SAMPLE {
             continue;
         }
-        let attr = rec.attr.expect("every sample has its event").attr;
+        let attr = *rec.attribution().expect("every sample has its event").1.attr();
         let cpu_bit = attr.sample_type & st::CPU != 0;
         let with = *with_cpu.get_or_insert(cpu_bit);
         let Record::Sample(s) = rec.decode().unwrap() else { panic!("a SAMPLE decodes to a Sample") };
@@ -195,7 +197,7 @@ fn every_capture_reads_as_perf_report_and_perf_script_do() {
         assert!(!theirs.is_empty(), "{name}: perf script printed samples");
         assert_eq!(ours.samples, theirs, "{name}: samples in time order");
         let r = Reader::from_bytes(&bytes).unwrap();
-        if r.mode() == Mode::Pipe {
+        if r.metadata().mode() == Mode::Pipe {
             *kinds.entry("pipe").or_default() += 1;
         }
         if ours.counts.contains_key("COMPRESSED") {
@@ -239,7 +241,7 @@ fn read_samples_are_delivered_per_member_as_perf_script_prints_them() {
     while let Some(rec) = r.next_record().unwrap() {
         for d in rec.read_deliveries() {
             assert_eq!(
-                rec.metadata().event_of_id(d.id),
+                rec.metadata().event_set().event_of_id(d.id),
                 Some(d.event),
                 "the id's event, through the record's metadata"
             );
@@ -318,12 +320,14 @@ fn record_offsets_are_the_ones_perf_report_dump_prints() {
             .collect();
         let bytes = std::fs::read(&path).unwrap();
         let mut r = Reader::from_bytes(&bytes).unwrap();
-        pipe_files += usize::from(r.mode() == Mode::Pipe);
+        pipe_files += usize::from(r.metadata().mode() == Mode::Pipe);
         let mut ours = Vec::new();
         while let Some(rec) = r.next_record().unwrap() {
             // perf does not print a COMPRESSED record itself, only what it holds.
-            if ![perfring_data::COMPRESSED, perfring_data::COMPRESSED2].contains(&rec.header.type_) {
-                ours.push((rec.offset, u64::from(rec.header.size), rec.header.type_));
+            if ![perfring::record::types::COMPRESSED, perfring::record::types::COMPRESSED2]
+                .contains(&rec.raw().header.type_)
+            {
+                ours.push((rec.raw().offset, u64::from(rec.raw().header.size), rec.raw().header.type_));
             }
         }
         assert!(!ours.is_empty(), "{path:?}");
@@ -344,34 +348,38 @@ fn stream_pipe_and_slice_readers_agree() {
         let mut stream = Reader::open(&path).unwrap();
         let mut want = Vec::new();
         while let Some(r) = slice.next_record().unwrap() {
-            want.push((r.offset, r.event, r.bytes.to_vec(), r.trailing.to_vec()));
+            want.push((r.raw().offset, r.event().ok(), r.raw().bytes.to_vec(), r.raw().trailing.to_vec()));
         }
         let mut got = Vec::new();
         while let Some(r) = stream.next_record().unwrap() {
-            got.push((r.offset, r.event, r.bytes.to_vec(), r.trailing.to_vec()));
+            got.push((r.raw().offset, r.event().ok(), r.raw().bytes.to_vec(), r.raw().trailing.to_vec()));
         }
         assert_eq!(got, want, "{path:?}");
-        assert_eq!(slice.attrs(), stream.attrs());
+        assert_eq!(slice.metadata().attrs(), stream.metadata().attrs());
         // Either mode from a stream that cannot seek (`&[u8]` is Read and not Seek): the same
         // records, attrs and, once read to the end, features.
         let mut forward = Reader::from_read(&bytes[..]).unwrap();
         let mut n = 0;
         while let Some(r) = forward.next_record().unwrap() {
             assert_eq!(
-                (r.offset, r.event, r.bytes, r.trailing),
+                (r.raw().offset, r.event().ok(), r.raw().bytes, r.raw().trailing),
                 (want[n].0, want[n].1, &want[n].2[..], &want[n].3[..])
             );
             n += 1;
         }
         assert_eq!(n, want.len(), "{path:?}");
-        assert_eq!((forward.attrs(), forward.warnings()), (slice.attrs(), slice.warnings()), "{path:?}");
-        assert!(forward.features().eq(slice.features()), "{path:?}: features");
-        if slice.mode() == Mode::Pipe {
+        assert_eq!(
+            (forward.metadata().attrs(), forward.metadata().warnings()),
+            (slice.metadata().attrs(), slice.metadata().warnings()),
+            "{path:?}"
+        );
+        assert!(forward.metadata().features().eq(slice.metadata().features()), "{path:?}: features");
+        if slice.metadata().mode() == Mode::Pipe {
             // A pipe: `&[u8]` is Read and not Seek.
             let mut pipe = Reader::from_pipe(&bytes[..]).unwrap();
             let mut n = 0;
             while let Some(r) = pipe.next_record().unwrap() {
-                assert_eq!((r.offset, r.bytes), (want[n].0, &want[n].2[..]));
+                assert_eq!((r.raw().offset, r.raw().bytes), (want[n].0, &want[n].2[..]));
                 n += 1;
             }
             assert_eq!(n, want.len());
@@ -383,7 +391,7 @@ fn stream_pipe_and_slice_readers_agree() {
         let mut mapped = map.reader().unwrap();
         let mut n = 0;
         while let Some(r) = mapped.next_record().unwrap() {
-            assert_eq!(r.bytes, &want[n].2[..]);
+            assert_eq!(r.raw().bytes, &want[n].2[..]);
             n += 1;
         }
         assert_eq!(n, want.len());
@@ -405,13 +413,13 @@ fn contents(bytes: &[u8]) -> Contents {
     let mut records = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
         if [COMPRESSED, COMPRESSED2, types::HEADER_ATTR, types::HEADER_FEATURE, types::HEADER_TRACING_DATA]
-            .contains(&rec.header.type_)
+            .contains(&rec.raw().header.type_)
         {
             continue;
         }
-        records.push((rec.event, rec.bytes.to_vec(), rec.trailing.to_vec()));
+        records.push((rec.event().ok(), rec.raw().bytes.to_vec(), rec.raw().trailing.to_vec()));
     }
-    let mut features: Vec<(u32, Vec<u8>)> = r.features().map(|(b, p)| (b, p.to_vec())).collect();
+    let mut features: Vec<(u32, Vec<u8>)> = r.metadata().features().map(|(b, p)| (b, p.to_vec())).collect();
     // Pipe mode carries tracing data padded to 8 bytes.
     for (bit, p) in &mut features {
         if *bit == perfring_data::features::TRACING_DATA {
@@ -420,7 +428,7 @@ fn contents(bytes: &[u8]) -> Contents {
     }
     features.sort();
     features.dedup_by_key(|f| f.0);
-    Contents { attrs: r.attrs().to_vec(), features, records }
+    Contents { attrs: r.metadata().attrs().to_vec(), features, records }
 }
 
 /// Write `bytes`' contents again: file or pipe mode, compressed or not.
@@ -428,7 +436,7 @@ fn rewrite(bytes: &[u8], pipe: bool, compress: bool) -> Vec<u8> {
     let mut r = Reader::from_bytes(bytes).unwrap();
     // Pipe mode: the attrs come as records; gather them first.
     let c = contents(bytes);
-    let endian = r.endian();
+    let endian = r.metadata().endian();
     let out = Cursor::new(Vec::new());
     let mut w =
         if pipe { Writer::pipe(out, endian, c.attrs.clone()) } else { Writer::new(out, endian, c.attrs.clone()) }
@@ -442,10 +450,10 @@ fn rewrite(bytes: &[u8], pipe: bool, compress: bool) -> Vec<u8> {
         }
     }
     while let Some(rec) = r.next_record().unwrap() {
-        match rec.header.type_ {
+        match rec.raw().header.type_ {
             COMPRESSED | COMPRESSED2 | types::HEADER_ATTR | types::HEADER_FEATURE | types::HEADER_TRACING_DATA => {}
             types::FINISHED_ROUND => w.finished_round().unwrap(),
-            _ => w.write_raw(rec.bytes, rec.trailing).unwrap(),
+            _ => w.write_raw(rec.raw().bytes, rec.raw().trailing).unwrap(),
         }
     }
     if pipe {
@@ -529,7 +537,7 @@ fn a_writer_dropped_before_finish_leaves_a_file_perf_reads() {
     }
     let written = std::fs::read(&out).unwrap();
     let mut r = Reader::from_bytes(&written).unwrap();
-    assert!(r.warnings().is_empty(), "{:?}", r.warnings());
+    assert!(r.metadata().warnings().is_empty(), "{:?}", r.metadata().warnings());
     let mut n = 0;
     while r.next_record().unwrap().is_some() {
         n += 1;
@@ -562,19 +570,19 @@ fn a_threads_directory_reads_as_perf_reads_it() {
     let mut opened = Reader::open(&dir).unwrap();
     let mut by_open = Vec::new();
     while let Some(rec) = opened.next_record().unwrap() {
-        by_open.push((rec.offset, rec.bytes.to_vec()));
+        by_open.push((rec.raw().offset, rec.raw().bytes.to_vec()));
     }
     let mut by_open_dir = Vec::new();
     let mut r = Reader::open_dir(&dir).unwrap();
     while let Some(rec) = r.next_record().unwrap() {
-        by_open_dir.push((rec.offset, rec.bytes.to_vec()));
+        by_open_dir.push((rec.raw().offset, rec.raw().bytes.to_vec()));
     }
     assert!(!by_open.is_empty() && by_open == by_open_dir, "Reader::open of a directory");
     let mut r = Reader::open_dir(&dir).unwrap();
     let mut counts = BTreeMap::new();
     let mut samples = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
-        *counts.entry(stat_name(rec.header.type_)).or_default() += 1;
+        *counts.entry(stat_name(rec.raw().header.type_)).or_default() += 1;
         if let Ok(Record::Sample(s)) = rec.decode() {
             let t = s.tid.unwrap();
             samples.push((t.pid, t.tid, s.time.unwrap(), None, s.ip.unwrap(), s.period.unwrap_or(100000)));

@@ -3,12 +3,13 @@
 //! never a panic or a hang; and the typed views (features, perf's own records) of every
 //! fixture decode, features re-encoding to the same bytes.
 
+use perfring::record::EventRecord;
 use perfring_tests::perf_files::fixtures_in;
 use std::io::Cursor;
 use std::path::PathBuf;
 
 use perfring::record::types;
-use perfring_data::{features, Error, Feature, Mode, PerfRecord, Reader, Slice, PIPE_HEADER_SIZE};
+use perfring_data::{features, features::Feature, Mode, PerfDataError, PerfRecord, Reader, Slice, PIPE_HEADER_SIZE};
 
 fn fixtures() -> Vec<PathBuf> {
     let v = fixtures_in(&["", "perf-data"]);
@@ -18,7 +19,7 @@ fn fixtures() -> Vec<PathBuf> {
 
 /// Read everything (file order, then time order), decoding each record and its typed view.
 /// Returns the first error and the number of warnings; the loop is bounded by the input.
-fn read_all(bytes: &[u8]) -> (Option<Error>, usize) {
+fn read_all(bytes: &[u8]) -> (Option<PerfDataError>, usize) {
     let mut first = None;
     let mut warnings = 0;
     for ordered in [false, true] {
@@ -30,9 +31,9 @@ fn read_all(bytes: &[u8]) -> (Option<Error>, usize) {
             r = r.time_ordered();
         }
         let result = walk(&mut r, bytes.len());
-        warnings = warnings.max(r.warnings().len());
-        for bit in r.features().map(|(b, _)| b).collect::<Vec<_>>() {
-            let _ = r.feature_value(bit);
+        warnings = warnings.max(r.metadata().warnings().len());
+        for bit in r.metadata().features().map(|(b, _)| b).collect::<Vec<_>>() {
+            let _ = r.metadata().feature_value(bit);
         }
         if let Err(e) = result {
             first.get_or_insert(e);
@@ -41,7 +42,7 @@ fn read_all(bytes: &[u8]) -> (Option<Error>, usize) {
     (first, warnings)
 }
 
-fn walk(r: &mut Reader<Slice<'_>>, len: usize) -> Result<(), Error> {
+fn walk(r: &mut Reader<Slice<'_>>, len: usize) -> Result<(), PerfDataError> {
     // Every record is at least 8 bytes of input, and decompressed ones at most
     // MAX_DECOMPRESSED per 8 input bytes: far below this bound.
     let mut budget = len * 1024 + 1024;
@@ -60,8 +61,8 @@ fn boundaries(bytes: &[u8]) -> Vec<usize> {
     let mut r = Reader::from_bytes(bytes).unwrap();
     let mut v = vec![PIPE_HEADER_SIZE];
     while let Some(rec) = r.next_record().unwrap() {
-        if !rec.decompressed {
-            v.push(PIPE_HEADER_SIZE + rec.offset as usize + rec.bytes.len() + rec.trailing.len());
+        if !rec.decompressed() {
+            v.push(PIPE_HEADER_SIZE + rec.raw().offset as usize + rec.raw().bytes.len() + rec.raw().trailing.len());
         }
     }
     v
@@ -79,7 +80,7 @@ fn positions(len: usize, n: usize) -> Vec<usize> {
 fn truncated_files_are_an_error_or_a_warning() {
     for path in fixtures() {
         let bytes = std::fs::read(&path).unwrap();
-        let pipe = Reader::from_bytes(&bytes).unwrap().mode() == Mode::Pipe;
+        let pipe = Reader::from_bytes(&bytes).unwrap().metadata().mode() == Mode::Pipe;
         let ends = if pipe { boundaries(&bytes) } else { Vec::new() };
         let mut errors = 0;
         for at in positions(bytes.len(), 300) {
@@ -94,7 +95,7 @@ fn truncated_files_are_an_error_or_a_warning() {
             // The streaming readers agree that something is wrong.
             let streamed = Reader::new(Cursor::new(cut)).and_then(|mut r| {
                 while r.next_record()?.is_some() {}
-                Ok(r.warnings().len())
+                Ok(r.metadata().warnings().len())
             });
             assert!(!matches!(streamed, Ok(0)), "{path:?} cut at {at}: the stream reader saw nothing wrong");
         }
@@ -106,7 +107,7 @@ fn truncated_files_are_an_error_or_a_warning() {
 fn flipped_bytes_never_panic_or_hang() {
     for path in fixtures() {
         let bytes = std::fs::read(&path).unwrap();
-        let header_end = if Reader::from_bytes(&bytes).unwrap().mode() == Mode::Pipe { 16 } else { 104 };
+        let header_end = if Reader::from_bytes(&bytes).unwrap().metadata().mode() == Mode::Pipe { 16 } else { 104 };
         // The header, the attrs and ids after it, the start of the data, and a spread of the
         // rest (records, feature sections).
         let mut spots: Vec<usize> = (0..header_end.min(bytes.len())).collect();
@@ -130,16 +131,16 @@ fn record_sizes_0_7_and_65535_are_refused() {
     for path in fixtures() {
         let bytes = std::fs::read(&path).unwrap();
         let mut r = Reader::from_bytes(&bytes).unwrap();
-        let data_end = r.data_range().1.min(bytes.len() as u64);
+        let data_end = r.metadata().data_range().1.min(bytes.len() as u64);
         // File offsets: a pipe-mode record's offset counts from the end of the pipe header.
-        let base = if r.mode() == Mode::Pipe { PIPE_HEADER_SIZE } else { 0 };
+        let base = if r.metadata().mode() == Mode::Pipe { PIPE_HEADER_SIZE } else { 0 };
         let mut offsets = Vec::new();
         while let Some(rec) = r.next_record().unwrap() {
-            if !rec.decompressed && offsets.len() < 40 {
-                offsets.push(base + rec.offset as usize);
+            if !rec.decompressed() && offsets.len() < 40 {
+                offsets.push(base + rec.raw().offset as usize);
             }
         }
-        let endian = r.endian();
+        let endian = r.metadata().endian();
         for at in offsets {
             for size in [0u16, 7, 65535] {
                 let mut m = bytes.clone();
@@ -150,7 +151,9 @@ fn record_sizes_0_7_and_65535_are_refused() {
                     assert!(
                         matches!(
                             e,
-                            Error::BadRecordSize { .. } | Error::OutsideDataSection { .. } | Error::Truncated { .. }
+                            PerfDataError::BadRecordSize { .. }
+                                | PerfDataError::OutsideDataSection { .. }
+                                | PerfDataError::Truncated { .. }
                         ),
                         "{path:?}: size {size} at {at}: {e:?}"
                     );
@@ -170,7 +173,7 @@ fn every_feature_and_perf_record_of_the_fixtures_decodes() {
         let mut indexed = Vec::new();
         while let Some(rec) = r.next_record().unwrap() {
             let Some(p) = rec.perf_record().unwrap_or_else(|e| panic!("{path:?}: {e}")) else { continue };
-            perf_types.insert(rec.header.type_);
+            perf_types.insert(rec.raw().header.type_);
             match p {
                 PerfRecord::IdIndex(entries) => {
                     assert!(!entries.is_empty());
@@ -182,16 +185,17 @@ fn every_feature_and_perf_record_of_the_fixtures_decodes() {
                 _ => {}
             }
         }
-        let ids: Vec<u64> = r.attrs().iter().flat_map(|a| a.ids.iter().copied()).collect();
+        let ids: Vec<u64> = r.metadata().attrs().iter().flat_map(|a| a.ids.iter().copied()).collect();
         assert!(indexed.iter().all(|id| ids.contains(id)), "{path:?}: ID_INDEX ids are the attrs' ids");
-        for (bit, payload) in r.features() {
-            let f = Feature::parse(bit, payload, r.endian()).unwrap_or_else(|e| panic!("{path:?} feature {bit}: {e}"));
+        for (bit, payload) in r.metadata().features() {
+            let f = Feature::parse(bit, payload, r.metadata().endian())
+                .unwrap_or_else(|e| panic!("{path:?} feature {bit}: {e}"));
             if !matches!(f, Feature::Bytes(_)) {
                 typed.insert(bit);
             }
-            assert_eq!(f.encode(r.endian()).unwrap(), payload, "{path:?} feature {bit} re-encodes");
+            assert_eq!(f.encode(r.metadata().endian()).unwrap(), payload, "{path:?} feature {bit} re-encodes");
         }
-        if let Some(Ok(Feature::String(h))) = r.feature_value(features::HOSTNAME) {
+        if let Some(Ok(Feature::String(h))) = r.metadata().feature_value(features::HOSTNAME) {
             assert!(!h.is_empty());
         }
     }
@@ -199,7 +203,9 @@ fn every_feature_and_perf_record_of_the_fixtures_decodes() {
     for bit in [features::HOSTNAME, features::NRCPUS, features::CMDLINE, features::EVENT_DESC, features::CPU_TOPOLOGY] {
         assert!(typed.contains(&bit), "feature {bit} typed in some fixture");
     }
-    for t in [types::ID_INDEX, perfring_data::THREAD_MAP, perfring_data::CPU_MAP, types::FINISHED_ROUND] {
+    for t in
+        [types::ID_INDEX, perfring::record::types::THREAD_MAP, perfring::record::types::CPU_MAP, types::FINISHED_ROUND]
+    {
         assert!(perf_types.contains(&t), "record type {t} in some fixture");
     }
 }

@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use perfring::record::*;
-use perfring_data::{features, Feature, FileAttr, Reader, Writer};
+use perfring_data::{features, features::Feature, FileAttr, Reader, Writer};
+use perfring_tests::decode::decode;
 
 // ---------------------------------------------------------------------------------------------
 // Running perf and reading its dump.
@@ -714,7 +715,7 @@ fn synthetic_records<'a>(store: &'a Store, ctxs: &[DecodeContext], arrays: &'a A
         (2, Record::Lost(Lost { misc: 0, id: ID_SIDEBAND, lost: 17, sample_id: side(10) })),
         (
             1,
-            Record::Read(Read {
+            Record::Read(ReadRecord {
                 misc: 0,
                 pid: PID,
                 tid: TID,
@@ -1314,14 +1315,14 @@ impl Capture {
 
     fn parse(bytes: Vec<u8>) -> Capture {
         let mut reader = Reader::from_bytes(&bytes).unwrap();
-        let (endian, attrs) = (reader.endian(), reader.attrs().to_vec());
-        let contexts = (0..attrs.len()).map(|i| reader.context(i).unwrap()).collect();
+        let (endian, attrs) = (reader.metadata().endian(), reader.metadata().attrs().to_vec());
+        let contexts = (0..attrs.len()).map(|i| *reader.metadata().event_set().event(i).unwrap().context()).collect();
         let base = bytes.as_ptr() as usize;
         let mut records = Vec::new();
         while let Some(r) = reader.next_record().unwrap() {
-            assert!(!r.decompressed, "these tests read uncompressed files");
-            let start = r.bytes.as_ptr() as usize - base;
-            records.push((r.offset as usize, r.header, start..start + r.bytes.len(), r.event));
+            assert!(!r.decompressed(), "these tests read uncompressed files");
+            let start = r.raw().bytes.as_ptr() as usize - base;
+            records.push((r.raw().offset as usize, r.raw().header, start..start + r.raw().bytes.len(), r.event().ok()));
         }
         drop(reader);
         Capture { bytes, endian, attrs, contexts, records }

@@ -2,7 +2,7 @@
 //! `sample_type` / `read_format` / `sample_id_all` / register masks / `branch_sample_type` and
 //! both byte orders, encode → decode → equal. Also: the encoded size is what `encoded_size`
 //! said and what the header says, re-encoding gives the same bytes, every shorter prefix is an
-//! error (never a panic), and `LostRecord::encode` is the general encoder.
+//! error (never a panic), and the producer's PERF_RECORD_LOST is the general encoder's.
 //!
 //! Coverage counters (records per type, samples with each sample_type bit) are printed and
 //! the test fails if any is zero.
@@ -12,6 +12,7 @@ use std::cell::RefCell;
 use std::ffi::CString;
 
 use perfring::record::*;
+use perfring_tests::decode::decode;
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -189,7 +190,7 @@ fn build<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext) -> Record<'a> 
                 Record::Unthrottle(t)
             }
         }
-        7 => Record::Read(Read { misc, pid: w[0] as u32, tid: w[1] as u32, values: read(5), sample_id: sid }),
+        7 => Record::Read(ReadRecord { misc, pid: w[0] as u32, tid: w[1] as u32, values: read(5), sample_id: sid }),
         8 => Record::Sample(sample(m, s, ctx, read(5))),
         9 => {
             let build_id = m.flags[0];
@@ -362,12 +363,12 @@ fn round_trip(rec: &Record<'_>, ctx: &DecodeContext) -> Result<usize, TestCaseEr
     prop_assert_eq!(&back, rec);
     if let Record::Sample(s) = &back {
         // The view reads every field as the complete decode does, the tail after RAW included.
-        let layout = perfring::record::SampleLayout::new(ctx);
-        let v = layout.sample(bytes).map_err(|e| TestCaseError::fail(format!("view: {e}")))?;
+        let raw = perfring_tests::decode::raw(bytes, ctx).unwrap();
+        let attributed = perfring_tests::decode::events_of(ctx).attribute(&raw);
+        let v = attributed.sample().map_err(|e| TestCaseError::fail(format!("view: {e}")))?;
         prop_assert_eq!(v.read(), Ok(s.read));
-        // The READ counters read where they lie, as the complete decode has them.
-        let counters: Vec<GroupEntry> =
-            layout.read_counters(bytes).map_err(|e| TestCaseError::fail(format!("read_counters: {e}")))?.collect();
+        // The READ counters, as the complete decode has them.
+        let counters: Vec<GroupEntry> = v.read().unwrap().map(|r| r.counters().collect()).unwrap_or_default();
         prop_assert_eq!(counters, counters_of(s.read));
         prop_assert_eq!(v.callchain(), Ok(s.callchain));
         prop_assert_eq!(v.raw(), Ok(s.raw));
@@ -400,8 +401,10 @@ fn round_trip(rec: &Record<'_>, ctx: &DecodeContext) -> Result<usize, TestCaseEr
         if let Record::Sample(s) = rec {
             // The READ counters of a prefix: an error, or (READ wholly inside the prefix) the
             // same counters; never a read past it.
-            if let Ok(c) = SampleLayout::new(ctx).read_counters(&cut[..]) {
-                prop_assert_eq!(c.collect::<Vec<_>>(), counters_of(s.read), "prefix {} of {}", len, n);
+            let raw = perfring_tests::decode::raw(&cut, ctx).unwrap();
+            let attributed = perfring_tests::decode::events_of(ctx).attribute(&raw);
+            if let Ok(Some(c)) = attributed.sample().and_then(|v| v.read()) {
+                prop_assert_eq!(c.counters().collect::<Vec<_>>(), counters_of(s.read), "prefix {} of {}", len, n);
             }
         }
         if !matches!(rec, Record::Unknown { .. }) {
@@ -420,7 +423,7 @@ fn round_trip(rec: &Record<'_>, ctx: &DecodeContext) -> Result<usize, TestCaseEr
     Ok(n)
 }
 
-/// The counters perf delivers from a READ block, as `ReadCounters` yields them.
+/// The counters perf delivers from a READ block, as `ReadValues::counters` yields them.
 fn counters_of(read: Option<ReadValues<'_>>) -> Vec<GroupEntry> {
     match read {
         None => Vec::new(),
@@ -500,22 +503,38 @@ fn every_sample_bit_at_once_round_trips_in_both_orders() {
         .unwrap();
 }
 
+/// The PERF_RECORD_LOST a producer writes before the first record after drops is the
+/// general encoder's, for any writer id, count and trailer, and decodes back.
 #[test]
-fn lost_record_encode_is_the_general_encoder() {
+fn the_producers_lost_record_is_the_general_encoders() {
+    use perfring::memory::Mapping;
+    use perfring::producer::{EventIdentity, OutputError, ProducerConfig};
     let mut runner = TestRunner::new(Config { cases: 256, source_file: Some(file!()), ..Config::default() });
     runner
-        .run(&(context(), any::<(u64, u64, bool)>(), material()), |(ctx, (id, lost, trailer), m)| {
+        .run(&(context(), any::<(u64, u8, bool)>(), material()), |(ctx, (id, drops, trailer), m)| {
+            let ctx = DecodeContext { endian: Endian::NATIVE, sample_id_all: trailer, ..ctx };
             let sample_id = trailer.then(|| m.sid.masked(ctx.sample_type));
-            let rec = LostRecord { id, lost, sample_id };
-            let mut a = [0u8; 80];
-            let n = rec.encode(ctx.sample_type, ctx.endian, &mut a).unwrap();
-            prop_assert_eq!(n, LostRecord::size(sample_id.map(|_| ctx.sample_type)));
-            let general = DecodeContext { sample_id_all: trailer, ..ctx };
-            let mut b = [0u8; 80];
-            let lost_rec = Record::Lost(Lost { misc: 0, id, lost, sample_id });
-            prop_assert_eq!(lost_rec.encode(&general, &mut b), Ok(n));
-            prop_assert_eq!(&a[..n], &b[..n]);
-            prop_assert_eq!(decode(&a[..n], &general), Ok(lost_rec));
+            let writer = EventIdentity { id, sample_id: sample_id.map(|sid| (ctx.sample_type, sid)) };
+            #[repr(C, align(8))]
+            struct Buf([u8; 4096 + 4096]);
+            let mut buf = Box::new(Buf([0; 4096 + 4096]));
+            let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
+            let (producer, mut consumer) = perfring::split(&mut map, ProducerConfig::default()).unwrap();
+            let record = |size: u16| Header { type_: types::SAMPLE, misc: 0, size }.to_bytes(Endian::NATIVE);
+            producer.pause_output(true);
+            for _ in 0..=drops {
+                prop_assert_eq!(producer.output(&record(8), &writer), Err(OutputError::Paused));
+            }
+            producer.pause_output(false);
+            producer.output(&record(8), &writer).unwrap();
+            let lost_rec = Record::Lost(Lost { misc: 0, id, lost: u64::from(drops) + 1, sample_id });
+            let mut want = [0u8; 80];
+            let n = lost_rec.encode(&ctx, &mut want).unwrap();
+            let mut got = Vec::new();
+            consumer.for_each(&mut [0u8; 256], |r| got.push(r.bytes.to_vec())).unwrap();
+            prop_assert_eq!(got.len(), 2, "the LOST record, then the record");
+            prop_assert_eq!(&got[0][..], &want[..n]);
+            prop_assert_eq!(decode(&got[0], &ctx), Ok(lost_rec));
             Ok(())
         })
         .unwrap();

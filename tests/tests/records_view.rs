@@ -8,9 +8,8 @@
 //!    captures with two events (a group with READ, two tracepoints), the event each sample is
 //!    attributed to is the one `perf script` names for it.
 //! 3. `fixed_layouts_agree_with_the_run_time_layouts_on_every_sample_of_every_fixture`: each
-//!    fixture read again through `EventSet::fixed` with its `sample_type` named at compile time:
-//!    every sample goes to the same event and reads the same fixed fields, also through
-//!    `EventLayout::fixed_sample`.
+//!    fixture read again through `EventRecord::fixed` with its `sample_type` named at compile
+//!    time: every sample goes to the same event and reads the same fixed fields.
 //!
 //! perf runs at test time for (2); without it the test skips (a failure in CI).
 #![cfg(not(loom))]
@@ -22,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use perfring::record::{
-    decode, types, Endian, EventLayout, EventSet, IdEntry, ReadValues, Record, SampleLayout, WalkedRecord, Walker,
+    types, Endian, EventLayout, EventRecord, EventSet, IdEntry, RawRecord, ReadValues, Record, Walker,
 };
 use perfring_data::{FileAttr, Reader};
 
@@ -37,14 +36,14 @@ struct PerfData {
 }
 
 impl PerfData {
-    fn open(path: &Path) -> Result<PerfData, perfring_data::Error> {
-        let bytes = std::fs::read(path).map_err(|error| perfring_data::Error::Io { offset: 0, error })?;
+    fn open(path: &Path) -> Result<PerfData, perfring_data::PerfDataError> {
+        let bytes = std::fs::read(path).map_err(|error| perfring_data::PerfDataError::Io { offset: 0, error })?;
         let mut r = Reader::from_bytes(&bytes)?;
-        let (start, end) = r.data_range();
-        let (attrs, endian) = (r.attrs().to_vec(), r.endian());
+        let (start, end) = r.metadata().data_range();
+        let (attrs, endian) = (r.metadata().attrs().to_vec(), r.metadata().endian());
         let mut events = std::collections::HashMap::new();
         while let Some(rec) = r.next_record()? {
-            events.insert(rec.bytes.as_ptr() as usize - bytes.as_ptr() as usize, rec.event);
+            events.insert(rec.raw().bytes.as_ptr() as usize - bytes.as_ptr() as usize, rec.event().ok());
         }
         drop(r);
         Ok(PerfData { data: start as usize..end as usize, bytes, attrs, endian, events })
@@ -84,12 +83,13 @@ fn data_section(file: &PerfData) -> &[u8] {
 }
 
 /// Check one record's views against its complete decode; returns whether it was a SAMPLE.
-fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData, r: &WalkedRecord<'_>) -> bool {
-    let (index, event) = set.attribute_event(r.bytes).unwrap_or_else(|e| panic!("record at {}: {e}", r.offset));
+fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData, r: &RawRecord<'_>) -> bool {
+    let rec = set.attribute(r);
+    let index = rec.event().unwrap_or_else(|e| panic!("record at {}: {e}", r.offset));
     // perfring-data's reader and the event set agree.
     assert_eq!(file.attr_index(r.bytes), Some(index), "record at {}", r.offset);
-    let full = decode(r, event.context()).unwrap();
-    let view = event.record(r.bytes);
+    let full = rec.decode().unwrap();
+    let view = rec.view().unwrap();
     let what = format!("record at {} ({})", r.offset, full.name());
     if !matches!(full, Record::Unknown { .. }) {
         assert_eq!(view.time(), full.time(), "{what}: time");
@@ -100,10 +100,10 @@ fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData,
         assert_eq!(view.tid(), full.tid(), "{what}: tid");
     }
     let Record::Sample(s) = full else {
-        assert!(view.as_sample().is_none());
+        assert_eq!(rec.sample().err(), Some(perfring::record::DecodeError::NotASample { type_: r.header.type_ }));
         return false;
     };
-    let v = event.sample(r.bytes).unwrap();
+    let v = rec.sample().unwrap();
     assert_eq!(v.misc(), s.misc, "{what}");
     assert_eq!(v.identifier(), s.identifier, "{what}");
     assert_eq!(v.ip(), s.ip, "{what}");
@@ -138,12 +138,11 @@ fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData,
     let want: Vec<String> = fields.iter().map(|(_, of)| of(&s)).collect();
     let forward: Vec<String> = fields.iter().map(|(read, _)| read(&v)).collect();
     assert_eq!(forward, want, "{what}: the fields after RAW");
-    let fresh = event.sample(r.bytes).unwrap();
+    let fresh = rec.sample().unwrap();
     let mut reversed: Vec<String> = fields.iter().rev().map(|(read, _)| read(&fresh)).collect();
     reversed.reverse();
     assert_eq!(reversed, want, "{what}: the fields after RAW, read last to first");
-    assert_eq!(v.decode().unwrap(), s, "{what}");
-    assert_eq!(view.as_sample().map(|s| s.bytes()), Some(v.bytes()), "{what}");
+    assert_eq!(v.bytes(), r.bytes, "{what}");
     true
 }
 
@@ -176,7 +175,7 @@ fn big_endian_layouts_read_the_same_fields() {
     let t = st::IDENTIFIER | st::IP | st::TID | st::TIME | st::PERIOD;
     for endian in [Endian::Little, Endian::Big] {
         let ctx = DecodeContext { sample_type: t, ..DecodeContext::new(endian) };
-        let layout = SampleLayout::new(&ctx);
+        let set = perfring_tests::decode::events_of(&ctx);
         let words: [u64; 5] = [7, 0xffff_8000_1234, (42u64 << 32) | 43, 1_000_000, 4000];
         let mut rec = vec![0u8; 48];
         let hdr = perfring::record::Header { type_: types::SAMPLE, misc: 1, size: 48 };
@@ -195,18 +194,18 @@ fn big_endian_layouts_read_the_same_fields() {
             Endian::Big => [pid.to_be_bytes(), tid.to_be_bytes()].concat(),
         };
         rec[24..32].copy_from_slice(&pair);
-        let v = layout.sample(&rec).unwrap();
+        let raw = perfring_tests::decode::raw(&rec, &ctx).unwrap();
+        let r = set.attribute(&raw);
+        let v = r.sample().unwrap();
         assert_eq!((v.identifier(), v.ip(), v.pid(), v.tid()), (Some(7), Some(0xffff_8000_1234), Some(42), Some(43)));
         assert_eq!((v.time(), v.period(), v.addr(), v.misc()), (Some(1_000_000), Some(4000), None, 1));
+        let Ok(Record::Sample(s)) = r.decode() else { panic!("{:?}", r.decode()) };
         assert_eq!(
-            v.decode().unwrap(),
-            match perfring::record::decode(&rec, &ctx).unwrap() {
-                Record::Sample(s) => s,
-                other => panic!("{other:?}"),
-            }
+            (s.identifier, s.ip, s.time, s.period, s.misc),
+            (Some(7), Some(0xffff_8000_1234), Some(1_000_000), Some(4000), 1)
         );
         // A record shorter than the fixed fields is a typed error, not a short read.
-        assert!(layout.sample(&rec[..40]).is_err());
+        assert!(set.attribute(&RawRecord { bytes: &rec[..40], ..raw }).sample().is_err());
     }
 }
 
@@ -246,12 +245,12 @@ fn multi_event_captures_attribute_every_sample_to_the_event_perf_script_names() 
         // perf delivers samples in time order; a sample that READs a group stands for one
         // sample per member, attributed by the member's id, and only when that member's count
         // moved since its last sample (`deliver_sample_group`, `deliver_sample_value`).
-        samples.sort_by_key(|r| set.attribute_event(r.bytes).unwrap().1.sample(r.bytes).unwrap().time());
+        samples.sort_by_key(|r| set.attribute(r).sample().unwrap().time());
         let mut last: BTreeMap<u64, u64> = BTreeMap::new();
         let mut ours: BTreeMap<(u32, u64), Vec<String>> = BTreeMap::new();
         for r in &samples {
-            let (index, event) = set.attribute_event(r.bytes).unwrap();
-            let v = event.sample(r.bytes).unwrap();
+            let rec = set.attribute(r);
+            let (index, v) = (rec.event().unwrap(), rec.sample().unwrap());
             let key = (v.tid().unwrap(), v.time().unwrap());
             match v.read().unwrap() {
                 Some(ReadValues::Group(g)) => {
@@ -292,19 +291,18 @@ fn multi_event_captures_attribute_every_sample_to_the_event_perf_script_names() 
     assert!(checked >= 2, "fewer than two multi-event fixtures");
 }
 
-/// Every SAMPLE of `file` through `EventSet::fixed::<ST>`: the same event as `attribute`
-/// and the same fixed fields as the event's run-time view. Returns the samples checked.
+/// Every SAMPLE of `file` through `EventRecord::fixed::<ST>`: the same fixed fields as the
+/// event's run-time view. Returns the samples checked.
 fn fixed_agrees<const ST: u64>(file: &PerfData, set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>) -> usize {
-    let fixed = set.fixed::<ST>().unwrap();
     let mut n = 0;
     for r in Walker::perf_data(data_section(file), file.endian) {
         let r = r.unwrap();
         if r.header.type_ != types::SAMPLE {
             continue;
         }
-        let (index, f) = fixed.sample(&r).unwrap_or_else(|e| panic!("record at {}: {e}", r.offset));
-        assert_eq!(set.attribute(&r), Ok(index), "record at {}", r.offset);
-        let v = set.event(index).unwrap().sample(&r).unwrap();
+        let rec = set.attribute(&r);
+        let f = rec.fixed::<ST>().unwrap_or_else(|e| panic!("record at {}: {e}", r.offset));
+        let v = rec.sample().unwrap();
         let what = format!("sample at {}", r.offset);
         assert_eq!(
             (f.misc(), f.identifier(), f.ip(), f.pid_tid()),
@@ -313,10 +311,6 @@ fn fixed_agrees<const ST: u64>(file: &PerfData, set: &EventSet<Vec<EventLayout>,
         );
         assert_eq!((f.time(), f.addr(), f.id(), f.stream_id()), (v.time(), v.addr(), v.id(), v.stream_id()), "{what}");
         assert_eq!((f.cpu(), f.period(), f.bytes()), (v.cpu(), v.period(), v.bytes()), "{what}");
-        // The same view from the attributed event, as a perfring-linux session gets it.
-        let e = set.event(index).unwrap().fixed_sample::<ST>(r.bytes).unwrap();
-        assert_eq!((e.identifier(), e.ip(), e.pid_tid(), e.time()), (f.identifier(), f.ip(), f.pid_tid(), f.time()));
-        assert_eq!((e.addr(), e.id(), e.cpu(), e.period()), (f.addr(), f.id(), f.cpu(), f.period()), "{what}");
         n += 1;
     }
     n

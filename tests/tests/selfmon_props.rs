@@ -89,10 +89,10 @@ proptest! {
 /// torn snapshot (the writer keeps `time_running == time_enabled / 2` and `offset == -enabled`).
 #[test]
 fn a_racing_writer_makes_the_reader_retry_and_never_tear() {
-    use perfring::selfmon::{read, write, NoCounters, Snapshot};
-    use perfring::RingMemory;
+    use perfring::memory::RingMemory;
+    use perfring::selfmon::{read, write, NoCounters, UserPage};
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-    let ring = perfring::ModelRing::<8>::new().unwrap();
+    let ring = perfring::memory::ModelRing::<8>::new().unwrap();
     let stop = AtomicBool::new(false);
     let (mut reads, mut retries) = (0u64, 0u64);
     std::thread::scope(|s| {
@@ -101,12 +101,12 @@ fn a_racing_writer_makes_the_reader_retry_and_never_tear() {
             while !stop.load(Relaxed) {
                 write(
                     &ring,
-                    &Snapshot {
+                    &UserPage {
                         time_enabled: t,
                         time_running: t / 2,
                         offset: -(t as i64),
                         time_zero: t,
-                        ..Snapshot::default()
+                        ..UserPage::default()
                     },
                 );
                 t += 2;

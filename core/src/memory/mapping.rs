@@ -8,7 +8,7 @@ use crate::pad::CachePadded;
 use super::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
 use crate::fences::LOCAL;
 use crate::loom::{AtomicBool, AtomicU32, AtomicUsize};
-use crate::page::{offsets, Capabilities};
+use crate::page::{capabilities, offsets};
 
 /// Byte offset of the low-order `usize` inside a u64 field: the whole field on 64-bit targets,
 /// its low half on 32-bit ones (at +0 on little endian, +4 on big endian).
@@ -63,7 +63,7 @@ impl<'a> Mapping<'a> {
         let mut put = |off: usize, v: u64| buf[off..off + 8].copy_from_slice(&v.to_ne_bytes());
         put(offsets::DATA_OFFSET, page_size as u64);
         put(offsets::DATA_SIZE, data_size as u64);
-        put(offsets::CAPABILITIES, Capabilities::BIT0_IS_DEPRECATED);
+        put(offsets::CAPABILITIES, capabilities::BIT0_IS_DEPRECATED);
         buf[offsets::SIZE..offsets::SIZE + 4].copy_from_slice(&(offsets::RESERVED as u32).to_ne_bytes());
         let base = NonNull::from(buf).cast::<u8>();
         Ok(Mapping {

@@ -9,7 +9,7 @@
 //!   the kernel's own mapping, a hypervisor's shared page or a firmware buffer. Not available under
 //!   `cfg(loom)`: loom's atomics cannot be laid over raw bytes.
 //! * [`ModelRing`] — the same words as owned atomics and the data area as one
-//!   [`UnsafeCell`](crate::loom::UnsafeCell) per 8-byte slot, so that under `cfg(loom)` every data
+//!   `loom::UnsafeCell` per 8-byte slot, so that under `cfg(loom)` every data
 //!   access is tracked and a wrong ordering shows up as a data race. Also usable without loom
 //!   (the simulator and the unit tests use it).
 //!
@@ -122,8 +122,8 @@ pub unsafe trait RingMemory {
     fn page_word(&self, offset: usize) -> &AtomicU32;
 
     /// The kernel's `rb->paused` (`PERF_EVENT_IOC_PAUSE_OUTPUT`), read by a perfring
-    /// [`Producer`](crate::Producer) writing through this memory value and set by
-    /// [`Producer::pause_output`](crate::Producer::pause_output) (or by whoever else holds the
+    /// [`Producer`](crate::producer::Producer) writing through this memory value and set by
+    /// [`Producer::pause_output`](crate::producer::Producer::pause_output) (or by whoever else holds the
     /// same value). It is ring state but not part of the ABI page, so it lives beside the
     /// mapping: a producer in another process, or over another value of the same bytes, never
     /// sees it, and neither does the kernel (pause a kernel ring with the ioctl).
@@ -156,8 +156,8 @@ pub unsafe trait RingMemory {
     /// otherwise nothing is copied and `false` is returned. A memory that can fail to load
     /// (a debug probe's read, a guest address the hypervisor refuses) also returns `false`, with
     /// `dst` in any state: the readers then return a typed error
-    /// ([`ReadError::LoadFailed`](crate::ReadError::LoadFailed),
-    /// [`BackwardError::LoadFailed`](crate::BackwardError::LoadFailed)), never the bytes.
+    /// ([`ReadError::LoadFailed`](crate::consumer::ReadError::LoadFailed),
+    /// [`ReadError::LoadFailed`](crate::consumer::ReadError::LoadFailed)), never the bytes.
     fn load_words(&self, area: Area, offset: usize, dst: &mut [u8]) -> bool;
 
     /// A zero-copy view of `len` bytes of `area` at `offset`, if this memory supports one
@@ -176,8 +176,8 @@ pub unsafe trait RingMemory {
 /// A shared reference (`&R`) is [`RingMemory`] but not this: it can be copied and split again,
 /// which would make two producers, or a second consumer that frees bytes the first one still
 /// lends out. Nor is a mapping of a ring that someone else produces (the kernel's, a peer's):
-/// read those with [`Consumer::untrusted`](crate::Consumer::untrusted), or with
-/// [`Consumer::trusted`](crate::Consumer::trusted) under its contract.
+/// read those with [`Consumer::untrusted`](crate::consumer::Consumer::untrusted), or with
+/// [`Consumer::trusted`](crate::consumer::Consumer::trusted) under its contract.
 ///
 /// # Safety
 /// While a value is exclusively borrowed, nothing reaches its ring's bytes (control words, data
@@ -316,7 +316,7 @@ impl core::error::Error for LayoutError {}
 /// (within 2³¹ bytes either way): a 32-bit producer's position (its `unsigned long` wraps at
 /// 4 GiB) seen by a 64-bit reader, with `reference` the reader's own tail. A head up to 2 GiB
 /// behind the tail stays behind it, so the consumer still names it
-/// ([`ReadError::HeadBehindTail`](crate::ReadError::HeadBehindTail)). On a 32-bit target it is
+/// ([`ReadError::HeadBehindTail`](crate::consumer::ReadError::HeadBehindTail)). On a 32-bit target it is
 /// `low` itself.
 ///
 /// ```

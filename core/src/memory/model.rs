@@ -3,12 +3,12 @@
 use super::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
 use crate::fences::LOCAL;
 use crate::loom::{AtomicBool, AtomicU32, AtomicUsize, UnsafeCell};
-use crate::page::{offsets, Capabilities};
+use crate::page::{capabilities, offsets};
 
 /// A ring whose memory is owned by the value itself: `DATA_WORDS` × 8 bytes of data area and
 /// `AUX_WORDS` × 8 bytes of AUX area (0 for none).
 ///
-/// Each 8-byte slot is its own [`UnsafeCell`](crate::loom::UnsafeCell), so under `cfg(loom)` a
+/// Each 8-byte slot is its own `loom::UnsafeCell`, so under `cfg(loom)` a
 /// producer write and a consumer read of the same slot that are not ordered by the protocol's
 /// fences are reported by loom as a data race. That is what makes the fence mutants of
 /// `make loom-mutants` observable. It offers no zero-copy views: consumers copy every record.
@@ -68,7 +68,7 @@ impl<const DATA_WORDS: usize, const AUX_WORDS: usize> ModelRing<DATA_WORDS, AUX_
             aux: core::array::from_fn(|_| Slot::new()),
         };
         ring.header[offsets::SIZE / 4].store(offsets::RESERVED as u32, LOCAL);
-        let caps = Capabilities::BIT0_IS_DEPRECATED as u32;
+        let caps = capabilities::BIT0_IS_DEPRECATED as u32;
         let caps_word = if cfg!(target_endian = "little") { offsets::CAPABILITIES } else { offsets::CAPABILITIES + 4 };
         ring.header[caps_word / 4].store(caps, LOCAL);
         Ok(ring)

@@ -20,7 +20,7 @@ pub mod aux_flags {
 }
 
 /// `PERF_RECORD_AUX`: `{u64 aux_offset, aux_size, flags}` + `sample_id`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Aux {
     /// `header.misc`.
     pub misc: u16,
@@ -62,7 +62,7 @@ impl<'a> Body<'a> for Aux {
 }
 
 /// `PERF_RECORD_ITRACE_START`: `{u32 pid, tid}` + `sample_id`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ItraceStart {
     /// `header.misc`.
     pub misc: u16,
@@ -95,7 +95,7 @@ impl<'a> Body<'a> for ItraceStart {
 }
 
 /// `PERF_RECORD_AUX_OUTPUT_HW_ID`: `{u64 hw_id}` + `sample_id`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct AuxOutputHwId {
     /// `header.misc`.
     pub misc: u16,

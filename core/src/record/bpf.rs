@@ -72,7 +72,7 @@ impl<'a> Body<'a> for Ksymbol<'a> {
 }
 
 /// `PERF_RECORD_BPF_EVENT`: `{u16 type; u16 flags; u32 id; u8 tag[8]}` + `sample_id`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BpfEvent {
     /// `header.misc`.
     pub misc: u16,

@@ -19,7 +19,7 @@ const WIDTHS: [u32; 10] = [1, 1, 1, 1, 16, 4, 2, 4, 3, 31];
 /// The third word of `perf_branch_entry`, a C bitfield, in uapi bit numbers (`mispred` is bit
 /// 0) whatever the record's byte order: the decoder renumbers big-endian layouts, where the
 /// compiler allocates the fields from the top bit down, and the encoder renumbers them back.
-#[derive(Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
 pub struct BranchFlags(pub u64);
 
 impl BranchFlags {
@@ -85,7 +85,7 @@ impl fmt::Debug for BranchFlags {
 }
 
 /// `struct perf_branch_entry`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BranchEntry {
     /// Source address.
     pub from: u64,

@@ -1,10 +1,12 @@
-//! [`Record`], the typed view of one record, and [`decode`].
+//! [`Record`], every field of one record, and the complete decode that gives it
+//! ([`EventRecord::decode`](super::EventRecord::decode) calls it with the record's event's
+//! context).
 
 use super::body::{self, Body};
-use super::header::{misc, types, CpuMode, Header};
+use super::header::{type_name, types, Header};
 use super::{
     Aux, AuxOutputHwId, BpfEvent, CallchainDeferred, Cgroup, Comm, DecodeContext, DecodeError, ItraceStart, Ksymbol,
-    Lost, LostSamples, Mmap, Mmap2, Namespaces, Read, RecordRef, Sample, SampleId, Switch, SwitchCpuWide, Task,
+    Lost, LostSamples, Mmap, Mmap2, Namespaces, ReadRecord, RecordRef, Sample, SampleId, Switch, SwitchCpuWide, Task,
     TextPoke, Throttle,
 };
 
@@ -32,7 +34,7 @@ pub enum Record<'a> {
     /// `PERF_RECORD_FORK` (7).
     Fork(Task),
     /// `PERF_RECORD_READ` (8).
-    Read(Read<'a>),
+    Read(ReadRecord<'a>),
     /// `PERF_RECORD_SAMPLE` (9).
     Sample(Sample<'a>),
     /// `PERF_RECORD_MMAP2` (10), either form of its union.
@@ -72,39 +74,14 @@ pub enum Record<'a> {
 }
 
 /// Decode one record laid out for `ctx`: its bytes, exactly the record with its header
-/// (`header.size` must be their length), or a [`WalkedRecord`](super::WalkedRecord), whose
-/// header is not parsed again. Never panics and never reads outside the record.
-///
-/// In a loop over many records, [`decode_into`] one `Record` the loop keeps: a `Record` is
-/// half a KiB (SAMPLE is the large variant), and a result bound by value (`Ok(other) => …`)
-/// is moved whole into another slot per record (callchain-dwarf capture: 640 instructions a
-/// record with `decode` bound so, 462 with `decode_into`; BENCHMARKS.md, "Decoding").
-///
-/// ```
-/// use perfring::record::{decode, sample_type as st, Comm, DecodeContext, DecodeError, Endian, Record, SampleId};
-/// // Records of an event with sample_id_all and TID|TIME: COMM carries a {pid, tid, time} trailer.
-/// let ctx = DecodeContext { sample_type: st::TID | st::TIME, sample_id_all: true, ..DecodeContext::new(Endian::Little) };
-/// let sid = SampleId { pid: 42, tid: 43, time: 1_000, ..SampleId::default() }.masked(ctx.sample_type);
-/// let comm = Record::Comm(Comm { misc: 0, pid: 42, tid: 43, comm: c"worker", sample_id: Some(sid) });
-///
-/// // The encoder sizes and pads the record as the kernel does ...
-/// let mut buf = [0u8; 64];
-/// let n = comm.encode(&ctx, &mut buf).unwrap();
-/// assert_eq!(n, 8 + 8 + 8 + 16); // header, pid/tid, "worker\0" padded to 8, trailer
-/// // ... and the decoder gives it back, borrowing the string from `buf`.
-/// let back = decode(&buf[..n], &ctx).unwrap();
-/// assert_eq!(back, comm);
-/// assert_eq!((back.pid(), back.tid(), back.time(), back.cpu()), (Some(42), Some(43), Some(1_000), None));
-///
-/// // A record cut short is a typed error naming the field, never a panic.
-/// assert!(matches!(decode(&buf[..n - 8], &ctx), Err(DecodeError::SizeMismatch { .. })));
-/// ```
+/// (`header.size` must be their length), or a [`RawRecord`](super::RawRecord), whose header is
+/// not parsed again. Never panics and never reads outside the record.
 // In line, with the SAMPLE decoded into the value returned: the caller's `Record` (its match
 // scrutinee, typically) is where the fields are stored as they are read, not a copy of a
 // `Sample` built apart (a `Record` is as large as its SAMPLE variant, half a KiB;
 // BENCHMARKS.md, "Decoding"). The other types are decoded out of line.
 #[inline(always)]
-pub fn decode<'a, R: RecordRef<'a>>(record: R, ctx: &DecodeContext) -> Result<Record<'a>, DecodeError> {
+pub(crate) fn decode<'a, R: RecordRef<'a>>(record: R, ctx: &DecodeContext) -> Result<Record<'a>, DecodeError> {
     let out;
     match header_of(record, ctx) {
         Err(e) => out = Err(e),
@@ -132,8 +109,9 @@ fn decode_other<'a>(header: Header, bytes: &'a [u8], ctx: &DecodeContext) -> Res
 /// [`decode`] into a caller-owned value: the decoded record is written into `out`, where
 /// returning a [`Record`] may move all of it (about half a KiB: SAMPLE is the large variant).
 /// On error `out` holds a record of no meaning (a value of the type; read it only after `Ok`).
+#[allow(dead_code)] // (kept for the bench comparison with `decode` while its loop is measured)
 #[inline]
-pub fn decode_into<'a, R: RecordRef<'a>>(
+pub(crate) fn decode_into<'a, R: RecordRef<'a>>(
     record: R,
     ctx: &DecodeContext,
     out: &mut Record<'a>,
@@ -341,7 +319,7 @@ enum Other<'a> {
     Throttle(Throttle),
     Unthrottle(Throttle),
     Fork(Task),
-    Read(Read<'a>),
+    Read(ReadRecord<'a>),
     Mmap2(Mmap2<'a>),
     Aux(Aux),
     ItraceStart(ItraceStart),
@@ -481,110 +459,6 @@ impl<'a> Record<'a> {
         match self {
             Record::Sample(s) => s.tid.map(|t| t.tid),
             _ => self.sample_id()?.tid(),
-        }
-    }
-
-    /// The `misc` bits, interpreted for this record's type.
-    pub fn misc_flags(&self) -> MiscFlags {
-        MiscFlags::new(self.type_(), self.misc())
-    }
-}
-
-/// The name of a record type — the uapi's (1–22) and perf's own (64–86) — or `"unknown"`.
-pub fn type_name(type_: u32) -> &'static str {
-    match type_ {
-        types::MMAP => "PERF_RECORD_MMAP",
-        types::LOST => "PERF_RECORD_LOST",
-        types::COMM => "PERF_RECORD_COMM",
-        types::EXIT => "PERF_RECORD_EXIT",
-        types::THROTTLE => "PERF_RECORD_THROTTLE",
-        types::UNTHROTTLE => "PERF_RECORD_UNTHROTTLE",
-        types::FORK => "PERF_RECORD_FORK",
-        types::READ => "PERF_RECORD_READ",
-        types::SAMPLE => "PERF_RECORD_SAMPLE",
-        types::MMAP2 => "PERF_RECORD_MMAP2",
-        types::AUX => "PERF_RECORD_AUX",
-        types::ITRACE_START => "PERF_RECORD_ITRACE_START",
-        types::LOST_SAMPLES => "PERF_RECORD_LOST_SAMPLES",
-        types::SWITCH => "PERF_RECORD_SWITCH",
-        types::SWITCH_CPU_WIDE => "PERF_RECORD_SWITCH_CPU_WIDE",
-        types::NAMESPACES => "PERF_RECORD_NAMESPACES",
-        types::KSYMBOL => "PERF_RECORD_KSYMBOL",
-        types::BPF_EVENT => "PERF_RECORD_BPF_EVENT",
-        types::CGROUP => "PERF_RECORD_CGROUP",
-        types::TEXT_POKE => "PERF_RECORD_TEXT_POKE",
-        types::AUX_OUTPUT_HW_ID => "PERF_RECORD_AUX_OUTPUT_HW_ID",
-        types::CALLCHAIN_DEFERRED => "PERF_RECORD_CALLCHAIN_DEFERRED",
-        types::HEADER_ATTR => "PERF_RECORD_HEADER_ATTR",
-        types::HEADER_EVENT_TYPE => "PERF_RECORD_HEADER_EVENT_TYPE",
-        types::HEADER_TRACING_DATA => "PERF_RECORD_HEADER_TRACING_DATA",
-        types::HEADER_BUILD_ID => "PERF_RECORD_HEADER_BUILD_ID",
-        types::FINISHED_ROUND => "PERF_RECORD_FINISHED_ROUND",
-        types::ID_INDEX => "PERF_RECORD_ID_INDEX",
-        types::AUXTRACE_INFO => "PERF_RECORD_AUXTRACE_INFO",
-        types::AUXTRACE => "PERF_RECORD_AUXTRACE",
-        types::AUXTRACE_ERROR => "PERF_RECORD_AUXTRACE_ERROR",
-        types::THREAD_MAP => "PERF_RECORD_THREAD_MAP",
-        types::CPU_MAP => "PERF_RECORD_CPU_MAP",
-        types::STAT_CONFIG => "PERF_RECORD_STAT_CONFIG",
-        types::STAT => "PERF_RECORD_STAT",
-        types::STAT_ROUND => "PERF_RECORD_STAT_ROUND",
-        types::EVENT_UPDATE => "PERF_RECORD_EVENT_UPDATE",
-        types::TIME_CONV => "PERF_RECORD_TIME_CONV",
-        types::HEADER_FEATURE => "PERF_RECORD_HEADER_FEATURE",
-        types::COMPRESSED => "PERF_RECORD_COMPRESSED",
-        types::FINISHED_INIT => "PERF_RECORD_FINISHED_INIT",
-        types::COMPRESSED2 => "PERF_RECORD_COMPRESSED2",
-        types::BPF_METADATA => "PERF_RECORD_BPF_METADATA",
-        types::SCHEDSTAT_CPU => "PERF_RECORD_SCHEDSTAT_CPU",
-        types::SCHEDSTAT_DOMAIN => "PERF_RECORD_SCHEDSTAT_DOMAIN",
-        _ => "unknown",
-    }
-}
-
-/// `header.misc` decoded for a given record type: bits 13 and 14 mean different things for
-/// different types, and only the meanings that apply are set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct MiscFlags {
-    /// `misc & PERF_RECORD_MISC_CPUMODE_MASK`.
-    pub cpumode: CpuMode,
-    /// SAMPLE: `EXACT_IP`.
-    pub exact_ip: bool,
-    /// MMAP, MMAP2: `MMAP_DATA` (a non-executable mapping).
-    pub mmap_data: bool,
-    /// MMAP2: `MMAP_BUILD_ID` (the build-id form of the union).
-    pub mmap_build_id: bool,
-    /// COMM: `COMM_EXEC`.
-    pub comm_exec: bool,
-    /// FORK: `FORK_EXEC` (perf-internal).
-    pub fork_exec: bool,
-    /// SWITCH, SWITCH_CPU_WIDE: `SWITCH_OUT`.
-    pub switch_out: bool,
-    /// SWITCH, SWITCH_CPU_WIDE: `SWITCH_OUT_PREEMPT`.
-    pub switch_out_preempt: bool,
-    /// `PROC_MAP_PARSE_TIMEOUT` (perf-synthesized records).
-    pub proc_map_parse_timeout: bool,
-    /// `EXT_RESERVED`.
-    pub ext_reserved: bool,
-}
-
-impl MiscFlags {
-    /// Interpret `misc` for a record of `type_`.
-    pub fn new(type_: u32, m: u16) -> MiscFlags {
-        let b13 = m & (1 << 13) != 0;
-        let b14 = m & (1 << 14) != 0;
-        let is = |t: &[u32]| t.contains(&type_);
-        MiscFlags {
-            cpumode: CpuMode::from_misc(m),
-            exact_ip: type_ == types::SAMPLE && b14,
-            mmap_data: is(&[types::MMAP, types::MMAP2]) && b13,
-            mmap_build_id: type_ == types::MMAP2 && b14,
-            comm_exec: type_ == types::COMM && b13,
-            fork_exec: type_ == types::FORK && b13,
-            switch_out: is(&[types::SWITCH, types::SWITCH_CPU_WIDE]) && b13,
-            switch_out_preempt: is(&[types::SWITCH, types::SWITCH_CPU_WIDE]) && b14,
-            proc_map_parse_timeout: m & misc::PROC_MAP_PARSE_TIMEOUT != 0,
-            ext_reserved: m & misc::EXT_RESERVED != 0,
         }
     }
 }

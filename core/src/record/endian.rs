@@ -28,7 +28,7 @@ impl Endian {
     }
     /// The two u32s at `at` (e.g. `{pid, tid}`), in their order in `bytes`, with one load.
     #[inline(always)]
-    pub fn u32_pair_at(self, bytes: &[u8], at: usize) -> Option<(u32, u32)> {
+    pub(crate) fn u32_pair_at(self, bytes: &[u8], at: usize) -> Option<(u32, u32)> {
         let b: [u8; 8] = bytes.get(at..at.checked_add(8)?)?.try_into().ok()?;
         // Read as one u64 in this order: the first u32 in memory is its low half in
         // little-endian order and its high half in big-endian order.
@@ -94,7 +94,7 @@ impl Endian {
     /// Encode two u32 fields that share one 8-byte slot (`{u32 pid, tid}`, `{u32 cpu, res}`):
     /// the first field at the lower address, each in this byte order.
     #[inline(always)]
-    pub fn pair_u32(self, first: u32, second: u32) -> [u8; 8] {
+    pub(crate) fn pair_u32(self, first: u32, second: u32) -> [u8; 8] {
         let a = self.put_u32(first);
         let b = self.put_u32(second);
         [a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3]]

@@ -1,13 +1,21 @@
-//! What can go wrong when decoding or encoding a record: [`DecodeError`], [`EncodeError`].
+//! What can go wrong when reading or encoding a record: [`DecodeError`] (every way of reading
+//! one: a walk, attribution, the views, the compile-time layout, the complete decode),
+//! [`EncodeError`].
 
 use core::fmt;
 
-/// Why a record (or a `perf_event_attr`) could not be decoded. Every variant says which field
-/// and where: `offset` is a byte offset from the start of the record (header included).
+/// Why a record could not be read: walked out of a buffer, attributed to its event, viewed,
+/// read through a compile-time layout or decoded (or a `perf_event_attr` decoded). Every
+/// variant says which field and where: `offset` is a byte offset from the start of the record
+/// (header included), except for [`Incomplete`](DecodeError::Incomplete), whose offset is the
+/// record's in the walked buffer.
 ///
-/// Decoding never panics and never reads outside the input: any input that does not have the
-/// layout the context describes ends in one of these.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Reading never panics and never reads outside the input: any input that does not have the
+/// layout its event describes ends in one of these. A caller that goes on past a record it
+/// cannot read matches the variants that concern one record (an [`UnknownId`](Self::UnknownId),
+/// a [`NotASample`](Self::NotASample)) apart from those that end a walk
+/// ([`Incomplete`](Self::Incomplete), a bad `header.size`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DecodeError {
     /// A fixed-size field does not fit in what is left of the record (or of the part before the
@@ -84,6 +92,69 @@ pub enum DecodeError {
         /// The byte order the record was walked in.
         record: super::Endian,
     },
+    /// The record at `offset` of a walked buffer (its header, its body, or an AUXTRACE
+    /// record's data) runs past the end of the buffer: a truncated file, or a buffer cut
+    /// mid-record (a streaming reader refills from `offset` and walks again).
+    Incomplete {
+        /// Where the record starts in the walked buffer.
+        offset: usize,
+        /// Bytes the record needs from `offset`.
+        need: u64,
+        /// Bytes left from `offset`.
+        have: usize,
+    },
+    /// The walk read a `header.size` that cannot start a record: below the 8-byte header (0
+    /// included), or, in a ring walk, not a multiple of 8 (the kernel never writes one). The
+    /// buffer is corrupt from here on: the next record cannot be found.
+    BadSize {
+        /// Where the record starts in the walked buffer.
+        offset: usize,
+        /// The size read.
+        size: u16,
+    },
+    /// The record is not a SAMPLE: a view or layout of SAMPLE fields was asked of another
+    /// type. Test `header.type_` first, or read it through [`view`](super::EventRecord::view).
+    NotASample {
+        /// `header.type`.
+        type_: u32,
+    },
+    /// The reader has no events to attribute records to: add them first.
+    NoEvents,
+    /// A perf-only record type (≥ 64, e.g. FINISHED_ROUND) or type 0: these carry no event id,
+    /// so no event's layout reads them (their complete decode is
+    /// [`Record::Unknown`](super::Record::Unknown)).
+    NotAnEventRecord {
+        /// `header.type`.
+        type_: u32,
+    },
+    /// Several events, but the first writes neither IDENTIFIER nor ID, so records carry
+    /// nothing to tell them apart: record with `PERF_SAMPLE_IDENTIFIER`.
+    NoIdPosition,
+    /// The record is too short to hold the id where its events' layout puts it.
+    IdOutsideRecord {
+        /// `header.type`.
+        type_: u32,
+        /// The id's position in u64 words (`id_pos` from the start of a SAMPLE body, `is_pos`
+        /// back from the end of other records).
+        pos: usize,
+        /// u64 words in the record body.
+        words: usize,
+    },
+    /// The record's id belongs to no event (an event not registered, or a corrupt record).
+    /// The record is not read with a guessed layout.
+    UnknownId {
+        /// The id read.
+        id: u64,
+    },
+    /// The event's `sample_type` is not the one a compile-time layout names
+    /// ([`EventRecord::fixed`](super::EventRecord::fixed)): name that one, or read the record
+    /// through its run-time view ([`EventRecord::sample`](super::EventRecord::sample)).
+    SampleTypeDiffers {
+        /// The event's `sample_type`.
+        sample_type: u64,
+        /// The `sample_type` named.
+        fixed: u64,
+    },
 }
 
 impl fmt::Display for DecodeError {
@@ -117,6 +188,41 @@ impl fmt::Display for DecodeError {
                 "the record was walked as {record:?}-endian but the event's layout reads {layout:?}-endian: \
                  walk with the byte order of the events' data"
             ),
+            DecodeError::Incomplete { offset, need, have } => {
+                write!(f, "record at offset {offset} needs {need} bytes but only {have} are left (truncated input)")
+            }
+            DecodeError::BadSize { offset, size } if size < 8 => {
+                write!(
+                    f,
+                    "record at offset {offset} has header.size {size}, less than its 8-byte header (corrupt input)"
+                )
+            }
+            DecodeError::BadSize { offset, size } => {
+                write!(f, "record at offset {offset} has header.size {size}, not a multiple of 8 (corrupt ring data)")
+            }
+            DecodeError::NotASample { type_ } => {
+                write!(f, "record type {type_} ({}) is not a SAMPLE: test header.type_ first", super::type_name(type_))
+            }
+            DecodeError::NoEvents => write!(f, "no events to attribute the record to: add the events first"),
+            DecodeError::NotAnEventRecord { type_ } => {
+                write!(f, "record type {type_} ({}) carries no event id", super::type_name(type_))
+            }
+            DecodeError::NoIdPosition => write!(
+                f,
+                "several events, but records carry no id (sample_type lacks IDENTIFIER and ID): \
+                 record with PERF_SAMPLE_IDENTIFIER"
+            ),
+            DecodeError::IdOutsideRecord { type_, pos, words } => {
+                write!(f, "record type {type_} has {words} body words, too few for the id at word {pos}")
+            }
+            DecodeError::UnknownId { id } => {
+                write!(f, "id {id} belongs to no event (not registered, or a corrupt record)")
+            }
+            DecodeError::SampleTypeDiffers { sample_type, fixed } => write!(
+                f,
+                "the event's sample_type is {sample_type:#x}, not the fixed {fixed:#x}: \
+                 read it through its run-time view"
+            ),
         }
     }
 }
@@ -125,7 +231,7 @@ impl core::error::Error for DecodeError {}
 
 /// Why a record could not be encoded: it does not fit, or its fields disagree with the context
 /// (the `perf_event_attr` fields that decide the layout).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EncodeError {
     /// The output slice is shorter than [`Record::encoded_size`](super::Record::encoded_size).

@@ -10,7 +10,7 @@
 //! * otherwise the id is read at `id_pos` (u64 words after a SAMPLE's header) or `is_pos`
 //!   (words back from the end of another record), positions taken from the first event;
 //! * id 0 (records perf synthesizes) goes to the first event;
-//! * any other id the set does not know is [`AttributeError::UnknownId`] — never a guess.
+//! * any other id the set does not know is [`DecodeError::UnknownId`] — never a guess.
 //!
 //! Events that differ in `sample_id_all` or in where their ids sit cannot be told apart
 //! reliably: perf refuses such a file ("non matching sample_type"/"sample_id_all") and only
@@ -23,12 +23,11 @@
 //! (`evlist->heads`): an attribution looks at one slot when the table has room, however many
 //! ids there are; give it about twice the ids you add.
 //!
-//! A SAMPLE's event and its view come in one step from [`EventSet::sample`]; when the
-//! events' `sample_type` is known at compile time, [`EventSet::fixed`] reads their fixed fields
-//! at constant offsets ([`FixedSample`](super::FixedSample)).
+//! The record then reads as every record does, through [`EventRecord`](super::EventRecord):
+//! `event()`, `sample()`, `view()`, `fixed::<ST>()`, `decode()`.
 //!
 //! ```
-//! use perfring::record::{sample_type as st, Attr, Endian, EventLayout, EventSet, IdEntry};
+//! use perfring::record::{sample_type as st, Attr, Endian, EventLayout, EventRecord, EventSet, IdEntry, Walker};
 //! let attr = Attr { sample_type: st::IDENTIFIER | st::IP, size: Attr::SIZE_VER0, ..Attr::default() };
 //! let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 8]);
 //! let cycles = set.add_event(&attr, Endian::Little).unwrap();
@@ -40,93 +39,23 @@
 //! rec[..8].copy_from_slice(&[9, 0, 0, 0, 0, 0, 24, 0]);
 //! rec[8..16].copy_from_slice(&200u64.to_le_bytes());
 //! rec[16..].copy_from_slice(&0x1234u64.to_le_bytes());
-//! let (index, event) = set.attribute_event(&rec).unwrap();
-//! assert_eq!(index, faults);
-//! assert_eq!(event.sample(&rec).unwrap().ip(), Some(0x1234));
+//! let raw = Walker::new(&rec, Endian::Little).next().unwrap().unwrap();
+//! let rec = set.attribute(&raw);
+//! assert_eq!(rec.event(), Ok(faults));
+//! assert_eq!(rec.sample().unwrap().ip(), Some(0x1234));
 //! ```
 
 use core::fmt;
 
+use super::event_record::Attributed;
 use super::header::{types, Header};
-use super::{Attr, DecodeContext, DecodeError, Endian, ReadCounters, Record, RecordView, SampleLayout, SampleView};
+use super::id_table::{home, insert, lookup, probe_slot, table_len};
+use super::raw::RawRecord;
+use super::{Attr, DecodeError, Endian, EventLayout, IdEntry};
 
-/// One event of an [`EventSet`]: its attr and the layout derived from it once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct EventLayout {
-    attr: Attr,
-    layout: SampleLayout,
-}
-
-impl EventLayout {
-    /// An unused slot, for filling storage arrays (`[EventLayout::EMPTY; N]`).
-    pub const EMPTY: EventLayout = EventLayout::new(&Attr::ZERO, Endian::NATIVE);
-
-    /// The event of `attr`, whose records are in `endian` order.
-    pub const fn new(attr: &Attr, endian: Endian) -> EventLayout {
-        EventLayout { attr: *attr, layout: SampleLayout::new(&DecodeContext::from_attr(attr, endian)) }
-    }
-    /// The attr.
-    pub const fn attr(&self) -> &Attr {
-        &self.attr
-    }
-    /// The layout of its records.
-    pub const fn layout(&self) -> &SampleLayout {
-        &self.layout
-    }
-    /// The decode context of its records.
-    pub const fn context(&self) -> &DecodeContext {
-        self.layout.context()
-    }
-    /// One of its SAMPLE records (bytes, or walked: [`RecordRef`](super::RecordRef)), through
-    /// the layout ([`SampleLayout::sample`]).
-    #[inline]
-    pub fn sample<'a, R: super::RecordRef<'a>>(&'a self, record: R) -> Result<SampleView<'a>, DecodeError> {
-        self.layout.sample(record)
-    }
-    /// A SAMPLE's READ counters, through the layout ([`SampleLayout::read_counters`]).
-    #[inline]
-    pub fn read_counters<'a, R: super::RecordRef<'a>>(&self, record: R) -> Result<ReadCounters<'a>, DecodeError> {
-        self.layout.read_counters(record)
-    }
-    /// Any of its records, through the layout ([`SampleLayout::record`]).
-    #[inline]
-    pub fn record<'a>(&'a self, bytes: &'a [u8]) -> RecordView<'a> {
-        self.layout.record(bytes)
-    }
-    /// The complete decode of one of its records ([`decode`](super::decode)).
-    pub fn decode<'a>(&self, bytes: &'a [u8]) -> Result<Record<'a>, DecodeError> {
-        super::decode(bytes, self.context())
-    }
-}
-
-impl Default for EventLayout {
-    fn default() -> Self {
-        EventLayout::EMPTY
-    }
-}
-
-/// One id → event entry of an [`EventSet`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-pub struct IdEntry {
-    id: u64,
-    event: u32,
-}
-
-impl IdEntry {
-    /// An unused slot, for filling storage arrays (`[IdEntry::EMPTY; N]`).
-    pub const EMPTY: IdEntry = IdEntry { id: 0, event: 0 };
-    /// The sample id.
-    pub const fn id(&self) -> u64 {
-        self.id
-    }
-    /// The index of its event.
-    pub const fn event(&self) -> usize {
-        self.event as usize
-    }
-}
-
-/// Why an event or an id could not be added.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// Why an event or an id could not be added, or why the events cannot be told apart
+/// ([`EventSet::consistency`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EventSetError {
     /// The event storage is full: give the set larger storage.
@@ -150,6 +79,29 @@ pub enum EventSetError {
     /// Id 0 cannot be registered: perf gives records with id 0 (synthesized ones) to the first
     /// event, whatever the ids say.
     ZeroId,
+    /// [`EventSet::consistency`]: an event's `sample_id_all` differs from the first event's
+    /// (perf: "non matching sample_id_all").
+    SampleIdAllDiffers {
+        /// The event.
+        event: usize,
+    },
+    /// [`EventSet::consistency`]: several events, and this one writes neither IDENTIFIER nor
+    /// ID: add `PERF_SAMPLE_IDENTIFIER`.
+    NoId {
+        /// The event.
+        event: usize,
+    },
+    /// [`EventSet::consistency`]: an event's id sits elsewhere than the first event's (`id_pos`
+    /// or `is_pos` differ; perf: "non matching sample_type"): add `PERF_SAMPLE_IDENTIFIER` to
+    /// every event.
+    IdPositionDiffers {
+        /// The event.
+        event: usize,
+        /// Its (`id_pos`, `is_pos`).
+        pos: (usize, usize),
+        /// The first event's.
+        first: (usize, usize),
+    },
 }
 
 impl fmt::Display for EventSetError {
@@ -165,117 +117,15 @@ impl fmt::Display for EventSetError {
                 write!(f, "event set: no event {index} (the set has {events}); use an index add_event returned")
             }
             EventSetError::ZeroId => write!(f, "event set: id 0 is reserved for synthesized records"),
-        }
-    }
-}
-
-impl core::error::Error for EventSetError {}
-
-/// Why a record could not be attributed to an event. The record is not decoded with a guessed
-/// layout in any of these cases.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum AttributeError {
-    /// The set has no events.
-    NoEvents,
-    /// The record is shorter than its 8-byte header.
-    Truncated {
-        /// Its length.
-        len: usize,
-    },
-    /// A perf-only record type (≥ 64, e.g. FINISHED_ROUND) or type 0: these carry no event id.
-    NotAnEventRecord {
-        /// `header.type`.
-        type_: u32,
-    },
-    /// The set has several events but the first writes neither IDENTIFIER nor ID, so records
-    /// carry nothing to tell them apart: record with `PERF_SAMPLE_IDENTIFIER`.
-    NoIdPosition,
-    /// The record is too short to hold the id where the set's layout puts it.
-    IdOutsideRecord {
-        /// `header.type`.
-        type_: u32,
-        /// The id's position in u64 words (`id_pos` from the start of a SAMPLE body, `is_pos`
-        /// back from the end of other records).
-        pos: usize,
-        /// u64 words in the record body.
-        words: usize,
-    },
-    /// The record's id belongs to no event of the set (an event not registered, or a corrupt
-    /// record).
-    UnknownId {
-        /// The id read.
-        id: u64,
-    },
-}
-
-impl fmt::Display for AttributeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            AttributeError::NoEvents => write!(f, "the event set is empty: add the events first"),
-            AttributeError::Truncated { len } => write!(f, "record of {len} bytes is shorter than its header"),
-            AttributeError::NotAnEventRecord { type_ } => {
-                write!(f, "record type {type_} ({}) carries no event id", super::type_name(type_))
-            }
-            AttributeError::NoIdPosition => write!(
+            EventSetError::SampleIdAllDiffers { event } => write!(
                 f,
-                "several events, but records carry no id (sample_type lacks IDENTIFIER and ID): \
-                 record with PERF_SAMPLE_IDENTIFIER"
+                "event {event}: sample_id_all differs from the first event's (perf: non matching sample_id_all)"
             ),
-            AttributeError::IdOutsideRecord { type_, pos, words } => {
-                write!(f, "record type {type_} has {words} body words, too few for the id at word {pos}")
-            }
-            AttributeError::UnknownId { id } => {
-                write!(f, "id {id} belongs to no event of the set (not registered, or a corrupt record)")
-            }
-        }
-    }
-}
-
-impl core::error::Error for AttributeError {}
-
-/// Why records of the set's events cannot be attributed reliably
-/// (`evlist__valid_sample_type`, `evlist__valid_sample_id_all`). perf refuses a file with any
-/// of these; in pipe mode it warns and goes on with the first event's positions, as
-/// [`EventSet::attribute`] does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Inconsistency {
-    /// An event's `sample_id_all` differs from the first event's.
-    SampleIdAllDiffers {
-        /// The event.
-        event: usize,
-    },
-    /// With several events, an event writes neither IDENTIFIER nor ID.
-    NoId {
-        /// The event.
-        event: usize,
-    },
-    /// An event's id sits elsewhere than the first event's (`id_pos` or `is_pos` differ).
-    IdPositionDiffers {
-        /// The event.
-        event: usize,
-        /// Its (`id_pos`, `is_pos`).
-        pos: (usize, usize),
-        /// The first event's.
-        first: (usize, usize),
-    },
-}
-
-impl fmt::Display for Inconsistency {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            Inconsistency::SampleIdAllDiffers { event } => {
-                write!(
-                    f,
-                    "event {event}: sample_id_all differs from the first event's (perf: non matching sample_id_all)"
-                )
-            }
-            Inconsistency::NoId { event } => write!(
+            EventSetError::NoId { event } => write!(
                 f,
                 "event {event}: several events but it writes neither IDENTIFIER nor ID; add PERF_SAMPLE_IDENTIFIER"
             ),
-            Inconsistency::IdPositionDiffers { event, pos, first } => write!(
+            EventSetError::IdPositionDiffers { event, pos, first } => write!(
                 f,
                 "event {event}: id at (id_pos, is_pos) = {pos:?}, the first event's at {first:?} \
                  (perf: non matching sample_type); add PERF_SAMPLE_IDENTIFIER to every event"
@@ -284,7 +134,7 @@ impl fmt::Display for Inconsistency {
     }
 }
 
-impl core::error::Error for Inconsistency {}
+impl core::error::Error for EventSetError {}
 
 /// Events and the ids that identify them, in caller storage; attributes records to events by
 /// perf's rules (module docs).
@@ -308,98 +158,6 @@ pub struct EventSet<E, I> {
 
 /// `sample_id_end` of an event that writes no id: beyond any record.
 const NO_ID: usize = usize::MAX / 2;
-
-/// The slots of an id table that are used: all of them up to 2^32 (the range `home` maps onto).
-#[inline(always)]
-fn table_len(table: &[IdEntry]) -> usize {
-    table.len().min(u32::MAX as usize)
-}
-
-/// The first slot to look at for `id` in a table of `len` ≤ 2^32 slots: the id mixed by a
-/// multiplicative hash (kernel ids count up, so neighbours must land apart), its high 32 bits
-/// scaled onto `0..len` by a multiply and a shift (no division).
-#[inline(always)]
-fn home(id: u64, len: usize) -> usize {
-    let mixed = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
-    ((mixed * len as u64) >> 32) as usize
-}
-
-/// `EventSet::lookup` past a first slot `at` that held another id: the slots after it, in
-/// turn (wrapping), until `id` (its event), an empty slot (`None`, or event 0 for id 0) or
-/// every slot looked at (`None`, or event 0 for id 0: a full table has no empty slot).
-///
-/// (`insert` walks the same slots with its own loop. One probe serving both — "the slot of
-/// `id` or the first empty one" — ran the same instructions but slower in `make bench-decode`;
-/// BENCHMARKS.md, "Decoding", has the figures.)
-#[inline(always)]
-fn probe(table: &[IdEntry], id: u64, at: usize) -> Option<usize> {
-    match probe_slot(table, id, at) {
-        Some(slot) => table.get(slot).map(IdEntry::event),
-        // (For id 0 the first empty slot matched above: this is a full table.)
-        None => (id == 0).then_some(0),
-    }
-}
-
-/// The slot of `id` past a first slot `at` that held another id: the slots after it, in turn
-/// (wrapping), until `id`'s (its index) or an empty one, or every slot looked at (`None`).
-/// [`probe`] and [`EventSet::id_slot`] walk with it.
-#[inline(always)]
-fn probe_slot(table: &[IdEntry], id: u64, mut at: usize) -> Option<usize> {
-    let len = table_len(table);
-    for _ in 1..len {
-        at += 1;
-        if at == len {
-            at = 0;
-        }
-        let e = table.get(at)?;
-        if e.id == id {
-            return Some(at);
-        }
-        if e.id == 0 {
-            return None;
-        }
-    }
-    None
-}
-
-/// `EventSet::lookup` over `table`: the event of `id`, and the first event for id 0.
-#[inline(always)]
-pub(super) fn lookup(table: &[IdEntry], id: u64) -> Option<usize> {
-    let len = table_len(table);
-    let at = home(id, len);
-    // No slot at all (empty storage): id 0 still goes to the first event.
-    let Some(e) = table.get(at) else { return (id == 0).then_some(0) };
-    if e.id == id {
-        return Some(e.event());
-    }
-    if e.id == 0 {
-        return None;
-    }
-    probe(table, id, at)
-}
-
-/// Put `entry` in `table`: at the slot of its id if it is there (its previous event
-/// returned), else at the first empty slot from its home; `IdsFull` when there is none.
-fn insert(table: &mut [IdEntry], entry: IdEntry) -> Result<Option<usize>, EventSetError> {
-    let capacity = table.len();
-    let len = table_len(table);
-    let mut at = home(entry.id, len);
-    for _ in 0..len {
-        let Some(slot) = table.get_mut(at) else { break };
-        if slot.id == entry.id {
-            return Ok(Some(core::mem::replace(&mut slot.event, entry.event) as usize));
-        }
-        if slot.id == 0 {
-            *slot = entry;
-            return Ok(None);
-        }
-        at += 1;
-        if at == len {
-            at = 0;
-        }
-    }
-    Err(EventSetError::IdsFull { capacity })
-}
 
 impl<E, I> EventSet<E, I>
 where
@@ -431,10 +189,9 @@ where
         let slot = slots.get_mut(n).ok_or(EventSetError::EventsFull { capacity })?;
         *slot = EventLayout::new(attr, endian);
         if n == 0 {
-            let layout = slot.layout;
-            self.sample_id_end = layout.id_pos().map_or(NO_ID, |p| 16 + 8 * p);
-            self.is_pos = layout.is_pos().unwrap_or(0);
-            self.sample_id_all = layout.context().sample_id_all;
+            self.sample_id_end = slot.id_pos().map_or(NO_ID, |p| 16 + 8 * p);
+            self.is_pos = slot.is_pos().unwrap_or(0);
+            self.sample_id_all = slot.context().sample_id_all;
             self.endian = endian;
         }
         self.n_events = n + 1;
@@ -451,7 +208,9 @@ where
         if id == 0 {
             return Err(EventSetError::ZeroId);
         }
-        let previous = insert(self.ids.as_mut(), IdEntry { id, event: event as u32 })?;
+        let capacity = self.ids.as_ref().len();
+        let previous = insert(self.ids.as_mut(), IdEntry { id, event: event as u32 })
+            .ok_or(EventSetError::IdsFull { capacity })?;
         if previous.is_none() {
             self.n_ids += 1;
         }
@@ -534,12 +293,6 @@ where
         lookup(self.ids.as_ref(), id)
     }
 
-    /// The used events and the id table, for a [`FixedEvents`](super::FixedEvents) that reads
-    /// them without the storage types.
-    pub(super) fn parts(&self) -> (&[EventLayout], &[IdEntry]) {
-        (self.events(), self.ids.as_ref())
-    }
-
     /// The event storage, to grow it (e.g. `Vec::resize` when
     /// [`add_event`](Self::add_event) reported it full). Shrinking it below what is used makes
     /// the events past its end unreachable; nothing panics.
@@ -559,71 +312,70 @@ where
         table.fill(IdEntry::EMPTY);
         for e in self.ids() {
             // Fits: the new table has a slot for every id.
-            insert(table, *e)?;
+            insert(table, *e).ok_or(EventSetError::IdsFull { capacity })?;
         }
         Ok(core::mem::replace(&mut self.ids, storage))
     }
 
     /// Whether every record of these events can be attributed reliably: `Err` names the first
-    /// event that breaks perf's rules (see [`Inconsistency`]).
-    pub fn consistency(&self) -> Result<(), Inconsistency> {
+    /// event that breaks perf's rules (`evlist__valid_sample_type`,
+    /// `evlist__valid_sample_id_all`): [`EventSetError::SampleIdAllDiffers`],
+    /// [`EventSetError::NoId`], [`EventSetError::IdPositionDiffers`]. perf refuses a file with
+    /// any of these; in pipe mode it warns and goes on with the first event's positions, as
+    /// [`attribute`](Self::attribute) does.
+    pub fn consistency(&self) -> Result<(), EventSetError> {
         let events = self.events();
         let Some(first) = events.first() else { return Ok(()) };
-        let pos = |e: &EventLayout| (e.layout.id_pos(), e.layout.is_pos());
+        let pos = |e: &EventLayout| (e.id_pos(), e.is_pos());
         for (event, e) in events.iter().enumerate().skip(1) {
             if e.context().sample_id_all != first.context().sample_id_all {
-                return Err(Inconsistency::SampleIdAllDiffers { event });
+                return Err(EventSetError::SampleIdAllDiffers { event });
             }
         }
         if events.len() > 1 {
-            let (Some(fi), Some(fs)) = pos(first) else { return Err(Inconsistency::NoId { event: 0 }) };
+            let (Some(fi), Some(fs)) = pos(first) else { return Err(EventSetError::NoId { event: 0 }) };
             for (event, e) in events.iter().enumerate().skip(1) {
                 match pos(e) {
                     (Some(i), Some(s)) if (i, s) == (fi, fs) => {}
                     (Some(i), Some(s)) => {
-                        return Err(Inconsistency::IdPositionDiffers { event, pos: (i, s), first: (fi, fs) })
+                        return Err(EventSetError::IdPositionDiffers { event, pos: (i, s), first: (fi, fs) })
                     }
-                    _ => return Err(Inconsistency::NoId { event }),
+                    _ => return Err(EventSetError::NoId { event }),
                 }
             }
         }
         Ok(())
     }
 
-    /// The index of the event that wrote `record`, by the rules of the module docs: the
-    /// record's bytes (the whole record, header included), or a record a
-    /// [`Walker`](super::Walker) handed out ([`RecordRef`](super::RecordRef)), whose header is
-    /// not read again and whose id is read in the byte order the walk read the header in (the
-    /// event's view then refuses a record of the other order than its own:
-    /// [`DecodeError::ByteOrderMismatch`](super::DecodeError::ByteOrderMismatch)).
+    /// The record `raw` with the event that wrote it, by the rules of the module docs: read
+    /// it through [`EventRecord`](super::EventRecord) (its id is read in the byte order the
+    /// record was read in; a view of the event then refuses a record of another order than its
+    /// own: [`DecodeError::ByteOrderMismatch`]). An id no event has is
+    /// [`DecodeError::UnknownId`] — never a guess.
     #[inline(always)]
-    pub fn attribute<'a, R: super::RecordRef<'a>>(&self, record: R) -> Result<usize, AttributeError> {
-        let bytes = record.record_bytes();
-        match record.parsed() {
-            Some((header, endian)) => self.attribute_typed(header.type_, bytes, endian),
-            None => {
-                let (Some(type_), true) = (self.endian.u32_at(bytes, 0), bytes.len() >= Header::SIZE) else {
-                    return Err(AttributeError::Truncated { len: bytes.len() });
-                };
-                self.attribute_typed(type_, bytes, self.endian)
-            }
-        }
+    pub fn attribute<'a>(&'a self, raw: &RawRecord<'a>) -> Attributed<'a> {
+        let event = self
+            .attribute_typed(raw.header.type_, raw.bytes, raw.endian)
+            .and_then(|index| self.events.as_ref().get(index).map(|e| (index, e)).ok_or(DecodeError::NoEvents));
+        Attributed::new(*raw, event)
     }
 
     // Always inlined: the caller's type test and the `Result` then fold into its own code (an
     // out-of-line call costs about three times the instructions; BENCHMARKS.md, "Decoding").
     #[inline(always)]
-    fn attribute_typed(&self, type_: u32, record: &[u8], endian: Endian) -> Result<usize, AttributeError> {
-        if self.n_events < 2 {
-            return if self.n_events == 0 { Err(AttributeError::NoEvents) } else { Ok(0) };
-        }
+    fn attribute_typed(&self, type_: u32, record: &[u8], endian: Endian) -> Result<usize, DecodeError> {
         let len = record.len();
         // Where the id ends: an end rather than a start, so that reading it is one check that
         // the record reaches it (the id's 8 bytes are then its last 8).
         let end = if type_ == types::SAMPLE {
+            if self.n_events < 2 {
+                return self.one_or_none();
+            }
             self.sample_id_end
         } else if type_ == 0 || type_ >= types::HEADER_ATTR {
-            return Err(AttributeError::NotAnEventRecord { type_ });
+            return Err(DecodeError::NotAnEventRecord { type_ });
+        } else if self.n_events < 2 {
+            return self.one_or_none();
         } else if !self.sample_id_all {
             return Ok(0);
         } else {
@@ -639,66 +391,63 @@ where
         };
         let id = endian.u64(*id);
         // Id 0 goes to the first event (`lookup` gives it without a test of its own).
-        self.lookup(id).ok_or(AttributeError::UnknownId { id })
+        self.lookup(id).ok_or(DecodeError::UnknownId { id })
+    }
+
+    /// The attribution in a set of fewer than two events: the one event takes every record.
+    #[inline(always)]
+    fn one_or_none(&self) -> Result<usize, DecodeError> {
+        if self.n_events == 0 {
+            Err(DecodeError::NoEvents)
+        } else {
+            Ok(0)
+        }
     }
 
     /// Why the id could not be read (the cold path of attribution).
     #[cold]
-    fn id_error(&self, type_: u32, len: usize) -> AttributeError {
+    fn id_error(&self, type_: u32, len: usize) -> DecodeError {
         let words = len.saturating_sub(Header::SIZE) / 8;
         let pos = if type_ == types::SAMPLE {
             if self.sample_id_end == NO_ID {
-                return AttributeError::NoIdPosition;
+                return DecodeError::NoIdPosition;
             }
             (self.sample_id_end - Header::SIZE) / 8 - 1
         } else {
             if self.is_pos == 0 {
-                return AttributeError::NoIdPosition;
+                return DecodeError::NoIdPosition;
             }
             self.is_pos
         };
-        AttributeError::IdOutsideRecord { type_, pos, words }
+        DecodeError::IdOutsideRecord { type_, pos, words }
     }
+}
 
-    /// The index of the event that wrote the SAMPLE `record` (bytes, or walked:
-    /// [`RecordRef`](super::RecordRef)) and the view of it through that event's layout, in
-    /// one step: [`attribute`](Self::attribute) then [`SampleLayout::sample`], with the
-    /// record's type tested once.
-    #[inline(always)]
-    pub fn sample<'a, R: super::RecordRef<'a>>(
-        &'a self,
-        record: R,
-    ) -> Result<(usize, SampleView<'a>), super::SampleError> {
-        let bytes = record.record_bytes();
-        let Some((type_, endian)) = record.type_and_endian(self.endian) else {
-            return Err(AttributeError::Truncated { len: bytes.len() }.into());
-        };
-        if type_ != types::SAMPLE {
-            return Err(super::layout::not_a_sample(type_).into());
-        }
-        let (index, event) = self.with_event(self.attribute_typed(types::SAMPLE, bytes, endian)?)?;
-        Ok((index, event.layout.sample_typed(bytes, endian)?))
-    }
-
-    /// [`attribute`](Self::attribute), with the event.
-    #[inline(always)]
-    pub fn attribute_event<'a, R: super::RecordRef<'a>>(
-        &self,
-        record: R,
-    ) -> Result<(usize, &EventLayout), AttributeError> {
-        self.with_event(self.attribute(record)?)
-    }
-
-    fn with_event(&self, index: usize) -> Result<(usize, &EventLayout), AttributeError> {
-        self.events.as_ref().get(index).map(|e| (index, e)).ok_or(AttributeError::NoEvents)
+impl EventSet<[EventLayout; 1], [IdEntry; 0]> {
+    /// A set of one event, `attr`'s, whose records are in `endian` order: it takes every
+    /// record, so it needs no ids (a tool reading one event's ring, a decoder given one attr).
+    pub fn single(attr: &Attr, endian: Endian) -> Self {
+        let mut set = EventSet::new([EventLayout::EMPTY; 1], []);
+        // One slot for one event: never full.
+        let _ = set.add_event(attr, endian);
+        set
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::WalkedRecord;
-    use crate::record::{attr_flags, sample_type as st};
+    use crate::record::{attr_flags, sample_type as st, EventRecord, Walker};
+
+    /// The event `set` attributes the record `bytes` (little-endian, walked) to.
+    fn event_of<E, I>(set: &EventSet<E, I>, bytes: &[u8]) -> Result<usize, DecodeError>
+    where
+        E: AsRef<[EventLayout]> + AsMut<[EventLayout]>,
+        I: AsRef<[IdEntry]> + AsMut<[IdEntry]>,
+    {
+        let raw = Walker::perf_data(bytes, Endian::Little).next().unwrap()?;
+        set.attribute(&raw).event()
+    }
 
     fn attr(sample_type: u64, sample_id_all: bool) -> Attr {
         let flags = if sample_id_all { attr_flags::SAMPLE_ID_ALL } else { 0 };
@@ -741,23 +490,25 @@ mod tests {
         assert_eq!(set.consistency(), Ok(()));
         // id_pos = 3 (IP, TID, TIME before ID); is_pos = 2 (CPU after ID in the trailer).
         let (s, n) = sample(&[0x400000, 7, 1000, 23, 0, 1]);
-        assert_eq!(set.attribute(&s[..n]), Ok(b));
+        assert_eq!(event_of(&set, &s[..n]), Ok(b));
         let (s, n) = sample(&[0x400000, 7, 1000, 99, 0, 1]);
-        assert_eq!(set.attribute(&s[..n]), Err(AttributeError::UnknownId { id: 99 }));
+        assert_eq!(event_of(&set, &s[..n]), Err(DecodeError::UnknownId { id: 99 }));
         // Trailer: TID, TIME, ID, CPU.
         let (c, n) = comm(&[7, 1000, 12, 3]);
-        assert_eq!(set.attribute(&c[..n]), Ok(a));
-        assert_eq!(set.event(a).unwrap().record(&c[..n]).cpu(), Some(3));
+        assert_eq!(event_of(&set, &c[..n]), Ok(a));
+        assert_eq!(
+            set.attribute(&Walker::new(&c[..n], Endian::Little).next().unwrap().unwrap()).view().unwrap().cpu(),
+            Some(3)
+        );
         // Id 0 (synthesized) goes to the first event.
         let (c, n) = comm(&[7, 1000, 0, 3]);
-        assert_eq!(set.attribute(&c[..n]), Ok(a));
+        assert_eq!(event_of(&set, &c[..n]), Ok(a));
         // A SAMPLE too short for its id is an error, not a guess.
         let (s, n) = sample(&[0x400000, 7]);
-        assert_eq!(set.attribute(&s[..n]), Err(AttributeError::IdOutsideRecord { type_: 9, pos: 3, words: 2 }));
+        assert_eq!(event_of(&set, &s[..n]), Err(DecodeError::IdOutsideRecord { type_: 9, pos: 3, words: 2 }));
         // perf-only records carry no id.
         let round = [68, 0, 0, 0, 0, 0, 8, 0];
-        assert_eq!(set.attribute(&round), Err(AttributeError::NotAnEventRecord { type_: 68 }));
-        assert_eq!(set.attribute(&round[..4]), Err(AttributeError::Truncated { len: 4 }));
+        assert_eq!(event_of(&set, &round), Err(DecodeError::NotAnEventRecord { type_: 68 }));
     }
 
     /// `id_slot` finds each id where the table holds it — at home, after a collision, after
@@ -782,7 +533,7 @@ mod tests {
         assert_eq!(set.id_slot(other), Some((1, b)), "at home, after the wrapped one");
         for id in [last[0], last[1], other] {
             let (slot, event) = set.id_slot(id).unwrap();
-            assert_eq!(set.parts().1[slot].id(), id, "the slot holds the id");
+            assert_eq!(set.ids.as_ref()[slot].id(), id, "the slot holds the id");
             assert_eq!(set.event_of_id(id), Some(event));
         }
         assert_eq!(set.id_slot(0), None, "id 0 is never registered");
@@ -800,120 +551,81 @@ mod tests {
         assert_eq!(empty.id_slot(5), None);
     }
 
-    /// `read_counters` checks a record as `sample` does — its type, its byte order, the fixed
-    /// fields' length — then reads the READ block at the layout's offset; an event without READ
-    /// has no counters.
+    /// A READ sample's counters, through its view: the block read at the layout's offset, a
+    /// group's entries in order; an event without READ has none.
     #[test]
-    fn read_counters_check_the_record_then_read_the_block() {
+    fn a_samples_read_counters_come_through_its_view() {
         use crate::record::read_format as rf;
         let read = Attr { read_format: rf::GROUP | rf::ID, ..attr(st::TID | st::READ | st::PERIOD, false) };
-        let layout = EventLayout::new(&read, Endian::Little);
+        let set = EventSet::single(&read, Endian::Little);
         // TID, PERIOD, then READ {nr 2, {1000, id 7}, {250, id 8}}.
         let (s, n) = sample(&[0x0000_0005_0000_0005, 99, 2, 1000, 7, 250, 8]);
-        let got = |c: ReadCounters<'_>| {
-            let mut v = [(0u64, None); 3];
-            let mut k = 0;
-            for e in c {
-                v[k] = (e.value, e.id);
-                k += 1;
-            }
-            (k, v)
+        let raw = Walker::new(&s[..n], Endian::Little).next().unwrap().unwrap();
+        let rec = set.attribute(&raw);
+        let counters = rec.sample().unwrap().read().unwrap().unwrap().counters();
+        assert_eq!(counters.len(), 2);
+        let got: [(u64, Option<u64>); 2] = {
+            let mut c = counters;
+            [c.next().map(|e| (e.value, e.id)).unwrap(), c.next().map(|e| (e.value, e.id)).unwrap()]
         };
-        let want = (2, [(1000, Some(7)), (250, Some(8)), (0, None)]);
-        assert_eq!(got(layout.read_counters(&s[..n]).unwrap()), want, "raw record bytes");
-        let walked = |bytes, endian| WalkedRecord {
-            header: Header::parse(bytes, Endian::Little).unwrap(),
-            bytes,
-            offset: 0,
-            endian,
-            trailing: &[],
-        };
-        assert_eq!(got(layout.read_counters(&walked(&s[..n], Endian::Little)).unwrap()), want, "a walked record");
-        assert!(matches!(
-            layout.read_counters(&walked(&s[..n], Endian::Big)),
-            Err(DecodeError::ByteOrderMismatch { layout: Endian::Little, record: Endian::Big })
-        ));
-        // Not a SAMPLE: raw bytes and walked alike.
+        assert_eq!(got, [(1000, Some(7)), (250, Some(8))]);
+        // Shorter than the fixed fields (TID, PERIOD): the view is refused.
+        let short = set.attribute(&RawRecord { bytes: &s[..16], ..raw });
+        assert!(matches!(short.sample(), Err(DecodeError::Truncated { need: 24, have: 16, .. })));
+        // Not a SAMPLE.
         let (c, m) = comm(&[]);
-        assert!(matches!(
-            layout.read_counters(&c[..m]),
-            Err(DecodeError::InvalidValue { field: "header.type (not a SAMPLE)", value: 3, .. })
-        ));
-        assert!(matches!(
-            layout.read_counters(&walked(&c[..m], Endian::Little)),
-            Err(DecodeError::InvalidValue { field: "header.type (not a SAMPLE)", value: 3, .. })
-        ));
-        // Shorter than the fixed fields (TID, PERIOD): an error, raw or walked.
-        let mut short = s;
-        short[6] = 16;
-        let fixed = |e| matches!(e, Err(DecodeError::Truncated { need: 24, have: 16, .. }));
-        assert!(fixed(layout.read_counters(&short[..16])));
-        assert!(fixed(layout.read_counters(&walked(&short[..16], Endian::Little))));
-        // Raw bytes no longer than a record can be (u16::MAX, the header's size field), as
-        // `sample` takes them: the longest is read, one byte more refused.
-        let plain = EventLayout::new(&attr(st::TID, false), Endian::Little);
-        let mut longest = [0u8; u16::MAX as usize + 1];
-        longest[..8].copy_from_slice(&[9, 0, 0, 0, 0, 0, 0xff, 0xff]);
-        assert_eq!(plain.read_counters(&longest[..u16::MAX as usize]).unwrap().len(), 0);
-        assert!(matches!(
-            plain.read_counters(&longest[..]),
-            Err(DecodeError::SizeMismatch { header_size: 65535, len: 65536 })
-        ));
-        // An event without READ: no counters, whatever the record holds.
-        let plain = EventLayout::new(&attr(st::TID | st::PERIOD, false), Endian::Little);
+        let comm = set.attribute(&Walker::new(&c[..m], Endian::Little).next().unwrap().unwrap());
+        assert_eq!(comm.sample().map(|_| ()), Err(DecodeError::NotASample { type_: 3 }));
+        // An event without READ: no READ field.
+        let plain = EventSet::single(&attr(st::TID | st::PERIOD, false), Endian::Little);
         let (p, m) = sample(&[5, 1]);
-        assert_eq!(plain.read_counters(&p[..m]).unwrap().len(), 0);
-        // Without GROUP: one counter, its id after the value.
-        let single = EventLayout::new(&Attr { read_format: rf::ID, ..attr(st::READ, false) }, Endian::Little);
-        let (p, m) = sample(&[42, 9]);
-        assert_eq!(got(single.read_counters(&p[..m]).unwrap()), (1, [(42, Some(9)), (0, None), (0, None)]));
+        let rec = plain.attribute(&Walker::new(&p[..m], Endian::Little).next().unwrap().unwrap());
+        assert_eq!(rec.sample().unwrap().read(), Ok(None));
     }
 
-    /// `sample` attributes and views in one step, with `attribute`'s event and
-    /// the event's own view; each way it can fail is a typed error of the step that failed.
+    /// Attribution then the event's view: `attribute`'s event and the event's own view; each
+    /// way it can fail is a typed error of the step that failed.
     #[test]
-    fn sample_is_attribution_then_the_events_view_in_one_step() {
-        use super::super::{DecodeError, SampleError, Walker};
+    fn a_sample_is_attributed_then_viewed_through_its_event() {
         let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 4]);
         let a = set.add_event(&attr(T, true), Endian::Little).unwrap();
         let b = set.add_event(&attr(T, true), Endian::Little).unwrap();
         set.add_id(a, 11).unwrap();
         set.add_id(b, 22).unwrap();
-        fn walk(bytes: &[u8], endian: Endian) -> WalkedRecord<'_> {
+        fn walk(bytes: &[u8], endian: Endian) -> RawRecord<'_> {
             Walker::perf_data(bytes, endian).next().unwrap().unwrap()
         }
-        for (id, want) in [(22, Ok(b)), (11, Ok(a)), (0, Ok(a)), (99, Err(AttributeError::UnknownId { id: 99 }))] {
+        for (id, want) in [(22, Ok(b)), (11, Ok(a)), (0, Ok(a)), (99, Err(DecodeError::UnknownId { id: 99 }))] {
             let (s, n) = sample(&[0x400000, 7, 1000, id, 3, 1]);
-            let r = walk(&s[..n], Endian::Little);
-            assert_eq!(set.attribute(&r), want);
-            match set.sample(&r) {
-                Ok((index, v)) => {
-                    assert_eq!(Ok(index), want);
-                    assert_eq!((v.ip(), v.id(), v.period()), (Some(0x400000), Some(id), Some(1)));
-                }
-                Err(e) => assert_eq!(Err(e), want.map_err(SampleError::Attribute)),
+            let rec = set.attribute(&walk(&s[..n], Endian::Little));
+            assert_eq!(rec.event(), want);
+            match rec.sample() {
+                Ok(v) => assert_eq!((v.ip(), v.id(), v.period()), (Some(0x400000), Some(id), Some(1))),
+                Err(e) => assert_eq!(Err(e), want),
             }
         }
         // Too short for the id (at word 3): attribution fails; long enough for the id but not
         // for CPU and PERIOD after it: the view does.
         let (s, n) = sample(&[0x400000, 7]);
-        let e = set.sample(&walk(&s[..n], Endian::Little)).map(|_| ()).unwrap_err();
-        assert_eq!(e, SampleError::Attribute(AttributeError::IdOutsideRecord { type_: 9, pos: 3, words: 2 }));
+        let e = set.attribute(&walk(&s[..n], Endian::Little)).sample().map(|_| ()).unwrap_err();
+        assert_eq!(e, DecodeError::IdOutsideRecord { type_: 9, pos: 3, words: 2 });
         let (s, n) = sample(&[0x400000, 7, 1000, 22]);
-        let e = set.sample(&walk(&s[..n], Endian::Little)).map(|_| ()).unwrap_err();
-        assert!(matches!(e, SampleError::Decode(DecodeError::Truncated { need: 56, have: 40, .. })), "{e:?}");
+        let e = set.attribute(&walk(&s[..n], Endian::Little)).sample().map(|_| ()).unwrap_err();
+        assert!(matches!(e, DecodeError::Truncated { need: 56, have: 40, .. }), "{e:?}");
         // Another record type; a record walked in the other byte order (id 0 reads the same
         // both ways, so it reaches the event's view, which names the two orders).
         let (c, n) = comm(&[7, 1000, 22, 3]);
-        let e = set.sample(&walk(&c[..n], Endian::Little)).map(|_| ()).unwrap_err();
-        assert!(matches!(e, SampleError::Decode(DecodeError::InvalidValue { value: 3, .. })), "{e:?}");
+        let e = set.attribute(&walk(&c[..n], Endian::Little)).sample().map(|_| ()).unwrap_err();
+        assert_eq!(e, DecodeError::NotASample { type_: 3 });
         let (s, n) = sample(&[0x400000, 7, 1000, 0, 3, 1]);
-        let crossed = WalkedRecord { endian: Endian::Big, ..walk(&s[..n], Endian::Little) };
-        let e = set.sample(&crossed).map(|_| ()).unwrap_err();
-        assert_eq!(
-            e,
-            SampleError::Decode(DecodeError::ByteOrderMismatch { layout: Endian::Little, record: Endian::Big })
-        );
+        let crossed = RawRecord { endian: Endian::Big, ..walk(&s[..n], Endian::Little) };
+        let e = set.attribute(&crossed).sample().map(|_| ()).unwrap_err();
+        assert_eq!(e, DecodeError::ByteOrderMismatch { layout: Endian::Little, record: Endian::Big });
+        // perf-only records carry no id: no event, and their complete decode is raw.
+        let round = [68, 0, 0, 0, 0, 0, 8, 0];
+        let rec = set.attribute(&walk(&round, Endian::Little));
+        assert_eq!(rec.event(), Err(DecodeError::NotAnEventRecord { type_: 68 }));
+        assert!(matches!(rec.decode(), Ok(crate::record::Record::Unknown { header: Header { type_: 68, .. }, .. })));
     }
 
     #[test]
@@ -966,7 +678,7 @@ mod tests {
             assert_eq!(set.event_of_id(0), None);
             // Id 0 (synthesized records) goes to the first event, also when no slot is empty.
             let (zero, n) = sample(&[0]);
-            assert_eq!(set.attribute(&zero[..n]), Ok(0));
+            assert_eq!(event_of(&set, &zero[..n]), Ok(0));
             if ids as usize == slots {
                 assert_eq!(set.add_id(0, 2), Err(EventSetError::IdsFull { capacity: slots }));
                 assert_eq!(set.add_id(1, id(0)), Ok(Some(0)), "a registered id still moves when full");
@@ -986,9 +698,9 @@ mod tests {
         set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
         set.add_event(&attr(st::IDENTIFIER, true), Endian::Little).unwrap();
         let (zero, n) = sample(&[0]);
-        assert_eq!(set.attribute(&zero[..n]), Ok(0));
+        assert_eq!(event_of(&set, &zero[..n]), Ok(0));
         let (five, n) = sample(&[5]);
-        assert_eq!(set.attribute(&five[..n]), Err(AttributeError::UnknownId { id: 5 }));
+        assert_eq!(event_of(&set, &five[..n]), Err(DecodeError::UnknownId { id: 5 }));
         // Three ids whose home is the last slot of a 4-slot table: the 2nd and 3rd wrap to 0, 1.
         let last: std::vec::Vec<u64> = (1..).filter(|&id| home(id, 4) == 3).take(3).collect();
         let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 4]);
@@ -1009,20 +721,20 @@ mod tests {
         let mut set = EventSet::new([EventLayout::EMPTY; 3], [IdEntry::EMPTY; 1]);
         set.add_event(&attr(T, true), Endian::Little).unwrap();
         set.add_event(&attr(T, false), Endian::Little).unwrap();
-        assert_eq!(set.consistency(), Err(Inconsistency::SampleIdAllDiffers { event: 1 }));
+        assert_eq!(set.consistency(), Err(EventSetError::SampleIdAllDiffers { event: 1 }));
 
         let mut set = EventSet::new([EventLayout::EMPTY; 3], [IdEntry::EMPTY; 1]);
         set.add_event(&attr(T, true), Endian::Little).unwrap();
         set.add_event(&attr(T | st::ADDR, true), Endian::Little).unwrap();
-        assert_eq!(set.consistency(), Err(Inconsistency::IdPositionDiffers { event: 1, pos: (4, 2), first: (3, 2) }));
+        assert_eq!(set.consistency(), Err(EventSetError::IdPositionDiffers { event: 1, pos: (4, 2), first: (3, 2) }));
 
         let mut set = EventSet::new([EventLayout::EMPTY; 3], [IdEntry::EMPTY; 1]);
         set.add_event(&attr(st::IP, true), Endian::Little).unwrap();
         assert_eq!(set.consistency(), Ok(()), "one event needs no id");
         set.add_event(&attr(st::IP, true), Endian::Little).unwrap();
-        assert_eq!(set.consistency(), Err(Inconsistency::NoId { event: 0 }));
+        assert_eq!(set.consistency(), Err(EventSetError::NoId { event: 0 }));
         let (s, n) = sample(&[1]);
-        assert_eq!(set.attribute(&s[..n]), Err(AttributeError::NoIdPosition));
+        assert_eq!(event_of(&set, &s[..n]), Err(DecodeError::NoIdPosition));
 
         // IDENTIFIER everywhere: consistent whatever else differs.
         let mut set = EventSet::new([EventLayout::EMPTY; 3], [IdEntry::EMPTY; 1]);
@@ -1037,15 +749,15 @@ mod tests {
         let a = set.add_event(&attr(st::IDENTIFIER, false), Endian::Little).unwrap();
         let b = set.add_event(&attr(st::IDENTIFIER, false), Endian::Little).unwrap();
         set.add_id(b, 9).unwrap();
-        let (c, n) = comm(&[]);
-        assert_eq!(set.attribute(&c[..n]), Ok(a));
+        let (c, m) = comm(&[]);
+        assert_eq!(event_of(&set, &c[..m]), Ok(a));
         let (s, n) = sample(&[9]);
-        assert_eq!(set.attribute(&s[..n]), Ok(b));
+        assert_eq!(event_of(&set, &s[..n]), Ok(b));
 
         let mut one = EventSet::new([EventLayout::EMPTY; 1], [IdEntry::EMPTY; 0]);
-        assert_eq!(one.attribute(&s[..n]), Err(AttributeError::NoEvents));
+        assert_eq!(event_of(&one, &s[..n]), Err(DecodeError::NoEvents));
         one.add_event(&attr(st::IP, false), Endian::Little).unwrap();
-        assert_eq!(one.attribute(&s[..n]), Ok(0));
-        assert_eq!(one.attribute(&c[..n]), Ok(0));
+        assert_eq!(event_of(&one, &s[..n]), Ok(0));
+        assert_eq!(event_of(&one, &c[..m]), Ok(0));
     }
 }

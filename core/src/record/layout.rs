@@ -1,5 +1,7 @@
-//! The layout of one event's records, computed once from its attr: [`SampleLayout`]. The views
-//! that read fields through it ([`SampleView`], [`RecordView`]) are in `view.rs`.
+//! The layout of one event's records, computed once from its attr: [`EventLayout`] (the attr
+//! and the offsets of every field, `SampleLayout`). The views that read fields through it
+//! ([`SampleView`](super::SampleView), [`RecordView`](super::RecordView)) are in `view.rs`,
+//! which reads this file's offsets; this file knows nothing of the views.
 //!
 //! perf precomputes, per event, where the id sits (`id_pos`, `is_pos`) and how large the fixed
 //! part of a sample is (`tools/perf/util/evsel.c`). This is the same idea carried to every
@@ -17,11 +19,65 @@
 //! others:  header | body ... | TID TIME ID STREAM_ID CPU IDENTIFIER   (sample_id, fixed offsets from the end)
 //! ```
 
-use super::header::{types, Header};
+use super::header::Header;
 use super::read_format as rf;
 use super::sample_type as st;
-use super::view::{Kind, RecordView, SampleView};
-use super::{DecodeContext, DecodeError, Endian, ReadCounters};
+use super::{Attr, DecodeContext, DecodeError, Endian};
+
+/// One event: its attr and the layout of its records, derived from the attr once. An
+/// [`EventSet`](super::EventSet) holds one per event; a record's
+/// [`attribution`](super::EventRecord::attribution) names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventLayout {
+    attr: Attr,
+    pub(super) layout: SampleLayout,
+}
+
+impl EventLayout {
+    /// An unused slot, for filling storage arrays (`[EventLayout::EMPTY; N]`).
+    pub const EMPTY: EventLayout = EventLayout::new(&Attr::ZERO, Endian::NATIVE);
+
+    /// The event of `attr`, whose records are in `endian` order.
+    pub const fn new(attr: &Attr, endian: Endian) -> EventLayout {
+        EventLayout { attr: *attr, layout: SampleLayout::new(&DecodeContext::from_attr(attr, endian)) }
+    }
+    /// The attr.
+    pub const fn attr(&self) -> &Attr {
+        &self.attr
+    }
+    /// The decode context of its records (the attr's fields that decide their layout, and
+    /// their byte order).
+    pub const fn context(&self) -> &DecodeContext {
+        self.layout.context()
+    }
+    /// Bytes of its smallest SAMPLE, header included: up to the first field whose offset
+    /// depends on the record's content.
+    pub const fn fixed_size(&self) -> usize {
+        self.layout.fixed_size()
+    }
+    /// Size of the `sample_id` trailer of its non-SAMPLE records (0 without `sample_id_all`).
+    pub const fn trailer_size(&self) -> usize {
+        self.layout.trailer_size()
+    }
+    /// perf's `id_pos`: the index, in u64 words after the header, of the event id in its
+    /// SAMPLEs (IDENTIFIER, else ID), or `None` if it writes neither
+    /// (`tools/perf/util/evsel.c:__perf_evsel__calc_id_pos`).
+    pub const fn id_pos(&self) -> Option<usize> {
+        self.layout.id_pos()
+    }
+    /// perf's `is_pos`: the index, counted back in u64 words from the end of its non-SAMPLE
+    /// records, of the event id in their trailer (1 for IDENTIFIER), or `None` if it writes
+    /// neither IDENTIFIER nor ID (`__perf_evsel__calc_is_pos`).
+    pub const fn is_pos(&self) -> Option<usize> {
+        self.layout.is_pos()
+    }
+}
+
+impl Default for EventLayout {
+    fn default() -> Self {
+        EventLayout::EMPTY
+    }
+}
 
 /// The SAMPLE fields after RAW, in output order (`perf_output_sample`): each a bit (or, for
 /// the weight, both of its bits) of `sample_type`.
@@ -43,11 +99,10 @@ pub(super) const TAIL: [u64; 12] = [
 /// Offset that no record reaches (records are at most 65535 bytes): a field that is absent.
 pub(super) const ABSENT: u16 = u16::MAX;
 
-/// Where each field of one event's records sits. Build it once per event with
-/// [`SampleLayout::new`] (it is `const`), then read records through [`SampleLayout::sample`]
-/// and [`SampleLayout::record`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct SampleLayout {
+/// Where each field of one event's records sits, computed once per event by
+/// [`SampleLayout::new`] (it is `const`); the views read records through it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SampleLayout {
     pub(super) ctx: DecodeContext,
     // SAMPLE: byte offsets from the start of the record (header included), ABSENT when the
     // field is not in `sample_type`.
@@ -121,6 +176,72 @@ const fn at(on: bool, off: usize) -> u16 {
     }
 }
 
+/// The offsets of the fields after RAW ([`TAIL`] order) that sit at fixed offsets from the
+/// record's start, `off` being where they start when nothing variable precedes them: those
+/// before the first variable-size field (ABSENT for the others and for absent fields); and the
+/// smallest SAMPLE the event writes (the fixed prefix and those fields).
+const fn tail_offsets(ctx: &DecodeContext, mut off: usize) -> ([u16; TAIL.len()], usize) {
+    let t = ctx.sample_type;
+    let mut tail = [ABSENT; TAIL.len()];
+    let mut fixed = t & (st::CALLCHAIN | st::RAW) == 0 && !(t & st::READ != 0 && ctx.read_format & rf::GROUP != 0);
+    let mut i = 0;
+    while i < TAIL.len() {
+        let field = TAIL[i];
+        if t & field != 0 {
+            if fixed && is_word(field) {
+                tail[i] = off as u16;
+                off += 8;
+            } else {
+                fixed = false;
+            }
+        }
+        i += 1;
+    }
+    (tail, off)
+}
+
+/// Each field after RAW ([`TAIL`] order) from where those fields start, up to the first
+/// variable-size one (ABSENT after it and for absent fields); and whether the event writes any
+/// of them.
+const fn tail_relative(t: u64) -> ([u16; TAIL.len()], bool) {
+    let mut tail_rel = [ABSENT; TAIL.len()];
+    let (mut rel, mut i, mut any_tail) = (0usize, 0, false);
+    while i < TAIL.len() {
+        let field = TAIL[i];
+        if t & field != 0 {
+            any_tail = true;
+            if rel != usize::MAX {
+                tail_rel[i] = rel as u16;
+            }
+            rel = if rel != usize::MAX && is_word(field) { rel + 8 } else { usize::MAX };
+        }
+        i += 1;
+    }
+    (tail_rel, any_tail)
+}
+
+/// The `sample_id` trailer of non-SAMPLE records, in its own order
+/// (`__perf_event__output_id_sample`), measured from the record's end: its size (0 without
+/// `sample_id_all`) and the distances of TID, TIME, ID, STREAM_ID, CPU and IDENTIFIER (ABSENT
+/// when not written). IDENTIFIER is last, so its distance is 8 whenever it is present.
+const fn trailer_offsets(ctx: &DecodeContext) -> (usize, [u16; 6]) {
+    let t = ctx.sample_type;
+    let trailer = if ctx.sample_id_all { super::SampleId::size(t) } else { 0 };
+    let mut back = trailer;
+    let bits = [st::TID, st::TIME, st::ID, st::STREAM_ID, st::CPU, st::IDENTIFIER];
+    let mut out = [ABSENT; 6];
+    let mut i = 0;
+    while i < bits.len() {
+        let present = ctx.sample_id_all && t & bits[i] != 0;
+        out[i] = at(present, back);
+        if present {
+            back -= 8;
+        }
+        i += 1;
+    }
+    (trailer, out)
+}
+
 impl SampleLayout {
     /// The layout of records written for `ctx` (`sample_type`, `read_format`,
     /// `sample_id_all`, byte order).
@@ -152,63 +273,14 @@ impl SampleLayout {
             off += rf::read_size(ctx.read_format, 1);
         }
         let fixed_end = off as u16;
-        // The tail fields at fixed offsets: those before the first variable-size field.
-        let mut tail = [ABSENT; TAIL.len()];
-        let mut fixed = t & (st::CALLCHAIN | st::RAW) == 0 && !(t & st::READ != 0 && ctx.read_format & rf::GROUP != 0);
-        let mut i = 0;
-        while i < TAIL.len() {
-            let field = TAIL[i];
-            if t & field != 0 {
-                if fixed && is_word(field) {
-                    tail[i] = off as u16;
-                    off += 8;
-                } else {
-                    fixed = false;
-                }
-            }
-            i += 1;
-        }
-        let min_size = off as u16;
-        // Each field after RAW from where they start, up to the first variable-size one.
-        let mut tail_rel = [ABSENT; TAIL.len()];
-        let (mut rel, mut i, mut any_tail) = (0usize, 0, false);
-        while i < TAIL.len() {
-            let field = TAIL[i];
-            if t & field != 0 {
-                any_tail = true;
-                if rel != usize::MAX {
-                    tail_rel[i] = rel as u16;
-                }
-                rel = if rel != usize::MAX && is_word(field) { rel + 8 } else { usize::MAX };
-            }
-            i += 1;
-        }
+        let (tail, min_size) = tail_offsets(ctx, off);
+        let (tail_rel, any_tail) = tail_relative(t);
         let variable_before_tail =
             t & (st::CALLCHAIN | st::RAW) != 0 || (t & st::READ != 0 && ctx.read_format & rf::GROUP != 0);
         let ambiguous_branch_stack =
             t & st::BRANCH_STACK != 0 && ctx.branch_sample_type & super::branch_sample_type::HW_INDEX != 0;
         let walk_tail = (any_tail && variable_before_tail) || ambiguous_branch_stack;
-        // The trailer, in its own order (`__perf_event__output_id_sample`), measured from the
-        // end: IDENTIFIER is last, so its distance is 8 whenever it is present.
-        let trailer = if ctx.sample_id_all { super::SampleId::size(t) } else { 0 };
-        let mut back = trailer;
-        macro_rules! tfield {
-            ($bit:expr) => {{
-                let present = ctx.sample_id_all && t & $bit != 0;
-                let here = at(present, back);
-                if present {
-                    back -= 8;
-                }
-                here
-            }};
-        }
-        let t_tid = tfield!(st::TID);
-        let t_time = tfield!(st::TIME);
-        let t_id = tfield!(st::ID);
-        let t_stream_id = tfield!(st::STREAM_ID);
-        let t_cpu = tfield!(st::CPU);
-        // IDENTIFIER is last: 8 bytes from the end whenever present.
-        let t_identifier = at(ctx.sample_id_all && t & st::IDENTIFIER != 0, back);
+        let (trailer, [t_tid, t_time, t_id, t_stream_id, t_cpu, t_identifier]) = trailer_offsets(ctx);
         SampleLayout {
             ctx: *ctx,
             identifier,
@@ -226,7 +298,7 @@ impl SampleLayout {
             tail_rel,
             walk_tail,
             ambiguous_branch_stack,
-            min_size,
+            min_size: min_size as u16,
             t_tid,
             t_time,
             t_id,
@@ -310,135 +382,11 @@ impl SampleLayout {
         }
         Some(1 + ((t & st::CPU != 0) as usize) + ((t & st::STREAM_ID != 0) as usize))
     }
-
-    /// A view of a SAMPLE record — its bytes (header included, `header.size` bytes) or a
-    /// record a [`Walker`](super::Walker) handed out ([`RecordRef`](super::RecordRef)): checks
-    /// the type, the byte order (a walked record read in the other order than this layout's
-    /// is [`DecodeError::ByteOrderMismatch`]), that the fixed fields fit and that the record is
-    /// no longer than a record can be, once; the accessors then read single fields. A walk in
-    /// a constant byte order (a ring's records are native) makes every field read one load.
-    #[inline]
-    pub fn sample<'a, R: super::RecordRef<'a>>(&'a self, record: R) -> Result<SampleView<'a>, DecodeError> {
-        let (bytes, endian) = self.sample_record(record)?;
-        self.view(bytes, endian)
-    }
-
-    /// A SAMPLE record's bytes and byte order, as [`sample`](Self::sample) and
-    /// [`read_counters`](Self::read_counters) take them: its type checked (read again from raw
-    /// bytes, not from a walked record), its byte order this layout's, and no longer than a
-    /// record can be. (The fixed fields' length is the caller's.)
-    #[inline(always)]
-    fn sample_record<'a, R: super::RecordRef<'a>>(&self, record: R) -> Result<(&'a [u8], Endian), DecodeError> {
-        let bytes = record.record_bytes();
-        let endian = match record.parsed() {
-            Some((header, endian)) => {
-                // A walked record is `header.size` bytes, so it is no longer than a u16 allows.
-                if header.type_ != types::SAMPLE {
-                    return Err(not_a_sample(header.type_));
-                }
-                if endian != self.ctx.endian {
-                    return Err(DecodeError::ByteOrderMismatch { layout: self.ctx.endian, record: endian });
-                }
-                endian
-            }
-            None => {
-                check_sample(bytes, self.ctx.endian)?;
-                if bytes.len() > u16::MAX as usize {
-                    return Err(DecodeError::SizeMismatch { header_size: u16::MAX as usize, len: bytes.len() });
-                }
-                self.ctx.endian
-            }
-        };
-        Ok((bytes, endian))
-    }
-
-    /// A SAMPLE's `PERF_SAMPLE_READ` counters, each its value, id and lost count
-    /// ([`ReadCounters`]) — what perf delivers from such a sample, one counter at a time
-    /// (`deliver_sample_value`) — read at the READ field's offset: the record checked as
-    /// [`sample`](Self::sample) checks it, the fields after READ not walked (a view finds
-    /// where its tail fields start when it is made; this does not). Empty for an event
-    /// without READ. A READ block that runs past the record is [`DecodeError::CountTooLarge`]
-    /// (GROUP's `nr`) or [`DecodeError::Truncated`].
-    ///
-    /// ```
-    /// use perfring::record::{read_format as rf, sample_type as st, Attr, Endian, EventLayout};
-    /// let attr = Attr { sample_type: st::READ, read_format: rf::GROUP | rf::ID, ..Attr::default() };
-    /// let layout = EventLayout::new(&attr, Endian::Little);
-    /// // A SAMPLE: header, then READ: nr = 2, {value, id} twice.
-    /// let mut rec = vec![9u8, 0, 0, 0, 0, 0, 48, 0];
-    /// for w in [2u64, 1000, 7, 250, 8] {
-    ///     rec.extend_from_slice(&w.to_le_bytes());
-    /// }
-    /// let counters: Vec<_> = layout.read_counters(&rec[..]).unwrap().map(|c| (c.id, c.value)).collect();
-    /// assert_eq!(counters, [(Some(7), 1000), (Some(8), 250)]);
-    /// // An `nr` the record does not hold is an error, not a read past its end.
-    /// rec[8] = 3;
-    /// assert!(layout.read_counters(&rec[..]).is_err());
-    /// ```
-    #[inline]
-    pub fn read_counters<'a, R: super::RecordRef<'a>>(&self, record: R) -> Result<ReadCounters<'a>, DecodeError> {
-        let (bytes, endian) = self.sample_record(record)?;
-        if bytes.len() < self.min_size as usize {
-            return Err(self.too_short(bytes.len()));
-        }
-        if self.ctx.sample_type & st::READ == 0 {
-            return Ok(ReadCounters::EMPTY);
-        }
-        ReadCounters::new(bytes, self.read as usize, self.ctx.read_format, endian)
-    }
-
-    /// The view of a SAMPLE `bytes` (in `endian`, this layout's order, no longer than a record
-    /// can be): its length checked against the fixed fields.
-    #[inline(always)]
-    fn view<'a>(&'a self, bytes: &'a [u8], endian: Endian) -> Result<SampleView<'a>, DecodeError> {
-        if bytes.len() < self.min_size as usize {
-            return Err(self.too_short(bytes.len()));
-        }
-        Ok(SampleView::new(bytes, self, endian))
-    }
-
-    /// [`sample`](Self::sample) for a record whose type is known to be SAMPLE and that is no
-    /// longer than a record can be: the byte order and the fixed fields' length checked.
-    #[inline(always)]
-    pub(super) fn sample_typed<'a>(&'a self, bytes: &'a [u8], endian: Endian) -> Result<SampleView<'a>, DecodeError> {
-        if endian != self.ctx.endian {
-            return Err(DecodeError::ByteOrderMismatch { layout: self.ctx.endian, record: endian });
-        }
-        self.view(bytes, endian)
-    }
-
-    // (Its own body rather than a call of the free `too_short`: as a one-call wrapper the
-    // compiler treated it otherwise, and every capture of the decode bench took more
-    // instructions per record.)
-    #[cold]
-    fn too_short(&self, len: usize) -> DecodeError {
-        DecodeError::Truncated { field: FIXED_FIELDS, offset: 0, need: self.min_size as usize, have: len }
-    }
-
-    /// A view of any record of this event (`bytes` = the whole record): the event-identifying
-    /// values of a SAMPLE or of a trailer through one set of accessors.
-    #[inline]
-    pub fn record<'a>(&'a self, bytes: &'a [u8]) -> RecordView<'a> {
-        let type_ = self.ctx.endian.u32_at(bytes, 0).unwrap_or(0);
-        let kind = if bytes.len() > u16::MAX as usize {
-            Kind::None
-        } else if type_ == types::SAMPLE && bytes.len() >= self.min_size as usize {
-            Kind::Sample
-        } else if (1..types::HEADER_ATTR).contains(&type_)
-            && type_ != types::SAMPLE
-            && bytes.len() >= Header::SIZE + self.trailer as usize
-        {
-            Kind::Trailer
-        } else {
-            Kind::None
-        };
-        RecordView { bytes, layout: self, kind }
-    }
 }
 
 #[cold]
 pub(super) fn not_a_sample(type_: u32) -> DecodeError {
-    DecodeError::InvalidValue { field: "header.type (not a SAMPLE)", value: type_ as u64, offset: 0 }
+    DecodeError::NotASample { type_ }
 }
 
 /// The field a SAMPLE too short for its fixed fields is reported against.
@@ -448,32 +396,4 @@ const FIXED_FIELDS: &str = "sample (fixed fields)";
 #[cold]
 pub(super) fn too_short(need: usize, have: usize) -> DecodeError {
     DecodeError::Truncated { field: FIXED_FIELDS, offset: 0, need, have }
-}
-
-/// That the record `bytes` (in `endian` order) is a SAMPLE: its type read and tested.
-#[inline(always)]
-pub(super) fn check_sample(bytes: &[u8], endian: Endian) -> Result<(), DecodeError> {
-    match endian.u32_at(bytes, 0) {
-        Some(types::SAMPLE) => Ok(()),
-        Some(type_) => Err(not_a_sample(type_)),
-        None => Err(DecodeError::Truncated { field: "header", offset: 0, need: 8, have: bytes.len() }),
-    }
-}
-
-/// That a record is a SAMPLE, read in `endian` (the byte order of the layout that reads it;
-/// a walked record's own order must be it): the byte order to read its fields in.
-#[inline(always)]
-pub(super) fn check_sample_ref<'a>(record: impl super::RecordRef<'a>, endian: Endian) -> Result<Endian, DecodeError> {
-    match record.parsed() {
-        Some((header, walked)) => {
-            if header.type_ != types::SAMPLE {
-                return Err(not_a_sample(header.type_));
-            }
-            if walked != endian {
-                return Err(DecodeError::ByteOrderMismatch { layout: endian, record: walked });
-            }
-            Ok(walked)
-        }
-        None => check_sample(record.record_bytes(), endian).map(|()| endian),
-    }
 }

@@ -73,7 +73,7 @@ const MMAP2_DEVICE_FIELDS: [(&str, usize); 4] =
 const MMAP2_PROT_FIELDS: [(&str, usize); 2] = [("mmap2.prot", 4), ("mmap2.flags", 4)];
 
 /// The 24-byte union of MMAP2, chosen by `misc & PERF_RECORD_MISC_MMAP_BUILD_ID`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mmap2File<'a> {
     /// `{u32 maj, min; u64 ino, ino_generation}`.
     Device {

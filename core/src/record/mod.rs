@@ -5,44 +5,59 @@
 //! ([`DecodeContext`]: `sample_type`, `read_format`, `sample_id_all`, the register masks,
 //! `branch_sample_type`, and the byte order).
 //!
-//! * [`decode`]`(bytes, ctx)` → [`Record`]: zero-copy (strings, arrays, raw data borrow from
-//!   `bytes`; u64 arrays are [`U64Array`]s that convert each value from the record's byte
-//!   order), never panics, never reads out of bounds; every failure is a [`DecodeError`] naming
-//!   the field and its offset.
-//! * [`Record::encoded_size`] / [`Record::encode`]: the inverse, into a `&mut [u8]`, with
-//!   `header.size`, string and data padding set as the kernel sets them; fields that disagree
-//!   with the context are an [`EncodeError`].
-//! * Unknown types (perf.data's ≥ 64 included) decode to [`Record::Unknown`], raw.
+//! Every record reads the same way, whoever delivered it: an [`EventRecord`] (the record and
+//! the event that wrote it, found by perf's rules) gives each of three tiers in one call. The
+//! complete decode never panics and never reads out of bounds; every failure of any tier is a
+//! [`DecodeError`] naming the field and its offset. [`Record::encode`] is the inverse, into a
+//! `&mut [u8]`, with `header.size`, string and data padding set as the kernel sets them. Unknown
+//! types (perf.data's ≥ 64 included) decode to [`Record::Unknown`], raw.
 //!
-//! # Reading records: three tiers
+//! # What you have → what to call
+//!
+//! | what you have → what to call | ring record: `set.attribute(&raw)` | perf.data: `FileRecord` | Linux session: `SessionRecord` |
+//! |---|---|---|---|
+//! | the event that wrote it (perf's rules) | `.event()` → `usize` | `.event()` → `usize` | `.event()` → `usize` |
+//! | a SAMPLE's fields, each read when asked | `.sample()` → `SampleView` | `.sample()` → `SampleView` | `.sample()` → `SampleView` |
+//! | time, id, cpu, pid, tid of any record | `.view()` → `RecordView` | `.view()` → `RecordView` | `.view()` → `RecordView` |
+//! | a `sample_type` fixed when the tool is built | `.fixed::<ST>()` → `FixedSample` | `.fixed::<ST>()` → `FixedSample` | `.fixed::<ST>()` → `FixedSample` |
+//! | every field of any record type | `.decode()` → `Record` | `.decode()` → `Record` | `.decode()` → `Record` |
+//! | the header, bytes and byte order | `.raw()` → `RawRecord` | `.raw()` → `RawRecord` | `.raw()` → `RawRecord` |
+//!
+//! A ring record's `raw` comes from a [`Consumer`](crate::consumer::Consumer) or a [`Walker`]
+//! over a buffer of records, and `set` is your [`EventSet`]. The five methods are
+//! [`EventRecord`]'s, with one signature each: `event()` →
+//! `Result<usize, DecodeError>`, `sample()` → [`SampleView`], `view()` → [`RecordView`],
+//! `fixed::<ST>()` → [`FixedSample`], `decode()` → [`Record`], each in a `Result` with
+//! [`DecodeError`]. The record's bytes, header and byte order are `rec.raw()` ([`RawRecord`]).
 //!
 //! From the most general to the fastest (their instructions per SAMPLE, walk and event lookup
 //! included, are `make bench-instructions`' decoder rows; figures in BENCHMARKS.md,
-//! "Decoding"). A stream of records (a consumer batch, a perf.data data section) is walked by
-//! [`Walker`], which hands out each record with its parsed header, bounds checked once; each
-//! tier then reads it in one call.
+//! "Decoding"):
 //!
-//! **1. The complete decode** — [`decode`] gives a [`Record`] with every field of every type,
-//! every check made; the reference the other tiers are tested against.
+//! **The complete decode** — [`decode`](EventRecord::decode) gives a [`Record`] with every
+//! field of every type, every check made; the reference the other tiers are tested against.
 //!
 //! ```
-//! use perfring::record::{decode, sample_type as st, DecodeContext, Endian, Record};
-//! let ctx = DecodeContext { sample_type: st::IP | st::TID, ..DecodeContext::new(Endian::NATIVE) };
-//! let mut rec = vec![9, 0, 0, 0, 0, 0, 24, 0]; // SAMPLE, 24 bytes
-//! rec.extend_from_slice(&0x4000u64.to_ne_bytes());
-//! rec.extend_from_slice(&((8u64 << 32) | 7).to_ne_bytes()); // pid 7, tid 8
-//! let Ok(Record::Sample(s)) = decode(&rec, &ctx) else { panic!("a SAMPLE") };
-//! assert_eq!((s.ip, s.tid.map(|t| (t.pid, t.tid))), (Some(0x4000), Some((7, 8))));
+//! use perfring::record::{sample_type as st, Attr, Endian, EventRecord, EventSet, Record, Walker};
+//! let set = EventSet::single(&Attr { sample_type: st::IP | st::TID, ..Attr::default() }, Endian::NATIVE);
+//! let mut ring = vec![9, 0, 0, 0, 0, 0, 24, 0]; // SAMPLE, 24 bytes
+//! ring.extend_from_slice(&0x4000u64.to_ne_bytes());
+//! ring.extend_from_slice(&((8u64 << 32) | 7).to_ne_bytes()); // pid 7, tid 8
+//! for raw in Walker::new(&ring, Endian::NATIVE) {
+//!     match set.attribute(&raw.unwrap()).decode() {
+//!         Ok(Record::Sample(s)) => assert_eq!((s.ip, s.tid.map(|t| (t.pid, t.tid))), (Some(0x4000), Some((7, 8)))),
+//!         other => panic!("a SAMPLE: {other:?}"),
+//!     }
+//! }
 //! ```
 //!
-//! **2. Views** — [`EventSet::sample`] finds the SAMPLE's event by its id and gives a
-//! [`SampleView`] through that event's run-time [`SampleLayout`]: every SAMPLE field, read
-//! lazily (the fixed prefix one load each; the fields after it walk only what precedes them);
-//! [`EventSet::attribute`] and [`RecordView`] do the same for the identifying fields of any
-//! record.
+//! **The view** — [`sample`](EventRecord::sample) gives a [`SampleView`] through the event's
+//! run-time layout: every SAMPLE field, read lazily (the fixed prefix one load each; the fields
+//! after it walk only what precedes them); [`view`](EventRecord::view) gives the identifying
+//! fields of any record ([`RecordView`]).
 //!
 //! ```
-//! use perfring::record::{sample_type as st, Attr, Endian, EventLayout, EventSet, IdEntry, Walker};
+//! use perfring::record::{sample_type as st, Attr, Endian, EventLayout, EventRecord, EventSet, IdEntry, Walker};
 //! let attr = Attr { sample_type: st::IDENTIFIER | st::IP | st::PHYS_ADDR, ..Attr::default() };
 //! let mut set = EventSet::new([EventLayout::EMPTY; 1], [IdEntry::EMPTY; 2]);
 //! let event = set.add_event(&attr, Endian::NATIVE).unwrap();
@@ -51,32 +66,28 @@
 //! for word in [42u64, 0x4000, 0x9000] {
 //!     ring.extend_from_slice(&word.to_ne_bytes());
 //! }
-//! for record in Walker::new(&ring, Endian::NATIVE) {
-//!     let (index, view) = set.sample(&record.unwrap()).unwrap();
-//!     assert_eq!((index, view.ip(), view.phys_addr()), (event, Some(0x4000), Ok(Some(0x9000))));
+//! for raw in Walker::new(&ring, Endian::NATIVE) {
+//!     let rec = set.attribute(&raw.unwrap());
+//!     let view = rec.sample().unwrap();
+//!     assert_eq!((rec.event(), view.ip(), view.phys_addr()), (Ok(event), Some(0x4000), Ok(Some(0x9000))));
 //! }
 //! ```
 //!
-//! **3. Compile-time layouts** — [`EventSet::fixed`] checks once that every event has the
-//! `sample_type` named as a const parameter; [`FixedEvents::sample`] then finds the event and
-//! gives a [`FixedSample`] whose fields sit at constant offsets; a record already attributed
-//! gets the same view from [`EventLayout::fixed_sample`].
+//! **The compile-time layout** — [`fixed::<ST>`](EventRecord::fixed) checks that the event's
+//! `sample_type` is the one named as a const parameter (one compare) and gives a
+//! [`FixedSample`] whose fields sit at constant offsets.
 //!
 //! ```
-//! use perfring::record::{sample_type as st, Attr, Endian, EventLayout, EventSet, IdEntry, Walker};
+//! use perfring::record::{sample_type as st, Attr, Endian, EventRecord, EventSet, Walker};
 //! const ST: u64 = st::IDENTIFIER | st::IP | st::TIME;
-//! let attr = Attr { sample_type: ST, ..Attr::default() };
-//! let mut set = EventSet::new([EventLayout::EMPTY; 1], [IdEntry::EMPTY; 2]);
-//! let event = set.add_event(&attr, Endian::NATIVE).unwrap();
-//! set.add_id(event, 42).unwrap();
+//! let set = EventSet::single(&Attr { sample_type: ST, ..Attr::default() }, Endian::NATIVE);
 //! let mut ring = vec![9, 0, 0, 0, 0, 0, 32, 0]; // SAMPLE, 32 bytes: IDENTIFIER, IP, TIME
 //! for word in [42u64, 0x4000, 1_000] {
 //!     ring.extend_from_slice(&word.to_ne_bytes());
 //! }
-//! let fixed = set.fixed::<ST>().unwrap(); // every event checked once
-//! for record in Walker::new(&ring, Endian::NATIVE) {
-//!     let (index, sample) = fixed.sample(&record.unwrap()).unwrap();
-//!     assert_eq!((index, sample.ip(), sample.time()), (event, Some(0x4000), Some(1_000)));
+//! for raw in Walker::new(&ring, Endian::NATIVE) {
+//!     let sample = set.attribute(&raw.unwrap()).fixed::<ST>().unwrap();
+//!     assert_eq!((sample.ip(), sample.time()), (Some(0x4000), Some(1_000)));
 //! }
 //! ```
 //!
@@ -149,7 +160,8 @@
 //!
 //! # `header.misc` (`PERF_RECORD_MISC_*`)
 //!
-//! [`misc`] has the constants, [`MiscFlags`] interprets them per type: `CPUMODE_MASK` (bits 0–2,
+//! [`misc`] has the constants (test them on [`Record::misc`]; [`Comm::is_exec`],
+//! [`Switch::is_out`] and [`Sample::exact_ip`] read the type-specific ones): `CPUMODE_MASK` (bits 0–2,
 //! [`CpuMode`]), `PROC_MAP_PARSE_TIMEOUT` (12), `MMAP_DATA` / `COMM_EXEC` / `FORK_EXEC` /
 //! `SWITCH_OUT` (13), `EXACT_IP` / `SWITCH_OUT_PREEMPT` / `MMAP_BUILD_ID` (14), `EXT_RESERVED`
 //! (15).
@@ -178,13 +190,16 @@ mod decode;
 mod encode;
 mod endian;
 mod error;
+mod event_record;
 mod event_set;
 mod fixed;
 mod header;
+mod id_table;
 mod layout;
 mod lost;
 mod mmap;
 mod namespaces;
+mod raw;
 mod read;
 mod read_values;
 mod regs;
@@ -212,20 +227,23 @@ pub use branch::{BranchEntries, BranchEntry, BranchFlags, BranchStack};
 pub use cgroup::Cgroup;
 pub use chain::{callchain, CallchainDeferred};
 pub use context::DecodeContext;
-pub use decode::{decode, decode_into, type_name, MiscFlags, Record};
+pub use decode::Record;
+pub(crate) use encode::encode_body;
 pub use endian::Endian;
 pub use error::{DecodeError, EncodeError};
-pub use event_set::{AttributeError, EventLayout, EventSet, EventSetError, IdEntry, Inconsistency};
-pub use fixed::{FixedEvents, FixedLayoutError, FixedSample, SampleError};
-pub use header::{misc, types, CpuMode, Header};
-pub use layout::SampleLayout;
-pub use lost::{Lost, LostRecord, LostSamples, LOST_BODY_SIZE};
+pub use event_record::{Attributed, EventRecord};
+pub use event_set::{EventSet, EventSetError};
+pub use fixed::FixedSample;
+pub use header::{misc, type_name, types, CpuMode, Header};
+pub use id_table::IdEntry;
+pub use layout::EventLayout;
+pub use lost::{Lost, LostSamples, LOST_BODY_SIZE};
 pub use mmap::{Mmap, Mmap2, Mmap2File, BUILD_ID_MAX};
 pub use namespaces::{ns_index, NamespaceLink, NamespaceLinks, Namespaces};
-pub use read::Read;
-pub use read_values::{
-    read_format, GroupEntries, GroupEntry, GroupIter, ReadCounters, ReadGroup, ReadSingle, ReadValues,
-};
+pub use raw::RawRecord;
+pub(crate) use raw::RecordRef;
+pub use read::ReadRecord;
+pub use read_values::{read_format, GroupEntries, GroupEntry, ReadGroup, ReadSingle, ReadValues};
 pub use regs::{Regs, ABI_32 as REGS_ABI_32, ABI_64 as REGS_ABI_64, ABI_NONE as REGS_ABI_NONE};
 pub use sample::{PidTid, Sample, SampleCpu, StackUser, Weight, WeightStruct};
 pub use sample_id::SampleId;
@@ -234,7 +252,7 @@ pub use task::{Comm, Task};
 pub use text_poke::TextPoke;
 pub use throttle::Throttle;
 pub use view::{RecordView, SampleView};
-pub use walk::{RecordRef, WalkError, WalkedRecord, Walker};
+pub use walk::Walker;
 
 /// Largest record size: `header.size` is a u16 and every record is a multiple of 8 bytes.
 pub const MAX_RECORD_SIZE: usize = 65528;

@@ -27,7 +27,7 @@ pub mod ns_index {
 }
 
 /// `struct perf_ns_link_info`: `{u64 dev, u64 ino}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct NamespaceLink {
     /// Device of the nsfs inode.
     pub dev: u64,

@@ -7,7 +7,7 @@ use super::{DecodeContext, DecodeError, EncodeError, ReadValues, SampleId};
 
 /// `{u32 pid, tid; read_format block}` + `sample_id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Read<'a> {
+pub struct ReadRecord<'a> {
     /// `header.misc`.
     pub misc: u16,
     /// Process id.
@@ -20,7 +20,7 @@ pub struct Read<'a> {
     pub sample_id: Option<SampleId>,
 }
 
-impl<'a> Body<'a> for Read<'a> {
+impl<'a> Body<'a> for ReadRecord<'a> {
     const NAME: &'static str = "PERF_RECORD_READ";
     fn decode(
         r: &mut Reader<'a>,
@@ -28,7 +28,7 @@ impl<'a> Body<'a> for Read<'a> {
         sample_id: Option<SampleId>,
         ctx: &DecodeContext,
     ) -> Result<Self, DecodeError> {
-        Ok(Read {
+        Ok(ReadRecord {
             misc,
             pid: r.u32("read.pid")?,
             tid: r.u32("read.tid")?,

@@ -55,7 +55,7 @@ pub enum ReadValues<'a> {
 }
 
 /// The block without GROUP. Each `Option` is `Some` exactly when its `read_format` bit is set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ReadSingle {
     /// The counter value.
     pub value: u64,
@@ -81,7 +81,7 @@ pub struct ReadGroup<'a> {
 }
 
 /// One counter of a group. `id` and `lost` are `Some` exactly when their bits are set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct GroupEntry {
     /// The counter value.
     pub value: u64,
@@ -137,9 +137,14 @@ impl<'a> GroupEntries<'a> {
 
     /// The entries in order: each entry's words read where they lie, one step of the stride
     /// apiece (no index arithmetic per entry).
-    pub fn iter(&self) -> GroupIter<'a> {
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = GroupEntry> + Clone + 'a {
+        self.entries()
+    }
+
+    /// [`GroupEntries::iter`] as its named type, for [`ReadValues::counters`].
+    fn entries(&self) -> GroupIter<'a> {
         let repr = match &self.repr {
-            GroupRepr::Counters(block) => IterRepr::Counters(ReadCounters { block: *block }),
+            GroupRepr::Counters(block) => IterRepr::Counters(BlockIter { block: *block }),
             GroupRepr::Slice(s) => IterRepr::Slice(s.iter()),
         };
         GroupIter { repr }
@@ -148,14 +153,14 @@ impl<'a> GroupEntries<'a> {
 
 /// The entries of a [`GroupEntries`] in order ([`GroupEntries::iter`]).
 #[derive(Clone)]
-pub struct GroupIter<'a> {
+struct GroupIter<'a> {
     repr: IterRepr<'a>,
 }
 
 #[derive(Clone)]
 enum IterRepr<'a> {
-    /// Record bytes: the entries as a READ block's counters.
-    Counters(ReadCounters<'a>),
+    /// Record bytes: the entries where they lie.
+    Counters(BlockIter<'a>),
     /// Native entries.
     Slice(core::slice::Iter<'a, GroupEntry>),
 }
@@ -182,27 +187,29 @@ impl Iterator for GroupIter<'_> {
 
 impl ExactSizeIterator for GroupIter<'_> {}
 
-impl fmt::Debug for GroupIter<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.clone()).finish()
-    }
+/// The counters of a READ block in the record's order ([`ReadValues::counters`]), each a
+/// [`GroupEntry`] (its value, and its id and lost count exactly when `read_format` has `ID` /
+/// `LOST`) — one for a block without GROUP, the leader and then its siblings with GROUP: what
+/// perf delivers from a `PERF_SAMPLE_READ` sample, a counter at a time
+/// (`session.c:deliver_sample_value`). Each step reads a group entry where it lies, two or
+/// three loads.
+#[derive(Clone)]
+struct ReadCounters<'a> {
+    /// The counter of a block without GROUP, not yet read.
+    one: Option<GroupEntry>,
+    /// A group's entries not yet read.
+    rest: GroupIter<'a>,
 }
 
-/// The counters of a READ block in the record's order, each a [`GroupEntry`] (its value, and
-/// its id and lost count exactly when `read_format` has `ID` / `LOST`) — one for a block
-/// without GROUP, the leader and then its siblings with GROUP — read where they lie: what perf
-/// delivers from a `PERF_SAMPLE_READ` sample, a counter at a time. Made by
-/// [`EventLayout::read_counters`](super::EventLayout::read_counters) (or
-/// [`SampleLayout::read_counters`](super::SampleLayout::read_counters)), which checks once that
-/// the block lies inside the record; each step is then two or three loads.
+/// A group's entries where they lie in the record, one stride at a time.
 #[derive(Clone)]
-pub struct ReadCounters<'a> {
-    /// The counters not yet read.
+struct BlockIter<'a> {
+    /// The entries not yet read.
     block: Block<'a>,
 }
 
 /// Counters where they lie in a record: `stride` bytes each, the value first. A group's
-/// entries ([`GroupEntries`]) and a [`ReadCounters`] iterator are both one of these.
+/// entries ([`GroupEntries`]) and their iterator are both one of these.
 #[derive(Clone, Copy)]
 struct Block<'a> {
     /// A whole number of counters.
@@ -268,55 +275,7 @@ impl<'a> Block<'a> {
     }
 }
 
-impl<'a> ReadCounters<'a> {
-    /// No counters (an event without READ).
-    pub const EMPTY: ReadCounters<'static> = ReadCounters {
-        block: Block { bytes: &[], stride: 8, id_at: NONE, lost_at: NONE, endian: super::Endian::NATIVE },
-    };
-
-    /// The counters of the block at `at` in the record `bytes`, laid out by `read_format`.
-    #[inline]
-    pub(crate) fn new(
-        bytes: &'a [u8],
-        at: usize,
-        read_format: u64,
-        endian: super::Endian,
-    ) -> Result<ReadCounters<'a>, DecodeError> {
-        let has_id = read_format & ID != 0;
-        let has_lost = read_format & LOST != 0;
-        // value (GROUP: nr), [time_enabled], [time_running]
-        let head = 8
-            * (1 + usize::from(read_format & TOTAL_TIME_ENABLED != 0)
-                + usize::from(read_format & TOTAL_TIME_RUNNING != 0));
-        let block = if read_format & GROUP != 0 {
-            // then nr × {value, [id], [lost]}.
-            let stride = 8 * GroupEntries::stride(has_id, has_lost);
-            let Some(nr) = endian.u64_at(bytes, at) else { return Err(Self::short(bytes, at, "read.nr", 8)) };
-            let start = at + head;
-            let room =
-                bytes.len().checked_sub(start).ok_or_else(|| Self::short(bytes, at, "read.time_enabled", head))?;
-            let len = match usize::try_from(nr).ok().and_then(|nr| nr.checked_mul(stride)) {
-                Some(len) if len <= room => len,
-                _ => return Err(DecodeError::CountTooLarge { field: "read.nr", count: nr, offset: at }),
-            };
-            Block::group(&bytes[start..start + len], endian, has_id, has_lost)
-        } else {
-            // then [id], [lost]: one counter.
-            let size = head + 8 * (usize::from(has_id) + usize::from(has_lost));
-            let Some(one) = bytes.get(at..at + size) else { return Err(Self::short(bytes, at, "read.value", size)) };
-            Block::laid_out(one, size, head, has_id, has_lost, endian)
-        };
-        Ok(ReadCounters { block })
-    }
-
-    /// A block at `at` that the record's `bytes` do not hold `need` bytes of.
-    #[cold]
-    fn short(bytes: &[u8], at: usize, field: &'static str, need: usize) -> DecodeError {
-        DecodeError::Truncated { field, offset: at, need, have: bytes.len().saturating_sub(at) }
-    }
-}
-
-impl Iterator for ReadCounters<'_> {
+impl Iterator for BlockIter<'_> {
     type Item = GroupEntry;
 
     #[inline]
@@ -326,20 +285,32 @@ impl Iterator for ReadCounters<'_> {
         b.bytes = rest;
         Some(b.entry(counter))
     }
+}
+
+impl BlockIter<'_> {
+    fn len(&self) -> usize {
+        self.block.len()
+    }
+}
+
+impl Iterator for ReadCounters<'_> {
+    type Item = GroupEntry;
+
+    #[inline]
+    fn next(&mut self) -> Option<GroupEntry> {
+        match self.one.take() {
+            Some(one) => Some(one),
+            None => self.rest.next(),
+        }
+    }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.block.len();
+        let n = usize::from(self.one.is_some()) + self.rest.len();
         (n, Some(n))
     }
 }
 
 impl ExactSizeIterator for ReadCounters<'_> {}
-
-impl fmt::Debug for ReadCounters<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.clone()).finish()
-    }
-}
 
 impl PartialEq for GroupEntries<'_> {
     fn eq(&self, other: &Self) -> bool {
@@ -390,6 +361,31 @@ impl<'a> ReadValues<'a> {
             });
         }
         Ok(v)
+    }
+
+    /// The block's counters, in the record's order: the one counter of a block without GROUP,
+    /// or a group's entries, the leader first: what perf delivers from a `PERF_SAMPLE_READ`
+    /// sample, a counter at a time (`session.c:deliver_sample_value`). Each step reads a group
+    /// entry where it lies, two or three loads.
+    ///
+    /// ```
+    /// use perfring::record::{read_format as rf, Endian, ReadValues};
+    /// let mut block = [0u8; 40]; // GROUP | ID: nr = 2, {1000, id 7}, {250, id 8}
+    /// for (i, v) in [2u64, 1000, 7, 250, 8].iter().enumerate() {
+    ///     block[8 * i..8 * i + 8].copy_from_slice(&v.to_le_bytes());
+    /// }
+    /// let v = ReadValues::parse(&block, rf::GROUP | rf::ID, Endian::Little).unwrap();
+    /// let counters: Vec<_> = v.counters().map(|c| (c.id, c.value)).collect();
+    /// assert_eq!(counters, [(Some(7), 1000), (Some(8), 250)]);
+    /// ```
+    pub fn counters(&self) -> impl ExactSizeIterator<Item = GroupEntry> + Clone + 'a {
+        match self {
+            ReadValues::Single(s) => ReadCounters {
+                one: Some(GroupEntry { value: s.value, id: s.id, lost: s.lost }),
+                rest: GroupEntries::from_slice(&[]).entries(),
+            },
+            ReadValues::Group(g) => ReadCounters { one: None, rest: g.entries.entries() },
+        }
     }
 
     pub(crate) fn decode(r: &mut Reader<'a>, read_format: u64) -> Result<ReadValues<'a>, DecodeError> {
@@ -533,9 +529,9 @@ mod tests {
         assert_eq!(one.get(usize::MAX), None);
     }
 
-    /// The iterators print the entries they have left, as a list.
+    /// Group entries print as a list, from a slice or where they lie in the record.
     #[test]
-    fn iterators_debug_print_their_entries() {
+    fn group_entries_debug_print_as_a_list() {
         struct Buf([u8; 256], usize);
         impl fmt::Write for Buf {
             fn write_str(&mut self, s: &str) -> fmt::Result {
@@ -550,13 +546,17 @@ mod tests {
             fmt::write(&mut b, format_args!("{v:?}")).unwrap();
             (b.0, b.1)
         };
-        let (b, n) = show(&GroupEntries::from_slice(&[GroupEntry { value: 5, id: Some(6), lost: None }]).iter());
+        let (b, n) = show(&GroupEntries::from_slice(&[GroupEntry { value: 5, id: Some(6), lost: None }]));
         assert_eq!(&b[..n], b"[GroupEntry { value: 5, id: Some(6), lost: None }]");
-        let mut rec = [0u8; 16];
-        rec[..8].copy_from_slice(&5u64.to_le_bytes());
-        rec[8..].copy_from_slice(&6u64.to_le_bytes());
-        let (b, n) = show(&ReadCounters::new(&rec, 0, ID, super::super::Endian::Little).unwrap());
-        assert_eq!(&b[..n], b"[GroupEntry { value: 5, id: Some(6), lost: None }]");
+        let mut rec = [0u8; 24];
+        for (i, w) in [1u64, 5, 6].iter().enumerate() {
+            rec[8 * i..8 * i + 8].copy_from_slice(&w.to_le_bytes());
+        }
+        let Ok(ReadValues::Group(g)) = ReadValues::parse(&rec, GROUP | ID, super::super::Endian::Little) else {
+            panic!("a one-entry group")
+        };
+        let (b, n) = show(&g.entries);
+        assert_eq!(&b[..n], b"[GroupEntry { value: 5, id: Some(6), lost: None }]", "entries where they lie");
     }
 
     /// A block without GROUP is one counter, its id and lost count after the times; a
@@ -564,49 +564,45 @@ mod tests {
     #[test]
     fn a_single_block_is_one_counter_and_a_short_block_an_error() {
         let rf = TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING | ID | LOST;
-        let mut rec = [0u8; 48];
+        let mut rec = [0u8; 40];
         for (i, w) in [5u64, 6, 7, 8, 9].iter().enumerate() {
-            rec[8 + 8 * i..16 + 8 * i].copy_from_slice(&w.to_le_bytes());
+            rec[8 * i..8 + 8 * i].copy_from_slice(&w.to_le_bytes());
         }
-        let le = super::super::Endian::Little;
-        let c = ReadCounters::new(&rec, 8, rf, le).unwrap();
-        assert!(c.eq([GroupEntry { value: 5, id: Some(8), lost: Some(9) }]));
-        let c = ReadCounters::new(&rec, 8, ID, le).unwrap();
-        assert!(c.eq([GroupEntry { value: 5, id: Some(6), lost: None }]));
-        let c = ReadCounters::new(&rec, 8, LOST, le).unwrap();
+        fn counters(bytes: &[u8], rf: u64) -> Result<impl ExactSizeIterator<Item = GroupEntry> + '_, DecodeError> {
+            ReadValues::parse(bytes, rf, super::super::Endian::Little).map(|v| v.counters())
+        }
+        assert!(counters(&rec[..], rf).unwrap().eq([GroupEntry { value: 5, id: Some(8), lost: Some(9) }]));
+        assert!(counters(&rec[..16], ID).unwrap().eq([GroupEntry { value: 5, id: Some(6), lost: None }]));
+        let c = counters(&rec[..16], LOST).unwrap();
         assert!(c.eq([GroupEntry { value: 5, id: None, lost: Some(6) }]), "LOST without ID: right after the value");
-        assert!(matches!(
-            ReadCounters::new(&rec[..47], 8, rf, le),
-            Err(DecodeError::Truncated { field: "read.value", offset: 8, need: 40, have: 39 })
-        ));
-        // GROUP: nr counters after the times; an nr past the record, or one whose size
+        assert_eq!(counters(&rec[..16], LOST).unwrap().len(), 1);
+        assert!(matches!(counters(&rec[..39], rf), Err(DecodeError::Truncated { field: "read.lost", .. })));
+        // GROUP: nr counters after the times; an nr past the block, or one whose size
         // overflows, is CountTooLarge; a block cut inside its head is Truncated.
-        let mut g = [0u8; 48];
-        g[8..16].copy_from_slice(&2u64.to_le_bytes());
+        let mut g = [0u8; 40];
+        g[..8].copy_from_slice(&2u64.to_le_bytes());
         assert!(
             matches!(
-                ReadCounters::new(&g, 8, GROUP | TOTAL_TIME_ENABLED | ID, le),
-                Err(DecodeError::CountTooLarge { field: "read.nr", count: 2, offset: 8 })
+                counters(&g[..], GROUP | TOTAL_TIME_ENABLED | ID),
+                Err(DecodeError::CountTooLarge { field: "read.nr", count: 2, .. })
             ),
             "nr 2 of 16 bytes each needs 32 bytes; 24 remain after nr and the time"
         );
-        g[8..16].copy_from_slice(&1u64.to_le_bytes());
-        let c = ReadCounters::new(&g, 8, GROUP | TOTAL_TIME_ENABLED | ID, le).unwrap();
+        g[..8].copy_from_slice(&1u64.to_le_bytes());
+        let c = counters(&g[..32], GROUP | TOTAL_TIME_ENABLED | ID).unwrap();
+        assert_eq!(c.len(), 1);
         assert!(c.eq([GroupEntry { value: 0, id: Some(0), lost: None }]));
-        g[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        g[..8].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(matches!(
-            ReadCounters::new(&g, 8, GROUP | ID | LOST, le),
-            Err(DecodeError::CountTooLarge { field: "read.nr", count: u64::MAX, offset: 8 })
+            counters(&g[..], GROUP | ID | LOST),
+            Err(DecodeError::CountTooLarge { field: "read.nr", count: u64::MAX, .. })
         ));
+        assert!(matches!(counters(&g[..4], GROUP), Err(DecodeError::Truncated { field: "read.nr", .. })));
         assert!(matches!(
-            ReadCounters::new(&g[..12], 8, GROUP, le),
-            Err(DecodeError::Truncated { field: "read.nr", .. })
-        ));
-        assert!(matches!(
-            ReadCounters::new(&g[..16], 8, GROUP | TOTAL_TIME_ENABLED, le),
+            counters(&g[..8], GROUP | TOTAL_TIME_ENABLED),
             Err(DecodeError::Truncated { field: "read.time_enabled", .. })
         ));
-        assert_eq!(ReadCounters::EMPTY.len(), 0);
-        assert_eq!(ReadCounters::EMPTY.count(), 0);
+        g[..8].copy_from_slice(&0u64.to_le_bytes());
+        assert_eq!(counters(&g[..8], GROUP).unwrap().count(), 0);
     }
 }

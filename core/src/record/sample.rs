@@ -17,7 +17,7 @@ pub struct PidTid {
 }
 
 /// SAMPLE's CPU field: `{u32 cpu, u32 res}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SampleCpu {
     /// The CPU.
     pub cpu: u32,
@@ -26,7 +26,7 @@ pub struct SampleCpu {
 }
 
 /// SAMPLE's WEIGHT or WEIGHT_STRUCT field (one u64 slot either way).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Weight {
     /// `PERF_SAMPLE_WEIGHT`: the whole u64. Also used when both bits are set (the kernel
     /// refuses that attr; perf reads the full word then).
@@ -38,7 +38,7 @@ pub enum Weight {
 /// `union perf_sample_weight`'s struct view. Declared `{u32 var1_dw; u16 var2_w; u16 var3_w}`
 /// on little-endian machines and in reverse on big-endian ones, so that on both `var1_dw` is
 /// bits 0–31 of the u64, `var2_w` bits 32–47 and `var3_w` bits 48–63.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct WeightStruct {
     /// `var1_dw`: the weight (x86: latency).
     pub var1_dw: u32,
@@ -70,7 +70,7 @@ impl Weight {
 }
 
 /// SAMPLE's STACK_USER field: `u64 size`; if `size` ≠ 0, `u8 data[size]` and `u64 dyn_size`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct StackUser<'a> {
     /// The dumped bytes (`size` of them). Bytes past `dyn_size` are stale ring content.
     pub data: &'a [u8],
@@ -287,11 +287,29 @@ impl<'a> Sample<'a> {
 
     /// The fields of one form of the record (`no_stack_form`: a BRANCH_STACK with `HW_INDEX`
     /// read as the kernel's `nr = 0` without `hw_idx`), into `self` (which has no field yet):
-    /// only the fields the event writes are stored.
+    /// only the fields the event writes are stored. Each group of fields is skipped by one
+    /// test when the event writes none of it; the parts are in line, one function once compiled.
     #[inline(always)]
     fn decode_form(&mut self, bytes: &'a [u8], ctx: &DecodeContext, no_stack_form: bool) -> Result<(), DecodeError> {
         let t = ctx.sample_type;
         let r = &mut Reader::new(bytes, 8, bytes.len(), ctx.endian);
+        self.decode_prefix(r, t)?;
+        // The fields after PERIOD: one test skips them all (most events write none of them).
+        if t & !FIXED_FIELDS == 0 {
+            return all_read(r);
+        }
+        self.decode_variable(r, ctx)?;
+        // The fields after RAW: one test skips them all.
+        if t & TAIL_FIELDS != 0 {
+            self.decode_tail_front(r, ctx, no_stack_form)?;
+            self.decode_tail_back(r, ctx)?;
+        }
+        all_read(r)
+    }
+
+    /// IDENTIFIER through PERIOD, the fixed prefix.
+    #[inline(always)]
+    fn decode_prefix(&mut self, r: &mut Reader<'a>, t: u64) -> Result<(), DecodeError> {
         let s = self;
         if t & st::IDENTIFIER != 0 {
             s.identifier = Some(r.u64("sample.identifier")?);
@@ -323,10 +341,13 @@ impl<'a> Sample<'a> {
                 s.period = Some(r.u64("sample.period")?);
             }
         }
-        // The fields after PERIOD: one test skips them all (most events write none of them).
-        if t & !FIXED_FIELDS == 0 {
-            return all_read(r);
-        }
+        Ok(())
+    }
+
+    /// READ, CALLCHAIN and RAW: the fields whose sizes are in the record.
+    #[inline(always)]
+    fn decode_variable(&mut self, r: &mut Reader<'a>, ctx: &DecodeContext) -> Result<(), DecodeError> {
+        let (s, t) = (self, ctx.sample_type);
         if t & st::READ != 0 {
             s.read = Some(out_of_line(r, |r| ReadValues::decode(r, ctx.read_format))?);
         }
@@ -338,41 +359,48 @@ impl<'a> Sample<'a> {
             let size = r.u32("sample.raw.size")?;
             s.raw = Some(r.take_counted(u64::from(size), "sample.raw.size")?);
         }
-        // The fields after RAW: one test skips them all.
-        if t & TAIL_FIELDS == 0 {
-            return all_read(r);
+        Ok(())
+    }
+
+    /// BRANCH_STACK, REGS_USER and STACK_USER.
+    #[inline(always)]
+    fn decode_tail_front(
+        &mut self,
+        r: &mut Reader<'a>,
+        ctx: &DecodeContext,
+        no_stack_form: bool,
+    ) -> Result<(), DecodeError> {
+        let (s, t) = (self, ctx.sample_type);
+        if t & (st::BRANCH_STACK | st::REGS_USER | st::STACK_USER) == 0 {
+            return Ok(());
         }
-        if t & (st::BRANCH_STACK | st::REGS_USER | st::STACK_USER) != 0 {
-            if t & st::BRANCH_STACK != 0 {
-                s.branch_stack =
-                    Some(out_of_line(r, |r| BranchStack::decode(r, ctx.branch_sample_type, no_stack_form))?);
-            }
-            if t & st::REGS_USER != 0 {
-                s.regs_user = Some(Regs::decode(r, ctx.sample_regs_user.count_ones(), "sample.regs_user")?);
-            }
-            if t & st::STACK_USER != 0 {
-                let size = r.u64("sample.stack_user.size")?;
-                s.stack_user = Some(if size == 0 {
-                    // An empty slice at the field's place (callers can tell where it was).
-                    StackUser { data: r.take(0, "sample.stack_user.data")?, dyn_size: 0 }
-                } else {
-                    let data = r.take_counted(size, "sample.stack_user.size")?;
-                    StackUser { data, dyn_size: r.u64("sample.stack_user.dyn_size")? }
-                });
-            }
+        if t & st::BRANCH_STACK != 0 {
+            s.branch_stack = Some(out_of_line(r, |r| BranchStack::decode(r, ctx.branch_sample_type, no_stack_form))?);
         }
-        if t & (st::WEIGHT_TYPE
-            | st::DATA_SRC
-            | st::TRANSACTION
-            | st::REGS_INTR
-            | st::PHYS_ADDR
-            | st::CGROUP
-            | st::DATA_PAGE_SIZE
-            | st::CODE_PAGE_SIZE
-            | st::AUX)
-            == 0
-        {
-            return all_read(r);
+        if t & st::REGS_USER != 0 {
+            s.regs_user = Some(Regs::decode(r, ctx.sample_regs_user.count_ones(), "sample.regs_user")?);
+        }
+        if t & st::STACK_USER != 0 {
+            let size = r.u64("sample.stack_user.size")?;
+            s.stack_user = Some(if size == 0 {
+                // An empty slice at the field's place (callers can tell where it was).
+                StackUser { data: r.take(0, "sample.stack_user.data")?, dyn_size: 0 }
+            } else {
+                let data = r.take_counted(size, "sample.stack_user.size")?;
+                StackUser { data, dyn_size: r.u64("sample.stack_user.dyn_size")? }
+            });
+        }
+        Ok(())
+    }
+
+    /// WEIGHT through AUX, each group skipped by one test when the event writes none of it.
+    #[inline(always)]
+    fn decode_tail_back(&mut self, r: &mut Reader<'a>, ctx: &DecodeContext) -> Result<(), DecodeError> {
+        let (s, t) = (self, ctx.sample_type);
+        const AFTER_WEIGHT: u64 =
+            st::REGS_INTR | st::PHYS_ADDR | st::CGROUP | st::DATA_PAGE_SIZE | st::CODE_PAGE_SIZE | st::AUX;
+        if t & (st::WEIGHT_TYPE | st::DATA_SRC | st::TRANSACTION | AFTER_WEIGHT) == 0 {
+            return Ok(());
         }
         if t & (st::WEIGHT_TYPE | st::DATA_SRC | st::TRANSACTION) != 0 {
             if t & st::WEIGHT_TYPE != 0 {
@@ -390,14 +418,14 @@ impl<'a> Sample<'a> {
                 s.transaction = Some(r.u64("sample.transaction")?);
             }
         }
-        if t & (st::REGS_INTR | st::PHYS_ADDR | st::CGROUP | st::DATA_PAGE_SIZE | st::CODE_PAGE_SIZE | st::AUX) == 0 {
-            return all_read(r);
+        if t & AFTER_WEIGHT == 0 {
+            return Ok(());
         }
         if t & st::REGS_INTR != 0 {
             s.regs_intr = Some(Regs::decode(r, ctx.sample_regs_intr.count_ones(), "sample.regs_intr")?);
         }
         if t & (st::PHYS_ADDR | st::CGROUP | st::DATA_PAGE_SIZE | st::CODE_PAGE_SIZE | st::AUX) == 0 {
-            return all_read(r);
+            return Ok(());
         }
         if t & (st::PHYS_ADDR | st::CGROUP | st::DATA_PAGE_SIZE | st::CODE_PAGE_SIZE) != 0 {
             if t & st::PHYS_ADDR != 0 {
@@ -417,7 +445,7 @@ impl<'a> Sample<'a> {
             let size = r.u64("sample.aux.size")?;
             s.aux = Some(r.take_counted(size, "sample.aux.size")?);
         }
-        all_read(r)
+        Ok(())
     }
 
     /// Body size (header excluded) for the context, after checking every field against it.
@@ -443,6 +471,20 @@ impl<'a> Sample<'a> {
         n += fixed(self.stream_id, st::STREAM_ID, "sample.stream_id")?;
         n += fixed(self.cpu.map(|_| 0), st::CPU, "sample.cpu")?;
         n += fixed(self.period, st::PERIOD, "sample.period")?;
+        let (tail_fixed, var) = self.size_after_period(ctx, &check, &fixed)?;
+        n.checked_add(tail_fixed).and_then(|n| n.checked_add(var)).ok_or(EncodeError::TooLarge { size: usize::MAX })
+    }
+
+    /// [`body_size`](Self::body_size)'s fields after PERIOD: the bytes of those of fixed size,
+    /// and of the variable ones, each checked against the context with `check` and `fixed`.
+    fn size_after_period(
+        &self,
+        ctx: &DecodeContext,
+        check: &impl Fn(bool, u64, &'static str) -> Result<bool, EncodeError>,
+        fixed: &impl Fn(Option<u64>, u64, &'static str) -> Result<usize, EncodeError>,
+    ) -> Result<(usize, usize), EncodeError> {
+        let t = ctx.sample_type;
+        let mut n = 0usize;
         // The variable parts are bounded by the u16 record size long before these sums could
         // overflow, but the arithmetic is checked anyway: the inputs are caller data.
         let mut var = 0usize;
@@ -503,7 +545,7 @@ impl<'a> Sample<'a> {
         if let (true, Some(aux)) = (check(self.aux.is_some(), st::AUX, "sample.aux")?, self.aux) {
             var = add(var, 8 + aux.len() + pad8(aux.len()))?;
         }
-        add(n, var)
+        Ok((n, var))
     }
 
     /// Write the body (fields already checked by [`Sample::body_size`]).

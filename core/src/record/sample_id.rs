@@ -11,7 +11,7 @@ use super::{sample_type, DecodeError, Endian};
 /// Order on the wire (`__perf_event__output_id_sample`): `{pid, tid}` (TID), `time` (TIME),
 /// `id` (ID), `stream_id` (STREAM_ID), `{cpu, res}` (CPU), `identifier` (IDENTIFIER, always
 /// last, so it sits at a fixed distance from the end of the record).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SampleId {
     /// Process id (TID).
     pub pid: u32,

@@ -6,7 +6,7 @@ use super::cursor::{Reader, Writer};
 use super::{misc, DecodeContext, DecodeError, EncodeError, SampleId};
 
 /// `PERF_RECORD_SWITCH`: no body, only `sample_id` (per-task events).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Switch {
     /// `header.misc`: `SWITCH_OUT`, and `SWITCH_OUT_PREEMPT` if the task was still runnable.
     pub misc: u16,
@@ -16,7 +16,7 @@ pub struct Switch {
 
 /// `PERF_RECORD_SWITCH_CPU_WIDE`: `{u32 next_prev_pid, next_prev_tid}` + `sample_id`
 /// (CPU-wide events).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SwitchCpuWide {
     /// `header.misc`: as for [`Switch`].
     pub misc: u16,

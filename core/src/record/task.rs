@@ -55,7 +55,7 @@ impl<'a> Body<'a> for Comm<'a> {
 /// `PERF_RECORD_FORK` and `PERF_RECORD_EXIT`: `{u32 pid, ppid, tid, ptid; u64 time}` +
 /// `sample_id`. On FORK, `ppid`/`ptid` are the forking task's; on EXIT both are the parent's
 /// pid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Task {
     /// `header.misc`.
     pub misc: u16,

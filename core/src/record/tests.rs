@@ -4,6 +4,7 @@
 
 use core::ffi::CStr;
 
+use super::decode::decode;
 use super::*;
 
 /// Little helper to assemble records by hand, field by field, in either order.
@@ -263,7 +264,7 @@ fn non_sample_records_read_the_trailer_from_the_end() {
     assert!(comm.is_exec());
     let sid = comm.sample_id.unwrap();
     assert_eq!((sid.pid, sid.tid, sid.time, sid.cpu, sid.identifier), (10, 11, 777, 2, 5));
-    assert!(Record::Comm(comm).misc_flags().comm_exec);
+    assert_eq!(Record::Comm(comm).misc() & misc::COMM_EXEC, misc::COMM_EXEC);
     // Without sample_id_all, the trailer is part of the string area: still a string, no id.
     let c2 = DecodeContext { sample_id_all: false, ..c };
     let Ok(Record::Comm(comm)) = decode(rec, &c2) else { panic!() };
@@ -576,11 +577,11 @@ fn a_cut_inside_fixed_fields_names_the_field() {
 }
 
 /// A record a consumer handed out is read with the header it carries, in the native order:
-/// attribution, the view and the complete decode take it as they take its bytes, and a header
-/// that disagrees with the bytes (a consumer's would not) is caught by the decode's size check.
+/// attribution, the view and the complete decode take it as they take a walked record, and a
+/// header that disagrees with the bytes (a consumer's would not) is caught by the decode's size
+/// check.
 #[test]
 fn a_consumers_record_is_read_without_parsing_its_header_again() {
-    use crate::consumer::RawRecord;
     let t = sample_type::IDENTIFIER | sample_type::IP | sample_type::TID;
     let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 4]);
     for id in [5, 6] {
@@ -594,11 +595,13 @@ fn a_consumers_record_is_read_without_parsing_its_header_again() {
     let mut rec = [0u8; 32];
     rec[..len].copy_from_slice(bytes);
     rec[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: len as u16 }.to_bytes(Endian::NATIVE));
-    let raw = RawRecord { header: Header::parse(&rec, Endian::NATIVE).unwrap(), bytes: &rec[..len], position: 0 };
-    let (event, view) = set.sample(&raw).unwrap();
-    assert_eq!((event, view.ip(), view.tid()), (1, Some(0x4000), Some(8)));
-    assert_eq!(set.attribute(&raw), set.attribute(&rec[..len]));
-    assert_eq!(decode(&raw, set.event(1).unwrap().context()), decode(&rec[..len], set.event(1).unwrap().context()));
-    let lying = RawRecord { header: Header { size: 8, ..raw.header }, ..raw };
-    assert!(matches!(decode(&lying, set.event(1).unwrap().context()), Err(DecodeError::SizeMismatch { .. })));
+    let raw = crate::consumer::ring_record(Header::parse(&rec, Endian::NATIVE).unwrap(), &rec[..len], 0);
+    let attributed = set.attribute(&raw);
+    let view = attributed.sample().unwrap();
+    assert_eq!((attributed.event(), view.ip(), view.tid()), (Ok(1), Some(0x4000), Some(8)));
+    let walked = Walker::new(&rec[..len], Endian::NATIVE).next().unwrap().unwrap();
+    assert_eq!(set.attribute(&walked).event(), attributed.event());
+    assert_eq!(attributed.decode(), decode(&rec[..len], set.event(1).unwrap().context()));
+    let lying = set.attribute(&RawRecord { header: Header { size: 8, ..raw.header }, ..raw });
+    assert!(matches!(lying.decode(), Err(DecodeError::SizeMismatch { .. })));
 }

@@ -5,7 +5,7 @@ use super::cursor::{Reader, Writer};
 use super::{DecodeContext, DecodeError, EncodeError, SampleId};
 
 /// `{u64 time, u64 id, u64 stream_id}` + `sample_id`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Throttle {
     /// `header.misc`.
     pub misc: u16,

@@ -1,17 +1,19 @@
-//! The views that read a record through its event's [`SampleLayout`]: [`SampleView`] (every
-//! field of a SAMPLE, each read when asked for) and [`RecordView`] (the fields perf orders and
-//! attributes any record by).
+//! The views that read a record through its event's layout (`SampleLayout`, computed once per
+//! event): [`SampleView`] (every field of a SAMPLE, each read when asked for) and [`RecordView`]
+//! (the fields perf orders and attributes any record by). A record's
+//! [`sample`](super::EventRecord::sample) and [`view`](super::EventRecord::view) make them.
 //!
 //! A view costs one length check to make (and, for an event whose fields after RAW follow a
 //! READ group, CALLCHAIN or RAW, one walk past those); each accessor pays only for the field it
 //! reads. An accessor of a field the event lacks is a test of its `sample_type` bit, in line:
 //! nothing of the view goes to an out-of-line function (the rare paths take a copy), so a byte
 //! order that is a constant where the view is made stays one for every field read. The
-//! complete [`decode`](super::decode) stays the reference: `tests/tests/records_view.rs` checks
+//! complete [`decode`](super::EventRecord::decode) stays the reference: `tests/tests/records_view.rs` checks
 //! that both agree on every field of every record of every fixture.
 
 use super::cursor::Reader;
-use super::layout::{SampleLayout, ABSENT, TAIL};
+use super::header::{types, Header};
+use super::layout::{too_short, SampleLayout, ABSENT, TAIL};
 use super::read_format as rf;
 use super::sample_type as st;
 use super::{
@@ -88,11 +90,11 @@ fn tail_start(bytes: &[u8], layout: &SampleLayout, endian: Endian) -> usize {
     at
 }
 
-/// A SAMPLE record read through its event's [`SampleLayout`]. Fields of the fixed prefix are
+/// A SAMPLE record read through its event's layout. Fields of the fixed prefix are
 /// one load each; [`callchain`](SampleView::callchain) and [`raw`](SampleView::raw) walk only
 /// the fields before them; the fields after RAW are read from where they start (found when
 /// the view is made), one load each up to the first whose size depends on the record;
-/// [`decode`](SampleView::decode) gives the complete [`Sample`]. Each accessor is `None`
+/// the record's [`decode`](super::EventRecord::decode) gives the complete [`Sample`]. Each accessor is `None`
 /// exactly when the event's `sample_type` lacks the field, at the cost of a bit test; the
 /// fields can be read in any order at the same cost.
 #[derive(Debug, Clone, Copy)]
@@ -111,10 +113,29 @@ pub struct SampleView<'a> {
 }
 
 impl<'a> SampleView<'a> {
-    /// A view of `bytes`, a SAMPLE of at least `layout.min_size` bytes and at most a record's
-    /// largest size (the callers check both), whose fields are in `endian`, the layout's order.
+    /// The complete [`Sample`], for the accessors' slow paths (and the tests): every field,
+    /// with every check of the complete decode.
+    fn decode(&self) -> Result<Sample<'a>, DecodeError> {
+        Sample::decode(self.bytes, self.misc(), &self.layout.ctx)
+    }
+
+    /// The view of a SAMPLE's `bytes` (its type checked by the caller) in `endian`: refused
+    /// unless `endian` is the layout's and the fixed fields fit.
     #[inline(always)]
-    pub(super) fn new(bytes: &'a [u8], layout: &'a SampleLayout, endian: Endian) -> SampleView<'a> {
+    pub(super) fn of(bytes: &'a [u8], layout: &'a SampleLayout, endian: Endian) -> Result<SampleView<'a>, DecodeError> {
+        if endian != layout.ctx.endian {
+            return Err(DecodeError::ByteOrderMismatch { layout: layout.ctx.endian, record: endian });
+        }
+        if bytes.len() < layout.min_size as usize {
+            return Err(too_short(layout.min_size as usize, bytes.len()));
+        }
+        Ok(SampleView::new(bytes, layout, endian))
+    }
+
+    /// A view of `bytes`, a SAMPLE of at least `layout.min_size` bytes, whose fields are in
+    /// `endian`, the layout's order.
+    #[inline(always)]
+    fn new(bytes: &'a [u8], layout: &'a SampleLayout, endian: Endian) -> SampleView<'a> {
         let tail = if layout.walk_tail { tail_start(bytes, layout, endian) } else { layout.fixed_end as usize };
         SampleView { bytes, layout, endian, tail }
     }
@@ -132,8 +153,8 @@ impl<'a> SampleView<'a> {
         // SAFETY: `bit` is in the `sample_type` that `SampleLayout::new` computed this layout
         // from (the layout's fields are visible to the record module only, and only `new` sets
         // them), so `off` is that field's offset and `off + 8 <= fixed_end <= min_size`; a
-        // `SampleView` is only made for `bytes` of at least `min_size` bytes
-        // (`SampleLayout::sample`, `sample_typed`, `RecordView::as_sample`). So the 8 bytes
+        // `SampleView` is only made for `bytes` of at least `min_size` bytes (`SampleView::of`,
+        // its one caller outside tests). So the 8 bytes
         // are inside `bytes`; `read_unaligned` needs no alignment.
         Some(unsafe { core::ptr::read_unaligned(self.bytes.as_ptr().add(at).cast::<[u8; 8]>()) })
     }
@@ -226,9 +247,8 @@ impl<'a> SampleView<'a> {
         Ok(Reader::new(self.bytes, start, self.bytes.len(), self.endian))
     }
 
-    /// READ, by `read_format` (with GROUP, the entries borrow the record). For the counters
-    /// alone, without a view (whose making walks a READ group to find the fields after it),
-    /// [`EventLayout::read_counters`](super::EventLayout::read_counters).
+    /// READ, by `read_format` (with GROUP, the entries borrow the record); its counters as perf
+    /// delivers them, one at a time: [`ReadValues::counters`].
     #[inline]
     pub fn read(&self) -> Result<Option<ReadValues<'a>>, DecodeError> {
         if self.layout.ctx.sample_type & st::READ == 0 {
@@ -613,11 +633,6 @@ impl<'a> SampleView<'a> {
             None => Ok(v.decode()?.aux),
         }
     }
-
-    /// The complete [`Sample`]: every field, with every check of [`decode`](super::decode).
-    pub fn decode(&self) -> Result<Sample<'a>, DecodeError> {
-        Sample::decode(self.bytes, self.misc(), &self.layout.ctx)
-    }
 }
 
 /// Past a REGS block of `words` registers (none when its ABI is NONE).
@@ -650,25 +665,45 @@ fn skip_stack_user(r: &mut Reader<'_>) -> Result<(), DecodeError> {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+enum Kind {
     Sample,
     Trailer,
     None,
 }
 
-/// Any record of an event, read through its [`SampleLayout`]: the values perf uses to order
+/// Any record of an event, read through its layout: the values perf uses to order
 /// and attribute records — time, id, stream id, cpu, pid/tid — from a SAMPLE's fields or from
 /// another record's `sample_id` trailer, with one set of accessors. Each is `None` when the
 /// event does not write it into this kind of record (no `sample_id_all`, the bit not in
 /// `sample_type`, a perf-only record type ≥ 64, or a record too short to hold it).
 #[derive(Debug, Clone, Copy)]
 pub struct RecordView<'a> {
-    pub(super) bytes: &'a [u8],
-    pub(super) layout: &'a SampleLayout,
-    pub(super) kind: Kind,
+    bytes: &'a [u8],
+    layout: &'a SampleLayout,
+    kind: Kind,
 }
 
 impl<'a> RecordView<'a> {
+    /// A view of any record of the event of `layout` (`bytes` = the whole record): the
+    /// event-identifying values of a SAMPLE or of a trailer through one set of accessors.
+    #[inline]
+    pub(super) fn of(bytes: &'a [u8], layout: &'a SampleLayout) -> RecordView<'a> {
+        let type_ = layout.ctx.endian.u32_at(bytes, 0).unwrap_or(0);
+        let kind = if bytes.len() > u16::MAX as usize {
+            Kind::None
+        } else if type_ == types::SAMPLE && bytes.len() >= layout.min_size as usize {
+            Kind::Sample
+        } else if (1..types::HEADER_ATTR).contains(&type_)
+            && type_ != types::SAMPLE
+            && bytes.len() >= Header::SIZE + layout.trailer as usize
+        {
+            Kind::Trailer
+        } else {
+            Kind::None
+        };
+        RecordView { bytes, layout, kind }
+    }
+
     #[inline(always)]
     fn u64(&self, sample: u16, trailer: u16) -> Option<u64> {
         let e = self.layout.ctx.endian;
@@ -686,10 +721,6 @@ impl<'a> RecordView<'a> {
             Kind::Trailer if trailer != ABSENT => pair_at(self.bytes, (self.bytes.len() - trailer as usize) as u16, e),
             _ => None,
         }
-    }
-    /// The SAMPLE view, if this is a SAMPLE whose fixed fields fit.
-    pub fn as_sample(&self) -> Option<SampleView<'a>> {
-        (self.kind == Kind::Sample).then(|| SampleView::new(self.bytes, self.layout, self.layout.ctx.endian))
     }
     /// TIME.
     pub fn time(&self) -> Option<u64> {
@@ -719,147 +750,5 @@ impl<'a> RecordView<'a> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::record::header::{types, Header};
-    use crate::record::DecodeContext;
-
-    /// Every combination of the fixed SAMPLE fields, in both byte orders, on a record of exactly
-    /// `fixed_size` bytes (the edge the view's unchecked loads rely on; run under Miri by
-    /// `make miri`): each accessor gives what the complete decode gives, absent fields `None`,
-    /// and a record one word shorter is refused.
-    #[test]
-    fn fixed_fields_read_what_the_decode_reads_at_the_edge() {
-        const BITS: [u64; 9] =
-            [st::IDENTIFIER, st::IP, st::TID, st::TIME, st::ADDR, st::ID, st::STREAM_ID, st::CPU, st::PERIOD];
-        let step = if cfg!(miri) { 7 } else { 1 };
-        for endian in [Endian::Little, Endian::Big] {
-            for combo in (0u32..1 << BITS.len()).step_by(step) {
-                let sample_type =
-                    BITS.iter().enumerate().filter(|(i, _)| combo & 1 << i != 0).fold(0, |t, (_, b)| t | b);
-                let ctx = DecodeContext { sample_type, ..DecodeContext::new(endian) };
-                let layout = SampleLayout::new(&ctx);
-                let size = layout.fixed_size();
-                let mut rec = [0u8; 80];
-                rec[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: size as u16 }.to_bytes(endian));
-                for (k, word) in rec[8..size].chunks_exact_mut(8).enumerate() {
-                    word.copy_from_slice(&endian.put_u64(0x0102_0304_0000_0000 | (k as u64 + 1)));
-                }
-                let rec = &rec[..size];
-                let v = layout.sample(rec).unwrap();
-                let d = v.decode().unwrap();
-                assert_eq!(
-                    (
-                        v.identifier(),
-                        v.ip(),
-                        v.pid_tid(),
-                        v.time(),
-                        v.addr(),
-                        v.id(),
-                        v.stream_id(),
-                        v.cpu(),
-                        v.period()
-                    ),
-                    (d.identifier, d.ip, d.tid, d.time, d.addr, d.id.or(d.identifier), d.stream_id, d.cpu, d.period),
-                    "sample_type {sample_type:#x}, {endian:?}"
-                );
-                assert_eq!(v.ip().is_some(), sample_type & st::IP != 0);
-                if size > Header::SIZE {
-                    assert!(layout.sample(&rec[..size - 8]).is_err(), "a short record is refused");
-                }
-            }
-        }
-    }
-    /// A record walked in one byte order is read in it: the view of a layout of the same order
-    /// reads the fields, a layout of the other order refuses it with both orders named.
-    #[test]
-    fn a_walked_record_is_read_in_the_walks_byte_order_or_refused() {
-        for (walk, other) in [(Endian::Little, Endian::Big), (Endian::Big, Endian::Little)] {
-            let mut rec = [0u8; 24];
-            rec[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: 24 }.to_bytes(walk));
-            rec[8..16].copy_from_slice(&walk.put_u64(0x1234));
-            rec[16..].copy_from_slice(&walk.pair_u32(7, 8));
-            let r = super::super::Walker::new(&rec, walk).next().unwrap().unwrap();
-            assert_eq!(r.endian, walk);
-            let ctx = |endian| DecodeContext { sample_type: st::IP | st::TID, ..DecodeContext::new(endian) };
-            let same = SampleLayout::new(&ctx(walk));
-            let v = same.sample(&r).unwrap();
-            assert_eq!((v.ip(), v.pid(), v.tid()), (Some(0x1234), Some(7), Some(8)));
-            let crossed = SampleLayout::new(&ctx(other));
-            let e = crossed.sample(&r).unwrap_err();
-            assert_eq!(e, DecodeError::ByteOrderMismatch { layout: other, record: walk });
-            extern crate std;
-            use std::string::ToString;
-            assert!(e.to_string().contains("walk with the byte order"), "{e}");
-        }
-    }
-
-    /// A SAMPLE whose CALLCHAIN claims more ips than the record holds: the view is made (its
-    /// fixed fields read), and every field after RAW that the event writes reports the error
-    /// of the complete decode — the walk to where those fields start failed when the view was
-    /// made, and each accessor's slow path walks again for the error; an absent field is `None`.
-    #[test]
-    fn fields_after_a_callchain_cut_short_report_the_decode_error() {
-        use crate::record::{decode, Record};
-        let t = st::IP | st::CALLCHAIN | st::REGS_USER | st::STACK_USER | st::PHYS_ADDR;
-        let ctx = DecodeContext { sample_type: t, sample_regs_user: 0b1, ..DecodeContext::new(Endian::Little) };
-        let layout = SampleLayout::new(&ctx);
-        let mut rec = [0u8; 64];
-        rec[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: 64 }.to_bytes(Endian::Little));
-        for (k, w) in [0x4000u64, 100, 1, 2, 3, 4, 5].iter().enumerate() {
-            rec[8 + 8 * k..16 + 8 * k].copy_from_slice(&w.to_le_bytes());
-        }
-        let Err(want) = decode(&rec[..], &ctx).map(|r| matches!(r, Record::Sample(_))) else {
-            panic!("a callchain of 100 ips in 64 bytes decodes")
-        };
-        let v = layout.sample(&rec[..]).unwrap();
-        assert_eq!(v.ip(), Some(0x4000));
-        assert_eq!(v.callchain(), Err(want));
-        assert_eq!(v.regs_user().map(|_| ()), Err(want));
-        assert_eq!(v.stack_user().map(|_| ()), Err(want));
-        assert_eq!(v.phys_addr(), Err(want));
-        assert_eq!(v.data_page_size(), Ok(None));
-        assert_eq!(v.aux(), Ok(None));
-    }
-
-    /// The fields after RAW read from where they start, found when the view is made past
-    /// CALLCHAIN and RAW, in any order, equal the complete decode's; a record cut inside them
-    /// gives each field's own error, as the decode gives its first.
-    #[test]
-    fn fields_after_callchain_and_raw_read_in_any_order() {
-        use crate::record::{decode, Record};
-        let t = st::IP | st::CALLCHAIN | st::RAW | st::REGS_USER | st::STACK_USER | st::PHYS_ADDR | st::CODE_PAGE_SIZE;
-        let ctx = DecodeContext { sample_type: t, sample_regs_user: 0b11, ..DecodeContext::new(Endian::Big) };
-        let layout = SampleLayout::new(&ctx);
-        extern crate std;
-        let e = Endian::Big;
-        let mut body = std::vec::Vec::new();
-        for w in [0x4000u64, 2, 0xa, 0xb] {
-            body.extend_from_slice(&e.put_u64(w));
-        }
-        body.extend_from_slice(&e.put_u32(4)); // RAW: 4 bytes, then the 4 of data
-        body.extend_from_slice(&[1, 2, 3, 4]);
-        for w in [2u64, 0x11, 0x22, 16, 0xaa, 0xbb, 16, 0x9000, 4096] {
-            body.extend_from_slice(&e.put_u64(w));
-        }
-        let size = 8 + body.len();
-        let mut rec = Header { type_: types::SAMPLE, misc: 0, size: size as u16 }.to_bytes(e).to_vec();
-        rec.extend_from_slice(&body);
-        let Ok(Record::Sample(s)) = decode(&rec[..], &ctx) else { panic!("decodes") };
-        let v = layout.sample(&rec[..]).unwrap();
-        assert_eq!(v.code_page_size(), Ok(s.code_page_size));
-        assert_eq!(v.phys_addr(), Ok(s.phys_addr));
-        assert_eq!(v.stack_user(), Ok(s.stack_user));
-        assert_eq!(v.regs_user(), Ok(s.regs_user));
-        assert_eq!((v.raw(), v.callchain()), (Ok(s.raw), Ok(s.callchain)));
-        assert_eq!((s.phys_addr, s.code_page_size), (Some(0x9000), Some(4096)));
-        // Cut before CODE_PAGE_SIZE: the decode's error, on that field alone.
-        let mut cut = rec[..size - 8].to_vec();
-        cut[6..8].copy_from_slice(&e.put_u16((size - 8) as u16));
-        let want = decode(&cut[..], &ctx).unwrap_err();
-        let v = layout.sample(&cut[..]).unwrap();
-        assert_eq!(v.code_page_size(), Err(want));
-        assert_eq!(v.phys_addr(), Ok(Some(0x9000)));
-        assert_eq!(v.stack_user().map(|s| s.map(|s| s.dyn_size)), Ok(Some(16)));
-    }
-}
+#[path = "view_tests.rs"]
+mod tests;

@@ -2,9 +2,9 @@
 //!
 //! For a buffer that holds whole records back to back: a consumer batch copied out of a ring,
 //! a perf.data data section, a pipe's payload. Each step reads the 8-byte header once, checks
-//! `header.size` against what is left, and hands out the header it parsed with the record's
-//! bytes, so that [`decode`](super::decode) or an [`EventSet`](super::EventSet)
-//! need not parse it again. A bad size ends the walk with a [`WalkError`] that says where; the
+//! `header.size` against what is left, and hands out a [`RawRecord`]: the header it parsed with
+//! the record's bytes, so that an [`EventSet`](super::EventSet) and the readers after it need
+//! not parse it again. A bad size ends the walk with a [`DecodeError`] that says where; the
 //! walk never loops (every step advances by at least 8 bytes) and never reads past the buffer.
 //!
 //! ```
@@ -25,8 +25,7 @@
 //! # A constant byte order
 //!
 //! A walked record carries the walk's byte order, and
-//! [`EventSet::attribute`](super::EventSet::attribute) and
-//! [`SampleLayout::sample`](super::SampleLayout::sample) read its fields in that
+//! [`EventSet::attribute`](super::EventSet::attribute) and the views read its fields in that
 //! order. When the walker is made
 //! with a constant — a ring's records are always `Endian::NATIVE` — and the loop is inlined,
 //! every field read is one load with no byte-order select. For a perf.data file, whose order is
@@ -48,176 +47,12 @@
 //! assert_eq!(records(&[68, 0, 0, 0, 0, 0, 8, 0], Endian::Little), 1);
 //! ```
 
-use core::fmt;
-
 use super::header::{types, Header};
-use super::Endian;
-
-/// A record as every reader takes it: its bytes alone (`&[u8]`, or anything that is bytes: the
-/// whole record; its header
-/// is read from them, in the reader's byte order), or a record a [`Walker`] or a
-/// [`Consumer`](crate::Consumer) handed out (`&WalkedRecord`, `&RawRecord`: its header parsed
-/// once and its byte order known, so neither is read again — with a walk in a constant order, `Endian::NATIVE` as a ring's records are, the
-/// compiler drops the byte-order select from every field read). One method per reader takes
-/// either: [`EventSet::attribute`](super::EventSet::attribute),
-/// [`EventSet::attribute_event`](super::EventSet::attribute_event),
-/// [`EventSet::sample`](super::EventSet::sample), [`SampleLayout::sample`](super::SampleLayout::sample),
-/// [`EventLayout::sample`](super::EventLayout::sample) and
-/// [`FixedEvents::sample`](super::FixedEvents::sample).
-pub trait RecordRef<'a>: Copy + sealed::Sealed {
-    /// The whole record, header included.
-    fn record_bytes(self) -> &'a [u8];
-    /// The header and the byte order it was read in, if already parsed.
-    fn parsed(self) -> Option<(Header, Endian)>;
-    /// The record's type and the byte order to read it in (`endian` for bytes alone, whose
-    /// type is read in it), or `None` for bytes too short for a header or longer than a
-    /// record can be.
-    fn type_and_endian(self, endian: Endian) -> Option<(u32, Endian)>;
-}
-
-/// The record's bytes: a slice, an array, a `Vec` (anything that is bytes).
-impl<'a, T: AsRef<[u8]> + ?Sized> RecordRef<'a> for &'a T {
-    #[inline(always)]
-    fn record_bytes(self) -> &'a [u8] {
-        self.as_ref()
-    }
-    #[inline(always)]
-    fn parsed(self) -> Option<(Header, Endian)> {
-        None
-    }
-    #[inline(always)]
-    fn type_and_endian(self, endian: Endian) -> Option<(u32, Endian)> {
-        let bytes = self.as_ref();
-        if bytes.len() < Header::SIZE || bytes.len() > u16::MAX as usize {
-            return None;
-        }
-        Some((endian.u32_at(bytes, 0)?, endian))
-    }
-}
-
-impl<'a> RecordRef<'a> for &WalkedRecord<'a> {
-    #[inline(always)]
-    fn record_bytes(self) -> &'a [u8] {
-        self.bytes
-    }
-    #[inline(always)]
-    fn parsed(self) -> Option<(Header, Endian)> {
-        Some((self.header, self.endian))
-    }
-    #[inline(always)]
-    fn type_and_endian(self, _: Endian) -> Option<(u32, Endian)> {
-        Some((self.header.type_, self.endian))
-    }
-}
-
-/// A record a [`Consumer`](crate::Consumer) handed out: its header parsed once (when the batch
-/// checked it), in the ring's byte order, `Endian::NATIVE`.
-impl<'a> RecordRef<'a> for &crate::consumer::RawRecord<'a> {
-    #[inline(always)]
-    fn record_bytes(self) -> &'a [u8] {
-        self.bytes
-    }
-    #[inline(always)]
-    fn parsed(self) -> Option<(Header, Endian)> {
-        Some((self.header, Endian::NATIVE))
-    }
-    #[inline(always)]
-    fn type_and_endian(self, _: Endian) -> Option<(u32, Endian)> {
-        Some((self.header.type_, Endian::NATIVE))
-    }
-}
-
-mod sealed {
-    pub trait Sealed {}
-    impl<T: AsRef<[u8]> + ?Sized> Sealed for &T {}
-    impl Sealed for &super::WalkedRecord<'_> {}
-    impl Sealed for &crate::consumer::RawRecord<'_> {}
-}
-
-/// One record of a [`Walker`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WalkedRecord<'a> {
-    /// The header, parsed once.
-    pub header: Header,
-    /// The whole record, `header.size` bytes, header included.
-    pub bytes: &'a [u8],
-    /// Offset of the record in the walked buffer.
-    pub offset: usize,
-    /// The byte order the walk read the header in. The readers ([`RecordRef`]) read the
-    /// record's fields in it; a walker made with a constant (`Endian::NATIVE`, as a ring's records
-    /// always are) lets the compiler drop the byte-order select from every field read.
-    pub endian: Endian,
-    /// In a [`Walker::perf_data`] walk, the bytes that follow the record and that
-    /// `header.size` does not count: an AUXTRACE record's (type 71) AUX data, `auxtrace.size`
-    /// bytes (`tools/perf/util/auxtrace.c`); a pipe-mode HEADER_TRACING_DATA record's (type 66)
-    /// tracing data, `tracing_data.size` bytes (`tools/perf/util/header.c:
-    /// perf_event__process_tracing_data`). Empty otherwise.
-    pub trailing: &'a [u8],
-}
-
-impl<'a> WalkedRecord<'a> {
-    /// The body after the 8-byte header.
-    pub fn body(&self) -> &'a [u8] {
-        self.bytes.get(Header::SIZE..).unwrap_or_default()
-    }
-}
-
-/// Why a walk stopped early. Offsets are from the start of the walked buffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum WalkError {
-    /// The record at `offset` (its header, its body, or an AUXTRACE record's data) runs past
-    /// the end of the buffer: a truncated file, or a buffer cut mid-record (a streaming reader
-    /// refills from `offset` and walks again).
-    Truncated {
-        /// Where the record starts.
-        offset: usize,
-        /// Bytes the record needs from `offset`.
-        need: u64,
-        /// Bytes left from `offset`.
-        have: usize,
-    },
-    /// `header.size` is smaller than the header itself (0 included): the buffer is corrupt
-    /// from here on, since the next record cannot be found.
-    SizeTooSmall {
-        /// Where the record starts.
-        offset: usize,
-        /// The size read.
-        size: u16,
-    },
-    /// In a ring walk ([`Walker::new`]), a size that is not a multiple of 8: the kernel never
-    /// writes one, so the buffer is corrupt from here on.
-    Misaligned {
-        /// Where the record starts.
-        offset: usize,
-        /// The size read.
-        size: u16,
-    },
-}
-
-impl fmt::Display for WalkError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            WalkError::Truncated { offset, need, have } => {
-                write!(f, "record at offset {offset} needs {need} bytes but only {have} are left (truncated input)")
-            }
-            WalkError::SizeTooSmall { offset, size } => {
-                write!(
-                    f,
-                    "record at offset {offset} has header.size {size}, less than its 8-byte header (corrupt input)"
-                )
-            }
-            WalkError::Misaligned { offset, size } => {
-                write!(f, "record at offset {offset} has header.size {size}, not a multiple of 8 (corrupt ring data)")
-            }
-        }
-    }
-}
-
-impl core::error::Error for WalkError {}
+use super::raw::RawRecord;
+use super::{DecodeError, Endian};
 
 /// The records of a buffer, in order (module docs). Stops at the end of the buffer or at the
-/// first [`WalkError`], which it yields once.
+/// first error ([`DecodeError::Incomplete`], [`DecodeError::BadSize`]), which it yields once.
 #[derive(Debug, Clone)]
 pub struct Walker<'a> {
     /// The records not walked yet (a slice, not an offset: each step checks its length only).
@@ -235,7 +70,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Walk a perf.data data section or pipe payload: also perf's own record types, the data
-    /// after each AUXTRACE and HEADER_TRACING_DATA record ([`WalkedRecord::trailing`]), and
+    /// after each AUXTRACE and HEADER_TRACING_DATA record ([`RawRecord::trailing`]), and
     /// sizes that are not multiples of 8 (perf reads them).
     pub fn perf_data(bytes: &'a [u8], endian: Endian) -> Walker<'a> {
         Walker { rest: bytes, pos: 0, endian, perf_data: true }
@@ -247,24 +82,21 @@ impl<'a> Walker<'a> {
     }
 
     #[inline]
-    fn step(&mut self) -> Option<Result<WalkedRecord<'a>, WalkError>> {
+    fn step(&mut self) -> Option<Result<RawRecord<'a>, DecodeError>> {
         let (offset, rest) = (self.pos, self.rest);
         if rest.is_empty() {
             return None;
         }
         let Some(h) = rest.first_chunk::<{ Header::SIZE }>() else {
-            return Some(Err(WalkError::Truncated { offset, need: Header::SIZE as u64, have: rest.len() }));
+            return Some(Err(DecodeError::Incomplete { offset, need: Header::SIZE as u64, have: rest.len() }));
         };
         let header = Header::from_bytes(*h, self.endian);
         let size = header.size as usize;
-        if size < Header::SIZE {
-            return Some(Err(WalkError::SizeTooSmall { offset, size: header.size }));
-        }
-        if !self.perf_data && size % 8 != 0 {
-            return Some(Err(WalkError::Misaligned { offset, size: header.size }));
+        if size < Header::SIZE || (!self.perf_data && size % 8 != 0) {
+            return Some(Err(DecodeError::BadSize { offset, size: header.size }));
         }
         let Some((bytes, mut after)) = rest.split_at_checked(size) else {
-            return Some(Err(WalkError::Truncated { offset, need: size as u64, have: rest.len() }));
+            return Some(Err(DecodeError::Incomplete { offset, need: size as u64, have: rest.len() }));
         };
         prefetch(after);
         let mut trailing: &'a [u8] = &[];
@@ -280,12 +112,12 @@ impl<'a> Walker<'a> {
             let need = (size as u64).saturating_add(len);
             match usize::try_from(len).ok().and_then(|l| after.split_at_checked(l)) {
                 Some((data, next)) => (trailing, after) = (data, next),
-                None => return Some(Err(WalkError::Truncated { offset, need, have: rest.len() })),
+                None => return Some(Err(DecodeError::Incomplete { offset, need, have: rest.len() })),
             }
         }
         self.pos = offset + (rest.len() - after.len());
         self.rest = after;
-        Some(Ok(WalkedRecord { header, bytes, offset, endian: self.endian, trailing }))
+        Some(Ok(RawRecord { header, bytes, offset: offset as u64, endian: self.endian, trailing }))
     }
 }
 
@@ -306,7 +138,7 @@ fn prefetch(next: &[u8]) {
 }
 
 impl<'a> Iterator for Walker<'a> {
-    type Item = Result<WalkedRecord<'a>, WalkError>;
+    type Item = Result<RawRecord<'a>, DecodeError>;
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
@@ -355,7 +187,7 @@ mod tests {
         // Data shorter than its size says: a truncation at the record, not past it.
         assert_eq!(
             Walker::perf_data(&buf[..30], Endian::Little).next(),
-            Some(Err(WalkError::Truncated { offset: 0, need: 40, have: 30 }))
+            Some(Err(DecodeError::Incomplete { offset: 0, need: 40, have: 30 }))
         );
     }
 
@@ -369,6 +201,6 @@ mod tests {
         buf.extend_from_slice(&header(types::FINISHED_ROUND, 8));
         let walked: Vec<_> = Walker::perf_data(&buf, Endian::Little).collect::<Result<_, _>>().unwrap();
         assert_eq!(walked.iter().map(|r| (r.header.type_, r.offset)).collect::<Vec<_>>(), [(67, 0), (68, 13)]);
-        assert_eq!(Walker::new(&buf, Endian::Little).next(), Some(Err(WalkError::Misaligned { offset: 0, size: 13 })));
+        assert_eq!(Walker::new(&buf, Endian::Little).next(), Some(Err(DecodeError::BadSize { offset: 0, size: 13 })));
     }
 }

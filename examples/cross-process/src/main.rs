@@ -28,14 +28,14 @@ use std::mem::offset_of;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use perfring::consumer::Consumer;
 use perfring::consumer::{ReadError, Scratch};
 use perfring::memory::{Position, RingMemory};
-use perfring::producer::{Config, EventIdentity, Producer};
+use perfring::producer::{EventIdentity, Producer, ProducerConfig};
 use perfring::record::{
-    attr_flags, decode, sample_type as st, types, Attr, Comm, Endian, EventLayout, EventSet, IdEntry, PidTid, Record,
-    Sample, SampleId,
+    attr_flags, sample_type as st, types, Attr, Comm, Endian, EventLayout, EventRecord, EventSet, IdEntry, PidTid,
+    Record, Sample, SampleId,
 };
-use perfring::Consumer;
 use perfring_data::FileAttr;
 use shm::SharedMemory;
 
@@ -79,7 +79,7 @@ fn guest(fd: Option<i32>) -> Result<(), Error> {
     let mem = unsafe { SharedMemory::inherit(fd, PAGE + DATA) }?;
     let mapping = mem.mapping()?;
     // SAFETY: the guest is the ring's only producer.
-    let producer = unsafe { Producer::new(&mapping, Config::default()) }?;
+    let producer = unsafe { Producer::new(&mapping, ProducerConfig::default()) }?;
     let ctx = perfring::record::DecodeContext::from_attr(&attr(), Endian::NATIVE);
     let pid = std::process::id();
     let sid =
@@ -143,7 +143,6 @@ fn host(out: &str) -> Result<(), Error> {
     let mut set = EventSet::new([EventLayout::EMPTY; 1], [IdEntry::EMPTY; 1]);
     let event = set.add_event(&attr(), Endian::NATIVE)?;
     set.add_id(event, EVENT_ID)?;
-    let ctx = *set.events()[event].context();
 
     let mut scratch = Scratch::new();
     let mut kept: Vec<Vec<u8>> = Vec::new();
@@ -155,8 +154,9 @@ fn host(out: &str) -> Result<(), Error> {
         let result = consumer.for_each(&mut scratch, |r| {
             // Attribute and decode the copy before keeping it: a record-shaped piece of garbage
             // must not reach the file.
-            let ok = set.attribute(r.bytes) == Ok(event) || r.header.type_ == types::LOST;
-            match (ok, decode(r.bytes, &ctx)) {
+            let rec = set.attribute(r);
+            let ok = rec.event() == Ok(event) || r.header.type_ == types::LOST;
+            match (ok, rec.decode()) {
                 (true, Ok(Record::Sample(_))) => tally.samples += 1,
                 (true, Ok(Record::Lost(l))) => tally.lost += l.lost,
                 (true, Ok(Record::Comm(_))) => tally.others += 1,

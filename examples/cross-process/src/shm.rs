@@ -61,18 +61,18 @@ impl SharedMemory {
     }
 
     /// Lay out a new ring over the memory (the host's job, as the kernel's `perf_mmap`).
-    pub fn layout(&mut self, page_size: usize) -> Result<(), perfring::LayoutError> {
+    pub fn layout(&mut self, page_size: usize) -> Result<(), perfring::memory::LayoutError> {
         // SAFETY: the mapping is `len` bytes, ours, and no other process runs yet.
         let buf = unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) };
-        perfring::Mapping::new(buf, page_size).map(drop)
+        perfring::memory::Mapping::new(buf, page_size).map(drop)
     }
 
     /// The ring laid out in this memory, as perfring sees it.
-    pub fn mapping(&self) -> Result<perfring::Mapping<'_>, perfring::LayoutError> {
+    pub fn mapping(&self) -> Result<perfring::memory::Mapping<'_>, perfring::memory::LayoutError> {
         // SAFETY: the mapping lives as long as `self` borrows it; the other process touches it
         // only through the ring protocol or, if hostile, with plain stores that perfring's
         // atomic loads tolerate (its contents are never trusted: see perfring::security).
-        unsafe { perfring::Mapping::attach(self.ptr, self.len) }
+        unsafe { perfring::memory::Mapping::attach(self.ptr, self.len) }
     }
 
     /// The hostile part of the guest: overwrite `bytes` at `offset` with no protocol at all

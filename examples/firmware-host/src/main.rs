@@ -23,9 +23,9 @@ use std::ffi::CString;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use perfring::consumer::{Config as ConsumerConfig, Scratch};
-use perfring::record::{attr_flags, decode, sample_type as st, Attr, Comm, DecodeContext, Endian, Mmap, Record};
-use perfring::Consumer;
+use perfring::consumer::Consumer;
+use perfring::consumer::{ConsumerConfig, Scratch};
+use perfring::record::{attr_flags, sample_type as st, Attr, Comm, Endian, EventRecord, EventSet, Mmap, Record};
 use perfring_data::FileAttr;
 
 /// Where the firmware keeps its status words and its ring (memory.x places them).
@@ -150,14 +150,14 @@ fn run(elf_path: &str, out: &str) -> Result<(), Error> {
     let mut consumer = Consumer::untrusted(&ring)?;
     // The probe halts the core to read: every batch is one halt; the tail goes back each time.
     consumer.configure(ConsumerConfig::EVERY_BATCH);
-    let ctx = DecodeContext::from_attr(&attr(), Endian::NATIVE);
+    let set = EventSet::single(&attr(), Endian::NATIVE);
     let mut scratch = Scratch::new();
     let (mut kept, mut samples, mut lost, mut polls, mut errors) = (Vec::new(), 0u64, 0u64, 0u64, 0u64);
     let attempts = loop {
         // Halted here.
         let s = status(&ring)?;
         ring.refresh()?;
-        let result = consumer.for_each(&mut scratch, |r| match decode(r.bytes, &ctx) {
+        let result = consumer.for_each(&mut scratch, |r| match set.attribute(r).decode() {
             Ok(Record::Sample(_)) => {
                 samples += 1;
                 kept.push(r.bytes.to_vec());

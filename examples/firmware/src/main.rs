@@ -21,12 +21,12 @@ use core::mem::MaybeUninit;
 use core::ptr::addr_of_mut;
 
 use perfring::consumer::{Consumer, Trusted};
+use perfring::memory::Mapping;
 #[cfg(not(target_os = "none"))]
 use perfring::producer::EventIdentity;
-use perfring::producer::{Config, CpuLocal, Producer};
+use perfring::producer::{CpuLocal, Producer, ProducerConfig};
 #[cfg(not(target_os = "none"))]
 use perfring::record::{types, Endian, Header};
-use perfring::Mapping;
 
 /// The control page (1088 bytes of ABI fields, rounded to 8) and a 16 KiB data area.
 const PAGE: usize = 1088;
@@ -54,7 +54,7 @@ fn boot() {
         let mapping = (*addr_of_mut!(MAPPING)).write(Mapping::new(buf, PAGE).unwrap_or_else(|_| halt()));
         let mapping: &'static Mapping<'static> = mapping;
         // SAFETY (Producer::new): this is the only producer of the ring.
-        let producer = Producer::new(mapping, Config::default()).unwrap_or_else(|_| halt());
+        let producer = Producer::new(mapping, ProducerConfig::default()).unwrap_or_else(|_| halt());
         // SAFETY (CpuLocal::new): only this CPU's thread mode and its interrupt handlers write.
         (*addr_of_mut!(PRODUCER)).write(CpuLocal::new(producer));
         // SAFETY (Consumer::trusted): the producer above follows the protocol.
@@ -311,7 +311,7 @@ mod target {
 
 #[cfg(not(target_os = "none"))]
 fn main() {
-    use perfring::record::{decode, sample_type as st, DecodeContext, Record};
+    use perfring::record::{sample_type as st, Attr, EventRecord, EventSet, Record, Walker};
     boot();
     let mut shipped = Vec::new();
     for n in 0..200 {
@@ -322,10 +322,11 @@ fn main() {
     }
     ship(&mut |bytes| shipped.push(bytes.to_vec()));
     // The host side decodes what arrived.
-    let ctx = DecodeContext { sample_type: st::IP | st::TID, ..DecodeContext::new(Endian::NATIVE) };
+    let set = EventSet::single(&Attr { sample_type: st::IP | st::TID, ..Attr::default() }, Endian::NATIVE);
     let (mut task, mut isr, mut lost) = (0, 0, 0);
     for bytes in &shipped {
-        match decode(bytes, &ctx) {
+        let Some(Ok(raw)) = Walker::new(bytes, Endian::NATIVE).next() else { panic!("not one record: {bytes:?}") };
+        match set.attribute(&raw).decode() {
             Ok(Record::Sample(s)) if s.tid.map(|t| t.tid) == Some(7) => task += 1,
             Ok(Record::Sample(_)) => isr += 1,
             Ok(Record::Lost(l)) => lost += l.lost,

@@ -36,11 +36,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kvm_ioctls::VcpuExit;
+use perfring::consumer::Consumer;
 use perfring::consumer::{ReadError, Scratch};
-use perfring::record::{
-    attr_flags, decode, sample_type as st, Attr, DecodeContext, Endian, EventLayout, EventSet, IdEntry, Mmap, Record,
-};
-use perfring::Consumer;
+use perfring::record::{attr_flags, sample_type as st, Attr, Endian, EventRecord, EventSet, Mmap, Record, Walker};
 use perfring_data::FileAttr;
 use vm_memory::{Bytes, GuestAddress};
 
@@ -182,9 +180,7 @@ fn run(elf_path: &str, out: &str) -> Result<(), Error> {
     // The reader: untrusted, while the guest runs.
     let ring = vm::GuestRing::new(&machine.mem, RING, PAGE, DATA)?;
     let mut consumer = Consumer::untrusted(&ring)?;
-    let mut set = EventSet::new([EventLayout::EMPTY; 1], [IdEntry::EMPTY; 1]);
-    set.add_event(&attr(), Endian::NATIVE)?;
-    let ctx: DecodeContext = *set.events()[0].context();
+    let set = EventSet::single(&attr(), Endian::NATIVE);
     let mut scratch = Scratch::new();
     let mut kept: Vec<Vec<u8>> = Vec::new();
     let mut tally = Tally::default();
@@ -202,7 +198,7 @@ fn run(elf_path: &str, out: &str) -> Result<(), Error> {
                 tally.hostile_records += 1;
                 return;
             }
-            match decode(r.bytes, &ctx) {
+            match set.attribute(r).decode() {
                 Ok(Record::Sample(_)) => tally.samples += 1,
                 Ok(Record::Lost(l)) => tally.lost += l.lost,
                 Ok(Record::Comm(_)) => {
@@ -261,7 +257,8 @@ fn run(elf_path: &str, out: &str) -> Result<(), Error> {
     let mut writer = perfring_data::Writer::new(file, Endian::NATIVE, vec![FileAttr { attr: attr(), ids: vec![] }])?;
     let path = CString::new(elf_path.to_string_lossy().as_bytes())?;
     for r in &kept {
-        match decode(r, &ctx) {
+        let Some(Ok(raw)) = Walker::new(r, Endian::NATIVE).next() else { continue };
+        match set.attribute(&raw).decode() {
             Ok(Record::Mmap(m)) if r.len() >= 8 && m.misc & 7 == 2 => {
                 let seg = segments.iter().find(|s| s.addr <= m.addr && m.addr < s.addr + s.memsz);
                 let pgoff = seg.map_or(0, |s| s.offset + (m.addr - s.addr));

@@ -122,7 +122,7 @@ impl Vm {
         // SAFETY: `len` bytes of guest memory that nothing else accesses yet (the vCPU has not
         // run); the slice is used only during this call.
         let bytes = unsafe { std::slice::from_raw_parts_mut(ptr.as_ptr(), len) };
-        perfring::Mapping::new(bytes, page)?;
+        perfring::memory::Mapping::new(bytes, page)?;
         Ok(())
     }
 }
@@ -131,7 +131,7 @@ impl Vm {
 /// their guest addresses (vm-memory checks each address is in guest memory and aligned); every
 /// data access is a vm-memory atomic load of a guest word, bounded by guest memory. The guest
 /// writes these bytes whenever it likes: this memory is only ever read through
-/// [`perfring::Consumer::untrusted`], which copies with these loads and validates the copy.
+/// [`perfring::consumer::Consumer::untrusted`], which copies with these loads and validates the copy.
 pub struct GuestRing<'m> {
     mem: &'m GuestMemoryMmap,
     data: GuestAddress,
@@ -237,8 +237,8 @@ unsafe impl RingMemory for GuestRing<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use perfring::consumer::Consumer;
     use perfring::consumer::{ReadError, Scratch};
-    use perfring::Consumer;
 
     /// Any contents the guest can put in its ring — heads, tails, sizes, bytes — give records
     /// or typed errors, never a panic, and never a read outside guest memory: the ring sits at

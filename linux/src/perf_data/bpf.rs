@@ -48,7 +48,7 @@ fn bpf_kallsyms() -> std::collections::HashMap<u64, String> {
 /// events" and goes on, as this does); the BPF_EVENT records only with `bpf_events` (an
 /// event of the file asks for them: perf's `--no-bpf-event` leaves the KSYMBOLs alone);
 /// returns how many programs.
-pub fn synthesize<W: Write>(w: &mut Writer<W>, bpf_events: bool) -> Result<usize, perfring_data::Error> {
+pub fn synthesize<W: Write>(w: &mut Writer<W>, bpf_events: bool) -> Result<usize, perfring_data::PerfDataError> {
     let Ok(progs) = crate::sys::bpf_programs() else { return Ok(0) };
     if progs.is_empty() {
         return Ok(0);

@@ -11,7 +11,7 @@
 //! # fn example() -> Result<(), Box<dyn std::error::Error>> {
 //! use perfring::record::sample_type as st;
 //! use perfring_linux::perf_data::PerfData;
-//! use perfring_linux::{attr::software, EventAttr, Session};
+//! use perfring_linux::{software, EventAttr, Session};
 //! let path = std::env::temp_dir().join(format!("perf-data-doc-{}.data", std::process::id()));
 //! let out = PerfData::create_file(&path)?; // before the session: a bad path stops here
 //! let attr = EventAttr::software(software::PAGE_FAULTS).sample_period(1).sample_type(st::IP | st::TID | st::TIME);
@@ -37,15 +37,15 @@ pub mod synthetic;
 mod system;
 mod tracing;
 
+use perfring::record::EventRecord;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::fs::File;
 use std::io::{BufWriter, Seek, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use perfring::record::{types, CpuMode, Endian, Header, Record};
 use perfring_data::features::{self as feature, EventDesc};
-use perfring_data::{Feature, FileAttr, Writer};
+use perfring_data::{features::Feature, FileAttr, Writer};
 
 pub use build_id::{
     build_id_of_elf, build_id_of_file, kernel_build_id, vdso_build_id, vdso_image, Dsos, KERNEL_DSO, VDSO_DSO,
@@ -55,73 +55,8 @@ pub use system::system_features;
 pub use tracing::{tracefs_root, tracepoint_name, tracing_data};
 
 use crate::attr::event_type;
-use crate::{Session, SessionRecord};
+use crate::{LinuxError, Session, SessionRecord};
 use build_id_cache::DsoKind;
-
-/// What went wrong writing perf.data, naming the file or the input.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum PerfDataError {
-    /// The perf.data encoding or the output (an I/O error there carries its file offset).
-    Data(perfring_data::Error),
-    /// The session.
-    Linux(crate::Error),
-    /// A file could not be created or read.
-    Io {
-        /// What was being done.
-        what: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        error: std::io::Error,
-    },
-    /// Tracepoint events need their formats from tracefs, which is not mounted.
-    TracefsNotMounted,
-    /// No tracepoint in tracefs has this id.
-    NoSuchTracepoint {
-        /// `attr.config`.
-        config: u64,
-    },
-}
-
-impl fmt::Display for PerfDataError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PerfDataError::Data(e) => write!(f, "{e}"),
-            PerfDataError::Linux(e) => write!(f, "{e}"),
-            PerfDataError::Io { what, path, error } => write!(f, "{what} {}: {error}", path.display()),
-            PerfDataError::TracefsNotMounted => write!(
-                f,
-                "tracepoint events need tracefs for their formats (perf script prints fields from them); mount it: \
-                 mount -t tracefs nodev /sys/kernel/tracing"
-            ),
-            PerfDataError::NoSuchTracepoint { config } => write!(f, "no tracepoint in tracefs has id {config}"),
-        }
-    }
-}
-
-impl std::error::Error for PerfDataError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            PerfDataError::Data(e) => Some(e),
-            PerfDataError::Linux(e) => Some(e),
-            PerfDataError::Io { error, .. } => Some(error),
-            _ => None,
-        }
-    }
-}
-
-impl From<perfring_data::Error> for PerfDataError {
-    fn from(e: perfring_data::Error) -> Self {
-        PerfDataError::Data(e)
-    }
-}
-
-impl From<crate::Error> for PerfDataError {
-    fn from(e: crate::Error) -> Self {
-        PerfDataError::Linux(e)
-    }
-}
 
 /// The name perf gives an event (`cpu-clock`, `page-faults`, `sched:sched_switch`, …), or
 /// `type:config` for one it has no name for.
@@ -181,7 +116,7 @@ pub struct PerfData<W: Write> {
     writer: Writer<W>,
     pipe: bool,
     /// `Writer::finish` (file mode, which needs `Seek`) or `Writer::finish_pipe`.
-    end: fn(Writer<W>) -> Result<W, perfring_data::Error>,
+    end: fn(Writer<W>) -> Result<W, perfring_data::PerfDataError>,
     dsos: Dsos,
     times: Option<(u64, u64)>,
     samples: Vec<u64>,
@@ -266,9 +201,9 @@ fn u64_at(bytes: &[u8], at: Option<usize>) -> Option<u64> {
 impl PerfData<BufWriter<File>> {
     /// Create (truncate) the output file, buffered: the step to take before opening a session,
     /// so that a path that cannot be written stops the recording before anything runs.
-    pub fn create_file(path: impl AsRef<Path>) -> Result<BufWriter<File>, PerfDataError> {
+    pub fn create_file(path: impl AsRef<Path>) -> Result<BufWriter<File>, LinuxError> {
         let path = path.as_ref();
-        File::create(path).map(|f| BufWriter::with_capacity(OUTPUT_BUFFER, f)).map_err(|error| PerfDataError::Io {
+        File::create(path).map(|f| BufWriter::with_capacity(OUTPUT_BUFFER, f)).map_err(|error| LinuxError::File {
             what: "creating the output",
             path: path.into(),
             error,
@@ -310,7 +245,7 @@ impl<W: Write + Seek> PerfData<W> {
     /// A file-mode perf.data at `out` for `session`'s events, called `names` (perf's names;
     /// [`event_name`] for those missing). The features are written by
     /// [`finish`](PerfData::finish).
-    pub fn new(out: W, session: &Session, names: &[String]) -> Result<PerfData<W>, PerfDataError> {
+    pub fn new(out: W, session: &Session, names: &[String]) -> Result<PerfData<W>, LinuxError> {
         let writer = Writer::new(out, Endian::NATIVE, file_attrs(session))?;
         PerfData::start(writer, false, Writer::finish, session, names)
     }
@@ -319,7 +254,7 @@ impl<W: Write + Seek> PerfData<W> {
 impl<W: Write> PerfData<W> {
     /// A pipe-mode stream (`perf record -o -`) at `out`: the attrs, the features and the
     /// tracing data go out now, the records as they are drained.
-    pub fn pipe(out: W, session: &Session, names: &[String]) -> Result<PerfData<W>, PerfDataError> {
+    pub fn pipe(out: W, session: &Session, names: &[String]) -> Result<PerfData<W>, LinuxError> {
         let writer = Writer::pipe(out, Endian::NATIVE, file_attrs(session))?;
         PerfData::start(writer, true, Writer::finish_pipe, session, names)
     }
@@ -327,10 +262,10 @@ impl<W: Write> PerfData<W> {
     fn start(
         writer: Writer<W>,
         pipe: bool,
-        end: fn(Writer<W>) -> Result<W, perfring_data::Error>,
+        end: fn(Writer<W>) -> Result<W, perfring_data::PerfDataError>,
         session: &Session,
         names: &[String],
-    ) -> Result<PerfData<W>, PerfDataError> {
+    ) -> Result<PerfData<W>, LinuxError> {
         let n = writer.attrs().len();
         let fields = writer.attrs().iter().map(|a| SampleFields::of(a.attr.sample_type)).collect();
         let mut d = PerfData {
@@ -413,14 +348,14 @@ impl<W: Write> PerfData<W> {
     /// COMM and MMAP2 records of process `pid`'s threads and executable mappings, from /proc
     /// (for what ran before the session: a process followed with `-p`, every process with
     /// `-a`). A process that exits meanwhile is skipped.
-    pub fn synthesize(&mut self, pid: i32) -> Result<(), PerfDataError> {
+    pub fn synthesize(&mut self, pid: i32) -> Result<(), LinuxError> {
         let dsos = &mut self.dsos;
         procfs::synthesize(&mut self.writer, pid, &mut |pid, start, len, path| dsos.map(pid, start, len, path))
     }
 
     /// The COMM of a command held before `exec` (perf's "perf-exec" record; ours carries
     /// the forked recorder's name, which the command's own COMM replaces at `exec`).
-    pub fn synthesize_command(&mut self, pid: i32) -> Result<(), PerfDataError> {
+    pub fn synthesize_command(&mut self, pid: i32) -> Result<(), LinuxError> {
         let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/comm")) else { return Ok(()) };
         self.synthesize_comm(pid, comm.trim_end())
     }
@@ -429,7 +364,7 @@ impl<W: Write> PerfData<W> {
     /// name known otherwise than from /proc (a command already reaped, named as the kernel
     /// names it at `exec`: the program file's base name, 15 bytes at most). A name with a NUL
     /// byte inside is not written.
-    pub fn synthesize_comm(&mut self, pid: i32, comm: &str) -> Result<(), PerfDataError> {
+    pub fn synthesize_comm(&mut self, pid: i32, comm: &str) -> Result<(), LinuxError> {
         let Some(ctx) = self.writer.context(0) else { return Ok(()) };
         let Ok(comm) = std::ffi::CString::new(comm) else { return Ok(()) };
         let sid = perfring::record::SampleId { pid: pid as u32, tid: pid as u32, ..Default::default() };
@@ -445,12 +380,12 @@ impl<W: Write> PerfData<W> {
 
     /// FINISHED_INIT: the records written so far describe what existed before the
     /// recording (perf writes it after its synthesized records).
-    pub fn finish_init(&mut self) -> Result<(), PerfDataError> {
+    pub fn finish_init(&mut self) -> Result<(), LinuxError> {
         Ok(self.writer.write_raw(&synthetic::finished_init(), &[])?)
     }
 
     /// [`synthesize`](PerfData::synthesize) every process.
-    pub fn synthesize_all(&mut self) -> Result<(), PerfDataError> {
+    pub fn synthesize_all(&mut self) -> Result<(), LinuxError> {
         all_pids().into_iter().try_for_each(|pid| self.synthesize(pid))
     }
 
@@ -459,7 +394,7 @@ impl<W: Write> PerfData<W> {
     /// read of them (each SAMPLE's event, time, pid and IP; MMAP, MMAP2 and FORK records).
     /// File mode: the header's `data.size` is brought up to date at most every 250 ms (and by
     /// [`finish`](PerfData::finish)), so a recording killed meanwhile leaves a file perf reads.
-    pub fn drain(&mut self, session: &mut Session) -> Result<usize, PerfDataError> {
+    pub fn drain(&mut self, session: &mut Session) -> Result<usize, LinuxError> {
         self.drain_with(session, |_| {})
     }
 
@@ -468,13 +403,13 @@ impl<W: Write> PerfData<W> {
         &mut self,
         session: &mut Session,
         mut f: impl FnMut(&SessionRecord<'_>),
-    ) -> Result<usize, PerfDataError> {
+    ) -> Result<usize, LinuxError> {
         let mut failed = None;
         let single = self.samples.len() == 1;
         let n = session.drain(|r| {
             if failed.is_none() {
                 self.note(r, single);
-                if let Err(e) = self.writer.write_raw(r.bytes, &[]) {
+                if let Err(e) = self.writer.write_raw(r.raw().bytes, &[]) {
                     failed = Some(e);
                 }
                 f(r);
@@ -497,7 +432,7 @@ impl<W: Write> PerfData<W> {
     /// event has it, the last id's event remembered (runs of samples share an event).
     #[inline]
     fn event_of(&mut self, r: &SessionRecord<'_>) -> usize {
-        let id = u64_at(r.bytes, self.id_at);
+        let id = u64_at(r.raw().bytes, self.id_at);
         if let (Some(id), Some((last, event))) = (id, self.last_id) {
             if id == last {
                 return event;
@@ -513,24 +448,26 @@ impl<W: Write> PerfData<W> {
     /// What a record tells the features: sample times, the files samples hit.
     #[inline]
     fn note(&mut self, r: &SessionRecord<'_>, single: bool) {
-        let type_ = r.header.type_;
+        let type_ = r.raw().header.type_;
         if let Some(n) = self.records.get_mut(type_ as usize) {
             *n += 1;
         }
-        self.bytes += r.bytes.len() as u64;
+        self.bytes += r.raw().bytes.len() as u64;
         match type_ {
             types::SAMPLE => {
                 let event = if single { 0 } else { self.event_of(r) };
                 let Some(fields) = self.fields.get(event) else { return };
                 self.samples[event] += 1;
-                if let Some(t) = u64_at(r.bytes, fields.time) {
+                if let Some(t) = u64_at(r.raw().bytes, fields.time) {
                     let (a, b) = self.times.unwrap_or((t, t));
                     self.times = Some((a.min(t), b.max(t)));
                 }
-                match CpuMode::from_misc(r.header.misc) {
+                match CpuMode::from_misc(r.raw().header.misc) {
                     CpuMode::Kernel => self.dsos.hit_kernel(),
                     CpuMode::User => {
-                        if let (Some(pid_tid), Some(ip)) = (u64_at(r.bytes, fields.tid), u64_at(r.bytes, fields.ip)) {
+                        if let (Some(pid_tid), Some(ip)) =
+                            (u64_at(r.raw().bytes, fields.tid), u64_at(r.raw().bytes, fields.ip))
+                        {
                             // `{u32 pid, u32 tid}` in the kernel's byte order.
                             let pid = u32::from_ne_bytes(pid_tid.to_ne_bytes()[..4].try_into().unwrap_or_default());
                             self.dsos.hit(pid, ip);
@@ -540,9 +477,9 @@ impl<W: Write> PerfData<W> {
                 }
             }
             types::MMAP | types::MMAP2 | types::FORK => match r.decode() {
-                Some(Ok(Record::Mmap(m))) => self.dsos.map(m.pid, m.addr, m.len, &m.filename.to_string_lossy()),
-                Some(Ok(Record::Mmap2(m))) => self.dsos.map(m.pid, m.addr, m.len, &m.filename.to_string_lossy()),
-                Some(Ok(Record::Fork(t))) => self.dsos.fork(t.ppid, t.pid),
+                Ok(Record::Mmap(m)) => self.dsos.map(m.pid, m.addr, m.len, &m.filename.to_string_lossy()),
+                Ok(Record::Mmap2(m)) => self.dsos.map(m.pid, m.addr, m.len, &m.filename.to_string_lossy()),
+                Ok(Record::Fork(t)) => self.dsos.fork(t.ppid, t.pid),
                 _ => {}
             },
             _ => {}
@@ -555,7 +492,7 @@ impl<W: Write> PerfData<W> {
     /// Samples" and the share lost. Events opened without `PERF_FORMAT_LOST` in their
     /// `read_format` are passed over. Returns the samples lost, by event (the counts the
     /// kernel kept: every record an event could not write to its ring, since it was opened).
-    pub fn write_lost_samples(&mut self, session: &Session) -> Result<Vec<u64>, PerfDataError> {
+    pub fn write_lost_samples(&mut self, session: &Session) -> Result<Vec<u64>, LinuxError> {
         use perfring::record::{read_format as rf, LostSamples, ReadValues, SampleId};
         let set = session.event_set();
         let mut lost = vec![0u64; self.samples.len()];
@@ -642,7 +579,7 @@ impl<W: Write> PerfData<W> {
     /// Write the features known only at the end (SAMPLE_TIME and BUILD_ID, file mode) and
     /// finish the file or stream; returns the output. The build-id cache is filled too
     /// ([`finish_with`](PerfData::finish_with) chooses).
-    pub fn finish(self) -> Result<W, PerfDataError> {
+    pub fn finish(self) -> Result<W, LinuxError> {
         Ok(self.finish_with(true, true)?.0)
     }
 
@@ -651,7 +588,7 @@ impl<W: Write> PerfData<W> {
     /// samples hit into the build-id cache ([`build_id_cache`]; `perf record -N` does
     /// not). A file that cannot be cached is passed over (perf warns at most). Returns the
     /// output and the bytes of the data section.
-    pub fn finish_with(mut self, table: bool, cache: bool) -> Result<(W, u64), PerfDataError> {
+    pub fn finish_with(mut self, table: bool, cache: bool) -> Result<(W, u64), LinuxError> {
         if self.pipe {
             let size = self.writer.data_size();
             let out = (self.end)(self.writer)?;

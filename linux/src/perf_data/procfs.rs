@@ -9,7 +9,7 @@ use std::io::Write;
 use perfring::record::{Comm, Mmap2, Mmap2File, Record, SampleId};
 use perfring_data::Writer;
 
-use super::PerfDataError;
+use crate::LinuxError;
 
 /// `PERF_RECORD_MISC_USER`.
 const MISC_USER: u16 = 2;
@@ -28,7 +28,7 @@ pub fn synthesize<W: Write>(
     w: &mut Writer<W>,
     pid: i32,
     mapped: &mut impl FnMut(u32, u64, u64, &str),
-) -> Result<(), PerfDataError> {
+) -> Result<(), LinuxError> {
     let Some(ctx) = w.context(0) else { return Ok(()) };
     let sid = |tid: u32| Some(SampleId { pid: pid as u32, tid, ..SampleId::default() }.masked(ctx.sample_type));
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Ok(()) };
@@ -205,7 +205,7 @@ fn kernel_start_in(listing: impl std::io::BufRead) -> Option<u64> {
 /// MMAP of `[kernel.kallsyms]_text` for pid -1 at `_text`, `pgoff` its address, so that
 /// `perf report` attributes kernel samples to the kernel. Nothing where kallsyms hides the
 /// addresses.
-pub fn synthesize_kernel<W: Write>(w: &mut Writer<W>) -> Result<(), PerfDataError> {
+pub fn synthesize_kernel<W: Write>(w: &mut Writer<W>) -> Result<(), LinuxError> {
     let (Some(ctx), Some((start, end))) = (w.context(0), kernel_text()) else { return Ok(()) };
     let sid = Some(SampleId { pid: u32::MAX, tid: 0, ..SampleId::default() }.masked(ctx.sample_type));
     let name = CString::new("[kernel.kallsyms]_text").unwrap_or_default();

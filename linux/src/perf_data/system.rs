@@ -6,7 +6,7 @@
 
 use perfring::record::Endian;
 use perfring_data::features as f;
-use perfring_data::Feature;
+use perfring_data::features::Feature;
 
 fn proc_string(path: &str) -> Option<String> {
     Some(std::fs::read_to_string(path).ok()?.trim().to_string())

@@ -18,7 +18,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::PerfDataError;
+use crate::LinuxError;
 
 /// The tracefs events directory's root (`/sys/kernel/tracing` or the debugfs one), if mounted.
 pub fn tracefs_root() -> Option<PathBuf> {
@@ -63,16 +63,16 @@ fn read_whole(path: &Path) -> std::io::Result<Vec<u8>> {
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, PerfDataError> {
-    read_whole(path).map_err(|error| PerfDataError::Io { what: "reading tracefs", path: path.into(), error })
+fn read(path: &Path) -> Result<Vec<u8>, LinuxError> {
+    read_whole(path).map_err(|error| LinuxError::File { what: "reading tracefs", path: path.into(), error })
 }
 
 /// The tracing data for the tracepoints whose ids are `configs`.
-pub fn tracing_data(configs: &[u64]) -> Result<Vec<u8>, PerfDataError> {
-    let root = tracefs_root().ok_or(PerfDataError::TracefsNotMounted)?;
+pub fn tracing_data(configs: &[u64]) -> Result<Vec<u8>, LinuxError> {
+    let root = tracefs_root().ok_or(LinuxError::TracefsNotMounted)?;
     let mut systems: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for &config in configs {
-        let (s, e) = tracepoint_of_id(&root, config).ok_or(PerfDataError::NoSuchTracepoint { config })?;
+        let (s, e) = tracepoint_of_id(&root, config).ok_or(LinuxError::NoSuchTracepointId { config })?;
         let events = systems.entry(s).or_default();
         if !events.contains(&e) {
             events.push(e);

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use perfring_linux::{Event, EventAttr, OpenError, Session, SessionBuilder, SessionError, Target};
+use perfring_linux::{Event, EventAttr, LinuxError, Session, SessionBuilder, Target};
 
 /// Keep every CPU of `cpus` busy for `d`: a thread pinned to each spins, so that a CPU-wide
 /// clock event samples every CPU. (An idle CPU's cpu-clock hrtimer does not reliably fire on
@@ -31,10 +31,10 @@ pub fn busy_on_every_cpu(cpus: &[u32], d: Duration) {
 /// The errno of a refusal by this machine (not permitted, or not available here: see
 /// `perfring_test_support::unavailable_here`), or `None` for any other error — an invalid
 /// request (EINVAL, E2BIG) or a broken test, which must fail the test, not skip it.
-pub fn refusal(e: &OpenError) -> Option<i32> {
+pub fn refusal(e: &LinuxError) -> Option<i32> {
     let errno = match e {
-        OpenError::PermissionDenied { errno, .. } | OpenError::NotSupported { errno } => *errno,
-        OpenError::Io(e) => e.raw_os_error()?,
+        LinuxError::PermissionDenied { errno, .. } | LinuxError::NotSupported { errno } => *errno,
+        LinuxError::Io { error, .. } => error.raw_os_error()?,
         _ => return None,
     };
     perfring_test_support::unavailable_here(errno).then_some(errno)
@@ -42,10 +42,10 @@ pub fn refusal(e: &OpenError) -> Option<i32> {
 
 /// [`refusal`] of a session's error: an event's open, or the mapping of its ring (EPERM past
 /// the locked-memory limit of an unprivileged user).
-pub fn session_refusal(e: &SessionError) -> Option<i32> {
+pub fn session_refusal(e: &LinuxError) -> Option<i32> {
     match e {
-        SessionError::Open { error, .. } => refusal(error),
-        SessionError::Setup(perfring_linux::Error::Io { error, .. }) => {
+        LinuxError::OpenEvent { error, .. } => refusal(error),
+        LinuxError::Io { error, .. } => {
             error.raw_os_error().filter(|&errno| perfring_test_support::unavailable_here(errno))
         }
         _ => None,

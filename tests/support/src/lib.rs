@@ -136,29 +136,7 @@ macro_rules! doc_example {
     ($result:expr) => {{
         let result: ::std::result::Result<(), ::std::boxed::Box<dyn ::std::error::Error>> = $result;
         if let Err(e) = result {
-            use perfring_linux::{Error, OpenError, SessionError};
-            let open = |o: &OpenError| match o {
-                OpenError::PermissionDenied { errno, .. } | OpenError::NotSupported { errno } => Some(*errno),
-                OpenError::Io(io) => io.raw_os_error(),
-                _ => None,
-            };
-            let setup = |s: &Error| match s {
-                Error::Io { error, .. } => error.raw_os_error(),
-                _ => None,
-            };
-            let errno = if let Some(s) = e.downcast_ref::<SessionError>() {
-                match s {
-                    SessionError::Open { error, .. } => open(error),
-                    SessionError::Setup(s) => setup(s),
-                    _ => None,
-                }
-            } else if let Some(o) = e.downcast_ref::<OpenError>() {
-                open(o)
-            } else if let Some(s) = e.downcast_ref::<Error>() {
-                setup(s)
-            } else {
-                None
-            };
+            let errno = e.downcast_ref::<perfring_linux::LinuxError>().and_then(perfring_linux::LinuxError::errno);
             match errno {
                 Some(errno) if $crate::unavailable_here(errno) => $crate::skip(format!("doc example: {e}")),
                 _ => panic!("the example failed: {e} ({e:?})"),

@@ -17,12 +17,12 @@ use std::time::{Duration, Instant};
 use perfring::consumer::Trusted;
 pub use perfring::record::Attr;
 use perfring::record::{attr_flags, read_format as rf, sample_type as st, types, Endian, Header, ReadValues, SampleId};
-use perfring::{Consumer, RingMemory};
-pub use perfring_linux::attr::software::{
+use perfring::{consumer::Consumer, memory::RingMemory};
+pub use perfring_linux::software::{
     CONTEXT_SWITCHES as SW_CONTEXT_SWITCHES, CPU_CLOCK as SW_CPU_CLOCK, TASK_CLOCK as SW_TASK_CLOCK,
 };
 pub use perfring_linux::Ring;
-use perfring_linux::{EventAttr, OpenError, Target};
+use perfring_linux::{EventAttr, LinuxError, Target};
 
 /// `read_format` of every event here: the four fields [`Event::counts`] parses.
 pub const READ_FORMAT: u64 = rf::TOTAL_TIME_ENABLED | rf::TOTAL_TIME_RUNNING | rf::ID | rf::LOST;
@@ -34,7 +34,7 @@ pub const SAMPLE_TYPE: u64 = st::IP | st::TID | st::TIME | st::CPU | st::PERIOD 
 /// (so LOST records carry a trailer to decode), TIME on `CLOCK_MONOTONIC` (comparable with
 /// `clock_gettime`), kernel samples included, opened disabled (`exclude_hv` and the 128-byte
 /// attr are `EventAttr`'s defaults), and the four `read_format` fields.
-pub fn software(config: perfring_linux::attr::SoftwareEvent, period: u64) -> EventAttr {
+pub fn software(config: perfring_linux::SoftwareEvent, period: u64) -> EventAttr {
     EventAttr::software(config)
         .sample_period(period)
         .sample_type(SAMPLE_TYPE)
@@ -76,10 +76,10 @@ pub fn run_or_skip(body: impl FnOnce() -> Result<(), Skip>) {
 /// `perf_event_paranoid` (EACCES, EPERM), the syscall filtered (ENOSYS, EPERM under seccomp),
 /// or software events not provided (ENOENT, ENODEV, EOPNOTSUPP, as in some sandboxes). `None`
 /// for anything else: a bug of ours (an invalid attr).
-fn refusal(e: &OpenError) -> Option<i32> {
+fn refusal(e: &LinuxError) -> Option<i32> {
     match e {
-        OpenError::PermissionDenied { errno, .. } | OpenError::NotSupported { errno } => Some(*errno),
-        OpenError::Io(e) if e.raw_os_error() == Some(libc::ENOSYS) => Some(libc::ENOSYS),
+        LinuxError::PermissionDenied { errno, .. } | LinuxError::NotSupported { errno } => Some(*errno),
+        LinuxError::Io { error, .. } if error.raw_os_error() == Some(libc::ENOSYS) => Some(libc::ENOSYS),
         _ => None,
     }
 }
@@ -528,6 +528,8 @@ pub fn drop_effective_capabilities() -> io::Result<()> {
 /// perf.data through `perfring_data` (the container: header, attrs, data section), each kernel
 /// record decoded with this module's own [`decode`].
 pub mod perf_data {
+    use perfring::record::EventRecord;
+
     use super::{decode, Layout, LayoutOf, Record, Sample};
 
     /// What the data section held.
@@ -547,7 +549,7 @@ pub mod perf_data {
     pub fn read(b: &[u8]) -> Result<Contents, String> {
         let mut r = perfring_data::Reader::from_bytes(b).map_err(|e| e.to_string())?;
         let mut out = Contents::default();
-        for a in r.attrs() {
+        for a in r.metadata().attrs() {
             let layout = a.attr.layout();
             if out.layout.is_some_and(|l| l != layout) {
                 return Err("attrs with different layouts (needs the id → attr mapping)".into());
@@ -556,10 +558,10 @@ pub mod perf_data {
         }
         let layout = out.layout.ok_or("no attrs")?;
         while let Some(rec) = r.next_record().map_err(|e| e.to_string())? {
-            if rec.header.type_ >= 64 {
+            if rec.raw().header.type_ >= 64 {
                 out.perf_records += 1;
             } else {
-                match decode(rec.bytes, &layout).map_err(|e| format!("record at {}: {e:?}", rec.offset))? {
+                match decode(rec.raw().bytes, &layout).map_err(|e| format!("record at {}: {e:?}", rec.raw().offset))? {
                     Record::Sample(s) => out.samples.push(s),
                     _ => out.other_kernel_records += 1,
                 }

@@ -19,10 +19,10 @@
 
 use core::arch::asm;
 
+use perfring::memory::Mapping;
 use perfring::memory::{Position, RingMemory};
-use perfring::producer::{Config, EventIdentity, Producer};
+use perfring::producer::{EventIdentity, Producer, ProducerConfig};
 use perfring::record::{sample_type as st, Comm, DecodeContext, Endian, Mmap, PidTid, Record, Sample};
-use perfring::Mapping;
 
 /// Where the VMM laid out the ring (guest-physical = guest-virtual: identity-mapped).
 const RING: usize = 0x20_0000;
@@ -138,7 +138,7 @@ fn main() {
     // guest alone writes (as its producer) and the VMM reads.
     let map = unsafe { Mapping::attach(RING as *mut u8, PAGE + DATA) }.unwrap_or_else(|_| fail(1));
     // SAFETY: the guest's one vCPU is the ring's only producer.
-    let producer = unsafe { Producer::new(map, Config::default()) }.unwrap_or_else(|_| fail(3));
+    let producer = unsafe { Producer::new(map, ProducerConfig::default()) }.unwrap_or_else(|_| fail(3));
     let ctx = DecodeContext { sample_type: SAMPLE_TYPE, ..DecodeContext::new(Endian::NATIVE) };
     let mut g = Guest { producer, ctx, attempts: 0 };
 

@@ -1,0 +1,58 @@
+//! The complete decode of a record with a bare [`DecodeContext`] (the encoder's round trips, the
+//! golden files, the fuzzer's corpus), through the one public door every reader uses:
+//! [`EventRecord::decode`] of the record attributed by a set of one event, the event of the
+//! attr `ctx` describes.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use perfring::record::{
+    attr_flags, Attr, DecodeContext, DecodeError, EventLayout, EventRecord, EventSet, Header, IdEntry, RawRecord,
+    Record,
+};
+
+/// The attr whose records `ctx` lays out: the fields a decode context is made of.
+pub fn attr_of(ctx: &DecodeContext) -> Attr {
+    Attr {
+        sample_type: ctx.sample_type,
+        read_format: ctx.read_format,
+        flags: if ctx.sample_id_all { attr_flags::SAMPLE_ID_ALL } else { 0 },
+        sample_regs_user: ctx.sample_regs_user,
+        sample_regs_intr: ctx.sample_regs_intr,
+        branch_sample_type: ctx.branch_sample_type,
+        ..Attr::default()
+    }
+}
+
+type One = EventSet<[EventLayout; 1], [IdEntry; 0]>;
+
+/// The set of the one event `ctx` describes. Each distinct context's set is made once per
+/// thread and kept for the process (a test decodes with a few contexts, a property test with
+/// at most its cases'), so that what it decodes may borrow it for as long as the record.
+pub fn events_of(ctx: &DecodeContext) -> &'static One {
+    thread_local! {
+        static SETS: RefCell<HashMap<DecodeContext, &'static One>> = RefCell::new(HashMap::new());
+    }
+    SETS.with(|sets| {
+        *sets
+            .borrow_mut()
+            .entry(*ctx)
+            .or_insert_with(|| Box::leak(Box::new(EventSet::single(&attr_of(ctx), ctx.endian))))
+    })
+}
+
+/// The record `bytes` (one whole record, header included) in `ctx`'s byte order, its header
+/// read from them: `None` when they are shorter than a header.
+pub fn raw<'a>(bytes: &'a [u8], ctx: &DecodeContext) -> Option<RawRecord<'a>> {
+    let header = Header::parse(bytes, ctx.endian)?;
+    Some(RawRecord { header, bytes, offset: 0, endian: ctx.endian, trailing: &[] })
+}
+
+/// The complete decode of `bytes` (one whole record) laid out for `ctx`: every field, every
+/// check, as [`EventRecord::decode`] gives it.
+pub fn decode<'a>(bytes: &'a [u8], ctx: &DecodeContext) -> Result<Record<'a>, DecodeError> {
+    match raw(bytes, ctx) {
+        Some(raw) => events_of(ctx).attribute(&raw).decode(),
+        None => Err(DecodeError::Truncated { field: "header", offset: 0, need: Header::SIZE, have: bytes.len() }),
+    }
+}
