@@ -140,6 +140,12 @@ fn every_event(o: &Options, a: &mut Attr, dummy: bool) {
         Some(false) => t &= !st::PERIOD,
         None => {}
     }
+    if o.timestamp == Some(false) {
+        t &= !st::TIME;
+    }
+    if o.sample_identifier {
+        t |= st::IDENTIFIER;
+    }
     a.sample_type = t;
 }
 
@@ -236,8 +242,8 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
             // is woken (an overwrite ring: perf polls it for hang-ups only).
             let size_bound =
                 o.max_size.is_some() || matches!(o.switch_output, Some(crate::switch_output::When::Size(_)));
-            if o.output != "-" && !o.overwrite && !o.no_buffering && !size_bound {
-                let bytes = o.pages as u64 * 4096;
+            if o.output() != "-" && !o.overwrite && !o.no_buffering && !size_bound {
+                let bytes = o.pages() as u64 * 4096;
                 a.wakeup = if bytes <= 16 << 10 { bytes * 7 / 8 } else { bytes * 3 / 4 } as u32;
                 a.flags |= flag::WATERMARK;
             }
@@ -308,7 +314,8 @@ pub fn configure(o: &Options, specs: &[EventSpec], freq: Option<u64>) -> Vec<Con
     // IDENTIFIER otherwise).
     if out.len() > 1 {
         let first = out[0].attr.attr().sample_type;
-        let id = if out.iter().all(|c| c.attr.attr().sample_type == first) { st::ID } else { st::IDENTIFIER };
+        let same = out.iter().all(|c| c.attr.attr().sample_type == first);
+        let id = if same && !o.sample_identifier { st::ID } else { st::IDENTIFIER };
         for c in &mut out {
             let a = *c.attr.attr();
             c.attr = EventAttr::from_attr(Attr { sample_type: a.sample_type | id, ..a });

@@ -87,7 +87,8 @@ const HARDWARE: &[(&str, u64)] = &[
 /// `evsel__new_cycles` does (`exclude_kernel = !perf_event_can_profile_kernel()`, nothing
 /// else: the hypervisor stays counted), and perf names it `cycles:u`.
 pub fn default_event(can_profile_kernel: bool) -> EventSpec {
-    let mut attr = Attr { type_: event_type::HARDWARE, config: 0, ..Attr::ZERO };
+    // perf's event_attr_init: exclude_guest, as every event perf makes itself.
+    let mut attr = Attr { type_: event_type::HARDWARE, config: 0, flags: flag::EXCLUDE_GUEST, ..Attr::ZERO };
     let name = if can_profile_kernel {
         "cycles:P"
     } else {
@@ -506,13 +507,13 @@ mod tests {
     #[test]
     fn names_perf_gives_its_own_events() {
         let default = fallback(&default_event(true)).unwrap();
-        assert_eq!(default.name, "cpu-clock:ppp");
+        assert_eq!(default.name, "cpu-clock:pppH");
         assert_eq!(fallback(&parse("cycles").unwrap()[0]).unwrap().name, "cpu-clock");
         // Where the kernel may not be profiled (perf 6.1 as a user at perf_event_paranoid 2,
         // `perf evlist -v`): the default excludes the kernel alone; a named event is refused,
         // then counts user space only, named with a `u`.
         let user_default = fallback(&default_event(false)).unwrap();
-        assert_eq!(user_default.name, "cpu-clock:uhppp");
+        assert_eq!(user_default.name, "cpu-clock:uhpppH");
         let cycles = user_only(&parse("cycles").unwrap()[0]).unwrap();
         assert_eq!(cycles.name, "cycles:u");
         assert_eq!(fallback(&cycles).unwrap().name, "cpu-clock:uH");

@@ -1,6 +1,6 @@
 //! `perfring-record`: sample a command, processes, threads or CPUs into a perf.data file that
 //! `perf report` and `perf script` read, as `perf record` does, taking perf record's command
-//! line (see [`cli::USAGE`]).
+//! line (see [`cli`]).
 //!
 //! The output is opened before anything runs (a non-empty old file kept as `.old`); a COMMAND
 //! is started held before `exec`, its events opened per CPU with `inherit` and
@@ -23,6 +23,7 @@
 //! | `switch_output` | `--switch-output`: end the file, rename it, begin the next |
 //! | `summary` | perf's summary lines, the `-v` table |
 
+mod cgroups;
 mod cli;
 mod config;
 mod events;
@@ -38,13 +39,15 @@ use perfring_linux::launch::{catch_interrupts, Stdout};
 use perfring_linux::perf_data::{PerfData, PerfDataError};
 use perfring_linux::{OpenError, Scope, Session, SessionError};
 
-use cli::{Options, Parsed, USAGE};
+use cli::{Options, Parsed};
 use events::EventSpec;
 use output::Output;
 
 /// Exit statuses of our own (perf's).
 const EXIT_FAILED: u8 = 255;
 const EXIT_USAGE: u8 = 129;
+/// perf's status after `--list-opts`.
+const EXIT_LIST: u8 = 130;
 /// perf's -EINVAL, for an option value it refuses after parsing (`--strict-freq`).
 const EXIT_INVALID: u8 = 234;
 
@@ -69,13 +72,21 @@ fn main() -> ExitCode {
     // that kills us (Rust ignores SIGPIPE; every write below handles the error).
     match cli::parse(std::env::args().skip(1)) {
         Ok(Parsed::Help) => {
-            let _ = writeln!(std::io::stdout(), "{USAGE}");
+            let _ = writeln!(std::io::stdout(), "{}", cli::help());
             ExitCode::SUCCESS
+        }
+        Ok(Parsed::ShortHelp) => {
+            let _ = writeln!(std::io::stderr(), "{}", cli::help());
+            ExitCode::from(EXIT_USAGE)
+        }
+        Ok(Parsed::ListOpts) => {
+            let _ = writeln!(std::io::stdout(), "{}", cli::list_opts());
+            ExitCode::from(EXIT_LIST)
         }
         Ok(Parsed::Run(o)) => match run(&o) {
             Ok(status) => ExitCode::from(status),
             Err(Failure::Usage(e)) => {
-                let _ = writeln!(std::io::stderr(), "{e}\n\n{USAGE}");
+                let _ = writeln!(std::io::stderr(), "{e}\n\n{}", cli::help());
                 ExitCode::from(EXIT_USAGE)
             }
             Err(Failure::Invalid(e)) => {
@@ -88,7 +99,7 @@ fn main() -> ExitCode {
             }
         },
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "perfring-record: {e}\n\n{USAGE}");
+            let _ = writeln!(std::io::stderr(), " Error: {e}\n\n{}", cli::help());
             ExitCode::from(EXIT_USAGE)
         }
     }
@@ -109,6 +120,12 @@ fn event_specs(o: &Options) -> Result<(Vec<EventSpec>, Vec<std::ops::Range<usize
     }
     if specs.is_empty() {
         specs.push(events::default_event(events::can_profile_kernel()));
+    }
+    // --group: every event in the first one's group (perf's evlist__set_leader).
+    if o.group && specs.len() > 1 {
+        for s in &mut specs[1..] {
+            s.leader = Some(0);
+        }
     }
     // --all-user/--all-kernel before anything is named by its attr (perf's default event and
     // its cpu-clock fallback: `cpu-clock:uhppp`); `-e` events keep the names they were given.
@@ -143,13 +160,52 @@ fn filters(o: &Options, specs: &[EventSpec], items: &[std::ops::Range<usize>]) -
     Ok(out)
 }
 
+/// What the options call for before anything runs: perf's refusals of values it parsed
+/// (status 234), its notices, and the options not implemented yet.
+fn preflight(o: &Options) -> Result<(), Failure> {
+    // perf's record_opts__config, after parsing (-EINVAL: 234).
+    if o.freq == Some(cli::Freq::Hz(0)) {
+        return Err(Failure::Invalid("frequency and count are zero, aborting".into()));
+    }
+    if o.freq.is_some() && o.period.is_some() {
+        return Err(Failure::Invalid("cannot set frequency and period at the same time".into()));
+    }
+    if let Some(why) = o.aux {
+        return Err(Failure::Invalid(why.into()));
+    }
+    if let Some(v) = o.vmlinux.as_deref().filter(|v| !std::path::Path::new(v).is_file()) {
+        return Err(Failure::Invalid(format!("Invalid file: {v}")));
+    }
+    let pending = [
+        (o.per_thread, "--per-thread"),
+        (o.threads.is_some(), "--threads"),
+        (!o.cgroups.is_empty(), "-G/--cgroup"),
+        (o.all_cgroups, "--all-cgroups"),
+        (o.namespaces, "--namespaces"),
+        (o.kcore, "--kcore"),
+        (o.uid.is_some(), "-u/--uid"),
+        (o.aio > 0, "--aio"),
+        (o.affinity != cli::Affinity::System, "--affinity"),
+        (o.mmap_flush.is_some(), "--mmap-flush"),
+        (o.proc_map_timeout.is_some(), "--proc-map-timeout"),
+    ];
+    if let Some((_, name)) = pending.iter().find(|(given, _)| *given) {
+        return Err(Failure::Usage(format!("{name}: not implemented yet in perfring-record")));
+    }
+    if !o.quiet {
+        o.notices.iter().for_each(|n| eprintln!("{n}"));
+    }
+    Ok(())
+}
+
 fn run(o: &Options) -> Result<u8, Failure> {
+    preflight(o)?;
     let (mut specs, items) = event_specs(o)?;
     let filters = filters(o, &specs, &items)?;
-    if o.pages_rounded && !o.quiet {
-        let kib = o.pages * 4;
+    if o.mmap_pages.is_some_and(|(_, rounded)| rounded) && !o.quiet {
+        let kib = o.pages() * 4;
         let size = if kib >= 1024 { format!("{}M", kib / 1024) } else { format!("{kib}K") };
-        eprintln!("rounding mmap pages size to {size} ({} pages)", o.pages);
+        eprintln!("rounding mmap pages size to {size} ({} pages)", o.pages());
     }
     let freq = config::frequency(o).map_err(Failure::Invalid)?;
     if matches!(o.call_graph, Some(cli::CallGraph::Dwarf { .. })) && o.user_regs.is_some() && !o.quiet {
@@ -163,7 +219,7 @@ fn run(o: &Options) -> Result<u8, Failure> {
         return Ok(0);
     }
     // The output first: a path that cannot be written stops everything before it runs.
-    let output = output::open(&o.output)?;
+    let output = output::open(o.output())?;
     catch_interrupts()?;
     let scope = if let Some(cpus) = &o.cpus {
         Scope::Cpus(cpus.clone())
@@ -180,7 +236,7 @@ fn run(o: &Options) -> Result<u8, Failure> {
     let open = |specs: &[EventSpec]| {
         let configured = config::configure(o, specs, freq);
         let mut b = Session::builder(scope.clone())
-            .data_pages(o.pages)
+            .data_pages(o.pages())
             .command_stdout(stdout)
             .attrs_as_given(true)
             .overwrite(o.overwrite);
@@ -271,7 +327,7 @@ fn run(o: &Options) -> Result<u8, Failure> {
             record(d, o, &mut session, &names, None)
         }
         Output::File(file) => {
-            let d = PerfData::new(file, &session, &names).map_err(|e| format!("writing {}: {e}", o.output))?;
+            let d = PerfData::new(file, &session, &names).map_err(|e| format!("writing {}: {e}", o.output()))?;
             let mut switch = |d: &mut PerfData<_>, session: &mut Session, dumps: &mut switch_output::Dumps| {
                 switch_output::switch(d, o, session, &names, dumps)
             };
@@ -382,9 +438,9 @@ fn record<W: Write>(
     let output = if o.timestamp_filename {
         drop(written.0);
         dumps.rename(o)?;
-        format!("{}.<timestamp>", o.output)
+        format!("{}.<timestamp>", o.output())
     } else {
-        o.output.clone()
+        o.output().to_string()
     };
     if !o.quiet {
         summary::print(

@@ -128,7 +128,7 @@ pub fn record<W: Write>(
     if session.pid().is_none() && !o.command.is_empty() {
         let mut c = std::process::Command::new(&o.command[0]);
         c.args(&o.command[1..]);
-        if o.output == "-" {
+        if o.output() == "-" {
             c.stdout(std::io::stderr());
         }
         perfring_linux::launch::wake_on_child_exit()?;

@@ -70,13 +70,13 @@ impl Dumps {
         // the next hundredth (perf's rename would replace the earlier file).
         let name = loop {
             let suffix = timestamp_suffix().ok_or("Failed to get current timestamp")?;
-            let name = format!("{}.{suffix}", o.output);
+            let name = format!("{}.{suffix}", o.output());
             if !std::path::Path::new(&name).exists() {
                 break name;
             }
             std::thread::sleep(Duration::from_millis(2));
         };
-        std::fs::rename(&o.output, &name).map_err(|e| format!("renaming {} to {name}: {e}", o.output))?;
+        std::fs::rename(o.output(), &name).map_err(|e| format!("renaming {} to {name}: {e}", o.output()))?;
         if !o.quiet {
             eprintln!("[ perf record: Dump {name} ]");
         }
@@ -107,8 +107,8 @@ pub fn switch(
     }
     crate::tail(d, o, session)?;
     dumps.rename(o)?;
-    let Ok(crate::output::Output::File(file)) = crate::output::open(&o.output) else {
-        return Err(format!("creating {} for the next dump", o.output).into());
+    let Ok(crate::output::Output::File(file)) = crate::output::open(o.output()) else {
+        return Err(format!("creating {} for the next dump", o.output()).into());
     };
     let mut next = PerfData::new(file, session, names)?;
     if let Some(level) = o.compression {

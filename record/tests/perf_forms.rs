@@ -582,3 +582,163 @@ fn no_command_records_every_cpu_until_interrupted() {
     assert!(lists[0].contains("CPU") && lists[0].contains("dummy:HG"), "perf records every CPU: {}", lists[0]);
     assert_eq!(lists[1], lists[0], "perf evlist -v of our file against perf's");
 }
+
+/// Issue 53, item 1: perf's option grammar, each form run by both tools: an unambiguous
+/// prefix, a `no-` name and its negation, attached and clustered short options, an optional
+/// value attached, and perf's words for an ambiguous prefix, an unknown option or switch, a
+/// cluster meant as a long option, a value where none is taken or the wrong kind of value.
+#[test]
+fn perfs_option_grammar() {
+    each_as_perf(&[
+        ("fre", &["--fre=99"], &["true"]),
+        ("fr-next", &["--fr", "99"], &["true"]),
+        ("z3", &["-z3"], &["true"]),
+        ("inherit-again", &["--no-inherit", "--inherit"], &["true"]),
+        ("no-no-inherit", &["--no-no-inherit"], &["true"]),
+        ("ambiguous-s", &["--s"], &["true"]),
+        ("ambiguous-n", &["--n"], &["true"]),
+        ("ambiguous-no-n", &["--no-n"], &["true"]),
+        ("unknown-long", &["--nosuch"], &["true"]),
+        ("unknown-switch", &["-aY"], &["true"]),
+        ("typo", &["-all-cpus"], &["true"]),
+        ("takes-no-value", &["--all-cpus=1"], &["true"]),
+        ("negated-takes-no-value", &["--inherit=1"], &["true"]),
+        ("not-numeric", &["-c", "x"], &["true"]),
+        ("c0", &["-c", "0"], &["true"]),
+        ("F0", &["-F", "0"], &["true"]),
+        ("F-and-c", &["-F", "10", "-c", "10"], &["true"]),
+        ("no-freq", &["--no-freq"], &["true"]),
+    ]);
+}
+
+/// Options that set attrs perf's way: `--group`, `--sample-identifier`, `--no-timestamp` (with
+/// `-a` too), and those taken for perf's sake with nothing to change here.
+#[test]
+fn group_identifier_timestamp_and_accepted_options() {
+    let mut forms: Vec<(&str, &[&str], &[&str])> = vec![
+        ("group", &["--group", "-e", "cpu-clock", "-e", "page-faults"], &["true"]),
+        ("sample-identifier", &["--sample-identifier", "-e", "cpu-clock,page-faults"], &["true"]),
+        ("no-timestamp", &["--no-timestamp"], &["true"]),
+        ("num-thread-synthesize", &["--num-thread-synthesize=2"], &["true"]),
+        ("clang", &["--clang-path=clang", "--clang-opt=-O2"], &["true"]),
+        ("vmlinux-missing", &["--vmlinux=/nonexistent-vmlinux"], &["true"]),
+        ("snapshot", &["-S"], &["true"]),
+        ("aux-sample", &["--aux-sample"], &["true"]),
+        ("off-cpu", &["--off-cpu"], &["true"]),
+        ("debuginfod", &["--debuginfod"], &["true"]),
+        ("timestamp-on", &["-T"], &["true"]),
+    ];
+    if may_record_cpus() {
+        forms.push(("a-no-timestamp", &["-a", "--no-timestamp"], &["true"]));
+    }
+    each_as_perf(&forms);
+}
+
+/// `--no-NAME` for every option perf 6.1 takes it for (the ones it crashes on, SIGSEGV, are
+/// refused here with perf's "isn't available": see `negations_perf_crashes_on_are_refused`).
+#[test]
+fn negations() {
+    const NEGATED: &[&str] = &[
+        "--no-pid",
+        "--no-tid",
+        "--no-realtime",
+        "--buffering",
+        "--no-raw-samples",
+        "--no-all-cpus",
+        "--no-cpu",
+        "--no-count",
+        "--no-tail-synthesize",
+        "--no-overwrite",
+        "--bpf-event",
+        "--no-strict-freq",
+        "--no-mmap-pages",
+        "--no-mmap-flush",
+        "--no-group",
+        "--no-call-graph",
+        "--no-verbose",
+        "--no-quiet",
+        "--no-stat",
+        "--no-data",
+        "--no-phys-data",
+        "--no-data-page-size",
+        "--no-code-page-size",
+        "--no-sample-cpu",
+        "--no-sample-identifier",
+        "--no-timestamp",
+        "--no-period",
+        "--samples",
+        "--buildid-cache",
+        "--buildid",
+        "--no-delay",
+        "--no-kcore",
+        "--no-uid",
+        "--no-branch-any",
+        "--no-branch-filter",
+        "--no-weight",
+        "--no-per-thread",
+        "--no-intr-regs",
+        "--no-user-regs",
+        "--no-running-time",
+        "--no-clockid",
+        "--no-snapshot",
+        "--no-aux-sample",
+        "--no-proc-map-timeout",
+        "--no-namespaces",
+        "--no-all-cgroups",
+        "--no-switch-events",
+        "--no-all-kernel",
+        "--no-all-user",
+        "--no-kernel-callchains",
+        "--no-user-callchains",
+        "--no-clang-path",
+        "--no-clang-opt",
+        "--no-vmlinux",
+        "--no-buildid-all",
+        "--no-timestamp-filename",
+        "--no-timestamp-boundary",
+        "--no-switch-max-files",
+        "--no-dry-run",
+        "--no-aio",
+        "--no-affinity",
+        "--no-compression-level",
+        "--no-max-size",
+        "--no-num-thread-synthesize",
+        "--no-debuginfod",
+        "--no-off-cpu",
+        "--no-filter",
+        "--no-exclude-perf",
+    ];
+    let forms: Vec<(String, Vec<&str>)> = NEGATED.iter().map(|n| (format!("neg{n}"), vec![*n])).collect();
+    let forms: Vec<(&str, &[&str], &[&str])> =
+        forms.iter().map(|(label, args)| (label.as_str(), &args[..], &["true"][..])).collect();
+    for chunk in forms.chunks(24) {
+        each_as_perf(chunk);
+    }
+}
+
+/// Negations perf 6.1 crashes on (SIGSEGV: `--no-event`, `--no-cgroup`, `--no-switch-output`):
+/// refused here as perf refuses a negation it does not take, a usage error.
+#[test]
+fn negations_perf_crashes_on_are_refused() {
+    for form in ["--no-event", "--no-cgroup", "--no-switch-output"] {
+        let out = common::record_with("ours").args(["-q", form, "--", "true"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(129), "{form}");
+        let name = form.trim_start_matches("--");
+        assert!(
+            text(&out.stderr).contains(&format!("option `{name}' isn't available")),
+            "{form}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+/// perf record's options this recorder does not take: a usage error naming the option, with
+/// the reason (perf takes them).
+#[test]
+fn options_not_taken_are_refused_with_the_reason() {
+    for form in ["--transaction", "--buildid-mmap", "--switch-output-event=cpu-clock", "--control=fd:3", "--synth=no"] {
+        let out = common::record_with("ours").args(["-q", form, "--", "true"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(129), "{form}");
+        assert!(text(&out.stderr).contains("is not taken by perfring-record:"), "{form}: {}", text(&out.stderr));
+    }
+}
