@@ -244,14 +244,6 @@ pub fn parse(text: &str) -> Result<Vec<EventSpec>, SyntaxError> {
 
 /// One event (a tracepoint glob may give several).
 fn one(text: &str, at: usize, item: &str) -> Result<Vec<EventSpec>, SyntaxError> {
-    let fresh = |type_, config| Attr { type_, config, flags: flag::EXCLUDE_GUEST, ..Attr::ZERO };
-    let spec = |name: &str, mut attr: Attr, mods: Option<&str>| {
-        let mut precise_max = false;
-        if let Some(m) = mods {
-            precise_max = apply_modifiers(&mut attr, m, false);
-        }
-        EventSpec { name: name.to_string(), attr, leader: None, precise_max }
-    };
     // PMU/terms/[modifiers]
     if let Some((pmu, rest)) = item.split_once('/') {
         let Some((terms, mods)) = rest.rsplit_once('/') else { return Err(syntax(text, at, "parser error")) };
@@ -264,54 +256,63 @@ fn one(text: &str, at: usize, item: &str) -> Result<Vec<EventSpec>, SyntaxError>
         return Ok(vec![spec(item, attr, (!mods.is_empty()).then_some(mods))]);
     }
     let parts: Vec<&str> = item.split(':').collect();
-    let known = |name: &str| {
-        SOFTWARE
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|&(_, c)| (event_type::SOFTWARE, c))
-            .or_else(|| HARDWARE.iter().find(|(n, _)| *n == name).map(|&(_, c)| (event_type::HARDWARE, c)))
+    let checked = |m: Option<&'_ str>| -> Result<(), SyntaxError> {
+        match m {
+            Some(m) if !modifiers_ok(m) => Err(syntax(text, at + item.len() - m.len(), "parser error")),
+            _ => Ok(()),
+        }
     };
-    let raw = |name: &str| {
-        let hex = name.strip_prefix('r')?;
-        (!hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit()))
-            .then(|| u64::from_str_radix(hex, 16).ok())
-            .flatten()
-    };
-    let bad_mods = |m: &str| syntax(text, at + item.len() - m.len(), "parser error");
     match parts[..] {
         [name] | [name, _] if known(name).is_some() || raw(name).is_some() => {
             let mods = parts.get(1).copied();
-            if let Some(m) = mods {
-                if !modifiers_ok(m) {
-                    return Err(bad_mods(m));
-                }
-            }
+            checked(mods)?;
             let (type_, config) = known(name).unwrap_or((event_type::RAW, raw(name).unwrap_or(0)));
             Ok(vec![spec(item, fresh(type_, config), mods)])
         }
         [group, name] | [group, name, _] if !group.is_empty() && !name.is_empty() => {
             let mods = parts.get(2).copied();
-            if let Some(m) = mods {
-                if !modifiers_ok(m) {
-                    return Err(bad_mods(m));
-                }
-            }
+            checked(mods)?;
             let found = tracepoints(group, name);
             if found.is_empty() {
                 return Err(syntax(text, at, format!("unknown tracepoint `{group}:{name}'")));
             }
-            let mut out = Vec::new();
-            for (g, n, id) in found {
-                let label = match mods {
-                    Some(m) => format!("{g}:{n}:{m}"),
-                    None => format!("{g}:{n}"),
-                };
-                out.push(spec(&label, fresh(event_type::TRACEPOINT, id), mods));
-            }
-            Ok(out)
+            let label = |g: &str, n: &str| match mods {
+                Some(m) => format!("{g}:{n}:{m}"),
+                None => format!("{g}:{n}"),
+            };
+            Ok(found
+                .into_iter()
+                .map(|(g, n, id)| spec(&label(&g, &n), fresh(event_type::TRACEPOINT, id), mods))
+                .collect())
         }
         _ => Err(syntax(text, at, "parser error")),
     }
+}
+
+/// An event's attr before its modifiers: perf's `event_attr_init` sets exclude_guest.
+fn fresh(type_: u32, config: u64) -> Attr {
+    Attr { type_, config, flags: flag::EXCLUDE_GUEST, ..Attr::ZERO }
+}
+
+/// An event named `name` with `attr` and its modifiers applied.
+fn spec(name: &str, mut attr: Attr, mods: Option<&str>) -> EventSpec {
+    let precise_max = mods.is_some_and(|m| apply_modifiers(&mut attr, m, false));
+    EventSpec { name: name.to_string(), attr, leader: None, precise_max }
+}
+
+/// A software or hardware event's name: (type, config).
+fn known(name: &str) -> Option<(u32, u64)> {
+    SOFTWARE
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, c)| (event_type::SOFTWARE, c))
+        .or_else(|| HARDWARE.iter().find(|(n, _)| *n == name).map(|&(_, c)| (event_type::HARDWARE, c)))
+}
+
+/// `rNNN`: a raw event's config (hex).
+fn raw(name: &str) -> Option<u64> {
+    let hex = name.strip_prefix('r')?;
+    (!hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit())).then(|| u64::from_str_radix(hex, 16).ok()).flatten()
 }
 
 /// `PMU/terms/`: the PMU's `type`, the terms `config`, `config1`, `config2` (numbers) or the

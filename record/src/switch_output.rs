@@ -1,17 +1,12 @@
 //! `--switch-output`, as perf record does it (builtin-record.c `record__switch_output`): when
 //! the trigger comes — SIGUSR2, the data reaching a size, a time passing — the file is ended
-//! (its features and build ids written), renamed `FILE.<timestamp>`, and a new one is begun at
-//! FILE with what a recording starts with (the attrs, the kernel's map, what runs); an
-//! overwrite session's rings are read into the ending file first. `--switch-max-files N`
-//! keeps the N newest of the renamed files. At the end the last file is renamed too
-//! (`--timestamp-filename` alone does only that).
+//! and a new one begun ([`crate::recording::Recording::switch`]); here: when ([`When`]) and the
+//! renamed files (`FILE.<timestamp>`, the N newest kept with `--switch-max-files`: [`Dumps`]).
+//! At the end the last file is renamed too (`--timestamp-filename` alone does only that).
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::time::Duration;
 
-use perfring_linux::perf_data::{timestamp_suffix, PerfData};
-use perfring_linux::Session;
+use perfring_linux::perf_data::timestamp_suffix;
 
 use crate::cli::Options;
 use crate::Error;
@@ -89,35 +84,6 @@ impl Dumps {
         }
         Ok(name)
     }
-}
-
-/// Switch: end the file `d` writes (an overwrite session's rings read into it first, then
-/// its tail synthesis: `crate::tail`), rename it, and put a new file at the path in its place,
-/// begun as a recording begins (`crate::begin`: what runs, FINISHED_INIT).
-pub fn switch(
-    d: &mut PerfData<BufWriter<File>>,
-    o: &Options,
-    session: &mut Session,
-    names: &[String],
-    dumps: &mut Dumps,
-) -> Result<(), Error> {
-    if o.overwrite {
-        session.collect_overwrite();
-        d.drain(session)?;
-    }
-    crate::tail(d, o, session)?;
-    dumps.rename(o)?;
-    let Ok(crate::output::Output::File(file)) = crate::output::open(o.output()) else {
-        return Err(format!("creating {} for the next dump", o.output()).into());
-    };
-    let mut next = PerfData::new(file, session, names)?;
-    if let Some(level) = o.compression {
-        next.writer().compress(level).map_err(perfring_linux::perf_data::PerfDataError::from)?;
-    }
-    crate::begin(&mut next, o, session)?;
-    let ended = std::mem::replace(d, next);
-    ended.finish_with(!o.no_buildid, !o.no_buildid && !o.no_buildid_cache)?;
-    Ok(())
 }
 
 #[cfg(test)]

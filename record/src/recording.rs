@@ -1,0 +1,195 @@
+//! [`Recording`]: a [`Session`] and the perf.data it is written to, from the records perf
+//! synthesizes before the first sample to the features after the last: [`begin`]
+//! (compression, what already runs, FINISHED_INIT), [`drain`] (the rings to the file),
+//! [`switch`] (`--switch-output`: end this file, rename it, begin the next), [`finish`] (the
+//! tail synthesis, lost samples, features and build ids, the summary).
+//!
+//! [`begin`]: Recording::begin
+//! [`drain`]: Recording::drain
+//! [`switch`]: Recording::switch
+//! [`finish`]: Recording::finish
+
+use std::io::Write;
+
+use perfring_linux::perf_data::{PerfData, PerfDataError};
+use perfring_linux::{Session, SessionRecord};
+
+use crate::cli::Options;
+use crate::record_loop::Recorded;
+use crate::switch_output::Dumps;
+use crate::{summary, Error, Failure};
+
+/// Makes the perf.data of the next `--switch-output` file at the output's path (file mode).
+pub type NextFile<W> = fn(&Options, &Session, &[String]) -> Result<PerfData<W>, Error>;
+
+/// A recording in progress: see the [module docs](self).
+pub struct Recording<'o, W: Write> {
+    o: &'o Options,
+    session: Session,
+    data: PerfData<W>,
+    names: Vec<String>,
+    dumps: Dumps,
+    next_file: Option<NextFile<W>>,
+}
+
+impl<'o, W: Write> Recording<'o, W> {
+    /// Begin writing `session` to `data` (its attrs written already): `-z`, then what already
+    /// runs (COMM and MMAP2 from /proc, at the end instead with `--tail-synthesize`), the
+    /// command's COMM, FINISHED_INIT. `next_file` makes the next file of `--switch-output`.
+    pub fn begin(
+        o: &'o Options,
+        session: Session,
+        mut data: PerfData<W>,
+        names: Vec<String>,
+        next_file: Option<NextFile<W>>,
+    ) -> Result<Self, Error> {
+        if let Some(level) = o.compression {
+            data.writer().compress(level).map_err(PerfDataError::from)?;
+        }
+        if !o.tail_synthesize {
+            synthesize(&mut data, o)?;
+        }
+        if let Some(pid) = session.pid() {
+            data.synthesize_command(pid)?;
+        }
+        if !o.tail_synthesize {
+            data.finish_init()?;
+        }
+        Ok(Recording { o, session, data, names, dumps: Dumps::default(), next_file })
+    }
+
+    /// The session, for its waits and its command.
+    pub fn session(&mut self) -> &mut Session {
+        &mut self.session
+    }
+
+    /// Write what the rings hold to the file, each record handed to `f` too; how many.
+    pub fn drain(&mut self, f: impl FnMut(&SessionRecord<'_>)) -> Result<usize, Error> {
+        Ok(self.data.drain_with(&mut self.session, f)?)
+    }
+
+    /// Bytes of the current file's data section.
+    pub fn data_size(&mut self) -> u64 {
+        self.data.writer().data_size()
+    }
+
+    /// Samples written so far.
+    pub fn samples(&self) -> u64 {
+        self.data.samples().iter().sum()
+    }
+
+    /// `--switch-output`: end the current file (an overwrite session's rings read into it
+    /// first, then its tail), rename it FILE.<timestamp>, and begin a new one at the path as a
+    /// recording begins (what runs, the command's threads, FINISHED_INIT).
+    pub fn switch(&mut self) -> Result<(), Error> {
+        let next_file = self.next_file.ok_or("--switch-output writes files, not a pipe")?;
+        if self.o.overwrite {
+            self.session.collect_overwrite();
+            self.data.drain(&mut self.session)?;
+        }
+        self.tail()?;
+        self.dumps.rename(self.o)?;
+        let mut next = next_file(self.o, &self.session, &self.names)?;
+        if let Some(level) = self.o.compression {
+            next.writer().compress(level).map_err(PerfDataError::from)?;
+        }
+        if !self.o.tail_synthesize {
+            synthesize(&mut next, self.o)?;
+        }
+        if let Some(pid) = self.session.pid() {
+            next.synthesize(pid)?;
+        }
+        if !self.o.tail_synthesize {
+            next.finish_init()?;
+        }
+        let ended = std::mem::replace(&mut self.data, next);
+        ended.finish_with(!self.o.no_buildid, !self.o.no_buildid && !self.o.no_buildid_cache)?;
+        Ok(())
+    }
+
+    /// What a file ends with before its features: with `--buildid-all` every file mapped
+    /// counted as hit; an overwrite session's tail synthesis (its rings kept only the newest
+    /// records, so what runs now follows them) and the command's name, which the ring may have
+    /// overwritten (named as the kernel names it at exec: the program's base name, 15 bytes at
+    /// most); with `--tail-synthesize`, what runs, then FINISHED_INIT.
+    fn tail(&mut self) -> Result<(), Error> {
+        let o = self.o;
+        if o.buildid_all {
+            self.data.hit_all_dsos();
+        }
+        if o.overwrite || o.tail_synthesize {
+            synthesize(&mut self.data, o)?;
+        }
+        if o.tail_synthesize {
+            self.data.finish_init()?;
+        }
+        if !o.overwrite {
+            return Ok(());
+        }
+        if let (Some(pid), Some(program)) = (self.session.pid(), o.command.first()) {
+            let base = program.rsplit('/').next().unwrap_or(program);
+            let end = (0..=base.len().min(15)).rev().find(|&i| base.is_char_boundary(i)).unwrap_or(0);
+            self.data.synthesize_comm(pid, &base[..end])?;
+        }
+        Ok(())
+    }
+
+    /// End the recording: its tail, each event's lost samples, the file completed whatever
+    /// happened (an unexecutable command leaves it empty), renamed with
+    /// `--timestamp-filename`; perf's summary. The status: the command's.
+    pub fn finish(mut self, recorded: Result<Recorded, Error>) -> Result<u8, Failure> {
+        if recorded.is_ok() {
+            self.tail()?;
+        }
+        let lost = match &recorded {
+            Ok(_) => self.data.write_lost_samples(&self.session)?,
+            Err(_) => vec![0; self.names.len()],
+        };
+        let o = self.o;
+        let samples = self.data.samples().to_vec();
+        let (records, bytes) = (self.data.records(), self.data.bytes());
+        let lost_records =
+            (self.session.lost_total(), records.get(&perfring::record::types::LOST).copied().unwrap_or(0));
+        let finished = self.data.finish_with(!o.no_buildid, !o.no_buildid && !o.no_buildid_cache);
+        let recorded = recorded?;
+        let written = finished?;
+        // --timestamp-filename (and --switch-output): the last file is renamed too; perf's
+        // summary then names it FILE.<timestamp>.
+        let output = if o.timestamp_filename {
+            drop(written.0);
+            self.dumps.rename(o)?;
+            format!("{}.<timestamp>", o.output())
+        } else {
+            o.output().to_string()
+        };
+        if !o.quiet {
+            let s = summary::Summary {
+                wakeups: recorded.wakeups,
+                bytes: written.1,
+                original: o.compression.map(|_| bytes),
+                output: &output,
+                samples: &samples,
+                lost: &lost,
+                lost_records,
+                names: &self.names,
+                records,
+                seconds: recorded.seconds,
+                status: recorded.status,
+            };
+            summary::print(&s, o.verbose > 0);
+        }
+        Ok(recorded.status.map_or(0, |s| s.clamp(0, 255) as u8))
+    }
+}
+
+/// COMM and MMAP2 of what runs now, from /proc: every process (`-a`, `-C`), or those of `-p`
+/// and `-t`.
+fn synthesize<W: Write>(d: &mut PerfData<W>, o: &Options) -> Result<(), PerfDataError> {
+    if o.cpu_wide() {
+        d.synthesize_all()?;
+    }
+    for &pid in o.pids.iter().chain(&o.tids) {
+        d.synthesize(pid)?;
+    }
+    Ok(())
+}
