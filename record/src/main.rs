@@ -36,6 +36,7 @@ mod recording;
 mod setup;
 mod summary;
 mod switch_output;
+mod threads;
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -107,7 +108,10 @@ fn run(o: &Options) -> Result<u8, Failure> {
         return Ok(0);
     }
     // The output first: a path that cannot be written stops everything before it runs.
-    let output = output::open(o.output())?;
+    let output = match &o.threads {
+        Some(spec) => threaded_output(o, spec)?,
+        None => output::open(o.output())?,
+    };
     catch_interrupts()?;
     let stdout = if matches!(output, Output::Stdout) { Stdout::ToStderr } else { Stdout::Inherit };
     let (session, configured) = setup::open(o, &mut specs, freq, stdout)?;
@@ -128,6 +132,12 @@ fn run(o: &Options) -> Result<u8, Failure> {
             let data = PerfData::new(file, &session, &names).map_err(|e| format!("writing {}: {e}", o.output()))?;
             record(o, Recording::begin(o, session, data, names, Some(next_file))?)
         }
+        Output::Directory(file, groups) => {
+            let data = PerfData::new(file, &session, &names).map_err(|e| format!("writing {}: {e}", o.output()))?;
+            let mut rec = Recording::begin(o, session, data, names, None)?;
+            rec.stream(std::path::Path::new(o.output()), groups)?;
+            record(o, rec)
+        }
     }
 }
 
@@ -143,4 +153,20 @@ fn next_file(o: &Options, session: &Session, names: &[String]) -> Result<PerfDat
         return Err(format!("creating {} for the next dump", o.output()).into());
     };
     Ok(PerfData::new(file, session, names)?)
+}
+
+/// `--threads`: the reader threads' rings (perf's masks, checked before anything runs: its words
+/// and status where a user's masks are wrong), then the directory and its `data` file.
+fn threaded_output(o: &Options, spec: &cli::Threads) -> Result<Output, Failure> {
+    if o.output() == "-" {
+        return Err(Failure::Failed("Parallel trace streaming is not available in pipe mode.".into()));
+    }
+    let mut cpus = perfring_linux::online_cpus()?;
+    if let Some(asked) = &o.cpus {
+        cpus.retain(|c| asked.contains(c));
+    }
+    let groups = threads::groups(spec, &cpus)
+        .map_err(|e| Failure::Invalid(format!("{e}\nFailed to initialize parallel data streaming masks")))?;
+    threads::create_dir(o.output())?;
+    Ok(Output::Directory(threads::header_file(o.output())?, groups))
 }

@@ -17,6 +17,7 @@ use perfring_linux::{Session, SessionRecord};
 use crate::cli::Options;
 use crate::record_loop::Recorded;
 use crate::switch_output::Dumps;
+use crate::threads::Streams;
 use crate::{summary, Error, Failure};
 
 /// Makes the perf.data of the next `--switch-output` file at the output's path (file mode).
@@ -30,6 +31,8 @@ pub struct Recording<'o, W: Write> {
     names: Vec<String>,
     dumps: Dumps,
     next_file: Option<NextFile<W>>,
+    /// `--threads`: the reader threads, which write the rings to files of their own.
+    streams: Option<Streams>,
 }
 
 impl<'o, W: Write> Recording<'o, W> {
@@ -55,7 +58,19 @@ impl<'o, W: Write> Recording<'o, W> {
         if !o.tail_synthesize {
             data.finish_init()?;
         }
-        Ok(Recording { o, session, data, names, dumps: Dumps::default(), next_file })
+        Ok(Recording { o, session, data, names, dumps: Dumps::default(), next_file, streams: None })
+    }
+
+    /// `--threads`: hand the rings to reader threads, a group of rings each
+    /// ([`crate::threads::groups`]), which write ring N to `dir/data.N`; this file says it heads
+    /// a directory (DIR_FORMAT). The session's rings no longer wake its waits (the readers' do).
+    pub fn stream(&mut self, dir: &std::path::Path, groups: Vec<Vec<usize>>) -> Result<(), Error> {
+        crate::threads::dir_format(&mut self.data)?;
+        for r in 0..self.session.rings().len() {
+            self.session.watch_ring(r, false)?;
+        }
+        self.streams = Some(Streams::start(&self.session, dir, groups)?);
+        Ok(())
     }
 
     /// The session, for its waits and its command.
@@ -64,13 +79,17 @@ impl<'o, W: Write> Recording<'o, W> {
     }
 
     /// Write what the rings hold to the file, each record handed to `f` too; how many.
+    /// With `--threads`, nothing: the readers write the rings.
     pub fn drain(&mut self, f: impl FnMut(&SessionRecord<'_>)) -> Result<usize, Error> {
+        if self.streams.is_some() {
+            return Ok(0);
+        }
         Ok(self.data.drain_with(&mut self.session, f)?)
     }
 
-    /// Bytes of the current file's data section.
+    /// Bytes of the current file's data section (and, with `--threads`, of the readers').
     pub fn data_size(&mut self) -> u64 {
-        self.data.writer().data_size()
+        self.data.writer().data_size() + self.streams.as_ref().map_or(0, Streams::bytes)
     }
 
     /// Samples written so far.
@@ -138,6 +157,9 @@ impl<'o, W: Write> Recording<'o, W> {
     /// happened (an unexecutable command leaves it empty), renamed with
     /// `--timestamp-filename`; perf's summary. The status: the command's.
     pub fn finish(mut self, recorded: Result<Recorded, Error>) -> Result<u8, Failure> {
+        // The readers drain their rings once more (the session stopped the events) and end.
+        let streamed = self.streams.take().map(Streams::finish).transpose()?.unwrap_or_default();
+        streamed.tell(&mut self.data);
         if recorded.is_ok() {
             self.tail()?;
         }
@@ -146,10 +168,13 @@ impl<'o, W: Write> Recording<'o, W> {
             Err(_) => vec![0; self.names.len()],
         };
         let o = self.o;
-        let samples = self.data.samples().to_vec();
-        let (records, bytes) = (self.data.records(), self.data.bytes());
-        let lost_records =
-            (self.session.lost_total(), records.get(&perfring::record::types::LOST).copied().unwrap_or(0));
+        let mut samples = self.data.samples().to_vec();
+        samples.iter_mut().zip(&streamed.samples).for_each(|(a, b)| *a += b);
+        let (records, bytes) = (self.data.records(), self.data.bytes() + streamed.bytes);
+        let lost_records = (
+            self.session.lost_total() + streamed.lost,
+            records.get(&perfring::record::types::LOST).copied().unwrap_or(0) + streamed.lost_records,
+        );
         let finished = self.data.finish_with(!o.no_buildid, !o.no_buildid && !o.no_buildid_cache);
         let recorded = recorded?;
         let written = finished?;
@@ -164,8 +189,8 @@ impl<'o, W: Write> Recording<'o, W> {
         };
         if !o.quiet {
             let s = summary::Summary {
-                wakeups: recorded.wakeups,
-                bytes: written.1,
+                wakeups: recorded.wakeups + streamed.wakeups,
+                bytes: written.1 + streamed.bytes,
                 original: o.compression.map(|_| bytes),
                 output: &output,
                 samples: &samples,

@@ -106,7 +106,8 @@ pub fn preflight(o: &Options) -> Result<(), Failure> {
 fn pending(o: &Options) -> Result<(), Failure> {
     let pending = [
         (o.per_thread, "--per-thread"),
-        (o.threads.is_some(), "--threads"),
+        (o.threads.is_some() && o.compression.is_some(), "-z with --threads"),
+        (o.threads.is_some() && o.overwrite, "--overwrite with --threads"),
         (!o.cgroups.is_empty(), "-G/--cgroup"),
         (o.all_cgroups, "--all-cgroups"),
         (o.namespaces, "--namespaces"),

@@ -745,3 +745,83 @@ fn options_not_taken_are_refused_with_the_reason() {
         assert!(text(&out.stderr).contains("is not taken by perfring-record:"), "{form}: {}", text(&out.stderr));
     }
 }
+
+/// `--threads[=SPEC]` (issue 53): a directory of perf's layout, the same `perf evlist -v` as
+/// perf's own for each spec; perf's words and status (234) for a user's masks it refuses.
+#[test]
+fn threads_specs() {
+    let mut forms: Vec<(&str, &[&str], &[&str])> = vec![
+        ("threads", &["--threads"], &["true"]),
+        ("threads-cpu", &["--threads=cpu"], &["true"]),
+        ("threads-core", &["--threads=core"], &["true"]),
+        ("threads-package", &["--threads=package"], &["true"]),
+        ("threads-numa", &["--threads=numa"], &["true"]),
+        ("threads-user", &["--threads=0/0"], &["true"]),
+        ("threads-bad-spec", &["--threads=x"], &["true"]),
+        ("threads-intersecting", &["--threads=0-1/0:1/1"], &["true"]),
+        ("no-threads", &["--no-threads"], &["true"]),
+    ];
+    if may_record_cpus() {
+        forms.push(("threads-a", &["-a", "--threads"], &["true"]));
+    }
+    each_as_perf(&forms);
+}
+
+/// A workload with three functions of its own, 4:2:1 in CPU time.
+const THREE: &str = r#"
+#[inline(never)] fn perfring_four(n: u64) -> u64 { let mut x = n; for i in 0..4 * n { x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i)); } x }
+#[inline(never)] fn perfring_two(n: u64) -> u64 { let mut x = n; for i in 0..2 * n { x = std::hint::black_box(x.wrapping_mul(37).wrapping_add(i)); } x }
+#[inline(never)] fn perfring_one(n: u64) -> u64 { let mut x = n; for i in 0..n { x = std::hint::black_box(x.wrapping_mul(41).wrapping_add(i)); } x }
+fn main() {
+    let t = std::time::Instant::now();
+    let mut x = 0u64;
+    while t.elapsed() < std::time::Duration::from_millis(600) {
+        x = x.wrapping_add(perfring_four(1_000_000)).wrapping_add(perfring_two(1_000_000)).wrapping_add(perfring_one(1_000_000));
+    }
+    std::hint::black_box(x);
+}
+"#;
+
+/// The symbols `perf report --stdio --sort sym` puts first in `path` (file or directory), with
+/// perf's warnings.
+fn top_symbols(path: &Path, n: usize) -> (Vec<String>, Vec<String>) {
+    let out = Command::new("perf").args(["report", "--stdio", "--sort", "sym", "-i"]).arg(path).output().unwrap();
+    assert!(out.status.success(), "perf report -i {}: {}", path.display(), text(&out.stderr));
+    let syms = text(&out.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains('%'))
+        .filter_map(|l| l.split("] ").nth(1).map(|s| s.trim().rsplit("::").next().unwrap_or(s).to_string()))
+        .take(n)
+        .collect();
+    (syms, common::perf_warnings(&text(&out.stderr)))
+}
+
+/// `perf report` reads our `--threads` directory as it reads perf's own: the same top symbols
+/// (the workload's three functions, in order), no warning of its own; one data.N per CPU.
+#[test]
+fn perf_reports_our_threads_directory_as_its_own() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    let work = common::build("three", THREE);
+    let mut tops = Vec::new();
+    for tool in ["perf", "ours"] {
+        let dir = tmp(&format!("threads-top-{tool}.data"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut c = common::record_with(tool);
+        c.env("HOME", tmp(&format!("home-threads-top-{tool}"))).args(["-q", "--threads", "-F", "2000", "-o"]);
+        let out = c.arg(&dir).arg("--").arg(&work).output().unwrap();
+        assert!(out.status.success(), "{tool}: {}", text(&out.stderr));
+        let cpus = perfring_linux::online_cpus().unwrap().len();
+        for n in 0..cpus {
+            assert!(dir.join(format!("data.{n}")).is_file(), "{tool}: data.{n}");
+        }
+        let (syms, warnings) = top_symbols(&dir, 3);
+        println!("{tool}: {syms:?} {warnings:?}");
+        tops.push((syms, warnings));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    assert_eq!(tops[1].0, ["perfring_four", "perfring_two", "perfring_one"].map(String::from), "ours: {:?}", tops[1]);
+    assert_eq!(tops[1].0, tops[0].0, "top symbols, ours against perf's");
+    assert!(tops[1].1.iter().all(|w| tops[0].1.contains(w)), "warnings of ours only: {:?}", tops[1].1);
+}
