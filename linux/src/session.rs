@@ -269,6 +269,7 @@ impl SessionBuilder {
             overwrite: self.overwrite.then(|| vec![0; cpus_len]),
             collect: false,
             stopped: false,
+            released: false,
         })
     }
 }
@@ -388,6 +389,8 @@ pub struct Session {
     collect: bool,
     /// [`stop`](Session::stop) was called.
     stopped: bool,
+    /// [`release_rings`](Session::release_rings) was called: no event is in the epoll set.
+    released: bool,
 }
 
 /// The epoll token of the command's pidfd (an event's token is its index in `events`).
@@ -498,10 +501,12 @@ impl Session {
         if self.status.is_some() {
             return Ok(true);
         }
-        let watched = self.pidfd.is_some() || self.events.iter().any(|o| !o.hung_up);
+        let watched = self.pidfd.is_some() || !self.released && self.events.iter().any(|o| !o.hung_up);
         if !watched {
-            // Every event hung up, the command not yet reaped: a short pause, not a spin.
-            std::thread::sleep(timeout.unwrap_or(Duration::MAX).min(Duration::from_millis(10)));
+            // Every event hung up, the command not yet reaped: a short pause, not a spin (a
+            // session whose rings are read elsewhere: a pause of up to 100 ms).
+            let pause = if self.released { 100 } else { 10 };
+            std::thread::sleep(timeout.unwrap_or(Duration::MAX).min(Duration::from_millis(pause)));
             return self.ended();
         }
         let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
@@ -531,7 +536,27 @@ impl Session {
             self.status = command.try_wait()?;
             return Ok(self.status.is_some());
         }
+        if self.released {
+            // No hang-up is seen any more: the followed tasks' /proc entries say they ended.
+            let gone = |o: &Opened| !std::path::Path::new(&format!("/proc/{}", o.task)).exists();
+            return Ok(!self.scope.cpu_wide() && self.events.iter().all(gone));
+        }
         Ok(!self.scope.cpu_wide() && self.events.iter().all(|o| o.hung_up))
+    }
+
+    /// Take every event out of the session's epoll set, for a caller that reads the rings
+    /// elsewhere (perf record --threads: reader threads, each polling its rings on a mapping of
+    /// its own). A perf event's poll takes its ring's pending wakeup (`rb->poll` is exchanged
+    /// for 0), so an epoll set that keeps the events, even watching for nothing, takes the
+    /// wakeups from the other pollers. [`wait`](Session::wait) then wakes for the command's
+    /// exit (or every 100 ms without a command; a process or thread followed has ended when
+    /// its /proc entry is gone). [`drain`](Session::drain) still reads the rings.
+    pub fn release_rings(&mut self) -> Result<(), Error> {
+        for o in self.events.iter().filter(|o| !o.hung_up) {
+            self.epoll.delete(o.event.as_fd()).map_err(io_err("epoll_ctl"))?;
+        }
+        self.released = true;
+        Ok(())
     }
 
     /// Hand every record now in the rings to `f`, ring by ring (oldest first within a ring),

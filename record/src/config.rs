@@ -226,7 +226,8 @@ fn event(o: &Options, s: &EventSpec, freq: Option<u64>) -> Configured {
     if s.leader.is_none() {
         a.flags |= flag::DISABLED;
         // -D: enabled after the delay, not at exec.
-        let command = !o.command.is_empty() && !o.cpu_wide() && o.pids.is_empty() && o.tids.is_empty();
+        let command =
+            !o.command.is_empty() && !o.cpu_wide() && o.pids.is_empty() && o.tids.is_empty() && o.uid.is_none();
         if command && o.delay.is_none() {
             a.flags |= flag::ENABLE_ON_EXEC;
         }

@@ -23,10 +23,9 @@
 //! | `recording` | [`recording::Recording`]: the session and its perf.data, begin / drain / switch / finish |
 //! | `record_loop` | start, wait, drain, end |
 //! | `switch_output` | `--switch-output`: when, and the renamed files |
-//! | `cgroups` | where perf finds cgroups (`-G`) |
+//! | `threads` | `--threads`: the readers' masks, their threads, the directory |
 //! | `summary` | perf's summary lines, the `-v` table |
 
-mod cgroups;
 mod cli;
 mod config;
 mod events;
@@ -66,6 +65,8 @@ enum Failure {
     Usage(String),
     Invalid(String),
     Failed(Error),
+    /// perf's words and its status, whatever they are (`-u` of an unknown user: 0).
+    Said(String, u8),
 }
 
 impl<E: Into<Error>> From<E> for Failure {
@@ -86,6 +87,7 @@ fn main() -> ExitCode {
             Err(Failure::Usage(e)) => (EXIT_USAGE, String::new(), format!("{e}\n\n{}", cli::help())),
             Err(Failure::Invalid(e)) => (EXIT_INVALID, String::new(), e),
             Err(Failure::Failed(e)) => (EXIT_FAILED, String::new(), format!("perfring-record: {e}")),
+            Err(Failure::Said(e, status)) => (status, String::new(), e),
         },
         Err(e) => (EXIT_USAGE, String::new(), format!(" Error: {e}\n\n{}", cli::help())),
     };

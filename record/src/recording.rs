@@ -63,12 +63,11 @@ impl<'o, W: Write> Recording<'o, W> {
 
     /// `--threads`: hand the rings to reader threads, a group of rings each
     /// ([`crate::threads::groups`]), which write ring N to `dir/data.N`; this file says it heads
-    /// a directory (DIR_FORMAT). The session's rings no longer wake its waits (the readers' do).
+    /// a directory (DIR_FORMAT). The session's events leave its epoll set (their poll would take
+    /// the readers' wakeups).
     pub fn stream(&mut self, dir: &std::path::Path, groups: Vec<Vec<usize>>) -> Result<(), Error> {
         crate::threads::dir_format(&mut self.data)?;
-        for r in 0..self.session.rings().len() {
-            self.session.watch_ring(r, false)?;
-        }
+        self.session.release_rings()?;
         self.streams = Some(Streams::start(&self.session, dir, groups)?);
         Ok(())
     }

@@ -102,21 +102,44 @@ pub fn preflight(o: &Options) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Options parsed and not implemented yet: refused.
+/// `-u`: the processes of a user (a name of /etc/passwd, or a number), as perf's
+/// `thread_map__new_by_uid` finds them: those whose /proc entry the user owns. perf's words
+/// (and its status, 0) for a user it cannot find.
+pub fn user_pids(user: &str) -> Result<Vec<i32>, Failure> {
+    use std::os::unix::fs::MetadataExt;
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    let by_name = passwd.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.first() == Some(&user)).then(|| f.get(2)?.parse::<u32>().ok()).flatten()
+    });
+    let Some(uid) = by_name.or_else(|| user.parse().ok()) else {
+        return Err(Failure::Said(format!("Error:\nInvalid User: {user}"), 0));
+    };
+    let mut pids: Vec<i32> = perfring_linux::perf_data::all_pids()
+        .into_iter()
+        .filter(|&p| p != std::process::id() as i32)
+        .filter(|p| std::fs::metadata(format!("/proc/{p}")).is_ok_and(|m| m.uid() == uid))
+        .collect();
+    pids.sort_unstable();
+    if pids.is_empty() {
+        return Err(Failure::Failed(format!("no process of user {user} to record (-u)").into()));
+    }
+    Ok(pids)
+}
+
+/// Options parsed and not implemented yet: refused. `--kcore` where /proc/kcore cannot be read
+/// is perf's error (255).
 fn pending(o: &Options) -> Result<(), Failure> {
+    if o.kcore && std::fs::File::open("/proc/kcore").is_err() {
+        return Err(Failure::Failed("ERROR: kcore is not readable.".into()));
+    }
+    if let Some(user) = &o.uid {
+        user_pids(user)?;
+    }
     let pending = [
-        (o.per_thread, "--per-thread"),
         (o.threads.is_some() && o.compression.is_some(), "-z with --threads"),
         (o.threads.is_some() && o.overwrite, "--overwrite with --threads"),
-        (!o.cgroups.is_empty(), "-G/--cgroup"),
-        (o.all_cgroups, "--all-cgroups"),
-        (o.namespaces, "--namespaces"),
-        (o.kcore, "--kcore"),
-        (o.uid.is_some(), "-u/--uid"),
-        (o.aio > 0, "--aio"),
-        (o.affinity != cli::Affinity::System, "--affinity"),
-        (o.mmap_flush.is_some(), "--mmap-flush"),
-        (o.proc_map_timeout.is_some(), "--proc-map-timeout"),
+        (o.kcore, "--kcore (where /proc/kcore is readable: its copy)"),
     ];
     match pending.iter().find(|(given, _)| *given) {
         Some((_, name)) => Err(Failure::Usage(format!("{name}: not implemented yet in perfring-record"))),
@@ -134,6 +157,8 @@ pub fn scope(o: &Options) -> Scope {
         Scope::Processes(o.pids.clone())
     } else if !o.tids.is_empty() {
         Scope::Threads(o.tids.clone())
+    } else if let Some(pids) = o.uid.as_deref().and_then(|u| user_pids(u).ok()) {
+        Scope::Processes(pids)
     } else {
         Scope::Command(o.command.clone())
     }

@@ -825,3 +825,89 @@ fn perf_reports_our_threads_directory_as_its_own() {
     assert_eq!(tops[1].0, tops[0].0, "top symbols, ours against perf's");
     assert!(tops[1].1.iter().all(|w| tops[0].1.contains(w)), "warnings of ours only: {:?}", tops[1].1);
 }
+/// Every option perfring-record takes (its `--list-opts`, which is perf record 6.1's list) has a
+/// form in this file that runs it against perf record, or, for the few perf options it does not
+/// take (`--help` names them), a test that refuses them with its words.
+#[test]
+fn every_option_has_a_perf_form() {
+    let ours = common::record_with("ours").arg("--list-opts").output().unwrap();
+    assert_eq!(ours.status.code(), Some(130), "perf's status after --list-opts");
+    if perfring_test_support::perf_available() {
+        let perf = Command::new("perf").args(["record", "--list-opts"]).output().unwrap();
+        assert_eq!(text(&ours.stdout).trim(), text(&perf.stdout).trim(), "the same options, in perf's order");
+    }
+    let help = text(&common::record_with("ours").arg("--help").output().unwrap().stdout);
+    let source = include_str!("perf_forms.rs");
+    for long in text(&ours.stdout).split_whitespace() {
+        let short = help.lines().find_map(|l| {
+            let l = l.trim_start();
+            let rest = l.strip_prefix('-')?;
+            let (s, tail) = rest.split_once(", ")?;
+            (tail.split([' ', '[']).next() == Some(long)).then(|| format!("\"-{s}"))
+        });
+        let spelled = [
+            format!("\"{long}"),
+            format!("\"--no-{}", long.trim_start_matches("--")),
+            format!("\"--{}", long.trim_start_matches("--no-")),
+        ];
+        let found = spelled.iter().chain(short.iter()).any(|s| source.contains(s.as_str()));
+        assert!(found, "no form of {long} in perf_forms.rs");
+    }
+}
+
+/// `-u USER`: the threads of the user's processes, as perf's manual says; a process of `nobody`
+/// runs meanwhile (perf 6.1 crashes when the user has none, and fails when one of many threads
+/// exits while it opens them: `-u root` here). perf's words for a user it cannot find.
+#[test]
+fn uid() {
+    let nobody =
+        Command::new("setpriv").args(["--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "30"]).spawn();
+    let Ok(mut nobody) = nobody else { return perfring_test_support::skip("setpriv is not installed") };
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    same_as_perf("uid-name", &["-u", "nobody"], &["sleep", "0.2"]);
+    // perf 6.1 says so and exits 0, writing nothing.
+    for tool in ["perf", "ours"] {
+        let out = common::record_with(tool)
+            .args(["-q", "-u", "nosuchuser", "-o"])
+            .arg(tmp("uid-unknown.data"))
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{tool}");
+        assert!(text(&out.stderr).contains("Invalid User: nosuchuser"), "{tool}: {}", text(&out.stderr));
+    }
+    nobody.kill().ok();
+    nobody.wait().ok();
+}
+
+/// `--kcore` where /proc/kcore cannot be read (no CONFIG_PROC_KCORE, as here): perf's error and
+/// status; where it can, this recorder refuses it (the copy is not implemented).
+#[test]
+fn kcore() {
+    if std::fs::File::open("/proc/kcore").is_err() {
+        same_as_perf("kcore", &["--kcore"], &["true"]);
+    } else {
+        let out = common::record_with("ours").args(["-q", "--kcore", "--", "true"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(129), "{}", text(&out.stderr));
+    }
+}
+
+/// The options of perf's this recorder does not take, each refused with the reason; perf takes
+/// them (a form each, for `every_option_has_a_perf_form`).
+#[test]
+fn refused_with_reasons() {
+    for form in [
+        "--per-thread",
+        "--mmap-flush=4096",
+        "--affinity=cpu",
+        "--aio",
+        "-G",
+        "--all-cgroups",
+        "--namespaces",
+        "--proc-map-timeout=100",
+    ] {
+        let out = common::record_with("ours").args(["-q", form, "x", "--", "true"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(129), "{form}");
+        assert!(text(&out.stderr).contains("is not taken by perfring-record:"), "{form}: {}", text(&out.stderr));
+    }
+}

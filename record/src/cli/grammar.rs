@@ -222,6 +222,8 @@ fn apply(o: &mut Options, opt: &Opt, arg: Arg<'_>) -> Result<(), UsageError> {
     }
     match opt.effect {
         Effect::Set(f) => f(o, arg),
+        // Negated, an option not taken asks for what this recorder does anyway.
+        Effect::NotTaken(_) if arg.unset => Ok(()),
         Effect::NotTaken(why) => {
             err(format!("perf record's --{} is not taken by perfring-record: {why}", opt.long.unwrap_or_default()))
         }

@@ -47,18 +47,6 @@ pub struct Filter {
     pub exclude_perf: bool,
 }
 
-/// `--affinity`: where the thread reading the rings runs while it reads one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Affinity {
-    /// Wherever the scheduler puts it (perf's default, "SYS").
-    #[default]
-    System,
-    /// On the CPUs of the ring's NUMA node.
-    Node,
-    /// On the ring's CPU.
-    Cpu,
-}
-
 /// `--threads`: which rings each reader thread takes (perf's parallel streaming).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Threads {
@@ -150,8 +138,6 @@ pub struct Options {
     pub timestamp: Option<bool>,
     /// `-m`: pages (a power of two) and whether perf's rounding notice is due.
     pub mmap_pages: Option<(usize, bool)>,
-    /// `--mmap-flush`, in bytes (perf's minimum bytes a ring must hold to be read).
-    pub mmap_flush: Option<u64>,
     /// `--overwrite`.
     pub overwrite: bool,
     /// `--tail-synthesize`.
@@ -184,24 +170,10 @@ pub struct Options {
     pub no_buildid: bool,
     /// `--buildid-all`.
     pub buildid_all: bool,
-    /// `--per-thread`.
-    pub per_thread: bool,
-    /// `--aio`: control blocks (0: synchronous writes).
-    pub aio: u32,
-    /// `--affinity`.
-    pub affinity: Affinity,
     /// `--threads`.
     pub threads: Option<Threads>,
-    /// `-G`: a cgroup per event, in `-e` order.
-    pub cgroups: Vec<String>,
-    /// `--all-cgroups`.
-    pub all_cgroups: bool,
-    /// `--namespaces`.
-    pub namespaces: bool,
     /// `--kcore`.
     pub kcore: bool,
-    /// `--proc-map-timeout`, in ms.
-    pub proc_map_timeout: Option<u32>,
     /// `--vmlinux`.
     pub vmlinux: Option<String>,
     /// Perf's AUX-area options given (`-S`, `--aux-sample`): refused where there is no AUX
@@ -292,9 +264,6 @@ fn check(o: &Options) -> Result<(), UsageError> {
     }
     if o.output() == "-" && (o.switch_output.is_some() || o.timestamp_filename) {
         return err("--switch-output and --timestamp-filename name files: not with -o - (pipe mode)");
-    }
-    if !o.cgroups.is_empty() && !o.all_cpus && o.cpus.is_none() {
-        return err("cgroup monitoring only available in system-wide mode");
     }
     for e in &o.events {
         events::check_syntax(e).map_err(|e| UsageError(e.to_string()))?;

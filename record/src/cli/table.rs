@@ -5,8 +5,8 @@
 //! name still takes part in prefix matching, so that an abbreviation means here what it means
 //! to perf.
 
-use super::values::{self, c_loose, c_number, tag_value, SIZE_TAGS};
-use super::{err, Affinity, CallGraph, Filter, Freq, Options, Threads, UsageError};
+use super::values::{self, c_loose, c_number};
+use super::{err, CallGraph, Filter, Freq, Options, Threads, UsageError};
 use crate::switch_output::When;
 
 /// How an option takes a value.
@@ -233,19 +233,12 @@ pub const OPTIONS: &[Opt] = &[
             Ok(())
         }
     ),
-    row!(
+    not_taken!(
         None,
-        Some("mmap-flush"),
+        "mmap-flush",
         Value("number"),
-        true,
-        "read a ring only once it holds this many bytes (B/K/M/G; at most a quarter of it), but at the end",
-        |o, a| {
-            if !a.unset {
-                let v = a.text();
-                o.mmap_flush = Some(tag_value(v, SIZE_TAGS).unwrap_or_else(|| c_loose(v).max(0) as u64));
-            }
-            Ok(())
-        }
+        "read a ring only once it holds this many bytes",
+        "perfring-linux's Session drains every ring on each pass"
     ),
     flag!(None, "group", group, "put the events of all -e into one group"),
     row!(Some('g'), None, Nothing, true, "call chains (frame pointers: --call-graph fp)", |o, _| {
@@ -289,14 +282,15 @@ pub const OPTIONS: &[Opt] = &[
     flag!(Some('n'), "no-samples", no_samples, "count, do not sample (sample_period 0)"),
     flag!(Some('N'), "no-buildid-cache", no_buildid_cache, "do not copy the files samples hit into ~/.debug"),
     flag!(Some('B'), "no-buildid", no_buildid, "no build ids at all (no BUILD_ID feature, no cache)"),
-    row!(
-        Some('G'),
-        Some("cgroup"),
-        Value("name"),
-        false,
-        "the events of the -e before, each in a cgroup of this comma list (system-wide only)",
-        cgroup
-    ),
+    Opt {
+        short: Some('G'),
+        long: Some("cgroup"),
+        takes: Value("name"),
+        // perf 6.1 crashes on --no-cgroup: refused here.
+        negatable: false,
+        help: "the events in these cgroups only (system-wide)",
+        effect: Effect::NotTaken("events are not opened on a cgroup here (PERF_FLAG_PID_CGROUP)"),
+    },
     row!(
         Some('D'),
         Some("delay"),
@@ -343,7 +337,13 @@ pub const OPTIONS: &[Opt] = &[
         "sample transaction flags (special events only)",
         "transaction flags come from PMUs with TSX events, which this recorder does not configure"
     ),
-    flag!(None, "per-thread", per_thread, "a ring per thread instead of per CPU (children not followed)"),
+    not_taken!(
+        None,
+        "per-thread",
+        Nothing,
+        "a ring per thread instead of per CPU (children not followed)",
+        "perfring-linux's Session maps a ring per CPU only"
+    ),
     row!(
         Some('I'),
         Some("intr-regs"),
@@ -400,19 +400,27 @@ pub const OPTIONS: &[Opt] = &[
         o.aux = (!a.unset).then_some("No AUX area event to sample");
         Ok(())
     }),
-    row!(
+    not_taken!(
         None,
-        Some("proc-map-timeout"),
+        "proc-map-timeout",
         Value("n"),
-        true,
-        "stop reading a process's /proc maps after n ms (default 500)",
-        |o, a| {
-            o.proc_map_timeout = if a.unset { None } else { Some(a.unsigned()? as u32) };
-            Ok(())
-        }
+        "stop reading a process's /proc maps after n ms",
+        "each /proc/PID/maps is read whole, without a timeout"
     ),
-    flag!(None, "namespaces", namespaces, "record namespaces (NAMESPACES records)"),
-    flag!(None, "all-cgroups", all_cgroups, "record cgroups (CGROUP records, the cgroup of each sample)"),
+    not_taken!(
+        None,
+        "namespaces",
+        Nothing,
+        "record namespaces (NAMESPACES records)",
+        "NAMESPACES records are not synthesized here"
+    ),
+    not_taken!(
+        None,
+        "all-cgroups",
+        Nothing,
+        "record cgroups (CGROUP records, each sample's cgroup)",
+        "CGROUP records are not synthesized here"
+    ),
     flag!(None, "switch-events", switch_events, "record context switches (SWITCH records)"),
     row!(None, Some("all-kernel"), Nothing, true, "every event counts the kernel only", |o, a| {
         exclusive(o.all_user && !a.unset, "all-kernel", "all-user")?;
@@ -490,34 +498,19 @@ pub const OPTIONS: &[Opt] = &[
         Ok(())
     }),
     flag!(None, "dry-run", dry_run, "check the options and events, record nothing"),
-    row!(
+    not_taken!(
         None,
-        Some("aio"),
+        "aio",
         Optional("n"),
-        true,
-        "write asynchronously through n buffers in flight (default 1, max 4)",
-        |o, a| {
-            o.aio =
-                if a.unset { 0 } else { u32::try_from(c_loose(a.text())).ok().filter(|&n| n > 0).unwrap_or(1).min(4) };
-            Ok(())
-        }
+        "write asynchronously through n buffers in flight",
+        "the output is written synchronously, a buffer of 256 KiB at a time"
     ),
-    row!(
+    not_taken!(
         None,
-        Some("affinity"),
+        "affinity",
         Value("node|cpu"),
-        true,
-        "read each ring on its CPU (cpu) or its NUMA node's CPUs (node)",
-        |o, a| {
-            if !a.unset {
-                o.affinity = match a.text().to_ascii_lowercase().as_str() {
-                    "node" => Affinity::Node,
-                    "cpu" => Affinity::Cpu,
-                    _ => o.affinity,
-                };
-            }
-            Ok(())
-        }
+        "read each ring on its CPU or NUMA node",
+        "the reader does not move to each ring's CPU"
     ),
     row!(
         Some('z'),
@@ -636,20 +629,6 @@ fn exclude_perf(o: &mut Options, a: Arg<'_>) -> Result<(), UsageError> {
     }
     let text = format!("common_pid != {}", std::process::id());
     o.filters.push(Filter { item: last, text, exclude_perf: true });
-    Ok(())
-}
-
-/// perf's `parse_cgroups`: the names, in order, for the events given so far.
-fn cgroup(o: &mut Options, a: Arg<'_>) -> Result<(), UsageError> {
-    if o.events.is_empty() {
-        return err("must define events before cgroups");
-    }
-    for name in a.text().split(',') {
-        if !name.is_empty() {
-            crate::cgroups::path_of(name).map_err(UsageError)?;
-        }
-        o.cgroups.push(name.to_string());
-    }
     Ok(())
 }
 

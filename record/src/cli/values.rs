@@ -52,17 +52,6 @@ pub fn c_loose(v: &str) -> i64 {
     }
 }
 
-/// perf's `parse_tag_value`: a whole number and one unit of `tags` (upper case, as perf
-/// spells them), e.g. `20M`; `None` otherwise.
-pub fn tag_value(v: &str, tags: &[(char, u64)]) -> Option<u64> {
-    let (i, unit) = v.char_indices().last()?;
-    let &(_, mult) = tags.iter().find(|(t, _)| *t == unit)?;
-    v[..i].parse::<u64>().ok()?.checked_mul(mult)
-}
-
-/// The size tags of perf's `--max-size`, `--mmap-flush`, `--switch-output`.
-pub const SIZE_TAGS: &[(char, u64)] = &[('B', 1), ('K', 1 << 10), ('M', 1 << 20), ('G', 1 << 30)];
-
 pub fn number<T: std::str::FromStr>(option: &str, v: &str) -> Result<T, UsageError> {
     v.trim().parse().map_err(|_| UsageError(format!("{option} takes a number, not {v:?}")))
 }
