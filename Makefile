@@ -7,7 +7,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test demo hypervisor firmware-qemu lint fmt clippy rustdoc public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke fuzz-selftest embedded bench bench-check bench-lines bench-instructions bench-decode bench-data bench-linux bench-record soak doc clean ci-extra ci-extra-list print-loom-ci-only
+.PHONY: all test structure demo hypervisor firmware-qemu lint fmt clippy rustdoc public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke fuzz-selftest embedded bench bench-check bench-lines bench-instructions bench-decode bench-data bench-linux bench-record soak doc clean ci-extra ci-extra-list print-loom-ci-only
 
 all: test
 
@@ -64,7 +64,16 @@ public-api-json:
 	@# Every feature but core's `test-hooks` (the tests' and the simulator's, never a producer's API).
 	@for c in $(CRATES); do f=--all-features; [ $$c = perfring ] && f=; $(CARGO) +nightly rustdoc -q -p $$c --lib $$f --target-dir target/api -- -Z unstable-options --output-format json || exit 1; done
 
+## The code's shape (scripts/structure-check.py, issue 50): no import cycle between two files of
+## a crate, no public item under two paths or two items with one name (from the listings), no
+## file over 800 lines or function over 80, one tier table in every crate's docs; its
+## self-test first (each check fails on a planted defect).
+structure:
+	@python3 scripts/structure-check.py --selftest
+	@python3 scripts/structure-check.py
+
 public-api-check: public-api-json
+	@python3 scripts/structure-check.py
 	@for p in $(PUBLISHED); do c=$${p%%:*}; d=$${p#*:}; f=$$(echo $$c | tr - _); \
 	  python3 scripts/public-api.py target/api/doc/$$f.json | diff -u $$d/public-api.txt - \
 	  || { echo "public API of $$c changed: review the diff above, then run 'make public-api' and commit the listing"; exit 1; }; \

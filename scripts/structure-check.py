@@ -429,7 +429,53 @@ def check_tier_tables():
             findings.append(f"{rel} {what} {TIER_TABLE_IN[0]}'s")
 
 
+def selftest():
+    """Each check fails on a planted defect: a scratch tree with an import cycle, an item under
+    two paths, a name used twice, an over-long file and function, and a tier table that
+    differs. Exits 1 if a check misses its defect."""
+    import tempfile
+    global ROOT
+    want = {
+        "cycle": "import cycle in core",
+        "two paths": "struct Thing listed under 2 paths",
+        "clash": "the name Error is used by 2 public items",
+        "long file": "core/src/b.rs: 801 lines",
+        "long fn": "fn long has 82 lines",
+        "tier table": "linux/src/lib.rs has a tier table that differs",
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        def put(rel, text):
+            os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)
+            open(os.path.join(tmp, rel), "w").write(text)
+        table = "\n".join(["//! " + TIER_TABLE_HEAD + " a |", "//! |---|---|", "//! | x | `.y()` |"])
+        put("core/src/lib.rs", table + "\nmod a;\nmod b;\n")
+        put("core/src/a.rs", "use crate::b::B;\npub struct A;\nfn long() {\n" + "    let _ = 1;\n" * 80 + "}\n")
+        put("core/src/b.rs", "use crate::a::A;\npub struct B;\n" + "\n" * 799)
+        put("core/src/record/mod.rs", table + "\n")
+        put("data/README.md", table.replace("//! ", "") + "\n")
+        put("linux/src/lib.rs", table.replace("`.y()`", "`.z()`") + "\n")
+        put("README.md", table.replace("//! ", "") + "\n")
+        put("core/public-api.txt", "struct perfring::Thing\nstruct perfring::x::Thing\nenum perfring::x::Error\nenum perfring::y::Error\n")
+        put("data/public-api.txt", "")
+        put("linux/public-api.txt", "")
+        ROOT = tmp
+        check_cycles()
+        check_listings()
+        check_sizes()
+        check_tier_tables()
+    missed = [k for k, w in want.items() if not any(w in f for f in findings)]
+    for k in missed:
+        print(f"structure-check --selftest: the {k} check missed its planted defect ({want[k]!r})")
+    if missed:
+        print("findings were:\n  " + "\n  ".join(findings))
+        sys.exit(1)
+    print(f"structure-check --selftest: each of the {len(want)} checks caught its planted defect")
+
+
 def main():
+    if sys.argv[1:] == ["--selftest"]:
+        selftest()
+        return
     check_cycles()
     check_listings()
     check_sizes()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make test`: rustfmt, clippy, rustdoc, the embedded builds and every unit, integration and doc
+# `make test`: rustfmt, the structure check, clippy, rustdoc, the embedded builds and every unit, integration and doc
 # test, one after the other; the loom models beside them, from the start, in the background
 # (their build is small, and running them keeps one core busy for minutes while the other
 # builds and runs the rest). Stops at the first failing step (and then stops the models).
@@ -55,6 +55,7 @@ step() { # name, command...
 }
 
 step fmt "${make[@]}" fmt
+step structure "${make[@]}" structure
 step clippy "${make[@]}" clippy
 step rustdoc "${make[@]}" rustdoc
 step embedded "${make[@]}" embedded

@@ -85,6 +85,7 @@ mod read_only;
 mod ring;
 mod ring_kind;
 mod session;
+mod session_record;
 mod sys;
 mod wait;
 
@@ -94,6 +95,7 @@ pub use event::{online_cpus, paranoid, Counts, Event, Target};
 pub use read_only::ReadOnlyMapping;
 pub use ring::{AuxArea, Ring};
 pub use ring_kind::RingKind;
-pub use session::{Placement, Scope, Session, SessionBuilder, SessionRecord};
+pub use session::{Placement, Scope, Session, SessionBuilder};
+pub use session_record::SessionRecord;
 pub use sys::RingMapping;
 pub use wait::{wait, wait_all, Readiness};

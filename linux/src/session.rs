@@ -4,14 +4,13 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::time::Duration;
 
 use perfring::consumer::Scratch;
-use perfring::record::{
-    types, Attributed, DecodeError, Endian, EventLayout, EventRecord, EventSet, IdEntry, RawRecord,
-};
+use perfring::record::{types, Endian, EventLayout, EventSet, IdEntry};
 
 use crate::error::{io as io_err, LinuxError};
 use crate::event::{online_cpus, Event, Target};
 use crate::launch::{Launch, Stdout};
 use crate::ring::Ring;
+use crate::session_record::SessionRecord;
 use crate::{sys, EventAttr};
 
 /// Whom a [`Session`] follows.
@@ -210,6 +209,7 @@ impl SessionBuilder {
             overwrite: self.overwrite.then(|| vec![0; cpus_len]),
             collect: false,
             stopped: false,
+            released: false,
         })
     }
 }
@@ -401,6 +401,8 @@ pub struct Session {
     collect: bool,
     /// [`stop`](Session::stop) was called.
     stopped: bool,
+    /// [`release_rings`](Session::release_rings) was called: no event is in the epoll set.
+    released: bool,
 }
 
 /// The epoll token of the command's pidfd (an event's token is its index in `events`).
@@ -511,10 +513,12 @@ impl Session {
         if self.status.is_some() {
             return Ok(true);
         }
-        let watched = self.pidfd.is_some() || self.events.iter().any(|o| !o.hung_up);
+        let watched = self.pidfd.is_some() || !self.released && self.events.iter().any(|o| !o.hung_up);
         if !watched {
-            // Every event hung up, the command not yet reaped: a short pause, not a spin.
-            std::thread::sleep(timeout.unwrap_or(Duration::MAX).min(Duration::from_millis(10)));
+            // Every event hung up, the command not yet reaped: a short pause, not a spin (a
+            // session whose rings are read elsewhere: a pause of up to 100 ms).
+            let pause = if self.released { 100 } else { 10 };
+            std::thread::sleep(timeout.unwrap_or(Duration::MAX).min(Duration::from_millis(pause)));
             return self.ended();
         }
         let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
@@ -544,7 +548,27 @@ impl Session {
             self.status = command.try_wait()?;
             return Ok(self.status.is_some());
         }
+        if self.released {
+            // No hang-up is seen any more: the followed tasks' /proc entries say they ended.
+            let gone = |o: &Opened| !std::path::Path::new(&format!("/proc/{}", o.task)).exists();
+            return Ok(!self.scope.cpu_wide() && self.events.iter().all(gone));
+        }
         Ok(!self.scope.cpu_wide() && self.events.iter().all(|o| o.hung_up))
+    }
+
+    /// Take every event out of the session's epoll set, for a caller that reads the rings
+    /// elsewhere (perf record --threads: reader threads, each polling its rings on a mapping of
+    /// its own). A perf event's poll takes its ring's pending wakeup (`rb->poll` is exchanged
+    /// for 0), so an epoll set that keeps the events, even watching for nothing, takes the
+    /// wakeups from the other pollers. [`wait`](Session::wait) then wakes for the command's
+    /// exit (or every 100 ms without a command; a process or thread followed has ended when
+    /// its /proc entry is gone). [`drain`](Session::drain) still reads the rings.
+    pub fn release_rings(&mut self) -> Result<(), LinuxError> {
+        for o in self.events.iter().filter(|o| !o.hung_up) {
+            self.epoll.delete(o.event.as_fd()).map_err(io_err("epoll_ctl"))?;
+        }
+        self.released = true;
+        Ok(())
     }
 
     /// Hand every record now in the rings to `f`, ring by ring (oldest first within a ring),
@@ -718,59 +742,6 @@ impl AsFd for Session {
 impl AsRawFd for Session {
     fn as_raw_fd(&self) -> RawFd {
         self.epoll.fd().as_raw_fd()
-    }
-}
-
-/// One record drained from a [`Session`], attributed to its event: read it through
-/// [`EventRecord`] (`use perfring::record::EventRecord`), as a ring's records and perf.data's
-/// are read, with the same calls: `raw()` (its header, bytes, byte order), `event()` (an index
-/// in the order of [`SessionBuilder::event`]), `sample()`, `view()`, `fixed::<ST>()`,
-/// `decode()`.
-#[derive(Clone, Copy)]
-pub struct SessionRecord<'a> {
-    record: Attributed<'a>,
-    ring: usize,
-    cpu: u32,
-}
-
-impl<'a> SessionRecord<'a> {
-    /// The record `raw` of ring `ring` (on CPU `cpu`), attributed by the session's `set`.
-    #[inline(always)]
-    fn new(set: &'a EventSet<Vec<EventLayout>, Vec<IdEntry>>, raw: &RawRecord<'a>, ring: usize, cpu: u32) -> Self {
-        SessionRecord { record: set.attribute(raw), ring, cpu }
-    }
-
-    /// The index of the ring it came from ([`Session::rings`]).
-    pub fn ring(&self) -> usize {
-        self.ring
-    }
-
-    /// The CPU of that ring.
-    pub fn cpu(&self) -> u32 {
-        self.cpu
-    }
-}
-
-impl<'a> EventRecord<'a> for SessionRecord<'a> {
-    #[inline(always)]
-    fn raw(&self) -> &RawRecord<'a> {
-        self.record.raw()
-    }
-    #[inline(always)]
-    fn attribution(&self) -> Result<(usize, &'a EventLayout), DecodeError> {
-        self.record.attribution()
-    }
-}
-
-impl std::fmt::Debug for SessionRecord<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionRecord")
-            .field("header", &self.raw().header)
-            .field("bytes", &self.raw().bytes.len())
-            .field("ring", &self.ring)
-            .field("cpu", &self.cpu)
-            .field("event", &self.event())
-            .finish()
     }
 }
 

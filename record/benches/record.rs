@@ -15,7 +15,7 @@
 //! read once it has exited and before it is reaped: the recorder alone, not its children),
 //! its peak RSS (`ru_maxrss` of `wait4`: the larger of the recorder's and its children's,
 //! the workloads here being smaller than either recorder). Medians per case and tool, and the
-//! load average. Environment: `BENCH_PAIRS` (default 5), `BENCH_CASES` (default `abc`),
+//! load average. Environment: `BENCH_PAIRS` (default 5), `BENCH_CASES` (default `abcAB`: (A) and (B) are (a) and (b) with `--threads` on both tools),
 //! `PERFRING_RECORD` (the binary, default: the release build beside this bench).
 
 use std::path::{Path, PathBuf};
@@ -158,6 +158,25 @@ fn load() -> String {
         .join(" ")
 }
 
+/// What a run of the bench needs: the recorder, the workloads, a scratch folder.
+struct Bench {
+    recorder: PathBuf,
+    dir: PathBuf,
+    thr: PathBuf,
+    storm: PathBuf,
+    cpus: usize,
+    pairs: usize,
+}
+
+/// A case: its title, its arguments (made when a run starts: `-F max` is read then), the
+/// background load it runs beside, and its CPU goal.
+struct Case {
+    title: String,
+    args: Box<dyn Fn() -> Vec<String>>,
+    background: Option<(PathBuf, &'static str)>,
+    cpu_goal: f64,
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
@@ -167,120 +186,151 @@ fn main() {
         println!("bench-record: perf is not installed (apt-get install linux-perf): nothing to compare with");
         return;
     }
-    let recorder = std::env::var("PERFRING_RECORD").map(PathBuf::from).unwrap_or_else(|_| {
-        let exe = std::env::current_exe().unwrap();
-        exe.parent().unwrap().parent().unwrap().join("perfring-record")
-    });
-    assert!(recorder.exists(), "{} is not built (cargo build --release -p perfring-record)", recorder.display());
-    let pairs: usize = std::env::var("BENCH_PAIRS").ok().and_then(|p| p.parse().ok()).unwrap_or(5);
-    let cases = std::env::var("BENCH_CASES").unwrap_or_else(|_| "abc".into());
-    let dir = std::env::temp_dir().join(format!("perfring-bench-record-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let thr = build(&dir, "thr", THR);
-    let storm = build(&dir, "storm", STORM);
-    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let tracefs_ok = Path::new("/sys/kernel/tracing/events").is_dir()
-        || Command::new("mount")
-            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
-            .status()
-            .is_ok_and(|s| s.success());
-    println!("bench-record: {} vs perf record ({}), {pairs} pairs a case, {cpus} CPUs", recorder.display(), {
-        let v = Command::new("perf").arg("--version").output().unwrap();
-        String::from_utf8_lossy(&v.stdout).trim().to_string()
-    });
+    let bench = Bench::new();
+    let cases = std::env::var("BENCH_CASES").unwrap_or_else(|_| "abcAB".into());
     println!("load average at start: {}", load());
     for case in cases.chars() {
-        let (title, args): (&str, Box<dyn Fn() -> Vec<String>>) = match case {
+        if let Some(c) = bench.case(case) {
+            bench.run(&c);
+        }
+    }
+    println!("\nload average at end: {}", load());
+    let _ = std::fs::remove_dir_all(&bench.dir);
+}
+
+impl Bench {
+    fn new() -> Bench {
+        let recorder = std::env::var("PERFRING_RECORD").map(PathBuf::from).unwrap_or_else(|_| {
+            let exe = std::env::current_exe().unwrap();
+            exe.parent().unwrap().parent().unwrap().join("perfring-record")
+        });
+        assert!(recorder.exists(), "{} is not built (cargo build --release -p perfring-record)", recorder.display());
+        let pairs: usize = std::env::var("BENCH_PAIRS").ok().and_then(|p| p.parse().ok()).unwrap_or(5);
+        let dir = std::env::temp_dir().join(format!("perfring-bench-record-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (thr, storm) = (build(&dir, "thr", THR), build(&dir, "storm", STORM));
+        let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let v = Command::new("perf").arg("--version").output().unwrap();
+        let version = String::from_utf8_lossy(&v.stdout).trim().to_string();
+        println!("bench-record: {} vs perf record ({version}), {pairs} pairs a case, {cpus} CPUs", recorder.display());
+        Bench { recorder, dir, thr, storm, cpus, pairs }
+    }
+
+    /// Case `c`: (a) overload, (b) -a -F max -g, (c) tracepoints under a switch storm; (A) and
+    /// (B) are (a) and (b) with `--threads` on both tools (goal: CPU <= 0.6x perf's).
+    fn case(&self, c: char) -> Option<Case> {
+        let thr = self.thr.display().to_string();
+        let threads = c.is_ascii_uppercase();
+        let (title, args, background): (&str, Vec<String>, _) = match c.to_ascii_lowercase() {
             'a' => (
                 "(a) -m 1 -g -F 100000 -- thr (4 busy threads)",
-                Box::new(|| {
-                    let mut v: Vec<String> = ["-m", "1", "-g", "-F", "100000", "--"].map(String::from).to_vec();
-                    v.extend([thr.display().to_string(), "4".into(), "4".into()]);
-                    v
-                }),
+                strings(&["-m", "1", "-g", "-F", "100000", "--", &thr, "4", "4"]),
+                None,
             ),
             'b' => (
                 "(b) -a -F <max> -g -- sleep 4, a busy thread per CPU",
-                Box::new(|| {
-                    let max =
-                        std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate").unwrap_or_default();
-                    ["-a", "-F", max.trim(), "-g", "--", "sleep", "4"].map(String::from).to_vec()
-                }),
+                strings(&["-a", "-F", "MAX", "-g", "--", "sleep", "4"]),
+                Some((self.thr.clone(), "6")),
             ),
-            'c' if tracefs_ok => (
+            'c' if !threads && tracefs_ok() => (
                 "(c) -e sched:sched_switch -e sched:sched_wakeup -a -- sleep 3, switch storm",
-                Box::new(|| {
-                    ["-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-a", "--", "sleep", "3"]
-                        .map(String::from)
-                        .to_vec()
-                }),
+                strings(&["-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-a", "--", "sleep", "3"]),
+                Some((self.storm.clone(), "5")),
             ),
             'c' => {
                 println!("(c) skipped: tracefs is not mounted and cannot be");
-                continue;
+                return None;
             }
-            _ => continue,
+            _ => return None,
         };
-        println!("\n{title}");
+        let mut args = args;
+        if threads {
+            args.insert(0, "--threads".into());
+        }
+        let title = if threads { format!("{title}, both with --threads") } else { title.to_string() };
+        let args = Box::new(move || {
+            let max = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate").unwrap_or_default();
+            args.iter().map(|a| if a == "MAX" { max.trim().to_string() } else { a.clone() }).collect()
+        });
+        Some(Case { title, args, background, cpu_goal: if threads { 0.6 } else { 0.5 } })
+    }
+
+    /// The pairs of a case, then their medians.
+    fn run(&self, case: &Case) {
+        println!("\n{}", case.title);
         println!("  pair tool            kept      lost  chunks   cpu s  rss MB   load");
         let mut results: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
-        for pair in 0..pairs {
+        for pair in 0..self.pairs {
             for step in 0..2 {
                 let tool = (pair + step) % 2; // 0: perf, 1: perfring-record; perf first in even pairs
-                let file = dir.join(if tool == 0 { "perf.data" } else { "ours.data" });
-                let _ = std::fs::remove_file(&file);
-                let mut background = match case {
-                    'b' => Some(Command::new(&thr).args(["6", &cpus.to_string()]).spawn().unwrap()),
-                    'c' => Some(Command::new(&storm).args(["5", &cpus.to_string()]).spawn().unwrap()),
-                    _ => None,
-                };
-                if background.is_some() {
-                    std::thread::sleep(Duration::from_millis(300));
-                }
-                let mut cmd = if tool == 0 {
-                    let mut c = Command::new("perf");
-                    c.arg("record");
-                    c
-                } else {
-                    Command::new(&recorder)
-                };
-                cmd.arg("-q").arg("-o").arg(&file).args(args());
-                let (cpu, rss_mb, err) = measure(&mut cmd);
-                if let Some(b) = &mut background {
-                    let _ = b.kill();
-                    let _ = b.wait();
-                }
-                let (kept, lost, lost_chunks) = file_figures(&file);
-                let run = Run { kept, lost, cpu, rss_mb };
-                let name = if tool == 0 { "perf record" } else { "perfring-record" };
-                println!(
-                    "  {pair:>4} {name:<15} {kept:>8} {lost:>9} {lost_chunks:>7} {cpu:>7.2} {rss_mb:>7.1}   {}{}",
-                    load(),
-                    if err.trim().is_empty() {
-                        String::new()
-                    } else {
-                        format!("  ({})", err.lines().next().unwrap_or(""))
-                    }
-                );
-                results[tool].push(run);
-                let _ = std::fs::remove_file(&file);
+                results[tool].push(self.one(case, pair, tool));
             }
         }
         let m = |t: usize, f: fn(&Run) -> f64| median(results[t].iter().map(f).collect());
         let (pk, ok) = (m(0, |r| r.kept as f64), m(1, |r| r.kept as f64));
         let (pc, oc) = (m(0, |r| r.cpu), m(1, |r| r.cpu));
+        for (t, name) in [(0, "perf record:    "), (1, "perfring-record:")] {
+            let (lost, rss) = (m(t, |r| r.lost as f64), m(t, |r| r.rss_mb));
+            let (kept, cpu) = if t == 0 { (pk, pc) } else { (ok, oc) };
+            println!("  median {name} kept {kept:.0}, lost {lost:.0}, cpu {cpu:.2} s, rss {rss:.1} MB");
+        }
+        let goal = case.cpu_goal;
         println!(
-            "  median perf record:     kept {pk:.0}, lost {:.0}, cpu {pc:.2} s, rss {:.1} MB",
-            m(0, |r| r.lost as f64),
-            m(0, |r| r.rss_mb)
+            "  kept ratio {:.2} (goal >= 1), cpu ratio {:.2} (goal <= {goal})",
+            ok / pk.max(1.0),
+            oc / pc.max(1e-9)
         );
-        println!(
-            "  median perfring-record: kept {ok:.0}, lost {:.0}, cpu {oc:.2} s, rss {:.1} MB",
-            m(1, |r| r.lost as f64),
-            m(1, |r| r.rss_mb)
-        );
-        println!("  kept ratio {:.2} (goal >= 1), cpu ratio {:.2} (goal <= 0.5)", ok / pk.max(1.0), oc / pc.max(1e-9));
     }
-    println!("\nload average at end: {}", load());
-    let _ = std::fs::remove_dir_all(&dir);
+
+    /// One run of `tool` (0: perf) in `case`, beside its background load.
+    fn one(&self, case: &Case, pair: usize, tool: usize) -> Run {
+        let file = self.dir.join(if tool == 0 { "perf.data" } else { "ours.data" });
+        remove(&file);
+        let mut background = case.background.as_ref().map(|(bin, secs)| {
+            let child = Command::new(bin).args([*secs, &self.cpus.to_string()]).spawn().unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            child
+        });
+        let mut cmd = if tool == 0 {
+            let mut c = Command::new("perf");
+            c.arg("record");
+            c
+        } else {
+            Command::new(&self.recorder)
+        };
+        cmd.arg("-q").arg("-o").arg(&file).args((case.args)());
+        let (cpu, rss_mb, err) = measure(&mut cmd);
+        if let Some(b) = &mut background {
+            let _ = b.kill();
+            let _ = b.wait();
+        }
+        let (kept, lost, lost_chunks) = file_figures(&file);
+        let name = if tool == 0 { "perf record" } else { "perfring-record" };
+        let said = err.lines().next().map(|l| format!("  ({l})")).unwrap_or_default();
+        println!(
+            "  {pair:>4} {name:<15} {kept:>8} {lost:>9} {lost_chunks:>7} {cpu:>7.2} {rss_mb:>7.1}   {}{said}",
+            load()
+        );
+        remove(&file);
+        Run { kept, lost, cpu, rss_mb }
+    }
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+/// A recording's file or directory (`--threads`), removed.
+fn remove(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_dir_all(path);
+}
+
+/// Whether tracefs is mounted, or can be (root).
+fn tracefs_ok() -> bool {
+    Path::new("/sys/kernel/tracing/events").is_dir()
+        || Command::new("mount")
+            .args(["-t", "tracefs", "nodev", "/sys/kernel/tracing"])
+            .status()
+            .is_ok_and(|s| s.success())
 }

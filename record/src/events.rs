@@ -87,7 +87,8 @@ const HARDWARE: &[(&str, u64)] = &[
 /// `evsel__new_cycles` does (`exclude_kernel = !perf_event_can_profile_kernel()`, nothing
 /// else: the hypervisor stays counted), and perf names it `cycles:u`.
 pub fn default_event(can_profile_kernel: bool) -> EventSpec {
-    let mut attr = Attr { type_: event_type::HARDWARE, config: 0, ..Attr::ZERO };
+    // perf's event_attr_init: exclude_guest, as every event perf makes itself.
+    let mut attr = Attr { type_: event_type::HARDWARE, config: 0, flags: flag::EXCLUDE_GUEST, ..Attr::ZERO };
     let name = if can_profile_kernel {
         "cycles:P"
     } else {
@@ -243,14 +244,6 @@ pub fn parse(text: &str) -> Result<Vec<EventSpec>, SyntaxError> {
 
 /// One event (a tracepoint glob may give several).
 fn one(text: &str, at: usize, item: &str) -> Result<Vec<EventSpec>, SyntaxError> {
-    let fresh = |type_, config| Attr { type_, config, flags: flag::EXCLUDE_GUEST, ..Attr::ZERO };
-    let spec = |name: &str, mut attr: Attr, mods: Option<&str>| {
-        let mut precise_max = false;
-        if let Some(m) = mods {
-            precise_max = apply_modifiers(&mut attr, m, false);
-        }
-        EventSpec { name: name.to_string(), attr, leader: None, precise_max }
-    };
     // PMU/terms/[modifiers]
     if let Some((pmu, rest)) = item.split_once('/') {
         let Some((terms, mods)) = rest.rsplit_once('/') else { return Err(syntax(text, at, "parser error")) };
@@ -263,54 +256,63 @@ fn one(text: &str, at: usize, item: &str) -> Result<Vec<EventSpec>, SyntaxError>
         return Ok(vec![spec(item, attr, (!mods.is_empty()).then_some(mods))]);
     }
     let parts: Vec<&str> = item.split(':').collect();
-    let known = |name: &str| {
-        SOFTWARE
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|&(_, c)| (event_type::SOFTWARE, c))
-            .or_else(|| HARDWARE.iter().find(|(n, _)| *n == name).map(|&(_, c)| (event_type::HARDWARE, c)))
+    let checked = |m: Option<&'_ str>| -> Result<(), SyntaxError> {
+        match m {
+            Some(m) if !modifiers_ok(m) => Err(syntax(text, at + item.len() - m.len(), "parser error")),
+            _ => Ok(()),
+        }
     };
-    let raw = |name: &str| {
-        let hex = name.strip_prefix('r')?;
-        (!hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit()))
-            .then(|| u64::from_str_radix(hex, 16).ok())
-            .flatten()
-    };
-    let bad_mods = |m: &str| syntax(text, at + item.len() - m.len(), "parser error");
     match parts[..] {
         [name] | [name, _] if known(name).is_some() || raw(name).is_some() => {
             let mods = parts.get(1).copied();
-            if let Some(m) = mods {
-                if !modifiers_ok(m) {
-                    return Err(bad_mods(m));
-                }
-            }
+            checked(mods)?;
             let (type_, config) = known(name).unwrap_or((event_type::RAW, raw(name).unwrap_or(0)));
             Ok(vec![spec(item, fresh(type_, config), mods)])
         }
         [group, name] | [group, name, _] if !group.is_empty() && !name.is_empty() => {
             let mods = parts.get(2).copied();
-            if let Some(m) = mods {
-                if !modifiers_ok(m) {
-                    return Err(bad_mods(m));
-                }
-            }
+            checked(mods)?;
             let found = tracepoints(group, name);
             if found.is_empty() {
                 return Err(syntax(text, at, format!("unknown tracepoint `{group}:{name}'")));
             }
-            let mut out = Vec::new();
-            for (g, n, id) in found {
-                let label = match mods {
-                    Some(m) => format!("{g}:{n}:{m}"),
-                    None => format!("{g}:{n}"),
-                };
-                out.push(spec(&label, fresh(event_type::TRACEPOINT, id), mods));
-            }
-            Ok(out)
+            let label = |g: &str, n: &str| match mods {
+                Some(m) => format!("{g}:{n}:{m}"),
+                None => format!("{g}:{n}"),
+            };
+            Ok(found
+                .into_iter()
+                .map(|(g, n, id)| spec(&label(&g, &n), fresh(event_type::TRACEPOINT, id), mods))
+                .collect())
         }
         _ => Err(syntax(text, at, "parser error")),
     }
+}
+
+/// An event's attr before its modifiers: perf's `event_attr_init` sets exclude_guest.
+fn fresh(type_: u32, config: u64) -> Attr {
+    Attr { type_, config, flags: flag::EXCLUDE_GUEST, ..Attr::ZERO }
+}
+
+/// An event named `name` with `attr` and its modifiers applied.
+fn spec(name: &str, mut attr: Attr, mods: Option<&str>) -> EventSpec {
+    let precise_max = mods.is_some_and(|m| apply_modifiers(&mut attr, m, false));
+    EventSpec { name: name.to_string(), attr, leader: None, precise_max }
+}
+
+/// A software or hardware event's name: (type, config).
+fn known(name: &str) -> Option<(u32, u64)> {
+    SOFTWARE
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, c)| (event_type::SOFTWARE, c))
+        .or_else(|| HARDWARE.iter().find(|(n, _)| *n == name).map(|&(_, c)| (event_type::HARDWARE, c)))
+}
+
+/// `rNNN`: a raw event's config (hex).
+fn raw(name: &str) -> Option<u64> {
+    let hex = name.strip_prefix('r')?;
+    (!hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit())).then(|| u64::from_str_radix(hex, 16).ok()).flatten()
 }
 
 /// `PMU/terms/`: the PMU's `type`, the terms `config`, `config1`, `config2` (numbers) or the
@@ -506,13 +508,13 @@ mod tests {
     #[test]
     fn names_perf_gives_its_own_events() {
         let default = fallback(&default_event(true)).unwrap();
-        assert_eq!(default.name, "cpu-clock:ppp");
+        assert_eq!(default.name, "cpu-clock:pppH");
         assert_eq!(fallback(&parse("cycles").unwrap()[0]).unwrap().name, "cpu-clock");
         // Where the kernel may not be profiled (perf 6.1 as a user at perf_event_paranoid 2,
         // `perf evlist -v`): the default excludes the kernel alone; a named event is refused,
         // then counts user space only, named with a `u`.
         let user_default = fallback(&default_event(false)).unwrap();
-        assert_eq!(user_default.name, "cpu-clock:uhppp");
+        assert_eq!(user_default.name, "cpu-clock:uhpppH");
         let cycles = user_only(&parse("cycles").unwrap()[0]).unwrap();
         assert_eq!(cycles.name, "cycles:u");
         assert_eq!(fallback(&cycles).unwrap().name, "cpu-clock:uH");

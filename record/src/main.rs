@@ -1,6 +1,6 @@
 //! `perfring-record`: sample a command, processes, threads or CPUs into a perf.data file that
 //! `perf report` and `perf script` read, as `perf record` does, taking perf record's command
-//! line (see [`cli::USAGE`]).
+//! line (see [`cli`]).
 //!
 //! The output is opened before anything runs (a non-empty old file kept as `.old`); a COMMAND
 //! is started held before `exec`, its events opened per CPU with `inherit` and
@@ -15,401 +15,137 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | `cli` | the options, parsed as perf's parse-options parses them |
+//! | `cli` | the options: one table, perf's grammar, the help |
 //! | `events` | `-e`: names, raw, PMU terms, tracepoints and globs, groups, modifiers |
 //! | `config` | each event's attr as perf's `evsel__config` sets it |
+//! | `setup` | the events, their filters, perf's checks, the session opened with perf's fallbacks |
 //! | `output` | the output file (`.old`, mode 0600) or stdout |
+//! | `failure` | why a recording failed, and perf's exit statuses |
+//! | `recording` | [`recording::Recording`]: the session and its perf.data, begin / drain / switch / finish |
 //! | `record_loop` | start, wait, drain, end |
-//! | `switch_output` | `--switch-output`: end the file, rename it, begin the next |
+//! | `switch_output` | `--switch-output`: when, and the renamed files |
+//! | `threads` | `--threads`: the readers' masks, their threads, the directory |
 //! | `summary` | perf's summary lines, the `-v` table |
 
 mod cli;
 mod config;
 mod events;
+mod failure;
 mod output;
 mod record_loop;
+mod recording;
+mod setup;
 mod summary;
 mod switch_output;
+mod threads;
 
-use std::io::Write;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
 use perfring_linux::launch::{catch_interrupts, Stdout};
-use perfring_linux::perf_data::PerfData;
-use perfring_linux::{LinuxError, Scope, Session};
+use perfring_linux::perf_data::{PerfData, OUTPUT_BUFFER};
+use perfring_linux::Session;
 
-use cli::{Options, Parsed, USAGE};
-use events::EventSpec;
+use cli::{Options, Parsed};
+use failure::{Error, Failure, EXIT_FAILED, EXIT_INVALID, EXIT_LIST, EXIT_USAGE};
 use output::Output;
-
-/// Exit statuses of our own (perf's).
-const EXIT_FAILED: u8 = 255;
-const EXIT_USAGE: u8 = 129;
-/// perf's -EINVAL, for an option value it refuses after parsing (`--strict-freq`).
-const EXIT_INVALID: u8 = 234;
-
-type Error = Box<dyn std::error::Error>;
-
-/// Why a recording failed: a usage error (129, perf's for an event it cannot parse), an
-/// option value perf refuses once parsed (234), or any other (255).
-enum Failure {
-    Usage(String),
-    Invalid(String),
-    Failed(Error),
-}
-
-impl<E: Into<Error>> From<E> for Failure {
-    fn from(e: E) -> Failure {
-        Failure::Failed(e.into())
-    }
-}
+use recording::Recording;
 
 fn main() -> ExitCode {
     // A closed stdout or stderr (`| head`, `2>&-`) is an error to write, never a signal
     // that kills us (Rust ignores SIGPIPE; every write below handles the error).
-    match cli::parse(std::env::args().skip(1)) {
-        Ok(Parsed::Help) => {
-            let _ = writeln!(std::io::stdout(), "{USAGE}");
-            ExitCode::SUCCESS
-        }
+    let (status, out, err) = match cli::parse(std::env::args().skip(1)) {
+        Ok(Parsed::Help) => (0, cli::help(), String::new()),
+        Ok(Parsed::ShortHelp) => (EXIT_USAGE, String::new(), cli::help()),
+        Ok(Parsed::ListOpts) => (EXIT_LIST, cli::list_opts(), String::new()),
         Ok(Parsed::Run(o)) => match run(&o) {
-            Ok(status) => ExitCode::from(status),
-            Err(Failure::Usage(e)) => {
-                let _ = writeln!(std::io::stderr(), "{e}\n\n{USAGE}");
-                ExitCode::from(EXIT_USAGE)
-            }
-            Err(Failure::Invalid(e)) => {
-                let _ = writeln!(std::io::stderr(), "{e}");
-                ExitCode::from(EXIT_INVALID)
-            }
-            Err(Failure::Failed(e)) => {
-                let _ = writeln!(std::io::stderr(), "perfring-record: {e}");
-                ExitCode::from(EXIT_FAILED)
-            }
+            Ok(status) => (status, String::new(), String::new()),
+            Err(Failure::Usage(e)) => (EXIT_USAGE, String::new(), format!("{e}\n\n{}", cli::help())),
+            Err(Failure::Invalid(e)) => (EXIT_INVALID, String::new(), e),
+            Err(Failure::Failed(e)) => (EXIT_FAILED, String::new(), format!("perfring-record: {e}")),
+            Err(Failure::Said(e, status)) => (status, String::new(), e),
         },
-        Err(e) => {
-            let _ = writeln!(std::io::stderr(), "perfring-record: {e}\n\n{USAGE}");
-            ExitCode::from(EXIT_USAGE)
-        }
+        Err(e) => (EXIT_USAGE, String::new(), format!(" Error: {e}\n\n{}", cli::help())),
+    };
+    if !out.is_empty() {
+        let _ = writeln!(std::io::stdout(), "{out}");
     }
+    if !err.is_empty() {
+        let _ = writeln!(std::io::stderr(), "{err}");
+    }
+    ExitCode::from(status)
 }
 
-/// The events of every `-e`, or perf's default; and each `-e` item's events (a range of
-/// the list), for `--filter`.
-fn event_specs(o: &Options) -> Result<(Vec<EventSpec>, Vec<std::ops::Range<usize>>), Failure> {
-    let mut specs = Vec::new();
-    let mut items = Vec::new();
-    for e in &o.events {
-        let base = specs.len();
-        for mut s in events::parse(e).map_err(|e| Failure::Usage(e.to_string()))? {
-            s.leader = s.leader.map(|l| l + base);
-            specs.push(s);
-        }
-        items.push(base..specs.len());
-    }
-    if specs.is_empty() {
-        specs.push(events::default_event(events::can_profile_kernel()));
-    }
-    // --all-user/--all-kernel before anything is named by its attr (perf's default event and
-    // its cpu-clock fallback: `cpu-clock:uhppp`); `-e` events keep the names they were given.
-    for s in &mut specs {
-        s.attr.flags = config::exclusive(o, s.attr.flags);
-    }
-    Ok((specs, items))
-}
-
-/// Each event's `--filter`s and `--exclude-perf`s, joined as perf joins them (`(a) && (b)`);
-/// perf's usage errors where one follows an event that is not a tracepoint (the software and
-/// hardware PMUs here have no address filters).
-fn filters(o: &Options, specs: &[EventSpec], items: &[std::ops::Range<usize>]) -> Result<Vec<Option<String>>, Failure> {
-    let mut out: Vec<Option<String>> = vec![None; specs.len()];
-    for filter in &o.filters {
-        for i in items.get(filter.item).cloned().unwrap_or_default() {
-            if specs[i].attr.type_ != perfring_linux::event_type::TRACEPOINT {
-                let why = if filter.exclude_perf {
-                    "--exclude-perf option should follow a -e tracepoint option"
-                } else {
-                    "This CPU does not support address filtering"
-                };
-                return Err(Failure::Usage(why.into()));
-            }
-            let text = &filter.text;
-            out[i] = Some(match out[i].take() {
-                None => text.clone(),
-                Some(old) => format!("({old}) && ({text})"),
-            });
-        }
-    }
-    Ok(out)
-}
-
+/// Check, open, record, finish.
 fn run(o: &Options) -> Result<u8, Failure> {
-    let (mut specs, items) = event_specs(o)?;
-    let filters = filters(o, &specs, &items)?;
-    if o.pages_rounded && !o.quiet {
-        let kib = o.pages * 4;
-        let size = if kib >= 1024 { format!("{}M", kib / 1024) } else { format!("{kib}K") };
-        eprintln!("rounding mmap pages size to {size} ({} pages)", o.pages);
-    }
+    setup::preflight(o)?;
+    let (mut specs, items) = setup::event_specs(o)?;
+    let filters = setup::filters(o, &specs, &items)?;
     let freq = config::frequency(o).map_err(Failure::Invalid)?;
-    if matches!(o.call_graph, Some(cli::CallGraph::Dwarf { .. })) && o.user_regs.is_some() && !o.quiet {
-        eprintln!(
-            "WARNING: The use of --call-graph=dwarf may require all the user registers, specifying a subset with \
-             --user-regs may render DWARF unwinding unreliable, so the minimal registers set (IP, SP) is explicitly \
-             forced."
-        );
-    }
     if o.dry_run {
         return Ok(0);
     }
     // The output first: a path that cannot be written stops everything before it runs.
-    let output = output::open(&o.output)?;
+    let output = match &o.threads {
+        Some(spec) => threaded_output(o, spec)?,
+        None => output::open(o.output())?,
+    };
     catch_interrupts()?;
-    let scope = if let Some(cpus) = &o.cpus {
-        Scope::Cpus(cpus.clone())
-    } else if o.all_cpus {
-        Scope::AllCpus
-    } else if !o.pids.is_empty() {
-        Scope::Processes(o.pids.clone())
-    } else if !o.tids.is_empty() {
-        Scope::Threads(o.tids.clone())
-    } else {
-        Scope::Command(o.command.clone())
-    };
     let stdout = if matches!(output, Output::Stdout) { Stdout::ToStderr } else { Stdout::Inherit };
-    let open = |specs: &[EventSpec]| {
-        let configured = config::configure(o, specs, freq);
-        let mut b = Session::builder(scope.clone())
-            .data_pages(o.pages)
-            .command_stdout(stdout)
-            .attrs_as_given(true)
-            .overwrite(o.overwrite);
-        for c in &configured {
-            b = match c.leader {
-                Some(l) => b.group_member(c.attr, l),
-                None => b.event(c.attr),
-            };
-        }
-        (b.open(), configured)
-    };
-    let mut warned = false;
-    let (session, configured) = loop {
-        let (result, configured) = open(&specs);
-        match open_refusal(&result) {
-            // Kernel samples where permitted, as perf: an event refused at a paranoid level
-            // above 1 is opened again counting user space only (events::user_only), one by one.
-            Some((event, &LinuxError::PermissionDenied { paranoid, .. }))
-                if event < specs.len()
-                    && paranoid.map_or(true, |p| p > 1)
-                    && events::user_only(&specs[event]).is_some() =>
-            {
-                if let Some(u) = events::user_only(&specs[event]) {
-                    specs[event] = u;
-                }
-                if !o.quiet && !std::mem::replace(&mut warned, true) {
-                    eprintln!(
-                        "perfring-record: warning: kernel samples not permitted (perf_event_paranoid is {}): \
-                         recording user space only (as perf record does; lower \
-                         /proc/sys/kernel/perf_event_paranoid or add :u to silence this)",
-                        paranoid.map_or("unreadable".to_string(), |p| p.to_string())
-                    );
-                }
-            }
-            // No PMU: cycles falls back to cpu-clock (perf says so with -v); other hardware
-            // events are refused with perf's words.
-            Some((event, LinuxError::NotSupported { .. })) if event < specs.len() => {
-                let Some(f) = events::fallback(&specs[event]) else {
-                    let name = &configured[event].name;
-                    // perf's evsel__open_strerror for EOPNOTSUPP.
-                    let why = if configured[event].attr.attr().sample_type & perfring::record::sample_type::BRANCH_STACK
-                        != 0
-                    {
-                        format!("{name}: PMU Hardware or event type doesn't support branch stack sampling.")
-                    } else {
-                        format!("The {name} event is not supported.")
-                    };
-                    return Err(Failure::Failed(format!("Error:\n{why}").into()));
-                };
-                if o.verbose > 0 && !o.quiet {
-                    eprintln!("Warning:\nThe cycles event is not supported, trying to fall back to cpu-clock-ticks");
-                }
-                specs[event] = f;
-            }
-            _ => break (result, configured),
-        }
-    };
-    let mut session = session?;
+    let (session, configured) = setup::open(o, &mut specs, freq, stdout)?;
     // -r: the recorder real-time once its command is held (the command keeps its policy).
     if let Some(priority) = o.realtime {
         perfring_linux::launch::set_realtime(priority)
             .map_err(|_| Failure::Failed("Could not set realtime priority.".into()))?;
     }
     let names: Vec<String> = configured.iter().map(|c| c.name.clone()).collect();
-    for (event, p) in session.events().zip(session.placements()) {
-        let Some(Some(filter)) = filters.get(p.event) else { continue };
-        if let Err(e) = event.set_filter(filter) {
-            // perf's words: `failed to set filter "F" on event E with 22 (Invalid argument)`.
-            let (errno, why) = match &e {
-                perfring_linux::LinuxError::Io { error, .. } => {
-                    let text = error.to_string();
-                    let why = text.split(" (os error").next().unwrap_or("").to_string();
-                    (error.raw_os_error().unwrap_or(0), why)
-                }
-                other => (0, other.to_string()),
-            };
-            return Err(Failure::Failed(
-                format!("failed to set filter \"{filter}\" on event {} with {errno} ({why})", names[p.event]).into(),
-            ));
-        }
-    }
+    setup::set_filters(&session, &filters, &names)?;
     match output {
         Output::Stdout => {
-            let out =
-                std::io::BufWriter::with_capacity(perfring_linux::perf_data::OUTPUT_BUFFER, std::io::stdout().lock());
-            let d = PerfData::pipe(out, &session, &names)?;
-            record(d, o, &mut session, &names, None)
+            let out = BufWriter::with_capacity(OUTPUT_BUFFER, std::io::stdout().lock());
+            let data = PerfData::pipe(out, &session, &names)?;
+            record(o, Recording::begin(o, session, data, names, None)?)
         }
         Output::File(file) => {
-            let d = PerfData::new(file, &session, &names).map_err(|e| format!("writing {}: {e}", o.output))?;
-            let mut switch = |d: &mut PerfData<_>, session: &mut Session, dumps: &mut switch_output::Dumps| {
-                switch_output::switch(d, o, session, &names, dumps)
-            };
-            let switch: Option<record_loop::Switch<'_, _>> = o.switch_output.is_some().then_some(&mut switch);
-            record(d, o, &mut session, &names, switch)
+            let data = PerfData::new(file, &session, &names).map_err(|e| format!("writing {}: {e}", o.output()))?;
+            record(o, Recording::begin(o, session, data, names, Some(next_file))?)
+        }
+        Output::Directory(file, groups) => {
+            let data = PerfData::new(file, &session, &names).map_err(|e| format!("writing {}: {e}", o.output()))?;
+            let mut rec = Recording::begin(o, session, data, names, None)?;
+            rec.stream(std::path::Path::new(o.output()), groups)?;
+            record(o, rec)
         }
     }
 }
 
-/// COMM and MMAP2 of what runs now, from /proc: every process (`-a`, `-C`), or those of `-p`
-/// and `-t`.
-fn synthesize<W: Write>(d: &mut PerfData<W>, o: &Options) -> Result<(), LinuxError> {
-    if o.all_cpus || o.cpus.is_some() {
-        d.synthesize_all()?;
-    }
-    for &pid in o.pids.iter().chain(&o.tids) {
-        d.synthesize(pid)?;
-    }
-    Ok(())
+/// Record, then finish whatever happened.
+fn record<'o, W: Write>(o: &'o Options, mut rec: Recording<'o, W>) -> Result<u8, Failure> {
+    let recorded = record_loop::record(o, &mut rec);
+    rec.finish(recorded)
 }
 
-/// What a file dumped by `--switch-output` begins with after the attrs (perf's
-/// `record__synthesize` and, for a command, `record__synthesize_workload`): what runs, the
-/// command's threads, FINISHED_INIT.
-fn begin<W: Write>(d: &mut PerfData<W>, o: &Options, session: &Session) -> Result<(), Error> {
-    if !o.tail_synthesize {
-        synthesize(d, o)?;
-    }
-    if let Some(pid) = session.pid() {
-        d.synthesize(pid)?;
-    }
-    if !o.tail_synthesize {
-        d.finish_init()?;
-    }
-    Ok(())
-}
-
-/// What an overwrite session's file ends with (perf's tail synthesis, which `--overwrite`
-/// implies): the rings kept only their newest records, so the side band of what runs now (the
-/// maps of processes started during the recording) follows them; and the command's name, whose
-/// exec COMM the ring may have overwritten (perf reads it from the command's /proc entry before
-/// reaping it; ours may be reaped, so it is named as the kernel names it at exec: the program's
-/// base name, 15 bytes at most). With `--tail-synthesize`, what runs, synthesized here
-/// instead of at the start. With `--buildid-all`, every file mapped counted as hit. Nothing
-/// for other sessions.
-fn tail<W: Write>(d: &mut PerfData<W>, o: &Options, session: &Session) -> Result<(), Error> {
-    if o.buildid_all {
-        d.hit_all_dsos();
-    }
-    if o.overwrite || o.tail_synthesize {
-        synthesize(d, o)?;
-    }
-    if o.tail_synthesize {
-        // FINISHED_INIT after the synthesized records, which perf writes last in this mode.
-        d.finish_init()?;
-    }
-    if !o.overwrite {
-        return Ok(());
-    }
-    if let (Some(pid), Some(program)) = (session.pid(), o.command.first()) {
-        let base = program.rsplit('/').next().unwrap_or(program);
-        let end = (0..=base.len().min(15)).rev().find(|&i| base.is_char_boundary(i)).unwrap_or(0);
-        d.synthesize_comm(pid, &base[..end])?;
-    }
-    Ok(())
-}
-
-fn record<W: Write>(
-    mut d: PerfData<W>,
-    o: &Options,
-    session: &mut Session,
-    names: &[String],
-    switch: Option<record_loop::Switch<'_, W>>,
-) -> Result<u8, Failure> {
-    if let Some(level) = o.compression {
-        d.writer().compress(level).map_err(LinuxError::from)?;
-    }
-    // What already runs: COMM and MMAP2 from /proc, as perf synthesizes them (at the end
-    // instead with --tail-synthesize).
-    if !o.tail_synthesize {
-        synthesize(&mut d, o)?;
-    }
-    if let Some(pid) = session.pid() {
-        d.synthesize_command(pid)?;
-    }
-    if !o.tail_synthesize {
-        d.finish_init()?;
-    }
-    let mut dumps = switch_output::Dumps::default();
-    let recorded = record_loop::record(&mut d, o, session, switch, &mut dumps);
-    if recorded.is_ok() {
-        tail(&mut d, o, session)?;
-    }
-    let lost = match &recorded {
-        Ok(_) => d.write_lost_samples(session)?,
-        Err(_) => vec![0; names.len()],
+/// The next file of `--switch-output`, at the output's path.
+fn next_file(o: &Options, session: &Session, names: &[String]) -> Result<PerfData<BufWriter<File>>, Error> {
+    let Output::File(file) = output::open(o.output())? else {
+        return Err(format!("creating {} for the next dump", o.output()).into());
     };
-    let samples = d.samples().to_vec();
-    let records = d.records();
-    let bytes = d.bytes();
-    let lost_records = (session.lost_total(), records.get(&perfring::record::types::LOST).copied().unwrap_or(0));
-    // The file is completed whatever happened (an unexecutable command leaves it empty).
-    let finished = d.finish_with(!o.no_buildid, !o.no_buildid && !o.no_buildid_cache);
-    let recorded = recorded?;
-    let written = finished?;
-    // --timestamp-filename (and --switch-output): the last file is renamed too; perf's summary
-    // then names it FILE.<timestamp>.
-    let output = if o.timestamp_filename {
-        drop(written.0);
-        dumps.rename(o)?;
-        format!("{}.<timestamp>", o.output)
-    } else {
-        o.output.clone()
-    };
-    if !o.quiet {
-        summary::print(
-            &summary::Summary {
-                wakeups: recorded.wakeups,
-                bytes: written.1,
-                original: o.compression.map(|_| bytes),
-                output: &output,
-                samples: &samples,
-                lost: &lost,
-                lost_records,
-                names,
-                records,
-                seconds: recorded.seconds,
-                status: recorded.status,
-            },
-            o.verbose > 0,
-        );
-    }
-    Ok(recorded.status.map_or(0, |s| s.clamp(0, 255) as u8))
+    Ok(PerfData::new(file, session, names)?)
 }
 
-/// The event whose open a session was refused, and why (`perf_event_open`'s refusal).
-fn open_refusal(result: &Result<Session, LinuxError>) -> Option<(usize, &LinuxError)> {
-    match result {
-        Err(LinuxError::OpenEvent { event, error, .. }) => Some((*event, &**error)),
-        _ => None,
+/// `--threads`: the reader threads' rings (perf's masks, checked before anything runs: its words
+/// and status where a user's masks are wrong), then the directory and its `data` file.
+fn threaded_output(o: &Options, spec: &cli::Threads) -> Result<Output, Failure> {
+    if o.output() == "-" {
+        return Err(Failure::Failed("Parallel trace streaming is not available in pipe mode.".into()));
     }
+    let mut cpus = perfring_linux::online_cpus()?;
+    if let Some(asked) = &o.cpus {
+        cpus.retain(|c| asked.contains(c));
+    }
+    let groups = threads::groups(spec, &cpus)
+        .map_err(|e| Failure::Invalid(format!("{e}\nFailed to initialize parallel data streaming masks")))?;
+    threads::create_dir(o.output())?;
+    Ok(Output::Directory(threads::header_file(o.output())?, groups))
 }

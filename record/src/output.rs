@@ -16,6 +16,8 @@ pub enum Output {
     File(BufWriter<File>),
     /// Pipe mode to stdout.
     Stdout,
+    /// `--threads`: a directory's `data` file, and the rings of each reader thread.
+    Directory(BufWriter<File>, Vec<Vec<usize>>),
 }
 
 /// Open `path` (`-`: stdout) as perf does: an existing non-empty file becomes `path.old`.

@@ -1,59 +1,15 @@
 //! `--switch-output`, as perf record does it (builtin-record.c `record__switch_output`): when
 //! the trigger comes — SIGUSR2, the data reaching a size, a time passing — the file is ended
-//! (its features and build ids written), renamed `FILE.<timestamp>`, and a new one is begun at
-//! FILE with what a recording starts with (the attrs, the kernel's map, what runs); an
-//! overwrite session's rings are read into the ending file first. `--switch-max-files N`
-//! keeps the N newest of the renamed files. At the end the last file is renamed too
-//! (`--timestamp-filename` alone does only that).
+//! and a new one begun ([`crate::recording::Recording::switch`]) when [`When`] says; here the
+//! renamed files (`FILE.<timestamp>`, the N newest kept with `--switch-max-files`: [`Dumps`]).
+//! At the end the last file is renamed too (`--timestamp-filename` alone does only that).
 
-use std::fs::File;
-use std::io::BufWriter;
 use std::time::Duration;
 
-use perfring_linux::perf_data::{timestamp_suffix, PerfData};
-use perfring_linux::Session;
+use perfring_linux::perf_data::timestamp_suffix;
 
 use crate::cli::Options;
-use crate::Error;
-
-/// When to switch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum When {
-    /// On SIGUSR2.
-    Signal,
-    /// When the data section reaches so many bytes.
-    Size(u64),
-    /// Every so long.
-    Every(Duration),
-}
-
-impl When {
-    /// perf's forms: `signal`, a size with its unit (`100M`: B, K, M, G), a time with its
-    /// (`30s`: s, m, h, d); upper and lower case as perf takes them.
-    pub fn parse(v: &str) -> Option<When> {
-        if v == "signal" {
-            return Some(When::Signal);
-        }
-        let (i, unit) = v.char_indices().last()?;
-        let n: u64 = v[..i].parse().ok()?;
-        let (bytes, secs) = match unit {
-            'B' => (Some(1), None),
-            'K' => (Some(1 << 10), None),
-            'M' => (Some(1 << 20), None),
-            'G' => (Some(1 << 30), None),
-            's' => (None, Some(1)),
-            'm' => (None, Some(60)),
-            'h' => (None, Some(3600)),
-            'd' => (None, Some(86_400)),
-            _ => return None,
-        };
-        match (bytes, secs) {
-            (Some(b), _) => n.checked_mul(b).map(When::Size),
-            (_, Some(s)) => n.checked_mul(s).map(|t| When::Every(Duration::from_secs(t))),
-            _ => None,
-        }
-    }
-}
+use crate::failure::Error;
 
 /// The files ended so far, for `--switch-max-files`.
 #[derive(Default)]
@@ -70,13 +26,13 @@ impl Dumps {
         // the next hundredth (perf's rename would replace the earlier file).
         let name = loop {
             let suffix = timestamp_suffix().ok_or("Failed to get current timestamp")?;
-            let name = format!("{}.{suffix}", o.output);
+            let name = format!("{}.{suffix}", o.output());
             if !std::path::Path::new(&name).exists() {
                 break name;
             }
             std::thread::sleep(Duration::from_millis(2));
         };
-        std::fs::rename(&o.output, &name).map_err(|e| format!("renaming {} to {name}: {e}", o.output))?;
+        std::fs::rename(o.output(), &name).map_err(|e| format!("renaming {} to {name}: {e}", o.output()))?;
         if !o.quiet {
             eprintln!("[ perf record: Dump {name} ]");
         }
@@ -88,52 +44,5 @@ impl Dumps {
             }
         }
         Ok(name)
-    }
-}
-
-/// Switch: end the file `d` writes (an overwrite session's rings read into it first, then
-/// its tail synthesis: `crate::tail`), rename it, and put a new file at the path in its place,
-/// begun as a recording begins (`crate::begin`: what runs, FINISHED_INIT).
-pub fn switch(
-    d: &mut PerfData<BufWriter<File>>,
-    o: &Options,
-    session: &mut Session,
-    names: &[String],
-    dumps: &mut Dumps,
-) -> Result<(), Error> {
-    if o.overwrite {
-        session.collect_overwrite();
-        d.drain(session)?;
-    }
-    crate::tail(d, o, session)?;
-    dumps.rename(o)?;
-    let Ok(crate::output::Output::File(file)) = crate::output::open(&o.output) else {
-        return Err(format!("creating {} for the next dump", o.output).into());
-    };
-    let mut next = PerfData::new(file, session, names)?;
-    if let Some(level) = o.compression {
-        next.writer().compress(level).map_err(perfring_linux::LinuxError::from)?;
-    }
-    crate::begin(&mut next, o, session)?;
-    let ended = std::mem::replace(d, next);
-    ended.finish_with(!o.no_buildid, !o.no_buildid && !o.no_buildid_cache)?;
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::When;
-    use std::time::Duration;
-
-    #[test]
-    fn perfs_forms() {
-        assert_eq!(When::parse("signal"), Some(When::Signal));
-        assert_eq!(When::parse("1G"), Some(When::Size(1 << 30)));
-        assert_eq!(When::parse("5B"), Some(When::Size(5)));
-        assert_eq!(When::parse("2h"), Some(When::Every(Duration::from_secs(7200))));
-        assert_eq!(When::parse("1d"), Some(When::Every(Duration::from_secs(86_400))));
-        for bad in ["", "10", "10x", "k", "signals", "-1s", "99999999999999999999G"] {
-            assert_eq!(When::parse(bad), None, "{bad}");
-        }
     }
 }

@@ -114,6 +114,32 @@ fn build_id(path: &Path) -> String {
     text(&out.stdout).lines().find_map(|l| l.trim().strip_prefix("Build ID: ").map(String::from)).unwrap()
 }
 
+/// The cache under `home` as perf fills it for `file`, a recording of `work` (build id `bid`):
+/// ~/.debug/.build-id/xx/rest -> ../../<path>/<build id>, with the file as `elf` there, and
+/// the vDSO's image.
+fn check_cache(home: &Path, file: &Path, work: &Path, bid: &str, said: &str) {
+    let cache = home.join(".debug");
+    let link = cache.join(".build-id").join(&bid[..2]).join(&bid[2..]);
+    let to = std::fs::read_link(&link).unwrap_or_else(|e| {
+        let ids = Command::new("perf").args(["buildid-list", "-i"]).arg(file).output().unwrap();
+        let stats = Command::new("perf").args(["report", "--stats", "-i"]).arg(file).output().unwrap();
+        panic!(
+            "{}: {e}\nrecorder: {said}\nperf buildid-list: {}\nperf report --stats: {}",
+            link.display(),
+            text(&ids.stdout),
+            text(&stats.stdout)
+        )
+    });
+    let real = work.canonicalize().unwrap();
+    assert_eq!(to, Path::new("../..").join(real.strip_prefix("/").unwrap()).join(bid));
+    assert_eq!(std::fs::read(link.join("elf")).unwrap(), std::fs::read(work).unwrap());
+    let ids = Command::new("perf").args(["buildid-list", "-i"]).arg(file).output().unwrap();
+    let ids = text(&ids.stdout);
+    let vdso = ids.lines().find(|l| l.ends_with(" [vdso]")).unwrap_or_else(|| panic!("[vdso] listed: {ids}"));
+    let vdso_id = vdso.split_whitespace().next().unwrap();
+    assert!(cache.join("[vdso]").join(vdso_id).join("vdso").is_file(), "the vDSO's image cached");
+}
+
 #[test]
 fn the_build_id_cache_is_filled_as_perf_fills_it_and_outlives_a_rebuild() {
     if !perfring_test_support::perf_available() {
@@ -130,28 +156,7 @@ fn the_build_id_cache_is_filled_as_perf_fills_it_and_outlives_a_rebuild() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let cache = home.join(".debug");
-    // ~/.debug/.build-id/xx/rest -> ../../<path>/<build id>, with the file as `elf` there.
-    let link = cache.join(".build-id").join(&bid[..2]).join(&bid[2..]);
-    let to = std::fs::read_link(&link).unwrap_or_else(|e| {
-        let ids = Command::new("perf").args(["buildid-list", "-i"]).arg(&file).output().unwrap();
-        let stats = Command::new("perf").args(["report", "--stats", "-i"]).arg(&file).output().unwrap();
-        panic!(
-            "{}: {e}\nrecorder: {}\nperf buildid-list: {}\nperf report --stats: {}",
-            link.display(),
-            text(&out.stderr),
-            text(&ids.stdout),
-            text(&stats.stdout)
-        )
-    });
-    let real = work.canonicalize().unwrap();
-    assert_eq!(to, Path::new("../..").join(real.strip_prefix("/").unwrap()).join(&bid));
-    assert_eq!(std::fs::read(link.join("elf")).unwrap(), std::fs::read(&work).unwrap());
-    let ids = Command::new("perf").args(["buildid-list", "-i"]).arg(&file).output().unwrap();
-    let ids = text(&ids.stdout);
-    let vdso = ids.lines().find(|l| l.ends_with(" [vdso]")).unwrap_or_else(|| panic!("[vdso] listed: {ids}"));
-    let vdso_id = vdso.split_whitespace().next().unwrap();
-    assert!(cache.join("[vdso]").join(vdso_id).join("vdso").is_file(), "the vDSO's image cached");
+    check_cache(&home, &file, &work, &bid, &text(&out.stderr));
     // The workload rebuilt (another build id): perf report still names its function, from
     // the cache; with no cache (-N) it cannot.
     std::fs::remove_file(&work).unwrap();

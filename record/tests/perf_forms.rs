@@ -582,3 +582,332 @@ fn no_command_records_every_cpu_until_interrupted() {
     assert!(lists[0].contains("CPU") && lists[0].contains("dummy:HG"), "perf records every CPU: {}", lists[0]);
     assert_eq!(lists[1], lists[0], "perf evlist -v of our file against perf's");
 }
+
+/// Issue 53, item 1: perf's option grammar, each form run by both tools: an unambiguous
+/// prefix, a `no-` name and its negation, attached and clustered short options, an optional
+/// value attached, and perf's words for an ambiguous prefix, an unknown option or switch, a
+/// cluster meant as a long option, a value where none is taken or the wrong kind of value.
+#[test]
+fn perfs_option_grammar() {
+    each_as_perf(&[
+        ("fre", &["--fre=99"], &["true"]),
+        ("fr-next", &["--fr", "99"], &["true"]),
+        ("z3", &["-z3"], &["true"]),
+        ("inherit-again", &["--no-inherit", "--inherit"], &["true"]),
+        ("no-no-inherit", &["--no-no-inherit"], &["true"]),
+        ("ambiguous-s", &["--s"], &["true"]),
+        ("ambiguous-n", &["--n"], &["true"]),
+        ("ambiguous-no-n", &["--no-n"], &["true"]),
+        ("unknown-long", &["--nosuch"], &["true"]),
+        ("unknown-switch", &["-aY"], &["true"]),
+        ("typo", &["-all-cpus"], &["true"]),
+        ("takes-no-value", &["--all-cpus=1"], &["true"]),
+        ("negated-takes-no-value", &["--inherit=1"], &["true"]),
+        ("not-numeric", &["-c", "x"], &["true"]),
+        ("c0", &["-c", "0"], &["true"]),
+        ("F0", &["-F", "0"], &["true"]),
+        ("F-and-c", &["-F", "10", "-c", "10"], &["true"]),
+        ("no-freq", &["--no-freq"], &["true"]),
+    ]);
+}
+
+/// Options that set attrs perf's way: `--group`, `--sample-identifier`, `--no-timestamp` (with
+/// `-a` too), and those taken for perf's sake with nothing to change here.
+#[test]
+fn group_identifier_timestamp_and_accepted_options() {
+    let mut forms: Vec<(&str, &[&str], &[&str])> = vec![
+        ("group", &["--group", "-e", "cpu-clock", "-e", "page-faults"], &["true"]),
+        ("sample-identifier", &["--sample-identifier", "-e", "cpu-clock,page-faults"], &["true"]),
+        ("no-timestamp", &["--no-timestamp"], &["true"]),
+        ("num-thread-synthesize", &["--num-thread-synthesize=2"], &["true"]),
+        ("clang", &["--clang-path=clang", "--clang-opt=-O2"], &["true"]),
+        ("vmlinux-missing", &["--vmlinux=/nonexistent-vmlinux"], &["true"]),
+        ("snapshot", &["-S"], &["true"]),
+        ("aux-sample", &["--aux-sample"], &["true"]),
+        ("off-cpu", &["--off-cpu"], &["true"]),
+        ("debuginfod", &["--debuginfod"], &["true"]),
+        ("timestamp-on", &["-T"], &["true"]),
+    ];
+    if may_record_cpus() {
+        forms.push(("a-no-timestamp", &["-a", "--no-timestamp"], &["true"]));
+    }
+    each_as_perf(&forms);
+}
+
+/// The negations perf 6.1 takes (`perf record --no-X -- true` exits 0 or with its usage),
+/// each option's `--no-` form or, for a `no-` option, its name without it.
+const NEGATED: &[&str] = &[
+    "--no-pid",
+    "--no-tid",
+    "--no-realtime",
+    "--buffering",
+    "--no-raw-samples",
+    "--no-all-cpus",
+    "--no-cpu",
+    "--no-count",
+    "--no-tail-synthesize",
+    "--no-overwrite",
+    "--bpf-event",
+    "--no-strict-freq",
+    "--no-mmap-pages",
+    "--no-mmap-flush",
+    "--no-group",
+    "--no-call-graph",
+    "--no-verbose",
+    "--no-quiet",
+    "--no-stat",
+    "--no-data",
+    "--no-phys-data",
+    "--no-data-page-size",
+    "--no-code-page-size",
+    "--no-sample-cpu",
+    "--no-sample-identifier",
+    "--no-timestamp",
+    "--no-period",
+    "--samples",
+    "--buildid-cache",
+    "--buildid",
+    "--no-delay",
+    "--no-kcore",
+    "--no-uid",
+    "--no-branch-any",
+    "--no-branch-filter",
+    "--no-weight",
+    "--no-per-thread",
+    "--no-intr-regs",
+    "--no-user-regs",
+    "--no-running-time",
+    "--no-clockid",
+    "--no-snapshot",
+    "--no-aux-sample",
+    "--no-proc-map-timeout",
+    "--no-namespaces",
+    "--no-all-cgroups",
+    "--no-switch-events",
+    "--no-all-kernel",
+    "--no-all-user",
+    "--no-kernel-callchains",
+    "--no-user-callchains",
+    "--no-clang-path",
+    "--no-clang-opt",
+    "--no-vmlinux",
+    "--no-buildid-all",
+    "--no-timestamp-filename",
+    "--no-timestamp-boundary",
+    "--no-switch-max-files",
+    "--no-dry-run",
+    "--no-aio",
+    "--no-affinity",
+    "--no-compression-level",
+    "--no-max-size",
+    "--no-num-thread-synthesize",
+    "--no-debuginfod",
+    "--no-off-cpu",
+    "--no-filter",
+    "--no-exclude-perf",
+];
+
+/// `--no-NAME` for every option perf 6.1 takes it for (the ones it crashes on, SIGSEGV, are
+/// refused here with perf's "isn't available": see `negations_perf_crashes_on_are_refused`).
+#[test]
+fn negations() {
+    let forms: Vec<(String, Vec<&str>)> = NEGATED.iter().map(|n| (format!("neg{n}"), vec![*n])).collect();
+    let forms: Vec<(&str, &[&str], &[&str])> =
+        forms.iter().map(|(label, args)| (label.as_str(), &args[..], &["true"][..])).collect();
+    for chunk in forms.chunks(24) {
+        each_as_perf(chunk);
+    }
+}
+
+/// Negations perf 6.1 crashes on (SIGSEGV: `--no-event`, `--no-cgroup`, `--no-switch-output`):
+/// refused here as perf refuses a negation it does not take, a usage error.
+#[test]
+fn negations_perf_crashes_on_are_refused() {
+    for form in ["--no-event", "--no-cgroup", "--no-switch-output"] {
+        let out = common::record_with("ours").args(["-q", form, "--", "true"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(129), "{form}");
+        let name = form.trim_start_matches("--");
+        assert!(
+            text(&out.stderr).contains(&format!("option `{name}' isn't available")),
+            "{form}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+/// perf record's options this recorder does not take: a usage error naming the option, with
+/// the reason (perf takes them).
+#[test]
+fn options_not_taken_are_refused_with_the_reason() {
+    for form in ["--transaction", "--buildid-mmap", "--switch-output-event=cpu-clock", "--control=fd:3", "--synth=no"] {
+        let out = common::record_with("ours").args(["-q", form, "--", "true"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(129), "{form}");
+        assert!(text(&out.stderr).contains("is not taken by perfring-record:"), "{form}: {}", text(&out.stderr));
+    }
+}
+
+/// `--threads[=SPEC]` (issue 53): a directory of perf's layout, the same `perf evlist -v` as
+/// perf's own for each spec; perf's words and status (234) for a user's masks it refuses.
+#[test]
+fn threads_specs() {
+    let mut forms: Vec<(&str, &[&str], &[&str])> = vec![
+        ("threads", &["--threads"], &["true"]),
+        ("threads-cpu", &["--threads=cpu"], &["true"]),
+        ("threads-core", &["--threads=core"], &["true"]),
+        ("threads-package", &["--threads=package"], &["true"]),
+        ("threads-numa", &["--threads=numa"], &["true"]),
+        ("threads-user", &["--threads=0/0"], &["true"]),
+        ("threads-bad-spec", &["--threads=x"], &["true"]),
+        ("threads-intersecting", &["--threads=0-1/0:1/1"], &["true"]),
+        ("no-threads", &["--no-threads"], &["true"]),
+    ];
+    if may_record_cpus() {
+        forms.push(("threads-a", &["-a", "--threads"], &["true"]));
+    }
+    each_as_perf(&forms);
+}
+
+/// A workload with three functions of its own, 4:2:1 in CPU time.
+const THREE: &str = r#"
+#[inline(never)] fn perfring_four(n: u64) -> u64 { let mut x = n; for i in 0..4 * n { x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i)); } x }
+#[inline(never)] fn perfring_two(n: u64) -> u64 { let mut x = n; for i in 0..2 * n { x = std::hint::black_box(x.wrapping_mul(37).wrapping_add(i)); } x }
+#[inline(never)] fn perfring_one(n: u64) -> u64 { let mut x = n; for i in 0..n { x = std::hint::black_box(x.wrapping_mul(41).wrapping_add(i)); } x }
+fn main() {
+    let t = std::time::Instant::now();
+    let mut x = 0u64;
+    while t.elapsed() < std::time::Duration::from_millis(600) {
+        x = x.wrapping_add(perfring_four(1_000_000)).wrapping_add(perfring_two(1_000_000)).wrapping_add(perfring_one(1_000_000));
+    }
+    std::hint::black_box(x);
+}
+"#;
+
+/// The symbols `perf report --stdio --sort sym` puts first in `path` (file or directory), with
+/// perf's warnings.
+fn top_symbols(path: &Path, n: usize) -> (Vec<String>, Vec<String>) {
+    let out = Command::new("perf").args(["report", "--stdio", "--sort", "sym", "-i"]).arg(path).output().unwrap();
+    assert!(out.status.success(), "perf report -i {}: {}", path.display(), text(&out.stderr));
+    let syms = text(&out.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains('%'))
+        .filter_map(|l| l.split("] ").nth(1).map(|s| s.trim().rsplit("::").next().unwrap_or(s).to_string()))
+        .take(n)
+        .collect();
+    (syms, common::perf_warnings(&text(&out.stderr)))
+}
+
+/// `perf report` reads our `--threads` directory as it reads perf's own: the same top symbols
+/// (the workload's three functions, in order), no warning of its own; one data.N per CPU.
+#[test]
+fn perf_reports_our_threads_directory_as_its_own() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    let work = common::build("three", THREE);
+    let mut tops = Vec::new();
+    for tool in ["perf", "ours"] {
+        let dir = tmp(&format!("threads-top-{tool}.data"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut c = common::record_with(tool);
+        c.env("HOME", tmp(&format!("home-threads-top-{tool}"))).args(["-q", "--threads", "-F", "2000", "-o"]);
+        let out = c.arg(&dir).arg("--").arg(&work).output().unwrap();
+        assert!(out.status.success(), "{tool}: {}", text(&out.stderr));
+        let cpus = perfring_linux::online_cpus().unwrap().len();
+        for n in 0..cpus {
+            assert!(dir.join(format!("data.{n}")).is_file(), "{tool}: data.{n}");
+        }
+        let (syms, warnings) = top_symbols(&dir, 3);
+        println!("{tool}: {syms:?} {warnings:?}");
+        tops.push((syms, warnings));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    assert_eq!(tops[1].0, ["perfring_four", "perfring_two", "perfring_one"].map(String::from), "ours: {:?}", tops[1]);
+    assert_eq!(tops[1].0, tops[0].0, "top symbols, ours against perf's");
+    assert!(tops[1].1.iter().all(|w| tops[0].1.contains(w)), "warnings of ours only: {:?}", tops[1].1);
+}
+/// Every option perfring-record takes (its `--list-opts`, which is perf record 6.1's list) has a
+/// form in this file that runs it against perf record, or, for the few perf options it does not
+/// take (`--help` names them), a test that refuses them with its words.
+#[test]
+fn every_option_has_a_perf_form() {
+    let ours = common::record_with("ours").arg("--list-opts").output().unwrap();
+    assert_eq!(ours.status.code(), Some(130), "perf's status after --list-opts");
+    if perfring_test_support::perf_available() {
+        let perf = Command::new("perf").args(["record", "--list-opts"]).output().unwrap();
+        assert_eq!(text(&ours.stdout).trim(), text(&perf.stdout).trim(), "the same options, in perf's order");
+    }
+    let help = text(&common::record_with("ours").arg("--help").output().unwrap().stdout);
+    let source = include_str!("perf_forms.rs");
+    for long in text(&ours.stdout).split_whitespace() {
+        let short = help.lines().find_map(|l| {
+            let l = l.trim_start();
+            let rest = l.strip_prefix('-')?;
+            let (s, tail) = rest.split_once(", ")?;
+            (tail.split([' ', '[']).next() == Some(long)).then(|| format!("\"-{s}"))
+        });
+        let spelled = [
+            format!("\"{long}"),
+            format!("\"--no-{}", long.trim_start_matches("--")),
+            format!("\"--{}", long.trim_start_matches("--no-")),
+        ];
+        let found = spelled.iter().chain(short.iter()).any(|s| source.contains(s.as_str()));
+        assert!(found, "no form of {long} in perf_forms.rs");
+    }
+}
+
+/// `-u USER`: the threads of the user's processes, as perf's manual says; a process of `nobody`
+/// runs meanwhile (perf 6.1 crashes when the user has none, and fails when one of many threads
+/// exits while it opens them: `-u root` here). perf's words for a user it cannot find.
+#[test]
+fn uid() {
+    let nobody =
+        Command::new("setpriv").args(["--reuid=65534", "--regid=65534", "--clear-groups", "sleep", "30"]).spawn();
+    let Ok(mut nobody) = nobody else { return perfring_test_support::skip("setpriv is not installed") };
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    same_as_perf("uid-name", &["-u", "nobody"], &["sleep", "0.2"]);
+    // perf 6.1 says so and exits 0, writing nothing.
+    for tool in ["perf", "ours"] {
+        let out = common::record_with(tool)
+            .args(["-q", "-u", "nosuchuser", "-o"])
+            .arg(tmp("uid-unknown.data"))
+            .args(["--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{tool}");
+        assert!(text(&out.stderr).contains("Invalid User: nosuchuser"), "{tool}: {}", text(&out.stderr));
+    }
+    nobody.kill().ok();
+    nobody.wait().ok();
+}
+
+/// `--kcore` where /proc/kcore cannot be read (no CONFIG_PROC_KCORE, as here): perf's error and
+/// status; where it can, this recorder refuses it (the copy is not implemented).
+#[test]
+fn kcore() {
+    if std::fs::File::open("/proc/kcore").is_err() {
+        same_as_perf("kcore", &["--kcore"], &["true"]);
+    } else {
+        let out = common::record_with("ours").args(["-q", "--kcore", "--", "true"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(129), "{}", text(&out.stderr));
+    }
+}
+
+/// The options of perf's this recorder does not take, each refused with the reason; perf takes
+/// them (a form each, for `every_option_has_a_perf_form`).
+#[test]
+fn refused_with_reasons() {
+    for form in [
+        "--per-thread",
+        "--mmap-flush=4096",
+        "--affinity=cpu",
+        "--aio",
+        "-G",
+        "--all-cgroups",
+        "--namespaces",
+        "--proc-map-timeout=100",
+    ] {
+        let out = common::record_with("ours").args(["-q", form, "x", "--", "true"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(129), "{form}");
+        assert!(text(&out.stderr).contains("is not taken by perfring-record:"), "{form}: {}", text(&out.stderr));
+    }
+}

@@ -80,6 +80,18 @@ fn kernel_map(file: &Path) -> Option<String> {
     Some(line[line.find('[')?..].to_string())
 }
 
+/// Most samples of `file` in the workload's own function, by name.
+fn most_samples_named(file: &Path) {
+    let script = Command::new("perf").args(["script", "-F", "ip,sym", "-i"]).arg(file).output().unwrap();
+    let text = String::from_utf8_lossy(&script.stdout);
+    let named = text.lines().filter(|l| l.contains("perfring_workload_touch")).count();
+    assert!(
+        named * 2 > text.lines().count(),
+        "most samples in perfring_workload_touch: {named} of {}",
+        text.lines().count()
+    );
+}
+
 #[test]
 fn perf_reads_our_recording_of_a_workload_as_it_reads_its_own() {
     if !perfring_test_support::perf_available() {
@@ -120,15 +132,7 @@ fn perf_reads_our_recording_of_a_workload_as_it_reads_its_own() {
     let (k_ours, k_theirs) = (kernel_map(&ours), kernel_map(&theirs));
     assert_eq!(k_ours, k_theirs, "the [kernel.kallsyms]_text MMAP, ours and perf's");
 
-    // The workload's own function, by name.
-    let script = Command::new("perf").args(["script", "-F", "ip,sym", "-i"]).arg(&ours).output().unwrap();
-    let text = String::from_utf8_lossy(&script.stdout);
-    let named = text.lines().filter(|l| l.contains("perfring_workload_touch")).count();
-    assert!(
-        named * 2 > text.lines().count(),
-        "most samples in perfring_workload_touch: {named} of {}",
-        text.lines().count()
-    );
+    most_samples_named(&ours);
 
     // Per-thread counts, ours against perf's.
     let (a, b) = (per_thread(&ours), per_thread(&theirs));
@@ -140,19 +144,23 @@ fn perf_reads_our_recording_of_a_workload_as_it_reads_its_own() {
         assert!(*x >= pages, "a sample for each of the {pages} pages touched: {a:?}");
     }
 
-    // Pipe mode: the same recording to stdout, read back by perf.
-    let piped_out = std::fs::File::create(&piped).unwrap();
+    check_pipe_mode(&work, &piped);
+    for f in [&ours, &theirs, &piped, &work] {
+        std::fs::remove_file(f).ok();
+    }
+}
+
+/// Pipe mode: the same recording to stdout, read back by perf.
+fn check_pipe_mode(work: &Path, piped: &Path) {
+    let piped_out = std::fs::File::create(piped).unwrap();
     let rec = Command::new(env!("CARGO_BIN_EXE_perfring-record"))
         .env("HOME", tmp("home"))
         .args(["-q", "-e", "page-faults", "-c", "1", "-o", "-", "--"])
-        .arg(&work)
+        .arg(work)
         .stdout(piped_out)
         .output()
         .unwrap();
     assert!(rec.status.success(), "{}", String::from_utf8_lossy(&rec.stderr));
-    let c = per_thread(&piped);
+    let c = per_thread(piped);
     assert!(c.len() >= 2 && c[0] >= PAGES[0] && c[1] >= PAGES[1], "pipe-mode recording read by perf: {c:?}");
-    for f in [&ours, &theirs, &piped, &work] {
-        std::fs::remove_file(f).ok();
-    }
 }

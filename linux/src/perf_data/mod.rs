@@ -549,6 +549,20 @@ impl<W: Write> PerfData<W> {
         &self.dsos
     }
 
+    /// The files samples hit, for records this writer does not drain itself (perf record
+    /// --threads: reader threads write the rings to files of their own, and tell what they saw
+    /// here before [`finish`](PerfData::finish)).
+    pub fn dsos_mut(&mut self) -> &mut Dsos {
+        &mut self.dsos
+    }
+
+    /// Widen the SAMPLE_TIME feature to `first ..= last`, sample times of records this writer
+    /// did not drain (see [`dsos_mut`](PerfData::dsos_mut)).
+    pub fn note_sample_times(&mut self, first: u64, last: u64) {
+        let (a, b) = self.times.unwrap_or((first, last));
+        self.times = Some((a.min(first), b.max(last)));
+    }
+
     /// The writer, for records of the caller's own.
     pub fn writer(&mut self) -> &mut Writer<W> {
         &mut self.writer
