@@ -3,7 +3,7 @@
 //! (COMPRESSED records decompressed, pipe-mode metadata taken in) is `file_order.rs`; perf's
 //! time order is `time_order.rs`.
 
-use perfring::record::{types, RawRecord};
+use perfring::record::{sample_type, types, RawRecord};
 
 use crate::decompress::Decompressor;
 use crate::file_header::Mode;
@@ -79,13 +79,20 @@ impl<S: Source> Reader<S> {
                 return Err(e);
             }
         };
-        let (mut deliveries, mut table) = (std::mem::take(&mut self.deliveries), std::mem::take(&mut self.read_values));
-        if loc.header.type_ == types::SAMPLE {
+        // Only a SAMPLE of an event that samples READ delivers counters (one test for the rest).
+        let reads = loc.header.type_ == types::SAMPLE
+            && loc
+                .event
+                .and_then(|e| self.meta.events.layout(e))
+                .is_some_and(|layout| layout.context().sample_type & sample_type::READ != 0);
+        if reads {
+            let (mut deliveries, mut table) =
+                (std::mem::take(&mut self.deliveries), std::mem::take(&mut self.read_values));
             deliver(&self.file_record(&loc, &[]), &self.meta.events, &mut table, &mut deliveries);
+            (self.deliveries, self.read_values) = (deliveries, table);
         } else {
-            deliveries.clear();
+            self.deliveries.clear();
         }
-        (self.deliveries, self.read_values) = (deliveries, table);
         Ok(Some(self.file_record(&loc, &self.deliveries)))
     }
 

@@ -511,7 +511,8 @@ fn main() {
 
 /// `--overwrite` is a flight recorder: with a one-page ring, a page-fault per touched page,
 /// the file keeps the newest records only — exactly the last pages touched, in a run that
-/// ends at the last one — and perf reads it with no warning.
+/// ends at the last one (the program held on one CPU, so one ring) — and perf reads it with no
+/// warning.
 #[test]
 fn overwrite_keeps_the_newest_records() {
     if !perfring_test_support::perf_available() {
@@ -523,7 +524,9 @@ fn overwrite_keeps_the_newest_records() {
     let out = recorder()
         .args(["-q", "--overwrite", "-m", "1", "-e", "page-faults:u", "-c", "1", "-d", "-o"])
         .arg(&file)
-        .arg("--")
+        // On one CPU: each CPU has a ring of its own, and a program that migrated would leave
+        // its newest records of the first CPU in that CPU's ring too (as perf's would).
+        .args(["--", "taskset", "-c", "0"])
         .arg(&program)
         .output()
         .unwrap();

@@ -2,7 +2,7 @@
 //! trailer from the end (its position is fixed relative to `header.size`, as perf reads it).
 
 use super::cursor::{Reader, Writer};
-use super::{DecodeContext, DecodeError, EncodeError, SampleId};
+use super::{DecodeContext, DecodeError, EncodeError, Endian, SampleId};
 
 /// A non-SAMPLE record body. `decode` reads the fields after the header from a reader that stops
 /// where the trailer starts; the caller then checks that nothing is left.
@@ -28,7 +28,12 @@ pub(crate) trait Body<'a>: Sized {
 
 /// Decode a non-SAMPLE record: trailer (if `sample_id_all`) from the end, body from offset 8,
 /// and nothing left over.
-pub(crate) fn decode<'a, T: Body<'a>>(bytes: &'a [u8], misc: u16, ctx: &DecodeContext) -> Result<T, DecodeError> {
+pub(crate) fn decode<'a, T: Body<'a>>(
+    bytes: &'a [u8],
+    misc: u16,
+    ctx: &DecodeContext,
+    endian: Endian,
+) -> Result<T, DecodeError> {
     let len = bytes.len();
     let body_len = len.saturating_sub(8);
     let (end, sample_id) = match ctx.trailer_type() {
@@ -36,17 +41,17 @@ pub(crate) fn decode<'a, T: Body<'a>>(bytes: &'a [u8], misc: u16, ctx: &DecodeCo
             let n = SampleId::size(st);
             if n > body_len {
                 let e = DecodeError::Truncated { field: "sample_id", offset: 8, need: n, have: body_len };
-                return Err(missing_trailer_or::<T>(e, n, bytes, misc, ctx));
+                return Err(missing_trailer_or::<T>(e, n, bytes, misc, ctx, endian));
             }
             let start = len - n;
-            let sid = SampleId::from_trailer(bytes.get(start..).unwrap_or_default(), st, ctx.endian);
+            let sid = SampleId::from_trailer(bytes.get(start..).unwrap_or_default(), st, endian);
             (start, Some(sid))
         }
         None => (len, None),
     };
-    let mut r = Reader::new(bytes, 8, end, ctx.endian);
-    let rec =
-        T::decode(&mut r, misc, sample_id, ctx).map_err(|e| missing_trailer_or::<T>(e, len - end, bytes, misc, ctx))?;
+    let mut r = Reader::new(bytes, 8, end, endian);
+    let rec = T::decode(&mut r, misc, sample_id, ctx)
+        .map_err(|e| missing_trailer_or::<T>(e, len - end, bytes, misc, ctx, endian))?;
     if r.remaining() != 0 {
         return Err(DecodeError::TrailingBytes { record: T::NAME, offset: r.offset(), extra: r.remaining() });
     }
@@ -64,8 +69,9 @@ fn missing_trailer_or<'a, T: Body<'a>>(
     bytes: &'a [u8],
     misc: u16,
     ctx: &DecodeContext,
+    endian: Endian,
 ) -> DecodeError {
-    let mut r = Reader::new(bytes, 8, bytes.len(), ctx.endian);
+    let mut r = Reader::new(bytes, 8, bytes.len(), endian);
     if trailer != 0 && T::decode(&mut r, misc, None, ctx).is_ok() && r.remaining() == 0 {
         DecodeError::MissingSampleId { record: T::NAME, trailer }
     } else {

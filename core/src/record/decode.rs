@@ -5,9 +5,9 @@
 use super::body::{self, Body};
 use super::header::{type_name, types, Header};
 use super::{
-    Aux, AuxOutputHwId, BpfEvent, CallchainDeferred, Cgroup, Comm, DecodeContext, DecodeError, ItraceStart, Ksymbol,
-    Lost, LostSamples, Mmap, Mmap2, Namespaces, ReadRecord, RecordRef, Sample, SampleId, Switch, SwitchCpuWide, Task,
-    TextPoke, Throttle,
+    Aux, AuxOutputHwId, BpfEvent, CallchainDeferred, Cgroup, Comm, DecodeContext, DecodeError, Endian, ItraceStart,
+    Ksymbol, Lost, LostSamples, Mmap, Mmap2, Namespaces, ReadRecord, RecordRef, Sample, SampleId, Switch,
+    SwitchCpuWide, Task, TextPoke, Throttle,
 };
 
 /// One record, borrowing strings, arrays and raw data from the bytes it was decoded from. One
@@ -85,83 +85,52 @@ pub(crate) fn decode<'a, R: RecordRef<'a>>(record: R, ctx: &DecodeContext) -> Re
     let out;
     match header_of(record, ctx) {
         Err(e) => out = Err(e),
-        Ok((header, bytes)) if header.type_ == types::SAMPLE => {
+        Ok((header, bytes, endian)) if header.type_ == types::SAMPLE => {
             let mut sample = Ok(Record::Sample(Sample { misc: header.misc, ..Sample::EMPTY }));
             if let Ok(Record::Sample(s)) = &mut sample {
-                if let Err(e) = s.decode_in_place(bytes, ctx) {
+                if let Err(e) = s.decode_in_place(bytes, ctx, endian) {
                     sample = Err(e);
                 }
             }
             out = sample;
         }
-        Ok((header, bytes)) => out = decode_other(header, bytes, ctx).map(Record::from),
+        Ok((header, bytes, endian)) => out = decode_other(header, bytes, ctx, endian).map(Record::from),
     }
     out
 }
 
-/// [`decode`] of a record that is not a SAMPLE (out of line).
-#[inline(never)]
-fn decode_other<'a>(header: Header, bytes: &'a [u8], ctx: &DecodeContext) -> Result<Other<'a>, DecodeError> {
-    let m = header.misc;
-    Ok(by_type!(Other, header, bytes, m, ctx, |r| r))
-}
-
-/// [`decode`] into a caller-owned value: the decoded record is written into `out`, where
-/// returning a [`Record`] may move all of it (about half a KiB: SAMPLE is the large variant).
-/// On error `out` holds a record of no meaning (a value of the type; read it only after `Ok`).
-#[allow(dead_code)] // (kept for the bench comparison with `decode` while its loop is measured)
-#[inline]
-pub(crate) fn decode_into<'a, R: RecordRef<'a>>(
-    record: R,
-    ctx: &DecodeContext,
-    out: &mut Record<'a>,
-) -> Result<(), DecodeError> {
-    let (header, bytes) = header_of(record, ctx)?;
-    if header.type_ == types::SAMPLE {
-        *out = Record::Sample(Sample { misc: header.misc, ..Sample::EMPTY });
-        if let Record::Sample(s) = out {
-            return s.decode_in_place(bytes, ctx);
-        }
-        return Ok(());
-    }
-    decode_other_into(header, bytes, ctx, out)
-}
-
-/// [`decode_into`] of a record that is not a SAMPLE: the record written into
-/// `out` (only the decoded variant's bytes are written).
-#[inline]
-fn decode_other_into<'a>(
+/// [`decode`] of a record that is not a SAMPLE.
+#[inline(always)]
+fn decode_other<'a>(
     header: Header,
     bytes: &'a [u8],
     ctx: &DecodeContext,
-    out: &mut Record<'a>,
-) -> Result<(), DecodeError> {
+    endian: Endian,
+) -> Result<Other<'a>, DecodeError> {
     let m = header.misc;
-    by_type!(Record, header, bytes, m, ctx, |r| *out = r);
-    Ok(())
+    Ok(by_type!(Other, header, bytes, m, ctx, endian, |r| r))
 }
 
-/// The record's header (parsed now in `ctx.endian`, or as its walk parsed it, which must have
-/// been in `ctx.endian`) and its bytes, checked to be `header.size` long.
+/// The record's header (parsed now in `ctx.endian`, or as its reader parsed it), its bytes,
+/// checked to be `header.size` long, and the byte order to read its fields in: the record's
+/// own (an event's layout does not depend on it), `ctx`'s for bytes alone.
 #[inline(always)]
-fn header_of<'a, R: RecordRef<'a>>(record: R, ctx: &DecodeContext) -> Result<(Header, &'a [u8]), DecodeError> {
+fn header_of<'a, R: RecordRef<'a>>(record: R, ctx: &DecodeContext) -> Result<(Header, &'a [u8], Endian), DecodeError> {
     let bytes = record.record_bytes();
-    let header = match record.parsed() {
-        Some((header, endian)) => {
-            if endian != ctx.endian {
-                return Err(DecodeError::ByteOrderMismatch { layout: ctx.endian, record: endian });
-            }
-            header
-        }
-        None => Header::parse(bytes, ctx.endian).ok_or(DecodeError::Truncated {
-            field: "header",
-            offset: 0,
-            need: Header::SIZE,
-            have: bytes.len(),
-        })?,
+    let (header, endian) = match record.parsed() {
+        Some(parsed) => parsed,
+        None => (
+            Header::parse(bytes, ctx.endian).ok_or(DecodeError::Truncated {
+                field: "header",
+                offset: 0,
+                need: Header::SIZE,
+                have: bytes.len(),
+            })?,
+            ctx.endian,
+        ),
     };
     check_size(header, bytes)?;
-    Ok((header, bytes))
+    Ok((header, bytes, endian))
 }
 
 #[inline(always)]
@@ -181,91 +150,91 @@ fn size_mismatch(header_size: usize, len: usize) -> DecodeError {
 /// The one table from record type to decoder of the types other than SAMPLE: `$k` receives
 /// the decoded value, a `$E` (`Record`, or `Other`, its variants but SAMPLE).
 macro_rules! by_type {
-    ($E:ident, $header:expr, $bytes:expr, $m:expr, $ctx:expr, |$r:ident| $k:expr) => {{
-        let (bytes, m, ctx) = ($bytes, $m, $ctx);
+    ($E:ident, $header:expr, $bytes:expr, $m:expr, $ctx:expr, $endian:expr, |$r:ident| $k:expr) => {{
+        let (bytes, m, ctx, endian) = ($bytes, $m, $ctx, $endian);
         match $header.type_ {
             types::MMAP => {
-                let $r = $E::Mmap(body::decode(bytes, m, ctx)?);
+                let $r = $E::Mmap(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::LOST => {
-                let $r = $E::Lost(body::decode(bytes, m, ctx)?);
+                let $r = $E::Lost(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::COMM => {
-                let $r = $E::Comm(body::decode(bytes, m, ctx)?);
+                let $r = $E::Comm(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::EXIT => {
-                let $r = $E::Exit(body::decode(bytes, m, ctx)?);
+                let $r = $E::Exit(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::THROTTLE => {
-                let $r = $E::Throttle(body::decode(bytes, m, ctx)?);
+                let $r = $E::Throttle(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::UNTHROTTLE => {
-                let $r = $E::Unthrottle(body::decode(bytes, m, ctx)?);
+                let $r = $E::Unthrottle(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::FORK => {
-                let $r = $E::Fork(body::decode(bytes, m, ctx)?);
+                let $r = $E::Fork(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::READ => {
-                let $r = $E::Read(body::decode(bytes, m, ctx)?);
+                let $r = $E::Read(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::MMAP2 => {
-                let $r = $E::Mmap2(body::decode(bytes, m, ctx)?);
+                let $r = $E::Mmap2(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::AUX => {
-                let $r = $E::Aux(body::decode(bytes, m, ctx)?);
+                let $r = $E::Aux(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::ITRACE_START => {
-                let $r = $E::ItraceStart(body::decode(bytes, m, ctx)?);
+                let $r = $E::ItraceStart(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::LOST_SAMPLES => {
-                let $r = $E::LostSamples(body::decode(bytes, m, ctx)?);
+                let $r = $E::LostSamples(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::SWITCH => {
-                let $r = $E::Switch(body::decode(bytes, m, ctx)?);
+                let $r = $E::Switch(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::SWITCH_CPU_WIDE => {
-                let $r = $E::SwitchCpuWide(body::decode(bytes, m, ctx)?);
+                let $r = $E::SwitchCpuWide(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::NAMESPACES => {
-                let $r = $E::Namespaces(body::decode(bytes, m, ctx)?);
+                let $r = $E::Namespaces(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::KSYMBOL => {
-                let $r = $E::Ksymbol(body::decode(bytes, m, ctx)?);
+                let $r = $E::Ksymbol(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::BPF_EVENT => {
-                let $r = $E::BpfEvent(body::decode(bytes, m, ctx)?);
+                let $r = $E::BpfEvent(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::CGROUP => {
-                let $r = $E::Cgroup(body::decode(bytes, m, ctx)?);
+                let $r = $E::Cgroup(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::TEXT_POKE => {
-                let $r = $E::TextPoke(body::decode(bytes, m, ctx)?);
+                let $r = $E::TextPoke(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::AUX_OUTPUT_HW_ID => {
-                let $r = $E::AuxOutputHwId(body::decode(bytes, m, ctx)?);
+                let $r = $E::AuxOutputHwId(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             types::CALLCHAIN_DEFERRED => {
-                let $r = $E::CallchainDeferred(body::decode(bytes, m, ctx)?);
+                let $r = $E::CallchainDeferred(body::decode(bytes, m, ctx, endian)?);
                 $k
             }
             _ => {

@@ -84,14 +84,6 @@ pub enum DecodeError {
         /// Bytes of the trailer the context expects.
         trailer: usize,
     },
-    /// A walked record (read in the [`Walker`](super::Walker)'s byte order) was given to a
-    /// layout of the other byte order: walk with the byte order of the events' data.
-    ByteOrderMismatch {
-        /// The byte order the layout reads.
-        layout: super::Endian,
-        /// The byte order the record was walked in.
-        record: super::Endian,
-    },
     /// The record at `offset` of a walked buffer (its header, its body, or an AUXTRACE
     /// record's data) runs past the end of the buffer: a truncated file, or a buffer cut
     /// mid-record (a streaming reader refills from `offset` and walks again).
@@ -182,11 +174,6 @@ impl fmt::Display for DecodeError {
                 f,
                 "{record} has no room for the {trailer}-byte sample_id trailer that sample_id_all asks for: \
                  it was written without one (give its writer the event's sample_id, or decode with sample_id_all off)"
-            ),
-            DecodeError::ByteOrderMismatch { layout, record } => write!(
-                f,
-                "the record was walked as {record:?}-endian but the event's layout reads {layout:?}-endian: \
-                 walk with the byte order of the events' data"
             ),
             DecodeError::Incomplete { offset, need, have } => {
                 write!(f, "record at offset {offset} needs {need} bytes but only {have} are left (truncated input)")

@@ -80,7 +80,7 @@ pub trait EventRecord<'a> {
     #[inline]
     fn view(&self) -> Result<RecordView<'a>, DecodeError> {
         let (_, event) = self.attribution()?;
-        Ok(RecordView::of(self.raw().bytes, &event.layout))
+        Ok(RecordView::of(self.raw().bytes, &event.layout, self.raw().endian))
     }
 
     /// A SAMPLE's fixed fields (IDENTIFIER through PERIOD) at the constant offsets of
@@ -104,7 +104,11 @@ pub trait EventRecord<'a> {
     /// that error: it is never decoded with a guessed layout.
     ///
     /// `match rec.decode()` is the loop to write: the decode is in line, and writes a SAMPLE's
-    /// fields where the caller's match keeps its value.
+    /// fields where the caller's match keeps its value. A [`Record`] is as large as its SAMPLE
+    /// variant (544 bytes on 64-bit targets): bind the variants you use (`Ok(Record::Mmap2(m))`
+    /// moves that variant's fields alone); a catch-all `Ok(other)` whose reference leaves the
+    /// loop (to a function not in line) copies the whole value, about 140 instructions (figures
+    /// in BENCHMARKS.md, "Decoding").
     #[inline(always)]
     fn decode(&self) -> Result<Record<'a>, DecodeError> {
         let raw = self.raw();

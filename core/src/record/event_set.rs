@@ -348,9 +348,9 @@ where
     }
 
     /// The record `raw` with the event that wrote it, by the rules of the module docs: read
-    /// it through [`EventRecord`](super::EventRecord) (its id is read in the byte order the
-    /// record was read in; a view of the event then refuses a record of another order than its
-    /// own: [`DecodeError::ByteOrderMismatch`]). An id no event has is
+    /// it through [`EventRecord`](super::EventRecord) (its id, and every field the tiers
+    /// read, in the byte order the record was read in: an event's layout does not depend on
+    /// it). An id no event has is
     /// [`DecodeError::UnknownId`] — never a guess.
     #[inline(always)]
     pub fn attribute<'a>(&'a self, raw: &RawRecord<'a>) -> Attributed<'a> {
@@ -612,15 +612,24 @@ mod tests {
         let (s, n) = sample(&[0x400000, 7, 1000, 22]);
         let e = set.attribute(&walk(&s[..n], Endian::Little)).sample().map(|_| ()).unwrap_err();
         assert!(matches!(e, DecodeError::Truncated { need: 56, have: 40, .. }), "{e:?}");
-        // Another record type; a record walked in the other byte order (id 0 reads the same
-        // both ways, so it reaches the event's view, which names the two orders).
+        // Another record type.
         let (c, n) = comm(&[7, 1000, 22, 3]);
         let e = set.attribute(&walk(&c[..n], Endian::Little)).sample().map(|_| ()).unwrap_err();
         assert_eq!(e, DecodeError::NotASample { type_: 3 });
-        let (s, n) = sample(&[0x400000, 7, 1000, 0, 3, 1]);
-        let crossed = RawRecord { endian: Endian::Big, ..walk(&s[..n], Endian::Little) };
-        let e = set.attribute(&crossed).sample().map(|_| ()).unwrap_err();
-        assert_eq!(e, DecodeError::ByteOrderMismatch { layout: Endian::Little, record: Endian::Big });
+        // A record in the other byte order is read in its own, through the same layout (an
+        // event's offsets do not depend on the order): its id, its fields, its decode.
+        let mut big = [0u8; 56];
+        big[..8].copy_from_slice(&[0, 0, 0, 9, 0, 0, 0, 56]);
+        for (i, w) in [0x400000u64, 7, 1000, 22, 3, 1].iter().enumerate() {
+            big[8 + 8 * i..16 + 8 * i].copy_from_slice(&w.to_be_bytes());
+        }
+        let rec = set.attribute(&walk(&big, Endian::Big));
+        assert_eq!(rec.event(), Ok(b));
+        let v = rec.sample().unwrap();
+        assert_eq!((v.ip(), v.id(), v.period()), (Some(0x400000), Some(22), Some(1)));
+        assert_eq!(rec.view().unwrap().id(), Some(22));
+        let Ok(crate::record::Record::Sample(d)) = rec.decode() else { panic!("{:?}", rec.decode()) };
+        assert_eq!((d.ip, d.period), (Some(0x400000), Some(1)));
         // perf-only records carry no id: no event, and their complete decode is raw.
         let round = [68, 0, 0, 0, 0, 0, 8, 0];
         let rec = set.attribute(&walk(&round, Endian::Little));

@@ -78,9 +78,15 @@ pub(super) fn probe_slot(table: &[IdEntry], id: u64, mut at: usize) -> Option<us
 #[inline(always)]
 pub(super) fn lookup(table: &[IdEntry], id: u64) -> Option<usize> {
     let len = table_len(table);
-    let at = home(id, len);
     // No slot at all (empty storage): id 0 still goes to the first event.
-    let Some(e) = table.get(at) else { return (id == 0).then_some(0) };
+    if len == 0 {
+        return (id == 0).then_some(0);
+    }
+    let at = home(id, len);
+    debug_assert!(at < table.len());
+    // SAFETY: `home` gives `(mixed * len) >> 32` with `mixed < 2^32`, so `at < len`, and `len`
+    // (`table_len`) is at most `table.len()`, not 0 here: `at` is a slot of `table`.
+    let e = unsafe { table.get_unchecked(at) };
     if e.id == id {
         return Some(e.event());
     }

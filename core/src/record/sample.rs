@@ -5,7 +5,7 @@
 use super::branch_sample_type::HW_INDEX;
 use super::cursor::{pad8, Reader, Writer};
 use super::sample_type as st;
-use super::{misc, BranchStack, CpuMode, DecodeContext, DecodeError, EncodeError, ReadValues, Regs, U64Array};
+use super::{misc, BranchStack, CpuMode, DecodeContext, DecodeError, EncodeError, Endian, ReadValues, Regs, U64Array};
 
 /// SAMPLE's TID field: `{u32 pid, u32 tid}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -244,7 +244,7 @@ impl<'a> Sample<'a> {
     #[inline]
     pub(crate) fn decode(bytes: &'a [u8], misc: u16, ctx: &DecodeContext) -> Result<Sample<'a>, DecodeError> {
         let mut s = Sample { misc, ..Sample::EMPTY };
-        s.decode_in_place(bytes, ctx)?;
+        s.decode_in_place(bytes, ctx, ctx.endian)?;
         Ok(s)
     }
 
@@ -254,11 +254,16 @@ impl<'a> Sample<'a> {
     /// `Sample` built apart and then moved there would be copied whole, half a KiB: see
     /// BENCHMARKS.md, "Decoding"). On error `self` is left partly filled.
     #[inline(always)]
-    pub(crate) fn decode_in_place(&mut self, bytes: &'a [u8], ctx: &DecodeContext) -> Result<(), DecodeError> {
-        match self.decode_form(bytes, ctx, false) {
+    pub(crate) fn decode_in_place(
+        &mut self,
+        bytes: &'a [u8],
+        ctx: &DecodeContext,
+        endian: Endian,
+    ) -> Result<(), DecodeError> {
+        match self.decode_form(bytes, ctx, endian, false) {
             Ok(()) => Ok(()),
             Err(e) => {
-                *self = Self::decode_again(bytes, self.misc, ctx, e)?;
+                *self = Self::decode_again(bytes, self.misc, ctx, endian, e)?;
                 Ok(())
             }
         }
@@ -272,6 +277,7 @@ impl<'a> Sample<'a> {
         bytes: &'a [u8],
         misc: u16,
         ctx: &DecodeContext,
+        endian: Endian,
         error: DecodeError,
     ) -> Result<Sample<'a>, DecodeError> {
         let may_lack_idx = ctx.sample_type & st::BRANCH_STACK != 0 && ctx.branch_sample_type & HW_INDEX != 0;
@@ -279,7 +285,7 @@ impl<'a> Sample<'a> {
             return Err(error);
         }
         let mut s = Sample { misc, ..Sample::EMPTY };
-        match s.decode_form(bytes, ctx, true) {
+        match s.decode_form(bytes, ctx, endian, true) {
             Ok(()) => Ok(s),
             Err(_) => Err(error),
         }
@@ -290,9 +296,15 @@ impl<'a> Sample<'a> {
     /// only the fields the event writes are stored. Each group of fields is skipped by one
     /// test when the event writes none of it; the parts are in line, one function once compiled.
     #[inline(always)]
-    fn decode_form(&mut self, bytes: &'a [u8], ctx: &DecodeContext, no_stack_form: bool) -> Result<(), DecodeError> {
+    fn decode_form(
+        &mut self,
+        bytes: &'a [u8],
+        ctx: &DecodeContext,
+        endian: Endian,
+        no_stack_form: bool,
+    ) -> Result<(), DecodeError> {
         let t = ctx.sample_type;
-        let r = &mut Reader::new(bytes, 8, bytes.len(), ctx.endian);
+        let r = &mut Reader::new(bytes, 8, bytes.len(), endian);
         self.decode_prefix(r, t)?;
         // The fields after PERIOD: one test skips them all (most events write none of them).
         if t & !FIXED_FIELDS == 0 {

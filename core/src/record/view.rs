@@ -116,16 +116,15 @@ impl<'a> SampleView<'a> {
     /// The complete [`Sample`], for the accessors' slow paths (and the tests): every field,
     /// with every check of the complete decode.
     fn decode(&self) -> Result<Sample<'a>, DecodeError> {
-        Sample::decode(self.bytes, self.misc(), &self.layout.ctx)
+        // In the record's byte order: the layout's offsets do not depend on it.
+        Sample::decode(self.bytes, self.misc(), &super::DecodeContext { endian: self.endian, ..self.layout.ctx })
     }
 
-    /// The view of a SAMPLE's `bytes` (its type checked by the caller) in `endian`: refused
-    /// unless `endian` is the layout's and the fixed fields fit.
+    /// The view of a SAMPLE's `bytes` (its type checked by the caller) in `endian`, read in
+    /// that order whatever the layout's (its offsets do not depend on it): refused unless the
+    /// fixed fields fit.
     #[inline(always)]
     pub(super) fn of(bytes: &'a [u8], layout: &'a SampleLayout, endian: Endian) -> Result<SampleView<'a>, DecodeError> {
-        if endian != layout.ctx.endian {
-            return Err(DecodeError::ByteOrderMismatch { layout: layout.ctx.endian, record: endian });
-        }
         if bytes.len() < layout.min_size as usize {
             return Err(too_short(layout.min_size as usize, bytes.len()));
         }
@@ -681,14 +680,15 @@ pub struct RecordView<'a> {
     bytes: &'a [u8],
     layout: &'a SampleLayout,
     kind: Kind,
+    endian: Endian,
 }
 
 impl<'a> RecordView<'a> {
     /// A view of any record of the event of `layout` (`bytes` = the whole record): the
     /// event-identifying values of a SAMPLE or of a trailer through one set of accessors.
     #[inline]
-    pub(super) fn of(bytes: &'a [u8], layout: &'a SampleLayout) -> RecordView<'a> {
-        let type_ = layout.ctx.endian.u32_at(bytes, 0).unwrap_or(0);
+    pub(super) fn of(bytes: &'a [u8], layout: &'a SampleLayout, endian: Endian) -> RecordView<'a> {
+        let type_ = endian.u32_at(bytes, 0).unwrap_or(0);
         let kind = if bytes.len() > u16::MAX as usize {
             Kind::None
         } else if type_ == types::SAMPLE && bytes.len() >= layout.min_size as usize {
@@ -701,12 +701,12 @@ impl<'a> RecordView<'a> {
         } else {
             Kind::None
         };
-        RecordView { bytes, layout, kind }
+        RecordView { bytes, layout, kind, endian }
     }
 
     #[inline(always)]
     fn u64(&self, sample: u16, trailer: u16) -> Option<u64> {
-        let e = self.layout.ctx.endian;
+        let e = self.endian;
         match self.kind {
             Kind::Sample => u64_at(self.bytes, sample, e),
             Kind::Trailer if trailer != ABSENT => u64_at(self.bytes, (self.bytes.len() - trailer as usize) as u16, e),
@@ -715,7 +715,7 @@ impl<'a> RecordView<'a> {
     }
     #[inline(always)]
     fn pair(&self, sample: u16, trailer: u16) -> Option<(u32, u32)> {
-        let e = self.layout.ctx.endian;
+        let e = self.endian;
         match self.kind {
             Kind::Sample => pair_at(self.bytes, sample, e),
             Kind::Trailer if trailer != ABSENT => pair_at(self.bytes, (self.bytes.len() - trailer as usize) as u16, e),

@@ -47,9 +47,9 @@ fn fixed_fields_read_what_the_decode_reads_at_the_edge() {
     }
 }
 /// A record walked in one byte order is read in it: the view of a layout of the same order
-/// reads the fields, a layout of the other order refuses it with both orders named.
+/// reads the fields, and so does a layout of the other order.
 #[test]
-fn a_walked_record_is_read_in_the_walks_byte_order_or_refused() {
+fn a_walked_record_is_read_in_the_walks_byte_order_whatever_the_layouts() {
     for (walk, other) in [(Endian::Little, Endian::Big), (Endian::Big, Endian::Little)] {
         let mut rec = [0u8; 24];
         rec[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: 24 }.to_bytes(walk));
@@ -61,12 +61,11 @@ fn a_walked_record_is_read_in_the_walks_byte_order_or_refused() {
         let same = SampleLayout::new(&ctx(walk));
         let v = SampleView::of(r.bytes, &same, r.endian).unwrap();
         assert_eq!((v.ip(), v.pid(), v.tid()), (Some(0x1234), Some(7), Some(8)));
+        // A layout made for the other order reads it as well: the offsets are the same, and
+        // each field is read in the record's order.
         let crossed = SampleLayout::new(&ctx(other));
-        let e = SampleView::of(r.bytes, &crossed, r.endian).unwrap_err();
-        assert_eq!(e, DecodeError::ByteOrderMismatch { layout: other, record: walk });
-        extern crate std;
-        use std::string::ToString;
-        assert!(e.to_string().contains("walk with the byte order"), "{e}");
+        let v = SampleView::of(r.bytes, &crossed, r.endian).unwrap();
+        assert_eq!((v.ip(), v.pid(), v.tid()), (Some(0x1234), Some(7), Some(8)));
     }
 }
 

@@ -60,25 +60,52 @@ pub struct Walker<'a> {
     /// Offset of `rest` in the walked buffer.
     pos: usize,
     endian: Endian,
-    perf_data: bool,
+    /// 7 for ring records (sizes whole words), 0 for perf.data's (any size; trailing data).
+    align: usize,
 }
 
 impl<'a> Walker<'a> {
     /// Walk ring records (as the kernel writes them: sizes multiples of 8).
     pub fn new(bytes: &'a [u8], endian: Endian) -> Walker<'a> {
-        Walker { rest: bytes, pos: 0, endian, perf_data: false }
+        Walker { rest: bytes, pos: 0, endian, align: 7 }
     }
 
     /// Walk a perf.data data section or pipe payload: also perf's own record types, the data
     /// after each AUXTRACE and HEADER_TRACING_DATA record ([`RawRecord::trailing`]), and
     /// sizes that are not multiples of 8 (perf reads them).
     pub fn perf_data(bytes: &'a [u8], endian: Endian) -> Walker<'a> {
-        Walker { rest: bytes, pos: 0, endian, perf_data: true }
+        Walker { rest: bytes, pos: 0, endian, align: 0 }
     }
 
     /// Offset of the next record: after the walk, the bytes consumed.
     pub fn offset(&self) -> usize {
         self.pos
+    }
+
+    /// The data after an AUXTRACE or HEADER_TRACING_DATA record of a perf.data walk, and the
+    /// bytes after it; `None` for another type.
+    #[cold]
+    fn trailing(
+        &self,
+        type_: u32,
+        bytes: &'a [u8],
+        after: &'a [u8],
+        offset: usize,
+        have: usize,
+    ) -> Result<Option<DataAndRest<'a>>, DecodeError> {
+        let len = match type_ {
+            // `struct perf_record_auxtrace`: header, then the u64 size of the data that follows.
+            types::AUXTRACE => self.endian.u64_at(bytes, 8).unwrap_or(0),
+            // `struct perf_record_header_tracing_data`: header, then the u32 size of the
+            // tracing data that follows (aligned to 8 by perf's writer).
+            types::HEADER_TRACING_DATA => u64::from(self.endian.u32_at(bytes, 8).unwrap_or(0)),
+            _ => return Ok(None),
+        };
+        let need = (bytes.len() as u64).saturating_add(len);
+        match usize::try_from(len).ok().and_then(|l| after.split_at_checked(l)) {
+            Some(split) => Ok(Some(split)),
+            None => Err(DecodeError::Incomplete { offset, need, have }),
+        }
     }
 
     #[inline]
@@ -92,7 +119,8 @@ impl<'a> Walker<'a> {
         };
         let header = Header::from_bytes(*h, self.endian);
         let size = header.size as usize;
-        if size < Header::SIZE || (!self.perf_data && size % 8 != 0) {
+        // Ring records are whole words; perf.data's may not be (`align` is 7 or 0).
+        if size < Header::SIZE || size & self.align != 0 {
             return Some(Err(DecodeError::BadSize { offset, size: header.size }));
         }
         let Some((bytes, mut after)) = rest.split_at_checked(size) else {
@@ -100,19 +128,12 @@ impl<'a> Walker<'a> {
         };
         prefetch(after);
         let mut trailing: &'a [u8] = &[];
-        let trailing_len = match header.type_ {
-            // `struct perf_record_auxtrace`: header, then the u64 size of the data that follows.
-            types::AUXTRACE if self.perf_data => Some(self.endian.u64_at(bytes, 8).unwrap_or(0)),
-            // `struct perf_record_header_tracing_data`: header, then the u32 size of the
-            // tracing data that follows (aligned to 8 by perf's writer).
-            types::HEADER_TRACING_DATA if self.perf_data => Some(u64::from(self.endian.u32_at(bytes, 8).unwrap_or(0))),
-            _ => None,
-        };
-        if let Some(len) = trailing_len {
-            let need = (size as u64).saturating_add(len);
-            match usize::try_from(len).ok().and_then(|l| after.split_at_checked(l)) {
-                Some((data, next)) => (trailing, after) = (data, next),
-                None => return Some(Err(DecodeError::Incomplete { offset, need, have: rest.len() })),
+        // Only perf's own types (>= 64) carry data after them: one compare for the others.
+        if header.type_ >= types::HEADER_ATTR && self.align == 0 {
+            match self.trailing(header.type_, bytes, after, offset, rest.len()) {
+                Ok(Some((data, next))) => (trailing, after) = (data, next),
+                Ok(None) => {}
+                Err(e) => return Some(Err(e)),
             }
         }
         self.pos = offset + (rest.len() - after.len());
@@ -120,6 +141,9 @@ impl<'a> Walker<'a> {
         Some(Ok(RawRecord { header, bytes, offset: offset as u64, endian: self.endian, trailing }))
     }
 }
+
+/// A record's trailing data and the bytes after it.
+type DataAndRest<'a> = (&'a [u8], &'a [u8]);
 
 /// Ask for the cache line at the start of `next`, the bytes after this record (the next
 /// record's header, whose size the next step reads, or this record's trailing data): while the
