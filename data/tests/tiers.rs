@@ -86,7 +86,12 @@ fn check<S: perfring_data::Source>(mut reader: Reader<S>) -> usize {
             continue;
         }
         let view = r.view().unwrap();
-        assert_eq!((view.time(), view.id(), view.pid(), view.tid()), (full.time(), full.id(), full.pid(), full.tid()));
+        // The decode's own: a SAMPLE's fields, another record's trailer's.
+        let decoded = match &full {
+            Record::Sample(s) => (s.time, s.identifier.or(s.id), s.tid.map(|t| t.pid), s.tid.map(|t| t.tid)),
+            other => other.sample_id().map_or((None, None, None, None), |t| (t.time(), t.event_id(), t.pid(), t.tid())),
+        };
+        assert_eq!((view.time(), view.id(), view.pid(), view.tid()), decoded, "{r:?}");
         let Record::Sample(s) = full else {
             assert!(matches!(r.sample(), Err(DecodeError::NotASample { .. })));
             assert!(matches!(r.fixed::<ST0>(), Err(DecodeError::NotASample { .. })), "{r:?}");

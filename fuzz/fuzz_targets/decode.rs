@@ -121,7 +121,20 @@ fn fast_path<'a>(rec: &impl EventRecord<'a>, bytes: &[u8], ctx: &DecodeContext, 
         let _ = (v.branch_stack(), v.regs_user(), v.stack_user(), v.weight(), v.regs_intr(), v.aux());
     }
     if let Some(full) = full.filter(|r| !matches!(r, Record::Unknown { .. })) {
-        let want = (full.time(), full.id(), full.stream_id(), full.cpu(), full.pid(), full.tid());
+        // The decode's own: a SAMPLE's fields, another record's trailer's.
+        let want = match full {
+            Record::Sample(s) => (
+                s.time,
+                s.identifier.or(s.id),
+                s.stream_id,
+                s.cpu.map(|c| c.cpu),
+                s.tid.map(|t| t.pid),
+                s.tid.map(|t| t.tid),
+            ),
+            other => other.sample_id().map_or((None, None, None, None, None, None), |t| {
+                (t.time(), t.event_id(), t.stream_id(), t.cpu(), t.pid(), t.tid())
+            }),
+        };
         assert_eq!(fields, Some(want), "{full:?}");
         if let Record::Sample(s) = full {
             let v = sample.expect("a decoded SAMPLE has a view");
@@ -168,8 +181,8 @@ fn fixed_path<const ST: u64>(bytes: &[u8], endian: Endian) {
                     (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr())
                 );
                 assert_eq!(
-                    (f.id(), f.stream_id(), f.cpu(), f.period(), f.misc()),
-                    (v.id(), v.stream_id(), v.cpu(), v.period(), v.misc())
+                    (f.id(), f.stream_id(), f.cpu(), f.period()),
+                    (v.id(), v.stream_id(), v.cpu(), v.period())
                 );
             }
             Err(e @ (DecodeError::UnknownId { .. } | DecodeError::IdOutsideRecord { .. })) => {

@@ -439,10 +439,13 @@ fn counts_and_side_band_records_of_a_child_process() {
     let set = EventSet::single(event.attr(), Endian::NATIVE);
     let mut kinds = std::collections::BTreeSet::new();
     for r in drain(&ring) {
-        let rec = attributed(&set, &r).decode().unwrap();
+        let attributed = attributed(&set, &r);
+        let rec = attributed.decode().unwrap();
         if rec.type_() == types::COMM || rec.type_() == types::EXIT || rec.type_() == types::MMAP2 {
-            assert_eq!(rec.id(), Some(event.id()), "{rec:?}");
-            assert_eq!(rec.pid(), Some(child.id()), "{rec:?}");
+            let view = attributed.view().unwrap();
+            assert_eq!(view.id(), Some(event.id()), "{rec:?}");
+            assert_eq!(view.pid(), Some(child.id()), "{rec:?}");
+            assert_eq!(rec.sample_id().and_then(|t| t.pid()), Some(child.id()), "the decode's trailer: {rec:?}");
         }
         kinds.insert(rec.name());
     }

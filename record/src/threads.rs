@@ -234,7 +234,7 @@ impl Streams {
                 wake: wake.try_clone()?,
                 stopping: Arc::clone(&stopping),
                 bytes: Arc::clone(&bytes),
-                notes: Notes { samples: vec![0; session.event_set().len()], ..Notes::default() },
+                notes: Notes { samples: vec![0; session.event_set().events().len()], ..Notes::default() },
             };
             handles.push(std::thread::Builder::new().name("perfring-reader".into()).spawn(move || reader.run())?);
         }

@@ -34,7 +34,7 @@ impl<'a> U64Array<'a> {
 
     /// Wrap record bytes holding `bytes.len() / 8` values in `endian` order; `None` if the length
     /// is not a multiple of 8.
-    pub fn from_bytes(bytes: &'a [u8], endian: Endian) -> Option<U64Array<'a>> {
+    pub(crate) fn from_bytes(bytes: &'a [u8], endian: Endian) -> Option<U64Array<'a>> {
         if bytes.len() % 8 == 0 {
             Some(U64Array { repr: Repr::Bytes(bytes, endian) })
         } else {

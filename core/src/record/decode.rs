@@ -375,59 +375,10 @@ impl<'a> Record<'a> {
         dispatch!(self, b => Body::misc(b), s => s.misc, h, _body => h.misc)
     }
 
-    /// The `sample_id` trailer (`None` for SAMPLE, Unknown, and without `sample_id_all`).
+    /// The `sample_id` trailer (`None` for SAMPLE, Unknown, and without `sample_id_all`). Any
+    /// record's time, id, cpu, pid and tid, a SAMPLE's fields or a trailer's alike, are its
+    /// view's ([`EventRecord::view`](super::EventRecord::view)).
     pub fn sample_id(&self) -> Option<&SampleId> {
         dispatch!(self, b => Body::sample_id(b), _s => None, _h, _body => None)
-    }
-
-    /// TIME: a SAMPLE's field, or another record's trailer's; `None` when the event does not
-    /// write it into this record.
-    pub fn time(&self) -> Option<u64> {
-        match self {
-            Record::Sample(s) => s.time,
-            _ => self.sample_id()?.time(),
-        }
-    }
-
-    /// The event id: IDENTIFIER if the record carries it, else ID; `None` when it carries
-    /// neither.
-    pub fn id(&self) -> Option<u64> {
-        match self {
-            Record::Sample(s) => s.identifier.or(s.id),
-            _ => self.sample_id()?.event_id(),
-        }
-    }
-
-    /// STREAM_ID, from the SAMPLE or the trailer.
-    pub fn stream_id(&self) -> Option<u64> {
-        match self {
-            Record::Sample(s) => s.stream_id,
-            _ => self.sample_id()?.stream_id(),
-        }
-    }
-
-    /// The CPU, from the SAMPLE's CPU field or the trailer.
-    pub fn cpu(&self) -> Option<u32> {
-        match self {
-            Record::Sample(s) => s.cpu.map(|c| c.cpu),
-            _ => self.sample_id()?.cpu(),
-        }
-    }
-
-    /// The pid of the SAMPLE's TID field or of the trailer (not the body's own pid fields of
-    /// COMM, MMAP, FORK, …: those are what the record is about).
-    pub fn pid(&self) -> Option<u32> {
-        match self {
-            Record::Sample(s) => s.tid.map(|t| t.pid),
-            _ => self.sample_id()?.pid(),
-        }
-    }
-
-    /// The tid of the SAMPLE's TID field or of the trailer.
-    pub fn tid(&self) -> Option<u32> {
-        match self {
-            Record::Sample(s) => s.tid.map(|t| t.tid),
-            _ => self.sample_id()?.tid(),
-        }
     }
 }

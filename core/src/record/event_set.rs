@@ -227,16 +227,6 @@ where
         self.events().get(index)
     }
 
-    /// Number of events.
-    pub fn len(&self) -> usize {
-        self.n_events
-    }
-
-    /// Whether the set has no events.
-    pub fn is_empty(&self) -> bool {
-        self.n_events == 0
-    }
-
     /// The registered ids, in the order of the table (not sorted).
     pub fn ids(&self) -> impl Iterator<Item = &IdEntry> + '_ {
         self.ids.as_ref().iter().filter(|e| e.id != 0)

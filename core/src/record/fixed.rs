@@ -113,15 +113,6 @@ impl<'a, const SAMPLE_TYPE: u64> FixedSample<'a, SAMPLE_TYPE> {
         self.endian.u32_pair_at(&self.word(at)?, 0)
     }
 
-    /// The record bytes, header included.
-    pub fn bytes(&self) -> &'a [u8] {
-        self.bytes
-    }
-    /// `header.misc`.
-    #[inline]
-    pub fn misc(&self) -> u16 {
-        self.bytes.first_chunk::<8>().map_or(0, |h| self.endian.u16([h[4], h[5]]))
-    }
     /// IDENTIFIER.
     #[inline]
     pub fn identifier(&self) -> Option<u64> {
@@ -218,7 +209,7 @@ mod tests {
                 let walked = Walker::perf_data(bytes, endian).next().unwrap().unwrap();
                 let rec = set.attribute(&walked);
                 let f = rec.fixed::<ST>().unwrap();
-                assert_eq!((rec.event(), f.bytes(), f.misc()), (Ok(0), bytes, 0x4002));
+                assert_eq!((rec.event(), rec.raw().bytes, rec.raw().header.misc), (Ok(0), bytes, 0x4002));
                 // One byte short of the fixed prefix: a typed error, not a read past the record.
                 if extra == 0 && n > 0 {
                     let short = set.attribute(&RawRecord { bytes: &bytes[..size - 1], ..walked });

@@ -51,11 +51,6 @@ impl Header {
         let s = endian.put_u16(self.size);
         [t[0], t[1], t[2], t[3], m[0], m[1], s[0], s[1]]
     }
-
-    /// The CPU mode in `misc` (`PERF_RECORD_MISC_CPUMODE_MASK`).
-    pub fn cpumode(self) -> CpuMode {
-        CpuMode::from_misc(self.misc)
-    }
 }
 
 /// `enum perf_event_type`: the record types the kernel writes into a ring (1..=22), and

@@ -50,15 +50,6 @@ impl EventLayout {
     pub const fn context(&self) -> &DecodeContext {
         self.layout.context()
     }
-    /// Bytes of its smallest SAMPLE, header included: up to the first field whose offset
-    /// depends on the record's content.
-    pub const fn fixed_size(&self) -> usize {
-        self.layout.fixed_size()
-    }
-    /// Size of the `sample_id` trailer of its non-SAMPLE records (0 without `sample_id_all`).
-    pub const fn trailer_size(&self) -> usize {
-        self.layout.trailer_size()
-    }
     /// perf's `id_pos`: the index, in u64 words after the header, of the event id in its
     /// SAMPLEs (IDENTIFIER, else ID), or `None` if it writes neither
     /// (`tools/perf/util/evsel.c:__perf_evsel__calc_id_pos`).
@@ -316,12 +307,6 @@ impl SampleLayout {
         &self.ctx
     }
 
-    /// Bytes of a SAMPLE, header included, up to the first field whose offset depends on the
-    /// record's content: the smallest SAMPLE this event can write.
-    pub const fn fixed_size(&self) -> usize {
-        self.min_size as usize
-    }
-
     /// The offset (header included) of the fixed SAMPLE field `bit`, one of IDENTIFIER, IP,
     /// TID, TIME, ADDR, ID, STREAM_ID, CPU and PERIOD; `None` when the event lacks it (or `bit`
     /// is another field).
@@ -343,11 +328,6 @@ impl SampleLayout {
         } else {
             Some(off as usize)
         }
-    }
-
-    /// Size of the `sample_id` trailer of non-SAMPLE records (0 without `sample_id_all`).
-    pub const fn trailer_size(&self) -> usize {
-        self.trailer as usize
     }
 
     /// perf's `id_pos`: the index, in u64 words after the header, of the event id in a SAMPLE

@@ -5,7 +5,7 @@
 use super::branch_sample_type::HW_INDEX;
 use super::cursor::{pad8, Reader, Writer};
 use super::sample_type as st;
-use super::{misc, BranchStack, CpuMode, DecodeContext, DecodeError, EncodeError, Endian, ReadValues, Regs, U64Array};
+use super::{misc, BranchStack, DecodeContext, DecodeError, EncodeError, Endian, ReadValues, Regs, U64Array};
 
 /// SAMPLE's TID field: `{u32 pid, u32 tid}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -229,11 +229,6 @@ impl<'a> Sample<'a> {
         code_page_size: None,
         aux: None,
     };
-
-    /// The CPU mode in `misc`.
-    pub fn cpumode(&self) -> CpuMode {
-        CpuMode::from_misc(self.misc)
-    }
 
     /// `PERF_RECORD_MISC_EXACT_IP`: the IP is exactly the one of the sampled instruction.
     pub fn exact_ip(&self) -> bool {

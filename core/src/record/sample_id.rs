@@ -1,7 +1,6 @@
 //! `struct sample_id`: the trailer of non-sample records when `attr.sample_id_all` is set.
 
-use super::cursor::Reader;
-use super::{sample_type, DecodeError, Endian};
+use super::{sample_type, Endian};
 
 /// The values of a `sample_id` trailer. Which of them are present in a record is decided by the
 /// event's `sample_type` (see [`SampleId::size`]); absent fields are ignored when encoding and 0
@@ -74,14 +73,6 @@ impl SampleId {
             put(endian.put_u64(self.identifier));
         }
         Some(n)
-    }
-
-    /// Read a trailer laid out by `sample_type` from the start of `bytes` (which must hold at
-    /// least [`SampleId::size`] bytes); absent fields are 0.
-    pub fn decode(bytes: &[u8], sample_type: u64, endian: Endian) -> Result<SampleId, DecodeError> {
-        // One bounds check for the whole trailer.
-        let mut r = Reader::new(bytes, 0, bytes.len(), endian);
-        Ok(Self::from_trailer(r.take(Self::size(sample_type), "sample_id")?, sample_type, endian))
     }
 
     /// Keep only the fields `sample_type` puts in a trailer, the others set to 0: what a trailer

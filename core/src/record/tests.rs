@@ -109,7 +109,7 @@ fn sample_fields_come_in_kernel_order_not_bit_order() {
         assert_eq!((s.data_page_size, s.code_page_size), (Some(4096), Some(2 << 20)));
         assert_eq!(s.aux, Some(&b"auxdata!"[..]));
         assert!(s.exact_ip());
-        assert_eq!(s.cpumode(), CpuMode::User);
+        assert_eq!(CpuMode::from_misc(s.misc), CpuMode::User);
         // And the encoder writes the same bytes back.
         let mut out = [0u8; 512];
         let n = Record::Sample(s).encode(&ctx(endian, t), &mut out).unwrap();

@@ -166,14 +166,9 @@ impl<'a> SampleView<'a> {
         self.fixed(bit, off).and_then(|b| self.endian.u32_pair_at(&b, 0))
     }
 
-    /// The record bytes, header included.
-    #[inline(always)]
-    pub fn bytes(&self) -> &'a [u8] {
-        self.bytes
-    }
     /// `header.misc`.
     #[inline(always)]
-    pub fn misc(&self) -> u16 {
+    pub(crate) fn misc(&self) -> u16 {
         self.endian.u16([self.bytes[4], self.bytes[5]])
     }
     /// IDENTIFIER.

@@ -25,7 +25,7 @@ fn fixed_fields_read_what_the_decode_reads_at_the_edge() {
             let sample_type = BITS.iter().enumerate().filter(|(i, _)| combo & 1 << i != 0).fold(0, |t, (_, b)| t | b);
             let ctx = DecodeContext { sample_type, ..DecodeContext::new(endian) };
             let layout = SampleLayout::new(&ctx);
-            let size = layout.fixed_size();
+            let size = layout.fixed_end as usize;
             let mut rec = [0u8; 80];
             rec[..8].copy_from_slice(&Header { type_: types::SAMPLE, misc: 0, size: size as u16 }.to_bytes(endian));
             for (k, word) in rec[8..size].chunks_exact_mut(8).enumerate() {

@@ -100,7 +100,7 @@ pub fn event_name(attr: &perfring::record::Attr) -> String {
 /// it was given (one per CPU and task it was opened on).
 pub fn file_attrs(session: &Session) -> Vec<FileAttr> {
     let set = session.event_set();
-    (0..set.len())
+    (0..set.events().len())
         .map(|i| {
             let mut ids: Vec<u64> = set.ids().filter(|e| e.event() == i).map(|e| e.id()).collect();
             ids.sort_unstable();
