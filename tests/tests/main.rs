@@ -11,6 +11,8 @@ mod loom_aux;
 #[cfg(loom)]
 mod loom_backward;
 #[cfg(loom)]
+mod loom_bpf_ringbuf;
+#[cfg(loom)]
 mod loom_embedder;
 #[cfg(loom)]
 mod loom_forward;

@@ -2,6 +2,7 @@
 //! cells.
 
 use super::memory::{check_size, Exclusive, Memory, SetupError};
+#[cfg(not(loom))]
 use crate::fences::RB_ONCE;
 use crate::loom::{AtomicU32, AtomicUsize, UnsafeCell};
 
@@ -17,8 +18,13 @@ const PAGE_SIZE: usize = 4096;
 /// and a consumer read of the same sample bytes that the protocol's fences do not order are
 /// reported by loom as a data race, and a header read that the fences do not order can return
 /// an older lap's value: that is how `make loom-mutants` shows each ordering of
-/// [`bpf_ringbuf`](super) necessary. Each slot also has an atomic mirror of its sample bytes,
-/// which untrusted readers copy ([`Memory::load_words`]). It lends no views: consumers copy.
+/// [`bpf_ringbuf`](super) necessary. It lends no views: consumers copy.
+///
+/// Under loom its [`load_words`](Memory::load_words) reads the cells too, tracked like every
+/// other read: in a model every reader is honest, so an untrusted consumer's or a drain's read
+/// that races a write is a protocol bug for loom to report. Otherwise it reads an atomic mirror
+/// of each slot's sample bytes, kept by every write, so that a racing peer is defined behaviour
+/// there as over a [`Mapping`](super::Mapping).
 ///
 /// `WORDS * 8` must be a power of two of at least [`MIN_SIZE`](super::MIN_SIZE) bytes
 /// ([`ModelRing::new`] checks).
@@ -30,12 +36,13 @@ pub struct ModelRing<const WORDS: usize> {
     slots: [Slot; WORDS],
 }
 
-/// One 8-byte slot: header words, sample bytes, and their atomic mirror.
+/// One 8-byte slot: header words and sample bytes (and, outside loom, their atomic mirror).
 #[derive(Debug)]
 struct Slot {
     len: AtomicU32,
     pg_off: AtomicU32,
     cell: UnsafeCell<u64>,
+    #[cfg(not(loom))]
     mirror: [AtomicU32; 2],
 }
 
@@ -58,6 +65,7 @@ impl<const WORDS: usize> ModelRing<WORDS> {
                 len: AtomicU32::new(0),
                 pg_off: AtomicU32::new(0),
                 cell: UnsafeCell::new(0),
+                #[cfg(not(loom))]
                 mirror: [AtomicU32::new(0), AtomicU32::new(0)],
             }),
         })
@@ -138,16 +146,16 @@ unsafe impl<const WORDS: usize> Memory for ModelRing<WORDS> {
     unsafe fn write(&self, offset: usize, src: &[u8]) {
         debug_assert!(offset + src.len() <= WORDS * 8);
         for_each_slot(offset, src.len(), |slot, in_slot, in_buf| {
-            let slot = &self.slots[slot];
             // SAFETY: the caller has exclusive access to these bytes (the `write` contract), so
             // no other access to this cell runs concurrently; loom checks exactly that.
-            let word = slot.cell.with_mut(|p| unsafe {
+            let _bytes = self.slots[slot].cell.with_mut(|p| unsafe {
                 let mut bytes = (*p).to_ne_bytes();
-                bytes[in_slot.clone()].copy_from_slice(&src[in_buf.clone()]);
+                bytes[in_slot].copy_from_slice(&src[in_buf]);
                 *p = u64::from_ne_bytes(bytes);
                 bytes
             });
-            for (m, part) in slot.mirror.iter().zip(word.chunks_exact(4)) {
+            #[cfg(not(loom))]
+            for (m, part) in self.slots[slot].mirror.iter().zip(_bytes.chunks_exact(4)) {
                 m.store(u32::from_ne_bytes([part[0], part[1], part[2], part[3]]), RB_ONCE);
             }
         });
@@ -169,10 +177,17 @@ unsafe impl<const WORDS: usize> Memory for ModelRing<WORDS> {
         if !fits {
             return false;
         }
+        // Under loom, a tracked read (see the type's docs): loom reports a write that the
+        // protocol does not order before it, and no execution continues past that report.
+        // SAFETY: the range is inside the area (checked above).
+        #[cfg(loom)]
+        unsafe {
+            self.read(offset, dst)
+        };
+        #[cfg(not(loom))]
         for (i, chunk) in dst.chunks_exact_mut(4).enumerate() {
             let at = offset + 4 * i;
-            let word = self.slots[at / 8].mirror[(at % 8) / 4].load(RB_ONCE);
-            chunk.copy_from_slice(&word.to_ne_bytes());
+            chunk.copy_from_slice(&self.slots[at / 8].mirror[(at % 8) / 4].load(RB_ONCE).to_ne_bytes());
         }
         true
     }
