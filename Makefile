@@ -28,6 +28,7 @@ ci-extra-list:
 ## The main job: a simulated perf session, printed and written to perf.data.
 demo:
 	$(CARGO) run --release -q -p perfring-sim --bin perfring-sim
+	$(CARGO) run --release -q -p perfring-sim --bin perfring-sim -- --ringbuf
 	@echo "make demo: done"
 
 ## The crates published for users (crate:folder), and their public-API listings

@@ -20,6 +20,8 @@ mod loom_forward;
 mod loom_selfmon;
 #[cfg(loom)]
 mod loom_sim;
+#[cfg(loom)]
+mod loom_sim_ringbuf;
 
 // Real-kernel helpers of kernel_ring and selfmon_kernel.
 #[cfg(not(loom))]
@@ -53,6 +55,8 @@ mod selfmon_props;
 mod sim_perf;
 #[cfg(not(loom))]
 mod sim_props;
+#[cfg(not(loom))]
+mod sim_ringbuf_props;
 
 #[cfg(not(loom))]
 #[test]
