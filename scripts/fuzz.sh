@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run every fuzz target of FUZZ_DIR (default fuzz/) for FUZZ_SECONDS (default 60) each; exit
-# non-zero on the first crash, leak, timeout or build failure, and when there is no target.
+# Run every fuzz target of FUZZ_DIR (default fuzz/), or those FUZZ_TARGETS names, for
+# FUZZ_SECONDS (default 60) each; exit non-zero on the first crash, leak, timeout or build
+# failure, and when there is no target.
 #
 # The targets are built as `cargo fuzz run` builds them (a release build with debug info,
 # libFuzzer linked in by libfuzzer-sys, AddressSanitizer, SanitizerCoverage with 8-bit counters,
@@ -32,6 +33,11 @@ for p in json.load(sys.stdin)["packages"]:
 if [ -z "$targets" ]; then
   echo "fuzz: no fuzz target in $fuzz/Cargo.toml: nothing would be fuzzed"
   exit 1
+fi
+# FUZZ_TARGETS="a b": run only those (all are still built).
+if [ -n "${FUZZ_TARGETS:-}" ]; then
+  targets=$(for t in $targets; do case " $FUZZ_TARGETS " in *" $t "*) echo "$t" ;; esac; done)
+  [ -n "$targets" ] || { echo "fuzz: none of FUZZ_TARGETS ($FUZZ_TARGETS) is a target of $fuzz/Cargo.toml"; exit 1; }
 fi
 
 export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \

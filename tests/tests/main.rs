@@ -34,6 +34,8 @@ mod backward_props;
 #[cfg(not(loom))]
 mod hostile_attacks;
 #[cfg(not(loom))]
+mod hostile_bpf_ringbuf;
+#[cfg(not(loom))]
 mod hostile_props;
 #[cfg(not(loom))]
 mod kernel_ring;

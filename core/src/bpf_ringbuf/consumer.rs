@@ -534,6 +534,23 @@ impl<M: Memory> Batch<'_, M> {
     }
 }
 
+impl<M: Memory> core::fmt::Debug for Consumer<M> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Consumer")
+            .field("size", &(self.mask + 1))
+            .field("trusted", &self.trusted)
+            .field("position", &self.pos)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<M: Memory> core::fmt::Debug for Batch<'_, M> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Batch").field("position", &self.consumer.pos).field("producer_pos", &self.prod).finish()
+    }
+}
+
 impl<M: Memory> Drop for Batch<'_, M> {
     fn drop(&mut self) {
         self.consumer.publish();

@@ -22,6 +22,12 @@ pub enum DrainError {
         /// `producer_pos` as loaded.
         producer_pos: usize,
     },
+    /// `consumer_pos` is not a multiple of 8: only drains store it, always 8-aligned, and the
+    /// kernel maps its page read-only to user space, so its memory was corrupted.
+    MisalignedConsumerPos {
+        /// `consumer_pos` as loaded.
+        consumer_pos: usize,
+    },
     /// A header's length puts the sample's end past `producer_pos` (`-EINVAL`).
     RecordPastProducer {
         /// The record's position.
@@ -68,6 +74,11 @@ impl core::fmt::Display for DrainError {
             DrainError::MisalignedProducerPos { producer_pos } => write!(
                 f,
                 "producer_pos {producer_pos:#x} is not a multiple of 8 (EINVAL): the producer wrote a corrupt position"
+            ),
+            DrainError::MisalignedConsumerPos { consumer_pos } => write!(
+                f,
+                "consumer_pos {consumer_pos:#x} is not a multiple of 8: the consumer page was corrupted (user space \
+                 cannot write it over the kernel's mapping)"
             ),
             DrainError::RecordPastProducer { position, size, available } => write!(
                 f,
@@ -193,6 +204,9 @@ impl<M: Memory, L: ReserveLock> Drain<M, L> {
         }
         // Our own word: only a drain stores it, under `busy`.
         let cons = self.mem.consumer_pos().load(RB_ONCE);
+        if cons % 8 != 0 {
+            return Err(DrainError::MisalignedConsumerPos { consumer_pos: cons });
+        }
         let available = prod.wrapping_sub(cons);
         // The kernel's `cons_pos >= prod_pos`: nothing, or a producer position behind ours.
         if available == 0 || available > usize::MAX / 2 {
@@ -243,5 +257,11 @@ impl<M: Memory, L: ReserveLock> Drain<M, L> {
     /// The memory this drain reads.
     pub fn memory(&self) -> &M {
         &self.mem
+    }
+}
+
+impl<M: Memory, L: ReserveLock> core::fmt::Debug for Drain<M, L> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Drain").field("size", &(self.mask + 1)).finish_non_exhaustive()
     }
 }

@@ -402,3 +402,18 @@ impl<M: Memory, L: ReserveLock, H: Hooks<M, L>> Drop for Reservation<'_, M, L, H
         }
     }
 }
+
+impl<M: Memory, L: ReserveLock, H: Hooks<M, L>> core::fmt::Debug for Reservation<'_, M, L, H> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Reservation").field("position", &self.pos).field("len", &self.size).finish()
+    }
+}
+
+impl<M: Memory, L: ReserveLock, H: Hooks<M, L>> core::fmt::Debug for Producer<M, L, H> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Producer")
+            .field("size", &(self.mask + 1))
+            .field("failed_reservations", &self.failed_reservations())
+            .finish_non_exhaustive()
+    }
+}

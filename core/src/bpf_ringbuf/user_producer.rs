@@ -174,3 +174,18 @@ impl<M: Memory, L: ReserveLock> Drop for UserReservation<'_, M, L> {
         }
     }
 }
+
+impl<M: Memory, L: ReserveLock> core::fmt::Debug for UserReservation<'_, M, L> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("UserReservation").field("position", &self.pos).field("len", &self.size).finish()
+    }
+}
+
+impl<M: Memory, L: ReserveLock> core::fmt::Debug for UserProducer<M, L> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("UserProducer")
+            .field("size", &(self.mask + 1))
+            .field("failed_reservations", &self.failed_reservations())
+            .finish_non_exhaustive()
+    }
+}
