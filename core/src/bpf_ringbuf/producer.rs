@@ -122,24 +122,24 @@ impl<M: Memory, L: ReserveLock> Hooks<M, L> for NoHooks {}
 /// is the NMI path.
 ///
 /// ```
-/// use perfring::bpf_ringbuf::{split, Mapping, Notify, Payload};
-/// # #[repr(C, align(8))] struct Buf([u8; 2 * 4096 + 4096]);
-/// # let mut buf = Buf([0; 2 * 4096 + 4096]);
-/// let mut map = Mapping::new(&mut buf.0, 4096).unwrap(); // consumer page, producer page, 4 KiB
+/// use perfring::bpf_ringbuf::{split, Mapping, Notify};
+///
+/// #[repr(C, align(8))]
+/// struct Buf([u8; 2 * 4096 + 4096]); // consumer page, producer page, a 4 KiB data area
+/// let mut buf = Buf([0; 2 * 4096 + 4096]);
+/// let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
 /// let (producer, mut consumer) = split(&mut map).unwrap();
 ///
 /// let mut first = producer.reserve(5).unwrap();
 /// let second = producer.reserve(3).unwrap();
 /// first.write(0, b"hello").unwrap();
-/// second.discard(Notify::Adaptive); // discarded: never delivered
+/// second.discard(Notify::Adaptive); // discarded: never read
 /// assert!(first.submit(Notify::Adaptive)); // the consumer waits at this record: woken
 ///
 /// let mut scratch = [0u8; 64];
-/// let mut got = Vec::new();
-/// consumer.for_each(&mut scratch, |r| got.push(r.payload.to_vec())).unwrap();
-/// assert_eq!(got, [b"hello".to_vec()]);
-/// # trait ToVec { fn to_vec(&self) -> Vec<u8>; }
-/// # impl ToVec for Payload<'_> { fn to_vec(&self) -> Vec<u8> { let mut v = vec![0; self.len()]; self.copy_to(&mut v); v } }
+/// let mut got = [0u8; 5];
+/// let n = consumer.for_each(&mut scratch, |r| assert_eq!(r.payload.copy_to(&mut got), 5)).unwrap();
+/// assert_eq!((n, &got), (1, b"hello"));
 /// ```
 pub struct Producer<M: Memory, L: ReserveLock = SpinLock, H: Hooks<M, L> = NoHooks> {
     mem: M,
