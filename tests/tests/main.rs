@@ -32,6 +32,8 @@ mod aux_props;
 #[cfg(not(loom))]
 mod backward_props;
 #[cfg(not(loom))]
+mod bpf_ringbuf_mapping;
+#[cfg(not(loom))]
 mod hostile_attacks;
 #[cfg(not(loom))]
 mod hostile_bpf_ringbuf;
