@@ -34,7 +34,7 @@ if [ -z "$targets" ]; then
   echo "fuzz: no fuzz target in $fuzz/Cargo.toml: nothing would be fuzzed"
   exit 1
 fi
-# FUZZ_TARGETS="a b": run only those (all are still built).
+# FUZZ_TARGETS="a b": build and run only those.
 if [ -n "${FUZZ_TARGETS:-}" ]; then
   targets=$(for t in $targets; do case " $FUZZ_TARGETS " in *" $t "*) echo "$t" ;; esac; done)
   [ -n "$targets" ] || { echo "fuzz: none of FUZZ_TARGETS ($FUZZ_TARGETS) is a target of $fuzz/Cargo.toml"; exit 1; }
@@ -48,7 +48,7 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_odr_violation=0"
 echo "fuzz: building $(echo $targets | wc -w) targets ($(echo $targets)) with libFuzzer and AddressSanitizer"
 cargo +nightly build -q --manifest-path "$fuzz/Cargo.toml" --target "$triple" --release \
-  --config profile.release.debug=true --target-dir "$target_dir" --bins
+  --config profile.release.debug=true --target-dir "$target_dir" $(for t in $targets; do echo --bin "$t"; done)
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -7,6 +7,7 @@
 #![cfg(not(loom))]
 
 use std::ops::ControlFlow;
+use std::sync::atomic::Ordering::Relaxed;
 
 use perfring::bpf_ringbuf::{
     Config, Consumer, Drain, DrainError, Mapping, Memory, Notify, Producer, ReadError, ReserveError, SpinLock,
@@ -107,7 +108,7 @@ fn attack_producer_pos_backwards_is_refused() {
     let mut c = Consumer::untrusted(&ring).unwrap();
     let mut scratch = [0u8; 64];
     assert_eq!(c.for_each(&mut scratch, |_| ()), Ok(1));
-    ring.producer_pos().store(8, std::sync::atomic::Ordering::Relaxed);
+    ring.producer_pos().store(8, Relaxed);
     assert_eq!(c.batch().err(), Some(ReadError::ProducerPosBackwards { producer_pos: 8, last_seen: 16 }));
 }
 
@@ -195,20 +196,35 @@ fn attack_on_the_drain_a_discard_loop_is_bounded_and_garbage_is_typed() {
         drain.drain(&mut scratch, Notify::Never, &mut go),
         Err(DrainError::RecordPastProducer { position: 0, size: 9, available: 16 })
     );
-    // A ring of discarded records and a peer that moves producer_pos ahead before every access:
+    // A ring of discarded records and a peer that moves producer_pos 8 bytes on before every
+    // peek (each takes four accesses: producer_pos, consumer_pos, the header, the skip's store):
     // every skip moves consumer_pos on, and the drain ends once the peer stops (it would at
     // MAX_DRAIN_SAMPLES otherwise).
     let init: Vec<u8> = [DISCARD_BIT.to_ne_bytes(), [0; 4]].concat();
-    let script: Vec<_> = (0..400).map(|i| BpfPeerWrite::ProducerPos(8 * (i + 2))).collect();
+    let script: Vec<_> = (0..100)
+        .flat_map(|j| {
+            [
+                BpfPeerWrite::ProducerPos(8 * (j + 2)),
+                BpfPeerWrite::Nothing,
+                BpfPeerWrite::Nothing,
+                BpfPeerWrite::Nothing,
+            ]
+        })
+        .collect();
     let ring = HostileBpfRing::new(64, &init, 8, 0, script);
     let drain = Drain::new(&ring, SpinLock::new()).unwrap();
     let d = drain.drain(&mut scratch, Notify::Never, &mut go).unwrap();
     assert!(d.discarded >= 100 && d.samples == 0, "{d:?}");
+    let (cons, prod) = (ring.consumer_pos().load(Relaxed), ring.producer_pos().load(Relaxed));
+    assert_eq!(cons, prod, "drained to producer_pos");
+    assert!(ring.accesses.get() < 1000);
+    // A producer_pos that runs more than a ring ahead is refused: the kernel would drain the
+    // ring's bytes again and again.
+    ring.producer_pos().store(prod + 72, Relaxed);
     assert_eq!(
-        ring.consumer_pos().load(std::sync::atomic::Ordering::Relaxed),
-        ring.producer_pos().load(std::sync::atomic::Ordering::Relaxed)
+        drain.drain(&mut scratch, Notify::Never, &mut go),
+        Err(DrainError::ProducerPosTooFarAhead { producer_pos: prod + 72, consumer_pos: cons, size: 64 })
     );
-    assert!(ring.accesses.get() < 2000);
 }
 
 #[test]
@@ -237,7 +253,7 @@ fn attack_consumer_pos_garbage_never_makes_the_producer_overwrite_a_record_being
 
 /// Store `consumer_pos` as a hostile consumer would.
 fn ring_set_consumer(ring: &HostileBpfRing, v: usize) {
-    ring.consumer_pos().store(v, std::sync::atomic::Ordering::Relaxed);
+    ring.consumer_pos().store(v, Relaxed);
 }
 
 /// A peer *thread* rewriting real memory (a [`Mapping`]) with 32-bit and position-sized atomic
@@ -247,7 +263,7 @@ fn ring_set_consumer(ring: &HostileBpfRing, v: usize) {
 /// positions' `usize`).
 #[test]
 fn untrusted_readers_racing_a_peer_thread_on_real_memory_are_defined_behaviour() {
-    use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering::Relaxed};
+    use std::sync::atomic::{AtomicU32, AtomicUsize};
 
     const PAGE: usize = 64;
     const DATA: usize = 128;

@@ -1,6 +1,7 @@
 //! The kernel's side of a `BPF_MAP_TYPE_USER_RINGBUF`: `bpf_user_ringbuf_drain`, validating
 //! each sample as `__bpf_user_ringbuf_peek` does (user space writes the whole ring: every word
-//! of it is untrusted). For tests of a user-ringbuf producer, and for rings that follow the same
+//! of it is untrusted), and `producer_pos` against the ring's size too, which the kernel does
+//! not ([`DrainError::ProducerPosTooFarAhead`]). For tests of a user-ringbuf producer, and for rings that follow the same
 //! protocol between two processes of ours.
 
 use core::ops::ControlFlow;
@@ -28,6 +29,18 @@ pub enum DrainError {
         /// `consumer_pos` as loaded.
         consumer_pos: usize,
     },
+    /// `producer_pos` is more than the ring's size ahead of `consumer_pos`: no producer can
+    /// have reserved that much. (The kernel checks only each sample against it, and would drain
+    /// the ring's bytes over and over, up to `BPF_MAX_USER_RINGBUF_SAMPLES` per call; this drain
+    /// refuses, deliberately stricter.)
+    ProducerPosTooFarAhead {
+        /// `producer_pos` as loaded.
+        producer_pos: usize,
+        /// `consumer_pos`.
+        consumer_pos: usize,
+        /// The ring's size.
+        size: usize,
+    },
     /// A header's length puts the sample's end past `producer_pos` (`-EINVAL`).
     RecordPastProducer {
         /// The record's position.
@@ -36,13 +49,6 @@ pub enum DrainError {
         size: u32,
         /// Bytes published from the record's position.
         available: usize,
-    },
-    /// A header's length is larger than the ring (`-E2BIG`).
-    RecordLargerThanRing {
-        /// The record's position.
-        position: usize,
-        /// The sample size in its header.
-        size: u32,
     },
     /// A sample larger than a BPF dynptr can hold, [`MAX_DRAIN_SAMPLE_SIZE`](super::MAX_DRAIN_SAMPLE_SIZE)
     /// (`-E2BIG`).
@@ -80,15 +86,15 @@ impl core::fmt::Display for DrainError {
                 "consumer_pos {consumer_pos:#x} is not a multiple of 8: the consumer page was corrupted (user space \
                  cannot write it over the kernel's mapping)"
             ),
+            DrainError::ProducerPosTooFarAhead { producer_pos, consumer_pos, size } => write!(
+                f,
+                "producer_pos {producer_pos:#x} is more than the ring's {size:#x} bytes ahead of consumer_pos \
+                 {consumer_pos:#x}: the producer wrote a corrupt position"
+            ),
             DrainError::RecordPastProducer { position, size, available } => write!(
                 f,
                 "the header at {position:#x} says {size} bytes, past producer_pos ({available} bytes published) \
                  (EINVAL): the producer wrote a corrupt header"
-            ),
-            DrainError::RecordLargerThanRing { position, size } => write!(
-                f,
-                "the header at {position:#x} says {size} bytes, more than the ring holds (E2BIG): the producer wrote a \
-                 corrupt header"
             ),
             DrainError::SampleTooLarge { position, size } => write!(
                 f,
@@ -212,6 +218,9 @@ impl<M: Memory, L: ReserveLock> Drain<M, L> {
         if available == 0 || available > usize::MAX / 2 {
             return Ok(Peek::NoData);
         }
+        if available > ring {
+            return Err(DrainError::ProducerPosTooFarAhead { producer_pos: prod, consumer_pos: cons, size: ring });
+        }
         let off = cons & self.mask;
         // (U4)'s partner (U5): a committed header comes with its sample's bytes.
         let len = self.mem.len_word(off).load(U5_URB_HEADER_LOAD);
@@ -220,9 +229,8 @@ impl<M: Memory, L: ReserveLock> Drain<M, L> {
         if total > available {
             return Err(DrainError::RecordPastProducer { position: cons, size, available });
         }
-        if total > ring {
-            return Err(DrainError::RecordLargerThanRing { position: cons, size });
-        }
+        // (The kernel's `-E2BIG` for a record larger than the ring cannot happen here: the
+        // record fits what `producer_pos` published, which fits the ring.)
         if size as usize > MAX_DRAIN_SAMPLE_SIZE {
             return Err(DrainError::SampleTooLarge { position: cons, size });
         }

@@ -522,9 +522,18 @@ fn the_drain_validates_what_user_space_wrote() {
         drain_user(&d, Notify::Adaptive).1,
         Err(DrainError::RecordPastProducer { position: 0, size: 9, available: 16 })
     );
-    ring.producer_pos().store(1 << 20, RB_ONCE);
+    ring.producer_pos().store(64, RB_ONCE);
     put_header(&ring, 0, 100, 0);
-    assert_eq!(drain_user(&d, Notify::Adaptive).1, Err(DrainError::RecordLargerThanRing { position: 0, size: 100 }));
+    assert_eq!(
+        drain_user(&d, Notify::Adaptive).1,
+        Err(DrainError::RecordPastProducer { position: 0, size: 100, available: 64 })
+    );
+    ring.producer_pos().store(72, RB_ONCE);
+    assert_eq!(
+        drain_user(&d, Notify::Adaptive).1,
+        Err(DrainError::ProducerPosTooFarAhead { producer_pos: 72, consumer_pos: 0, size: 64 }),
+        "the kernel would drain such a ring's bytes again and again: refused"
+    );
     // A producer position behind the consumer's: nothing to drain, as in the kernel.
     ring.consumer_pos().store(64, RB_ONCE);
     ring.producer_pos().store(32, RB_ONCE);
