@@ -279,6 +279,25 @@ impl<M: Memory> Consumer<M> {
     /// scratch with atomic loads after its header was validated, and any content of the ring
     /// and its positions yields records or typed errors, never undefined behaviour, a panic or
     /// an endless loop.
+    ///
+    /// ```
+    /// use perfring::bpf_ringbuf::{Consumer, Memory, ModelRing, ReadError, BUSY_BIT};
+    /// use perfring::fences::RB_ONCE;
+    ///
+    /// let ring = ModelRing::<8>::new().unwrap(); // 64 bytes
+    /// let mut consumer = Consumer::untrusted(&ring).unwrap();
+    /// let mut scratch = [0u8; 64];
+    /// // A hostile producer publishes a record whose length runs past producer_pos.
+    /// ring.len_word(0).store(100, RB_ONCE);
+    /// ring.producer_pos().store(16, RB_ONCE);
+    /// assert_eq!(
+    ///     consumer.for_each(&mut scratch, |_| {}),
+    ///     Err(ReadError::RecordPastProducer { position: 0, size: 100, available: 16 })
+    /// );
+    /// // Or one that stays BUSY: nothing is read, nothing waits.
+    /// ring.len_word(0).store(8 | BUSY_BIT, RB_ONCE);
+    /// assert_eq!(consumer.for_each(&mut scratch, |_| {}), Ok(0));
+    /// ```
     pub fn untrusted(mem: M) -> Result<Self, SetupError> {
         Self::make(mem, false)
     }

@@ -17,6 +17,28 @@ use crate::loom::AtomicUsize;
 /// page and data writable: over it, this value is the only writer of `producer_pos` and the
 /// samples. Unlike the kernel's ring, records fill the whole area (libbpf reserves while
 /// `size - (producer_pos - consumer_pos)` covers the record).
+///
+/// ```
+/// use core::ops::ControlFlow;
+/// use perfring::bpf_ringbuf::{Drain, ModelRing, Notify, SpinLock, UserProducer};
+///
+/// let ring = ModelRing::<64>::new().unwrap(); // 512 bytes
+/// // SAFETY: the ring's only producer; its consumer is the drain below.
+/// let producer = unsafe { UserProducer::new(&ring, SpinLock::new()) }.unwrap();
+/// let mut r = producer.reserve(3).unwrap();
+/// r.write(0, b"abc").unwrap();
+/// r.submit();
+/// producer.reserve(8).unwrap().discard();
+///
+/// // What bpf_user_ringbuf_drain does in the kernel: the sample, then the discard skipped.
+/// let drain = Drain::new(&ring, SpinLock::new()).unwrap();
+/// let mut scratch = [0u8; 64];
+/// let d = drain.drain(&mut scratch, Notify::Adaptive, |s| {
+///     assert_eq!(s, b"abc");
+///     ControlFlow::Continue(())
+/// });
+/// assert_eq!(d.map(|d| (d.samples, d.discarded, d.woke)), Ok((1, 1, true)));
+/// ```
 pub struct UserProducer<M: Memory, L: ReserveLock = SpinLock> {
     mem: M,
     lock: L,
