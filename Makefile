@@ -25,9 +25,11 @@ ci-extra: $(CI_EXTRA)
 ci-extra-list:
 	@echo $(CI_EXTRA)
 
-## The main job: a simulated perf session, printed and written to perf.data.
+## The main job: a simulated perf session, printed and written to perf.data; then a simulated
+## BPF ring buffer session, printed.
 demo:
 	$(CARGO) run --release -q -p perfring-sim --bin perfring-sim
+	$(CARGO) run --release -q -p perfring-sim --bin perfring-sim -- --ringbuf
 	@echo "make demo: done"
 
 ## The crates published for users (crate:folder), and their public-API listings
@@ -148,8 +150,8 @@ mutants:
 miri:
 	rustup component add miri rust-src --toolchain nightly >/dev/null 2>&1 || true
 	MIRIFLAGS="-Zmiri-strict-provenance" $(CARGO) +nightly miri test -q -p perfring --lib --target-dir target/miri
-	MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-disable-isolation" PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 $(CARGO) +nightly miri test -q -p perfring-tests --test integration --target-dir target/miri -- hostile_attacks:: hostile_props::
-	@echo "make miri: core unit tests and the hostile-peer tests (scripted and a racing peer thread) pass under Miri"
+	MIRIFLAGS="-Zmiri-strict-provenance -Zmiri-disable-isolation" PROPTEST_DISABLE_FAILURE_PERSISTENCE=1 $(CARGO) +nightly miri test -q -p perfring-tests --test integration --target-dir target/miri -- hostile_attacks:: hostile_props:: hostile_bpf_ringbuf::
+	@echo "make miri: core unit tests and the hostile-peer tests of both rings (scripted and a racing peer thread) pass under Miri"
 
 ## Each fuzz target for FUZZ_SECONDS (CI smoke: 60 s each), built as `cargo fuzz` builds it but
 ## without installing cargo-fuzz (scripts/fuzz.sh). Fails on a crash, a build failure or no target.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Run every fuzz target of FUZZ_DIR (default fuzz/) for FUZZ_SECONDS (default 60) each; exit
-# non-zero on the first crash, leak, timeout or build failure, and when there is no target.
+# Run every fuzz target of FUZZ_DIR (default fuzz/), or those FUZZ_TARGETS names, for
+# FUZZ_SECONDS (default 60) each; exit non-zero on the first crash, leak, timeout or build
+# failure, and when there is no target.
 #
 # The targets are built as `cargo fuzz run` builds them (a release build with debug info,
 # libFuzzer linked in by libfuzzer-sys, AddressSanitizer, SanitizerCoverage with 8-bit counters,
@@ -33,6 +34,11 @@ if [ -z "$targets" ]; then
   echo "fuzz: no fuzz target in $fuzz/Cargo.toml: nothing would be fuzzed"
   exit 1
 fi
+# FUZZ_TARGETS="a b": build and run only those.
+if [ -n "${FUZZ_TARGETS:-}" ]; then
+  targets=$(for t in $targets; do case " $FUZZ_TARGETS " in *" $t "*) echo "$t" ;; esac; done)
+  [ -n "$targets" ] || { echo "fuzz: none of FUZZ_TARGETS ($FUZZ_TARGETS) is a target of $fuzz/Cargo.toml"; exit 1; }
+fi
 
 export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
@@ -42,7 +48,7 @@ export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_odr_violation=0"
 echo "fuzz: building $(echo $targets | wc -w) targets ($(echo $targets)) with libFuzzer and AddressSanitizer"
 cargo +nightly build -q --manifest-path "$fuzz/Cargo.toml" --target "$triple" --release \
-  --config profile.release.debug=true --target-dir "$target_dir" --bins
+  --config profile.release.debug=true --target-dir "$target_dir" $(for t in $targets; do echo --bin "$t"; done)
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -19,7 +19,7 @@
 #   MUTANTS_TIMEOUT seconds a mutant's tests may run in passes 2 and 3 (default 600 and 1200)
 set -u
 cd "$(dirname "$0")/.."
-FILES=${MUTANTS_FILES:-"core/src/producer.rs core/src/consumer.rs core/src/backward.rs core/src/split.rs core/src/memory/*.rs core/src/aux.rs core/src/selfmon.rs"}
+FILES=${MUTANTS_FILES:-"core/src/producer/*.rs core/src/consumer.rs core/src/backward.rs core/src/split.rs core/src/memory/*.rs core/src/aux.rs core/src/selfmon.rs"}
 PASSES=${MUTANTS_PASSES-"1 2 3"}
 JOBS=${MUTANTS_JOBS:-1}
 OUT=${MUTANTS_OUT:-target/mutants}

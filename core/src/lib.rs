@@ -20,7 +20,7 @@
 //! | module | what it is |
 //! |---|---|
 //! | [`page`] | `struct perf_event_mmap_page`, offsets checked at compile time |
-//! | [`fences`] | every memory ordering, named (A)–(D) and (S1)–(S4), with its pairing |
+//! | [`fences`] | every memory ordering, named (A)–(D), (S1)–(S4), (R1)–(R10) and (U1)–(U6), with its pairing |
 //! | [`memory`] | the seam to shared memory: [`Mapping`](memory::Mapping) (real ABI layout), [`ModelRing`](memory::ModelRing) (loom) |
 //! | [`producer`] | the kernel side: reserve, write, publish; nesting; lost; wakeups |
 //! | [`consumer`] | the user side: acquire head, read records (wrapping too), release tail |
@@ -30,6 +30,7 @@
 //! | [`selfmon`] | self-monitoring: the control page's seqlock, counter reads, time conversions |
 //! | [`security`] | the threat model: what each side trusts, what is guaranteed |
 //! | [`loom`] | the loom shim (`--cfg loom` selects loom's atomics and cells) |
+//! | [`bpf_ringbuf`] | the BPF ring buffer (`BPF_MAP_TYPE_RINGBUF`, `USER_RINGBUF`): producer, consumer, drain |
 //!
 //! ## Reading a record: one way per tier
 //!
@@ -70,6 +71,7 @@
 
 pub mod aux;
 pub mod backward;
+pub mod bpf_ringbuf;
 pub mod consumer;
 pub mod fences;
 pub mod loom;

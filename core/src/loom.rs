@@ -108,3 +108,14 @@ impl<T> UnsafeCell<T> {
         f(self.0.get())
     }
 }
+
+/// A spin-wait hint for a loop that waits for another thread (the BPF ring buffer's reservation
+/// [`SpinLock`](crate::bpf_ringbuf::SpinLock)). Under loom it yields to the scheduler, so a
+/// model explores the holder running instead of the waiter spinning forever.
+#[inline(always)]
+pub(crate) fn spin_loop() {
+    #[cfg(loom)]
+    ::loom::hint::spin_loop();
+    #[cfg(not(loom))]
+    core::hint::spin_loop();
+}

@@ -8,6 +8,9 @@
 //! and an oracle that checks every run. [`engine::run`] is the whole machine. With AUX tracing,
 //! the threads run a small program ([`program`]) whose branches a simulated Intel BTS tracer
 //! records ([`bts`]), written so that perf decodes them ([`output`], [`elf`]).
+//!
+//! [`ringbuf`] simulates the kernel's other ring, the BPF ring buffer, the same way: CPUs and
+//! nested contexts reserving through perfring's `bpf_ringbuf` producer, and an oracle.
 
 pub mod bts;
 pub mod config;
@@ -19,6 +22,7 @@ pub mod memory;
 pub mod output;
 pub mod program;
 pub mod records;
+pub mod ringbuf;
 pub mod rng;
 
 pub use config::{Mode, SimConfig};

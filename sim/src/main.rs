@@ -41,6 +41,7 @@ OPTIONS:
   --snapshot           the AUX tracer overwrites, snapshotted every 5000 steps (implies --aux)
   --aux-size BYTES     AUX area per buffer, a power of two (default 8192)
   --legacy-put-handle  the buggy pre-2019 put_handle ordering (the oracle should complain)
+  --ringbuf            a BPF ring buffer session instead (see --ringbuf --help)
   -o, --output PATH    perf.data to write (default perf.data; '-' for none)
   -h, --help           this text
 
@@ -222,6 +223,9 @@ fn print_table(cfg: &SimConfig, report: &Report, secs: f64) {
 }
 
 fn main() -> ExitCode {
+    if std::env::args().skip(1).any(|a| a == "--ringbuf") {
+        return ExitCode::from(perfring_sim::ringbuf::cli::main(std::env::args().skip(1)));
+    }
     let (cfg, output) = match parse() {
         Ok(v) => v,
         Err(e) if e.is_empty() => {

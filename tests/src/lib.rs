@@ -5,6 +5,8 @@
 pub mod decode;
 /// The scripted hostile peer.
 pub mod hostile;
+/// The scripted hostile peer of the BPF ring buffer.
+pub mod hostile_bpf;
 /// A model of the kernel's ring-buffer write path (v6.1.172) with the proposed patches of
 /// `docs/kernel-findings.md` as switches, and each finding's reproducer.
 pub mod kernel_model;

@@ -11,6 +11,8 @@ mod loom_aux;
 #[cfg(loom)]
 mod loom_backward;
 #[cfg(loom)]
+mod loom_bpf_ringbuf;
+#[cfg(loom)]
 mod loom_embedder;
 #[cfg(loom)]
 mod loom_forward;
@@ -18,6 +20,8 @@ mod loom_forward;
 mod loom_selfmon;
 #[cfg(loom)]
 mod loom_sim;
+#[cfg(loom)]
+mod loom_sim_ringbuf;
 
 // Real-kernel helpers of kernel_ring and selfmon_kernel.
 #[cfg(not(loom))]
@@ -28,7 +32,11 @@ mod aux_props;
 #[cfg(not(loom))]
 mod backward_props;
 #[cfg(not(loom))]
+mod bpf_ringbuf_mapping;
+#[cfg(not(loom))]
 mod hostile_attacks;
+#[cfg(not(loom))]
+mod hostile_bpf_ringbuf;
 #[cfg(not(loom))]
 mod hostile_props;
 #[cfg(not(loom))]
@@ -51,6 +59,8 @@ mod selfmon_props;
 mod sim_perf;
 #[cfg(not(loom))]
 mod sim_props;
+#[cfg(not(loom))]
+mod sim_ringbuf_props;
 
 #[cfg(not(loom))]
 #[test]

@@ -1,0 +1,583 @@
+//! The user-space side of a `BPF_MAP_TYPE_RINGBUF`: records in reservation order, stop at the
+//! first BUSY one, skip the discarded ones, publish `consumer_pos`, and decide safely when to
+//! sleep (libbpf's `ringbuf_process_ring`, with every check of the hostile-peer checklist).
+//!
+//! ```text
+//! let mut batch = consumer.batch()?;        // producer_pos loaded once (R5), validated
+//! while let Some(record) = batch.next(&mut scratch) {
+//!     let record = record?;                  // header loaded once (R6), validated
+//!     /* record.payload: a view, or a copy in scratch */
+//! }
+//! drop(batch);                               // consumer_pos stored (R7)
+//! if consumer.prepare_to_sleep()? { /* wait for the wakeup */ }   // (R7), (R8), re-check
+//! ```
+//!
+//! Per batch, `producer_pos` is loaded once and must be a multiple of 8, not behind the last
+//! value seen, and at most the ring's size ahead of `consumer_pos`; per record, the header's
+//! `len` word is loaded once into a local and the record must end at or before that
+//! `producer_pos` (and, if asked, carry the `pg_off` the kernel writes). A bad value is a
+//! [`RingbufReadError`] and the batch stays before it: nothing past it is consumed, and no call loops.
+//! A batch takes at most `size / 8` steps (each record moves the position by at least 8 bytes,
+//! never past the batch's `producer_pos`).
+
+use super::abi::{pg_off, record_len, BUSY_BIT, DISCARD_BIT, HEADER_SIZE};
+use super::memory::{RingbufMemory, SetupError};
+use crate::fences::{fence, R5_RB_PRODUCER_LOAD, R6_RB_HEADER_LOAD, R7_RB_CONSUMER_STORE, R8_RB_SLEEP_FENCE, RB_ONCE};
+
+/// Why the consumer stopped. Never a panic; nothing past the fault was consumed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RingbufReadError {
+    /// `producer_pos` is not a multiple of 8: every record is 8-aligned, so no producer
+    /// publishes such a position.
+    MisalignedProducerPos {
+        /// `producer_pos` as loaded.
+        producer_pos: usize,
+    },
+    /// `producer_pos` is behind the value this consumer saw before (or behind its own
+    /// position): it went backwards.
+    ProducerPosBackwards {
+        /// `producer_pos` as loaded.
+        producer_pos: usize,
+        /// The last value seen.
+        last_seen: usize,
+    },
+    /// `producer_pos` is more than the ring's size ahead of `consumer_pos`: records would have
+    /// been overwritten unread.
+    ProducerPosTooFarAhead {
+        /// `producer_pos` as loaded.
+        producer_pos: usize,
+        /// This consumer's position.
+        consumer_pos: usize,
+        /// The ring's size.
+        size: usize,
+    },
+    /// A header's length puts the record's end past `producer_pos` (or past the ring).
+    RecordPastProducer {
+        /// The record's position.
+        position: usize,
+        /// The sample size in its header.
+        size: u32,
+        /// Bytes published from the record's position.
+        available: usize,
+    },
+    /// A header's `pg_off` is not what the kernel writes at that offset
+    /// ([`Config::check_pg_off`]).
+    BadPageOffset {
+        /// The record's position.
+        position: usize,
+        /// The `pg_off` found.
+        pg_off: u32,
+        /// The `pg_off` expected.
+        expected: u32,
+    },
+    /// The sample must be copied (the consumer is untrusted, or it wraps a singly mapped area
+    /// and [`Wrapped::Copy`] is set, or the memory lends no views) and `scratch` is too small.
+    ScratchTooSmall {
+        /// Bytes needed.
+        needed: usize,
+        /// The scratch's length.
+        scratch: usize,
+    },
+    /// The memory could not load the sample's bytes ([`RingbufMemory::load_words`] returned `false`).
+    /// Nothing was consumed: retry, or [`RingbufConsumer::skip_to_producer`].
+    LoadFailed {
+        /// The record's position.
+        position: usize,
+    },
+    /// The record at the consumer's position was BUSY at [`Config::busy_limit`] polls in a row:
+    /// its producer may have died. Keep waiting, or give up what is reserved with
+    /// [`RingbufConsumer::skip_to_producer`] (a producer that follows the kernel's protocol never
+    /// writes over a BUSY record, so nothing it is still writing gets overwritten).
+    BusyTooLong {
+        /// The record's position.
+        position: usize,
+        /// Polls that found it BUSY.
+        polls: u32,
+    },
+}
+
+impl core::fmt::Display for RingbufReadError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            RingbufReadError::MisalignedProducerPos { producer_pos } => write!(
+                f,
+                "producer_pos {producer_pos:#x} is not a multiple of 8: the producer page is corrupt (skip_to_producer \
+                 rounds it down)"
+            ),
+            RingbufReadError::ProducerPosBackwards { producer_pos, last_seen } => write!(
+                f,
+                "producer_pos {producer_pos:#x} went back from {last_seen:#x}: the producer page is corrupt or belongs \
+                 to another ring"
+            ),
+            RingbufReadError::ProducerPosTooFarAhead { producer_pos, consumer_pos, size } => write!(
+                f,
+                "producer_pos {producer_pos:#x} is more than the ring's {size:#x} bytes ahead of consumer_pos \
+                 {consumer_pos:#x}: records were overwritten unread, or the producer page is corrupt"
+            ),
+            RingbufReadError::RecordPastProducer { position, size, available } => write!(
+                f,
+                "the header at {position:#x} says {size} bytes, past producer_pos ({available} bytes published): the \
+                 header's len is corrupt"
+            ),
+            RingbufReadError::BadPageOffset { position, pg_off, expected } => write!(
+                f,
+                "the header at {position:#x} has pg_off {pg_off}, not the kernel's {expected}: the ring is corrupt, \
+                 or its page size is not the one configured"
+            ),
+            RingbufReadError::ScratchTooSmall { needed, scratch } => {
+                write!(f, "the sample needs {needed} bytes of scratch and {scratch} were given: pass a larger scratch")
+            }
+            RingbufReadError::LoadFailed { position } => {
+                write!(f, "the ring's memory could not load the record at {position:#x}: retry, or skip_to_producer")
+            }
+            RingbufReadError::BusyTooLong { position, polls } => write!(
+                f,
+                "the record at {position:#x} was still BUSY after {polls} polls: its producer may be gone; keep \
+                 waiting, or skip_to_producer"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for RingbufReadError {}
+
+/// When the consumer stores `consumer_pos`, freeing what it read for the producers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Publish {
+    /// Once, when a batch ends (one store, and one transfer of the consumer page's line, per
+    /// batch).
+    #[default]
+    PerBatch,
+    /// After every record, as libbpf does: producers get space back sooner, at a store per
+    /// record.
+    PerRecord,
+}
+
+/// What a trusted consumer hands out for a sample that wraps the end of a singly mapped area
+/// (the kernel's double mapping never has one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Wrapped {
+    /// Copy it into the caller's scratch: one slice.
+    #[default]
+    Copy,
+    /// Hand out its two pieces, zero-copy ([`Payload::Two`]).
+    Split,
+}
+
+/// How a [`RingbufConsumer`] publishes and validates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// When `consumer_pos` is stored.
+    pub publish: Publish,
+    /// A wrapped sample of a singly mapped area: copied or split.
+    pub wrapped: Wrapped,
+    /// Check that each committed or discarded header's `pg_off` is what the kernel (and
+    /// [`RingbufProducer`](super::RingbufProducer)) writes for the memory's page size
+    /// ([`RingbufMemory::page_size`]); a mismatch is [`RingbufReadError::BadPageOffset`]. Off for rings
+    /// whose producer writes no `pg_off`.
+    pub check_pg_off: bool,
+    /// After this many polls in a row that found the same record BUSY, report
+    /// [`RingbufReadError::BusyTooLong`] (then count again). `None`: wait forever, as libbpf does.
+    pub busy_limit: Option<u32>,
+}
+
+impl Default for Config {
+    /// Publish per batch, copy wrapped samples, check `pg_off`, no BUSY limit.
+    fn default() -> Self {
+        Config { publish: Publish::PerBatch, wrapped: Wrapped::Copy, check_pg_off: true, busy_limit: None }
+    }
+}
+
+/// A sample's bytes: one slice, or (a zero-copy sample that wraps a singly mapped area, with
+/// [`Wrapped::Split`]) two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload<'a> {
+    /// Contiguous bytes: a view into the ring or a copy in the scratch.
+    One(&'a [u8]),
+    /// The bytes up to the end of the area, then those from its start.
+    Two(&'a [u8], &'a [u8]),
+}
+
+impl<'a> Payload<'a> {
+    /// Bytes in all.
+    pub fn len(&self) -> usize {
+        match self {
+            Payload::One(a) => a.len(),
+            Payload::Two(a, b) => a.len() + b.len(),
+        }
+    }
+
+    /// Whether the sample is empty (a zero-size record).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The two pieces (the second empty for [`Payload::One`]).
+    pub fn parts(&self) -> (&'a [u8], &'a [u8]) {
+        match *self {
+            Payload::One(a) => (a, &[]),
+            Payload::Two(a, b) => (a, b),
+        }
+    }
+
+    /// Copy the bytes to the start of `dst`; returns how many (all of them if `dst` is large
+    /// enough).
+    pub fn copy_to(&self, dst: &mut [u8]) -> usize {
+        let (a, b) = self.parts();
+        let n = a.len().min(dst.len());
+        dst[..n].copy_from_slice(&a[..n]);
+        let m = b.len().min(dst.len() - n);
+        dst[n..n + m].copy_from_slice(&b[..m]);
+        n + m
+    }
+}
+
+/// One committed sample.
+#[derive(Debug, Clone, Copy)]
+pub struct RingbufRecord<'a> {
+    /// Free-running position of the record's header.
+    pub position: usize,
+    /// The sample, as validated.
+    pub payload: Payload<'a>,
+}
+
+/// The consumer side of a `BPF_MAP_TYPE_RINGBUF` (or of a ring written by
+/// [`RingbufProducer`](super::RingbufProducer)).
+pub struct RingbufConsumer<M: RingbufMemory> {
+    mem: M,
+    mask: usize,
+    /// Zero-copy views allowed (the producer follows the protocol).
+    trusted: bool,
+    /// Everything before it is consumed.
+    pos: usize,
+    /// The last value stored to `consumer_pos`.
+    published: usize,
+    /// The last `producer_pos` loaded and accepted.
+    last_prod: usize,
+    config: Config,
+    /// A record found BUSY at the consumer's position, and how many polls found it so.
+    busy: Option<(usize, u32)>,
+    /// Discarded records skipped.
+    discarded: u64,
+}
+
+impl<M: RingbufMemory> RingbufConsumer<M> {
+    /// A consumer that trusts the producer to follow the protocol (the kernel, or a perfring
+    /// [`RingbufProducer`](super::RingbufProducer)): samples are views into the ring where the memory lends
+    /// them (a wrapped one as [`Config::wrapped`] says).
+    ///
+    /// # Safety
+    /// The ring's producers never write bytes of a record between its commit and the consumer's
+    /// release of it (`consumer_pos`), and nobody else stores `consumer_pos`. Otherwise a view
+    /// could race a write. [`split`](super::split_ringbuf) is the safe way to get one.
+    pub unsafe fn trusted(mem: M) -> Result<Self, SetupError> {
+        Self::make(mem, true)
+    }
+
+    /// A consumer that does not trust the producer: every sample is copied into the caller's
+    /// scratch with atomic loads after its header was validated, and any content of the ring
+    /// and its positions yields records or typed errors, never undefined behaviour, a panic or
+    /// an endless loop.
+    ///
+    /// ```
+    /// use perfring::bpf_ringbuf::{RingbufConsumer, RingbufMemory, ModelRingbuf, RingbufReadError, BUSY_BIT};
+    /// use perfring::fences::RB_ONCE;
+    ///
+    /// let ring = ModelRingbuf::<8>::new().unwrap(); // 64 bytes
+    /// let mut consumer = RingbufConsumer::untrusted(&ring).unwrap();
+    /// let mut scratch = [0u8; 64];
+    /// // A hostile producer publishes a record whose length runs past producer_pos.
+    /// ring.len_word(0).store(100, RB_ONCE);
+    /// ring.producer_pos().store(16, RB_ONCE);
+    /// assert_eq!(
+    ///     consumer.for_each(&mut scratch, |_| {}),
+    ///     Err(RingbufReadError::RecordPastProducer { position: 0, size: 100, available: 16 })
+    /// );
+    /// // Or one that stays BUSY: nothing is read, nothing waits.
+    /// ring.len_word(0).store(8 | BUSY_BIT, RB_ONCE);
+    /// assert_eq!(consumer.for_each(&mut scratch, |_| {}), Ok(0));
+    /// ```
+    pub fn untrusted(mem: M) -> Result<Self, SetupError> {
+        Self::make(mem, false)
+    }
+
+    fn make(mem: M, trusted: bool) -> Result<Self, SetupError> {
+        let size = mem.size();
+        super::memory::check_size(size)?;
+        // Our own word: only a consumer stores it.
+        let pos = mem.consumer_pos().load(RB_ONCE);
+        if pos % 8 != 0 {
+            return Err(SetupError::MisalignedConsumerPos { consumer_pos: pos });
+        }
+        Ok(RingbufConsumer {
+            mem,
+            mask: size - 1,
+            trusted,
+            pos,
+            published: pos,
+            last_prod: pos,
+            config: Config::default(),
+            busy: None,
+            discarded: 0,
+        })
+    }
+
+    /// Change how this consumer publishes and validates.
+    pub fn configure(&mut self, config: Config) {
+        self.config = config;
+    }
+
+    /// Load `producer_pos` once (R5), validate it, and read the records up to it.
+    pub fn batch(&mut self) -> Result<RingbufBatch<'_, M>, RingbufReadError> {
+        let prod = self.load_producer()?;
+        Ok(RingbufBatch { consumer: self, prod })
+    }
+
+    /// Read one batch, calling `f` for each sample; returns how many. Stops at the first error
+    /// (the records before it are consumed).
+    pub fn for_each(
+        &mut self,
+        scratch: &mut [u8],
+        mut f: impl FnMut(&RingbufRecord<'_>),
+    ) -> Result<usize, RingbufReadError> {
+        let mut batch = self.batch()?;
+        let mut n = 0;
+        while let Some(record) = batch.next(scratch) {
+            f(&record?);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Before sleeping until a wakeup: publish `consumer_pos` (R7), fence (R8), and check
+    /// again. `Ok(true)`: nothing is committed at the consumer's position (the ring is empty,
+    /// or its next record is BUSY), and with the adaptive notification the commit of the next
+    /// record there wakes this consumer: sleep. `Ok(false)`: a record is there; read again.
+    ///
+    /// The fence is what aya's reader lacked (7277a57e): without it, the re-check can miss a
+    /// commit whose producer, in turn, saw the old `consumer_pos` and decided not to wake.
+    pub fn prepare_to_sleep(&mut self) -> Result<bool, RingbufReadError> {
+        self.publish();
+        fence(R8_RB_SLEEP_FENCE);
+        let prod = self.load_producer()?;
+        if prod == self.pos {
+            return Ok(true);
+        }
+        let len = self.mem.len_word(self.pos & self.mask).load(R6_RB_HEADER_LOAD);
+        Ok(len & BUSY_BIT != 0)
+    }
+
+    /// Give up on everything reserved so far (to resynchronise after an error, or to pass a
+    /// record BUSY too long): move the position to `producer_pos` (rounded down to 8) and
+    /// publish it. Returns the bytes skipped, so the caller can account for them.
+    pub fn skip_to_producer(&mut self) -> usize {
+        let prod = self.mem.producer_pos().load(R5_RB_PRODUCER_LOAD) & !7;
+        let skipped = prod.wrapping_sub(self.pos);
+        self.pos = prod;
+        self.last_prod = prod;
+        self.busy = None;
+        self.publish();
+        skipped
+    }
+
+    /// Bytes reserved and not yet consumed (committed, discarded or BUSY), or why
+    /// `producer_pos` cannot be a producer's.
+    pub fn available(&self) -> Result<usize, RingbufReadError> {
+        let prod = self.mem.producer_pos().load(RB_ONCE);
+        self.check_producer(prod)
+    }
+
+    /// The free-running position of the next record to read.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Discarded records this consumer has skipped.
+    pub fn discarded(&self) -> u64 {
+        self.discarded
+    }
+
+    /// The memory this consumer reads.
+    pub fn memory(&self) -> &M {
+        &self.mem
+    }
+
+    /// Store `consumer_pos` if it moved (R7).
+    fn publish(&mut self) {
+        if self.published != self.pos {
+            self.published = self.pos;
+            self.mem.consumer_pos().store(self.pos, R7_RB_CONSUMER_STORE);
+        }
+    }
+
+    fn load_producer(&mut self) -> Result<usize, RingbufReadError> {
+        let prod = self.mem.producer_pos().load(R5_RB_PRODUCER_LOAD);
+        self.check_producer(prod)?;
+        self.last_prod = prod;
+        Ok(prod)
+    }
+
+    /// Bytes between our position and `prod`, or why `prod` cannot be a producer's.
+    fn check_producer(&self, prod: usize) -> Result<usize, RingbufReadError> {
+        let size = self.mask + 1;
+        if prod % 8 != 0 {
+            return Err(RingbufReadError::MisalignedProducerPos { producer_pos: prod });
+        }
+        // Behind the last value seen (in the wrapping sense: within half the counter range).
+        if self.last_prod.wrapping_sub(prod).wrapping_sub(1) < usize::MAX / 2 {
+            return Err(RingbufReadError::ProducerPosBackwards { producer_pos: prod, last_seen: self.last_prod });
+        }
+        let ahead = prod.wrapping_sub(self.pos);
+        if ahead > size {
+            return Err(RingbufReadError::ProducerPosTooFarAhead { producer_pos: prod, consumer_pos: self.pos, size });
+        }
+        Ok(ahead)
+    }
+}
+
+/// The `size`-byte sample of the record at `position`, validated: a view into `mem` (trusted,
+/// where the memory lends views) or a copy in `scratch`.
+fn sample<'b, M: RingbufMemory>(
+    mem: &'b M,
+    trusted: bool,
+    wrapped: Wrapped,
+    position: usize,
+    size: usize,
+    scratch: &'b mut [u8],
+) -> Result<Payload<'b>, RingbufReadError> {
+    let ring = mem.size();
+    let off = position.wrapping_add(HEADER_SIZE) & (ring - 1);
+    if !trusted {
+        // Copy-then-use, with 32-bit atomic loads: the size was validated on our copy of the
+        // header, and the bytes are never read from the ring again.
+        let padded = (size + 3) & !3;
+        let scratch_len = scratch.len();
+        let dst = scratch
+            .get_mut(..padded)
+            .ok_or(RingbufReadError::ScratchTooSmall { needed: padded, scratch: scratch_len })?;
+        let first = padded.min(ring - off);
+        let (a, b) = dst.split_at_mut(first);
+        if !(mem.load_words(off, a) && mem.load_words(0, b)) {
+            return Err(RingbufReadError::LoadFailed { position });
+        }
+        return Ok(Payload::One(&dst[..size]));
+    }
+    if mem.double_mapped() || off + size <= ring {
+        // SAFETY: [off, off + size) is inside the area (or its double mapping), committed, and
+        // unwritten until the consumer publishes a position past it, which needs this borrow
+        // to end (trusted protocol).
+        if let Some(view) = unsafe { mem.view(off, size) } {
+            return Ok(Payload::One(view));
+        }
+    } else if wrapped == Wrapped::Split {
+        let first = ring - off;
+        // SAFETY: as above, for the two pieces, each inside the area.
+        if let (Some(a), Some(b)) = unsafe { (mem.view(off, first), mem.view(0, size - first)) } {
+            return Ok(Payload::Two(a, b));
+        }
+    }
+    let scratch_len = scratch.len();
+    let dst =
+        scratch.get_mut(..size).ok_or(RingbufReadError::ScratchTooSmall { needed: size, scratch: scratch_len })?;
+    let first = size.min(ring - off);
+    // SAFETY: the pieces are inside the area, committed and unwritten while we read them.
+    unsafe {
+        mem.read(off, &mut dst[..first]);
+        mem.read(0, &mut dst[first..]);
+    }
+    Ok(Payload::One(dst))
+}
+
+/// The records up to the `producer_pos` loaded by [`RingbufConsumer::batch`]. Dropping the batch
+/// publishes `consumer_pos` (R7).
+pub struct RingbufBatch<'c, M: RingbufMemory> {
+    consumer: &'c mut RingbufConsumer<M>,
+    prod: usize,
+}
+
+impl<M: RingbufMemory> RingbufBatch<'_, M> {
+    /// The next committed sample, or `None` at `producer_pos` or at a BUSY record. Discarded
+    /// records are skipped. A sample is a view into the ring (trusted consumer, memory that
+    /// lends views) or a copy in `scratch`.
+    ///
+    /// After an error the batch stays at the faulty record: calling again returns the same
+    /// error.
+    pub fn next<'b>(&'b mut self, scratch: &'b mut [u8]) -> Option<Result<RingbufRecord<'b>, RingbufReadError>> {
+        let c: &'b mut RingbufConsumer<M> = &mut *self.consumer;
+        // At most size / 8 iterations: each moves `pos` by at least 8, never past `prod`.
+        loop {
+            if c.config.publish == Publish::PerRecord {
+                c.publish();
+            }
+            let position = c.pos;
+            if position == self.prod {
+                return None;
+            }
+            let off = position & c.mask;
+            let len = c.mem.len_word(off).load(R6_RB_HEADER_LOAD);
+            if len & BUSY_BIT != 0 {
+                let polls = match c.busy {
+                    Some((at, n)) if at == position => n.saturating_add(1),
+                    _ => 1,
+                };
+                c.busy = Some((position, polls));
+                return match c.config.busy_limit {
+                    Some(limit) if polls >= limit => {
+                        c.busy = None;
+                        Some(Err(RingbufReadError::BusyTooLong { position, polls }))
+                    }
+                    _ => None,
+                };
+            }
+            let size = len & !DISCARD_BIT;
+            let available = self.prod.wrapping_sub(position);
+            let total = match record_len(size as usize) {
+                Some(total) if total <= available => total,
+                _ => return Some(Err(RingbufReadError::RecordPastProducer { position, size, available })),
+            };
+            if c.config.check_pg_off {
+                // Ordered by (R6): the producer stored it before the header was committed.
+                let found = c.mem.pg_off_word(off).load(RB_ONCE);
+                let expected = pg_off(off, c.mem.page_size());
+                if found != expected {
+                    return Some(Err(RingbufReadError::BadPageOffset { position, pg_off: found, expected }));
+                }
+            }
+            c.busy = None;
+            if len & DISCARD_BIT != 0 {
+                c.pos = position.wrapping_add(total);
+                c.discarded += 1;
+                continue;
+            }
+            let payload = sample(&c.mem, c.trusted, c.config.wrapped, position, size as usize, scratch);
+            return Some(payload.map(|payload| {
+                c.pos = position.wrapping_add(total);
+                RingbufRecord { position, payload }
+            }));
+        }
+    }
+}
+
+impl<M: RingbufMemory> core::fmt::Debug for RingbufConsumer<M> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RingbufConsumer")
+            .field("size", &(self.mask + 1))
+            .field("trusted", &self.trusted)
+            .field("position", &self.pos)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<M: RingbufMemory> core::fmt::Debug for RingbufBatch<'_, M> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RingbufBatch").field("position", &self.consumer.pos).field("producer_pos", &self.prod).finish()
+    }
+}
+
+impl<M: RingbufMemory> Drop for RingbufBatch<'_, M> {
+    fn drop(&mut self) {
+        self.consumer.publish();
+    }
+}

@@ -1,0 +1,266 @@
+//! [`RingbufMemory`]: the seam between the BPF ring buffer's protocol and the memory it runs over.
+
+use crate::loom::{AtomicU32, AtomicUsize};
+
+/// Smallest data area accepted, in bytes: one 8-byte record and the byte the kernel keeps free
+/// (`new_prod_pos - cons_pos > mask` fails a reservation), rounded up to a power of two.
+pub const MIN_SIZE: usize = 16;
+
+/// Largest data area accepted: positions are compared with wrapping `usize` arithmetic, which
+/// needs the area to be at most half the counter range.
+pub const MAX_SIZE: usize = 1 << (usize::BITS - 1);
+
+/// Access to one BPF ring buffer: its two position words, the kernel's `pending_pos`, the
+/// record headers and the data area.
+///
+/// Every access the producers and consumers of [`bpf_ringbuf`](super) make goes through this
+/// trait. Two implementations ship with the crate: [`RingbufMapping`](super::RingbufMapping), the kernel's
+/// layout over real memory (a `mmap` of a ringbuf map fd, or caller memory), and
+/// [`ModelRingbuf`](super::ModelRingbuf), whose atomics and data cells are loom's under `--cfg loom`.
+///
+/// Data offsets are `0 .. size()`. A header is reached through its two 32-bit words
+/// ([`len_word`](Self::len_word), [`pg_off_word`](Self::pg_off_word)) and a sample's bytes
+/// through the copy and view methods; a byte is a header word in one lap and sample bytes in
+/// another, and the protocol's orderings separate the two uses.
+///
+/// # Safety
+///
+/// An implementation promises that, for as long as it is alive:
+/// * [`size`](Self::size) is constant, a power of two, at least [`MIN_SIZE`] and at most
+///   [`MAX_SIZE`]; [`page_size`](Self::page_size) is constant and a power of two;
+/// * [`double_mapped`](Self::double_mapped) is constant, and when it is true the bytes at
+///   `size() .. 2 * size()` after the data area are the same memory as `0 .. size()` (the
+///   kernel maps the data pages twice);
+/// * the byte ranges that the methods accept (as their docs state) are memory of the area, so
+///   that calls satisfying those contracts never touch memory outside it;
+/// * the atomics returned by the word methods are the same objects on every call with the same
+///   argument.
+pub unsafe trait RingbufMemory {
+    /// Size of the data area in bytes (the map's `max_entries`): a power of two.
+    fn size(&self) -> usize;
+
+    /// The page size the ring's header `pg_off` words count in (the kernel's `PAGE_SIZE`; see
+    /// [`pg_off`](super::pg_off)): a power of two.
+    fn page_size(&self) -> usize;
+
+    /// Whether the data area is followed by a second mapping of itself, so that a record that
+    /// wraps the end can be viewed in one piece ([`view`](Self::view) then accepts ranges up to
+    /// `2 * size()`).
+    fn double_mapped(&self) -> bool;
+
+    /// `consumer_pos` (offset 0 of the consumer page): written by the consumer, read by
+    /// producers. The kernel's `unsigned long`: a free-running byte counter.
+    fn consumer_pos(&self) -> &AtomicUsize;
+
+    /// `producer_pos` (offset 0 of the producer page): written by the producer under its lock,
+    /// read by the consumer.
+    fn producer_pos(&self) -> &AtomicUsize;
+
+    /// The kernel's `pending_pos` (beside `producer_pos` on the producer page): the position of
+    /// the oldest record a producer may still be writing, which a reservation must not lap.
+    /// Read and written only by producers, under their lock.
+    fn pending_pos(&self) -> &AtomicUsize;
+
+    /// The `len` word of the header at data offset `offset` (sample size and the BUSY and
+    /// DISCARD bits).
+    ///
+    /// `offset` must be a multiple of 8 below `size()`. Other values are a caller bug:
+    /// implementations reduce them to a header of the area (and `debug_assert`), never
+    /// touching memory outside it.
+    fn len_word(&self, offset: usize) -> &AtomicU32;
+
+    /// The `pg_off` word of the header at data offset `offset` (4 bytes after its `len` word).
+    /// `offset` as for [`len_word`](Self::len_word).
+    fn pg_off_word(&self, offset: usize) -> &AtomicU32;
+
+    /// Copy `src` into the data area at `offset`.
+    ///
+    /// # Safety
+    /// `offset + src.len() <= self.size()`, and no other party accesses these bytes while the
+    /// copy runs (the protocol guarantees it for a producer that reserved them).
+    unsafe fn write(&self, offset: usize, src: &[u8]);
+
+    /// Copy bytes of the data area at `offset` into `dst` with plain loads.
+    ///
+    /// # Safety
+    /// `offset + dst.len() <= self.size()`, and no other party writes these bytes while the copy
+    /// runs (the protocol guarantees it for committed, unconsumed records).
+    unsafe fn read(&self, offset: usize, dst: &mut [u8]);
+
+    /// Copy bytes of the data area at `offset` into `dst` with 32-bit atomic loads (the size of
+    /// the header words, so that no access of another size overlaps one of them), so that the
+    /// copy is defined behaviour even if a hostile peer writes these bytes meanwhile. The copy
+    /// may then be torn; callers validate what they use.
+    ///
+    /// `offset` and `dst.len()` must be multiples of 4 and `offset + dst.len() <= size()`;
+    /// otherwise nothing is copied and `false` is returned. A memory that can fail to load
+    /// (a debug probe, a guest page the hypervisor refuses) also returns `false`, with `dst` in
+    /// any state: readers then return a typed error, never the bytes.
+    fn load_words(&self, offset: usize, dst: &mut [u8]) -> bool;
+
+    /// A view of `len` bytes of the data area at `offset`, if this memory lends views (`None`
+    /// under loom, where every access must go through a tracked cell).
+    ///
+    /// # Safety
+    /// `offset + len <= self.size()`, or `<= 2 * self.size()` if the area is
+    /// [double-mapped](Self::double_mapped); and nobody writes these bytes for the lifetime of
+    /// the returned slice.
+    unsafe fn view(&self, offset: usize, len: usize) -> Option<&[u8]>;
+
+    /// A writable view of `len` bytes of the data area at `offset`, if this memory lends views.
+    ///
+    /// # Safety
+    /// As for [`view`](Self::view), and nobody else reads or writes these bytes for the lifetime
+    /// of the returned slice (a producer's own reservation).
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn view_mut(&self, offset: usize, len: usize) -> Option<&mut [u8]>;
+}
+
+/// Ring memory that one value owns: while it is exclusively borrowed, its ring is reached
+/// through that borrow alone. [`split`](super::split_ringbuf) takes such a borrow as the proof that the
+/// producer and the zero-copy consumer it hands out are the ring's only ones.
+///
+/// # Safety
+/// While a value is exclusively borrowed, nothing reaches its ring's bytes (positions, headers,
+/// data) except through that borrow.
+pub unsafe trait ExclusiveRingbuf: RingbufMemory {}
+
+// SAFETY: forwards every call to `R`, which upholds the contract.
+unsafe impl<R: RingbufMemory + ?Sized> RingbufMemory for &R {
+    #[inline(always)]
+    fn size(&self) -> usize {
+        (**self).size()
+    }
+    #[inline(always)]
+    fn page_size(&self) -> usize {
+        (**self).page_size()
+    }
+    #[inline(always)]
+    fn double_mapped(&self) -> bool {
+        (**self).double_mapped()
+    }
+    #[inline(always)]
+    fn consumer_pos(&self) -> &AtomicUsize {
+        (**self).consumer_pos()
+    }
+    #[inline(always)]
+    fn producer_pos(&self) -> &AtomicUsize {
+        (**self).producer_pos()
+    }
+    #[inline(always)]
+    fn pending_pos(&self) -> &AtomicUsize {
+        (**self).pending_pos()
+    }
+    #[inline(always)]
+    fn len_word(&self, offset: usize) -> &AtomicU32 {
+        (**self).len_word(offset)
+    }
+    #[inline(always)]
+    fn pg_off_word(&self, offset: usize) -> &AtomicU32 {
+        (**self).pg_off_word(offset)
+    }
+    #[inline(always)]
+    unsafe fn write(&self, offset: usize, src: &[u8]) {
+        // SAFETY: the caller upholds `write`'s contract, which is the same for `R`.
+        unsafe { (**self).write(offset, src) }
+    }
+    #[inline(always)]
+    unsafe fn read(&self, offset: usize, dst: &mut [u8]) {
+        // SAFETY: the caller upholds `read`'s contract, which is the same for `R`.
+        unsafe { (**self).read(offset, dst) }
+    }
+    #[inline(always)]
+    fn load_words(&self, offset: usize, dst: &mut [u8]) -> bool {
+        (**self).load_words(offset, dst)
+    }
+    #[inline(always)]
+    unsafe fn view(&self, offset: usize, len: usize) -> Option<&[u8]> {
+        // SAFETY: the caller upholds `view`'s contract, which is the same for `R`.
+        unsafe { (**self).view(offset, len) }
+    }
+    #[inline(always)]
+    unsafe fn view_mut(&self, offset: usize, len: usize) -> Option<&mut [u8]> {
+        // SAFETY: the caller upholds `view_mut`'s contract, which is the same for `R`.
+        unsafe { (**self).view_mut(offset, len) }
+    }
+}
+
+/// Why a ring could not be laid out or attached. Never a panic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SetupError {
+    /// The data area's size (the map's `max_entries`) is not a power of two (the kernel refuses
+    /// such a map with `-EINVAL`).
+    NotPowerOfTwo {
+        /// The size given.
+        size: usize,
+    },
+    /// The data area is smaller than [`MIN_SIZE`].
+    TooSmall {
+        /// The size given.
+        size: usize,
+    },
+    /// The data area is larger than [`MAX_SIZE`].
+    TooLarge {
+        /// The size given.
+        size: usize,
+    },
+    /// RingbufMemory that is not 8-byte aligned (positions are `unsigned long`, headers 8-aligned).
+    Misaligned {
+        /// The address given.
+        addr: usize,
+    },
+    /// A page size that is not a power of two of at least 16: the producer page holds
+    /// `producer_pos` and `pending_pos`, and headers count pages in `pg_off`.
+    BadPageSize {
+        /// The page size given.
+        page_size: usize,
+    },
+    /// `consumer_pos` is not a multiple of 8 when the consumer attaches: every record position
+    /// is, so the consumer page was written by something that does not follow the protocol.
+    MisalignedConsumerPos {
+        /// The value found.
+        consumer_pos: usize,
+    },
+}
+
+impl core::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            SetupError::NotPowerOfTwo { size } => {
+                write!(f, "ring size {size} (max_entries) is not a power of two: the kernel refuses it too")
+            }
+            SetupError::TooSmall { size } => {
+                write!(f, "ring size {size} (max_entries) is below the minimum {MIN_SIZE}")
+            }
+            SetupError::TooLarge { size } => {
+                write!(f, "ring size {size} (max_entries) is more than half the position range ({MAX_SIZE})")
+            }
+            SetupError::Misaligned { addr } => write!(f, "memory at {addr:#x} is not 8-byte aligned"),
+            SetupError::BadPageSize { page_size } => {
+                write!(f, "page size {page_size} is not a power of two of at least 16 (pass the system's page size)")
+            }
+            SetupError::MisalignedConsumerPos { consumer_pos } => write!(
+                f,
+                "consumer_pos {consumer_pos:#x} is not a multiple of 8: the consumer page was corrupted; \
+                 recreate the map"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for SetupError {}
+
+/// Check that `size` can be a ring's data area.
+pub(super) const fn check_size(size: usize) -> Result<(), SetupError> {
+    if size > MAX_SIZE {
+        return Err(SetupError::TooLarge { size });
+    }
+    if !size.is_power_of_two() {
+        return Err(SetupError::NotPowerOfTwo { size });
+    }
+    if size < MIN_SIZE {
+        return Err(SetupError::TooSmall { size });
+    }
+    Ok(())
+}
