@@ -609,6 +609,7 @@ impl<M: RingMemory> Batch<'_, M, Trusted> {
     /// with every check of `next`. Only a memory that lends no views (loom's) copies the record
     /// into `scratch` (`second` then empty). After an error the batch stays at the faulty
     /// record: calling again returns the same error.
+    #[inline]
     pub fn next_split<'b>(&'b mut self, scratch: &'b mut [u8]) -> Option<Result<SplitRecord<'b>, ReadError>> {
         if self.pos == self.head {
             return None;
@@ -616,6 +617,7 @@ impl<M: RingMemory> Batch<'_, M, Trusted> {
         Some(self.split_one(scratch))
     }
 
+    #[inline]
     fn split_one<'b>(&'b mut self, scratch: &'b mut [u8]) -> Result<SplitRecord<'b>, ReadError> {
         let c = &*self.consumer;
         let (position, size_total) = (self.pos, c.mask + 1);

@@ -311,18 +311,27 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
             Err(error) => failed = Some(LinuxError::BadBpfRing { cpu, error, skipped: 0 }),
             Ok(mut batch) => {
                 while let Some(record) = batch.next_split(&mut scratch[..]) {
-                    let parsed = record
-                        .map_err(|error| LinuxError::BadBpfRing { cpu, error, skipped: 0 })
-                        .and_then(|record| BpfRecord::parse(&record, cpu));
-                    match parsed {
+                    let record = match record {
+                        Ok(record) => record,
+                        Err(error) => {
+                            failed = Some(LinuxError::BadBpfRing { cpu, error, skipped: 0 });
+                            break;
+                        }
+                    };
+                    if let Some(payload) = BpfRecord::whole_payload(&record) {
+                        on_sample(&RawSample::whole(cpu, payload));
+                        drained.samples += 1;
+                        continue;
+                    }
+                    match BpfRecord::parse_in(&record, cpu) {
                         Ok(BpfRecord::Sample(sample)) => {
                             on_sample(&sample);
                             drained.samples += 1;
                         }
                         Ok(BpfRecord::Lost(n)) => drained.lost += n,
                         Ok(BpfRecord::Other { .. }) => {}
-                        Err(e) => {
-                            failed = Some(e);
+                        Err(_) => {
+                            failed = BpfRecord::parse(&record, cpu).err();
                             break;
                         }
                     }

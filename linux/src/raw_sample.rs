@@ -23,6 +23,12 @@ pub struct RawSample<'a> {
 }
 
 impl<'a> RawSample<'a> {
+    /// A payload in one part.
+    #[inline(always)]
+    pub(crate) fn whole(cpu: u32, payload: &'a [u8]) -> Self {
+        RawSample { cpu, first: payload, second: &[] }
+    }
+
     /// The CPU whose ring held it: the CPU the program ran on (its `BPF_F_CURRENT_CPU` index).
     pub fn cpu(&self) -> u32 {
         self.cpu
@@ -86,19 +92,54 @@ impl<'a> BpfRecord<'a> {
     /// lie inside the record, a LOST record must hold its count; otherwise
     /// [`LinuxError::BadBpfRecord`] (with `skipped` 0: the caller decides what to skip).
     pub fn parse(record: &SplitRecord<'a>, cpu: u32) -> Result<BpfRecord<'a>, LinuxError> {
-        let size = record.header.size;
-        let bad =
-            |needs: u64| LinuxError::BadBpfRecord { cpu, record_type: record.header.type_, needs, size, skipped: 0 };
+        Self::parse_in(record, cpu).map_err(|needs| LinuxError::BadBpfRecord {
+            cpu,
+            record_type: record.header.type_,
+            needs,
+            size: record.header.size,
+            skipped: 0,
+        })
+    }
+
+    /// [`parse`](BpfRecord::parse) with the bytes a bad record needs as its error: what the
+    /// reader's loop calls, so that no `LinuxError` is made (and moved) per record.
+    #[inline]
+    pub(crate) fn parse_in(record: &SplitRecord<'a>, cpu: u32) -> Result<BpfRecord<'a>, u64> {
+        match Self::whole_payload(record) {
+            Some(payload) => Ok(BpfRecord::Sample(RawSample::whole(cpu, payload))),
+            None => Self::parse_split(record, cpu),
+        }
+    }
+
+    /// The common case: a SAMPLE whose RAW size and payload lie before the ring's end, its
+    /// payload (two words, in registers: the reader's loop builds the [`RawSample`] where the
+    /// callback's reference points, without moving an enum through memory).
+    #[inline(always)]
+    pub(crate) fn whole_payload(record: &SplitRecord<'a>) -> Option<&'a [u8]> {
+        if record.header.type_ != types::SAMPLE {
+            return None;
+        }
+        let &[a, b, c, d] = record.first.get(8..12)? else { return None };
+        let end = 12 + u32::from_ne_bytes([a, b, c, d]) as usize;
+        if end > usize::from(record.header.size) {
+            return None;
+        }
+        record.first.get(12..end)
+    }
+
+    /// [`parse_in`](BpfRecord::parse_in) of every other record: LOST, other types, a payload the
+    /// ring's end cuts, and every record too short for its fields (`Err`: the bytes it needs).
+    #[cold]
+    #[inline(never)]
+    fn parse_split(record: &SplitRecord<'a>, cpu: u32) -> Result<BpfRecord<'a>, u64> {
         match record.header.type_ {
             types::SAMPLE => {
-                let raw = u32::from_ne_bytes(word(record, 8).ok_or(bad(12))?);
-                let (first, second) = part(record, 12, raw as usize).ok_or(bad(12 + u64::from(raw)))?;
+                let raw = u32::from_ne_bytes(word(record, 8).ok_or(12u64)?);
+                let (first, second) = part(record, 12, raw as usize).ok_or(12 + u64::from(raw))?;
                 Ok(BpfRecord::Sample(RawSample { cpu, first, second }))
             }
-            types::LOST => {
-                // `{header, u64 id, u64 lost}`.
-                Ok(BpfRecord::Lost(u64::from_ne_bytes(word(record, 16).ok_or(bad(24))?)))
-            }
+            // `{header, u64 id, u64 lost}`.
+            types::LOST => Ok(BpfRecord::Lost(u64::from_ne_bytes(word(record, 16).ok_or(24u64)?))),
             record_type => Ok(BpfRecord::Other { record_type }),
         }
     }
