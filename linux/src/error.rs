@@ -320,6 +320,10 @@ impl fmt::Display for LinuxError {
             e @ (LinuxError::PerfData(_) | LinuxError::File { .. } | LinuxError::NoSuchTracepointId { .. }) => {
                 e.fmt_perf_data(f)
             }
+            e @ (LinuxError::NotAPerfEventArray { .. }
+            | LinuxError::BadBpfRing { .. }
+            | LinuxError::BadBpfRecord { .. }
+            | LinuxError::BufferTooSmall { .. }) => e.fmt_bpf(f),
             e => e.fmt_after_open(f),
         }
     }
@@ -429,6 +433,14 @@ impl LinuxError {
                 "tracepoint name {name:?}: the {part} must be 1 to 255 letters, digits, '_', '-' or '.', the first a \
                  letter, a digit or '_' (write \"subsystem:event\", e.g. \"sched:sched_switch\")"
             ),
+            // (`fmt` sends the other variants elsewhere.)
+            _ => Ok(()),
+        }
+    }
+
+    /// [`Display`](fmt::Display) of the [`PerfEventArray`](crate::PerfEventArray)'s failures.
+    fn fmt_bpf(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             LinuxError::NotAPerfEventArray { map_type, max_entries, needs_entries } => write!(
                 f,
                 "the map given is not a perf event array for these CPUs (type {map_type}, max_entries \
@@ -451,7 +463,6 @@ impl LinuxError {
                 "the payload wraps the ring's end and needs a buffer of {needed} bytes to be copied into one \
                  slice, not {len}: pass a larger one (65,520 bytes hold any), or read RawSample::parts"
             ),
-            // (`fmt` sends the other variants elsewhere.)
             _ => Ok(()),
         }
     }

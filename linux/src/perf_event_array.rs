@@ -19,7 +19,8 @@ use crate::sys;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wakeup {
     /// After every `n` records of a CPU (`wakeup_events`; libbpf's and aya's setting is 1: a
-    /// wakeup, an interrupt and a reader's poll per record).
+    /// wakeup, an interrupt and a reader's poll per record). 0 leaves the kernel's own
+    /// watermark alone: half the ring.
     Events(u32),
     /// Once `bytes` are unread in a CPU's ring (`wakeup_watermark`): a burst costs one wakeup
     /// per `bytes`, whatever its records' number.
