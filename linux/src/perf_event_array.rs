@@ -29,7 +29,7 @@ pub enum Wakeup {
 
 /// What one read of the rings delivered ([`PerfEventArray::consume`], [`PerfEventArray::poll`],
 /// [`PerfEventArray::flush`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct Drained {
     /// Samples handed to the callback.
     pub samples: u64,
