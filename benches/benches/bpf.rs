@@ -42,8 +42,14 @@ const READER_CPU: u32 = 1;
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Reader {
     Perfring(Option<Wakeup>),
-    Aya { pages: Option<usize> },
-    Libbpf { sample_rate: Option<u32> },
+    /// perfring's default wakeup over a ring of this many pages.
+    PerfringPages(usize),
+    Aya {
+        pages: Option<usize>,
+    },
+    Libbpf {
+        sample_rate: Option<u32>,
+    },
 }
 
 impl Reader {
@@ -52,6 +58,7 @@ impl Reader {
             Reader::Perfring(None) => "perfring, default (watermark ring/4)".into(),
             Reader::Perfring(Some(Wakeup::Events(n))) => format!("perfring, wakeup_events {n}"),
             Reader::Perfring(Some(Wakeup::Watermark(b))) => format!("perfring, watermark {b}"),
+            Reader::PerfringPages(pages) => format!("perfring, default watermark, {pages} pages"),
             Reader::Aya { pages: None } => "aya, default (2 pages, wakeup_events 1)".into(),
             Reader::Aya { pages: Some(_) } => "aya, wakeup_events 1 (its only)".into(),
             Reader::Libbpf { sample_rate: None } => "libbpf perf_buffer__new (wakeup_events 1)".into(),
@@ -165,7 +172,8 @@ fn run_once(reader: Reader, mode: Mode, payload: usize, seconds: f64) -> Run {
 
 fn open(reader: Reader, map: OwnedFd) -> Box<dyn Bench> {
     match reader {
-        Reader::Perfring(wakeup) => Box::new(PerfringBench::new(map, wakeup)),
+        Reader::Perfring(wakeup) => Box::new(PerfringBench::new(map, wakeup, PAGES)),
+        Reader::PerfringPages(pages) => Box::new(PerfringBench::new(map, None, pages)),
         Reader::Aya { pages } => Box::new(aya_bench::AyaBench::new(map, pages)),
         Reader::Libbpf { sample_rate } => Box::new(libbpf_bench::LibbpfBench::new(map, sample_rate)),
     }
@@ -181,7 +189,7 @@ struct PerfringBench {
 }
 
 impl PerfringBench {
-    fn new(map: OwnedFd, wakeup: Option<Wakeup>) -> Self {
+    fn new(map: OwnedFd, wakeup: Option<Wakeup>, pages: usize) -> Self {
         let counts = std::rc::Rc::new(std::cell::Cell::new((0u64, 0u64)));
         let c = counts.clone();
         let on_sample: OnSample = Box::new(move |s: &RawSample<'_>| {
@@ -189,7 +197,7 @@ impl PerfringBench {
             let (n, sum) = c.get();
             c.set((n + 1, sum ^ first_word(a, b)));
         });
-        let mut builder = PerfEventArray::builder().map(map).data_pages(PAGES);
+        let mut builder = PerfEventArray::builder().map(map).data_pages(pages);
         if let Some(w) = wakeup {
             builder = builder.wakeup(w);
         }
@@ -459,6 +467,9 @@ fn main() {
         Reader::Libbpf { sample_rate: Some(SAMPLE_RATE) },
         Reader::Perfring(Some(Wakeup::Events(SAMPLE_RATE))),
         Reader::Perfring(None),
+        // What closes the loss of an unthrottled producer: a ring that outlasts the reader's
+        // scheduling delays.
+        Reader::PerfringPages(512),
     ];
     // BENCH_ONLY=substring: the readers whose names contain it; BENCH_MODE=Parallel or
     // BackToBack: that mode alone (for a profile).
@@ -469,7 +480,7 @@ fn main() {
         .into_iter()
         .filter(|m| mode_only.is_empty() || format!("{m:?}") == mode_only)
         .collect();
-    println!("bench-bpf: {PAGES} data pages per CPU (aya's default row: 2), producer on CPU {PRODUCER_CPU}, reader on CPU {READER_CPU}; median of {ROUNDS} runs of {seconds} s");
+    println!("bench-bpf: {PAGES} data pages per CPU (aya's default row: 2; the last row: 512), producer on CPU {PRODUCER_CPU}, reader on CPU {READER_CPU}; median of {ROUNDS} runs of {seconds} s");
     for &mode in &modes {
         for payload in [8usize, 256] {
             let mut runs: Vec<Vec<Run>> = vec![Vec::new(); readers.len()];

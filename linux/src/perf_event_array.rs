@@ -354,8 +354,9 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
             return Ok(Drained::default());
         };
         let (scratch, on_sample) = (&mut self.scratch, &mut self.on_sample);
-        ring.pause_output(true)?;
+        // The reader first: a refusal of the layout must not leave the ring paused.
         let mut reader = BackwardReader::resume(ring.read_only(), false, *prev)?;
+        ring.pause_output(true)?;
         let mut drained = Drained::default();
         let mut failed = None;
         let read = reader.read(&mut scratch[..], |raw| {
