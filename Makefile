@@ -7,7 +7,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test structure demo hypervisor firmware-qemu lint fmt clippy rustdoc public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke fuzz-selftest embedded bench bench-check bench-lines bench-instructions bench-decode bench-data bench-linux bench-record soak doc clean ci-extra ci-extra-list print-loom-ci-only
+.PHONY: all test structure demo hypervisor firmware-qemu lint fmt clippy rustdoc public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke fuzz-selftest embedded bench bench-check bench-lines bench-instructions bench-decode bench-data bench-linux bench-bpf bench-record soak doc clean ci-extra ci-extra-list print-loom-ci-only
 
 all: test
 
@@ -301,3 +301,12 @@ bench-record:
 	$(CARGO) build -q --release -p perfring-record
 	$(CARGO) bench -q -p perfring-record --bench record
 	@echo "make bench-record: figures above (medians of paired runs; see BENCHMARKS.md)"
+
+## The readers of bpf_perf_event_output (BPF_MAP_TYPE_PERF_EVENT_ARRAY): perfring-linux's
+## PerfEventArray beside aya's PerfEventArray and libbpf's perf_buffer (Debian's libbpf-dev,
+## installed here if missing), by the kernel's bench_ringbufs method: a BPF program run by
+## BPF_PROG_TEST_RUN on a pinned CPU, the reader on the other (root). BENCH_SECONDS per run.
+bench-bpf:
+	@[ -e /usr/include/bpf/libbpf.h ] || (apt-get update -qq && apt-get install -y -qq libbpf-dev >/dev/null)
+	$(CARGO) bench -q -p perfring-benches --features peers --bench bpf
+	@echo "make bench-bpf: figures above (medians of 3 runs, readers interleaved; see BENCHMARKS.md)"

@@ -219,6 +219,23 @@ pub(crate) fn ring_record<'a>(header: Header, bytes: &'a [u8], position: usize) 
     RawRecord { header, bytes, offset: position as u64, endian: Endian::NATIVE, trailing: &[] }
 }
 
+/// A record of a trusted ring read in place ([`Batch::next_split`]): its validated header and
+/// its `header.size` bytes as views into the ring, `first` up to the end of the data area and
+/// `second` from its start — empty unless the record wraps the ring's end, where
+/// [`Batch::next`] would copy it whole into a scratch. Native byte order, no trailing data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitRecord<'a> {
+    /// The header, validated (size ≥ 8, a multiple of 8, within what the head published).
+    pub header: Header,
+    /// The record's bytes from its start (header included) to the end of the data area or of
+    /// the record, whichever comes first.
+    pub first: &'a [u8],
+    /// The rest, from the start of the data area (empty unless the record wraps).
+    pub second: &'a [u8],
+    /// The record's free-running position in the ring.
+    pub offset: u64,
+}
+
 /// When a [`Consumer`] stores `data_tail`, releasing what it read to the producer.
 ///
 /// `data_head` and `data_tail` share one cache line (the ABI fixes their offsets), so every
@@ -586,6 +603,55 @@ impl<M: RingMemory, T: Trust> Batch<'_, M, T> {
     }
 }
 
+impl<M: RingMemory> Batch<'_, M, Trusted> {
+    /// The next record as one or two views into the ring ([`SplitRecord`]), or `None` at the
+    /// head: [`next`](Batch::next) without the copy of a record that wraps the ring's end, and
+    /// with every check of `next`. Only a memory that lends no views (loom's) copies the record
+    /// into `scratch` (`second` then empty). After an error the batch stays at the faulty
+    /// record: calling again returns the same error.
+    #[inline]
+    pub fn next_split<'b>(&'b mut self, scratch: &'b mut [u8]) -> Option<Result<SplitRecord<'b>, ReadError>> {
+        if self.pos == self.head {
+            return None;
+        }
+        Some(self.split_one(scratch))
+    }
+
+    #[inline]
+    fn split_one<'b>(&'b mut self, scratch: &'b mut [u8]) -> Result<SplitRecord<'b>, ReadError> {
+        let c = &*self.consumer;
+        let (position, size_total) = (self.pos, c.mask + 1);
+        let off = position & c.mask;
+        let mut raw = [0u8; 8];
+        // SAFETY: as in `read_checked`: `off` is 8-aligned so `off + 8 <= size`; the bytes are
+        // published (below head) and unwritten until we release them (trusted protocol).
+        unsafe { c.mem.read(Area::Data, off, &mut raw) };
+        let header = Header::from_bytes(raw, Endian::NATIVE);
+        let len = check_size(header.size, position, self.head.wrapping_sub(position))?;
+        let first_len = len.min(size_total - off);
+        // SAFETY: [off, off + first_len) and [0, len - first_len) are inside the area (the first
+        // ends at or before its end, the second is shorter than the record), published (the
+        // record is within the head) and unwritten until the batch, which these borrows
+        // outlive not, stores the tail.
+        let views = unsafe { (c.mem.view(Area::Data, off, first_len), c.mem.view(Area::Data, 0, len - first_len)) };
+        let (first, second): (&'b [u8], &'b [u8]) = match views {
+            (Some(first), Some(second)) => (first, second),
+            _ => {
+                let dst = scratch_for(scratch, header.size)?;
+                // SAFETY: the same two ranges, copied instead of viewed.
+                unsafe {
+                    c.mem.read(Area::Data, off, &mut dst[..first_len]);
+                    c.mem.read(Area::Data, 0, &mut dst[first_len..]);
+                }
+                (dst, &[])
+            }
+        };
+        self.pos = position.wrapping_add(len);
+        self.end = in_place_end(self.pos, self.head, c.mask);
+        Ok(SplitRecord { header, first, second, offset: position as u64 })
+    }
+}
+
 /// [`read_checked`] out of line, off a trusted ring's fast path: the hot loop keeps its
 /// registers (an inlined slow path with its copies made the compiler spill the position).
 #[cold]
@@ -626,16 +692,7 @@ fn read_checked<'b, M: RingMemory, T: Trust>(
     }
     let header = Header::from_bytes(raw, Endian::NATIVE);
     let size = header.size;
-    let len = usize::from(size);
-    if len == 0 {
-        return Err(ReadError::ZeroSize { position });
-    }
-    if len % 8 != 0 {
-        return Err(ReadError::MisalignedSize { position, size });
-    }
-    if len > available {
-        return Err(ReadError::SizeBeyondHead { position, size, available });
-    }
+    let len = check_size(size, position, available)?;
     let contiguous = off + len <= size_total;
     let bytes: &'b [u8] = if T::ZERO_COPY && contiguous {
         // SAFETY: [off, off+len) is inside the area (contiguous) and published; it stays
@@ -666,6 +723,23 @@ fn read_checked<'b, M: RingMemory, T: Trust>(
         dst
     };
     Ok(ring_record(header, bytes, position))
+}
+
+/// A header's `size` checked against the `available` bytes published from `position`: at
+/// least 8, a multiple of 8, and within them. Returns it as a length.
+#[inline]
+fn check_size(size: u16, position: usize, available: usize) -> Result<usize, ReadError> {
+    let len = usize::from(size);
+    if len == 0 {
+        return Err(ReadError::ZeroSize { position });
+    }
+    if len % 8 != 0 {
+        return Err(ReadError::MisalignedSize { position, size });
+    }
+    if len > available {
+        return Err(ReadError::SizeBeyondHead { position, size, available });
+    }
+    Ok(len)
 }
 
 /// A trusted ring's record of `size` bytes at `off`, in place: a view into the ring, or, from a

@@ -147,6 +147,63 @@ fn one_batch_across_the_wrap_views_every_contiguous_record_and_copies_only_the_s
 }
 
 #[test]
+fn next_split_views_a_wrapped_record_as_two_slices_of_the_ring_and_copies_nothing() {
+    // A 1 KiB data area: records of 200 bytes walk across its end at every fifth or sixth
+    // record; each comes back as views into the ring (two when it wraps), never via scratch.
+    let mut buf = Aligned([0u8; 4096 + 1024]);
+    let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
+    let (p, mut c) = split(&mut map, ProducerConfig::default()).unwrap();
+    c.configure(crate::consumer::ConsumerConfig::EVERY_BATCH);
+    // SAFETY: a 1-byte view at offset 0 of the data area, only used for its address.
+    let ring = unsafe { c.memory().view(Area::Data, 0, 1).unwrap().as_ptr() } as usize;
+    let mut scratch = [0u8; 8]; // too small for any record: nothing may be copied
+    let (mut wrapped, mut whole) = (0, 0);
+    for tag in 0..40u8 {
+        let want = record(tag, 200);
+        p.output(&want, &EventIdentity::ANONYMOUS).unwrap();
+        let mut batch = c.batch().unwrap();
+        let r = batch.next_split(&mut scratch).unwrap().unwrap();
+        assert_eq!([r.first, r.second].concat(), want, "record {tag}");
+        assert_eq!(r.header.size, 200);
+        let off = r.offset as usize % 1024;
+        assert_eq!(r.first.as_ptr() as usize, ring + off, "record {tag}: a view where it starts");
+        assert_eq!(r.first.len(), 200.min(1024 - off));
+        if r.second.is_empty() {
+            whole += 1;
+        } else {
+            assert_eq!(r.second.as_ptr() as usize, ring, "record {tag}: its rest viewed at the area's start");
+            wrapped += 1;
+        }
+        assert!(batch.next_split(&mut scratch).is_none());
+    }
+    assert!(wrapped >= 7 && whole >= 30, "{wrapped} wrapped, {whole} whole");
+}
+
+#[test]
+fn next_split_makes_every_check_of_next() {
+    // A header of size 0, one not a multiple of 8 and one past the head: the same typed errors
+    // as `next`, repeated on a second call (the batch stays at the faulty record).
+    for (size, expect) in [
+        (0u16, ReadError::ZeroSize { position: 0 }),
+        (12, ReadError::MisalignedSize { position: 0, size: 12 }),
+        (64, ReadError::SizeBeyondHead { position: 0, size: 64, available: 16 }),
+    ] {
+        let ring = ModelRing::<16>::new().unwrap();
+        let mut bytes = Header { type_: types::SAMPLE, misc: 0, size }.to_bytes(Endian::NATIVE).to_vec();
+        bytes.extend([0u8; 8]);
+        // SAFETY: the ring has no producer; the 16 bytes are inside its data area.
+        unsafe { ring.write(Area::Data, 0, &bytes) };
+        ring.position(Position::DataHead).store(16, crate::fences::LOCAL);
+        // SAFETY: nothing writes the ring while it is read.
+        let mut c = unsafe { crate::consumer::Consumer::trusted(&ring) }.unwrap();
+        let mut batch = c.batch().unwrap();
+        let mut scratch = Scratch::new();
+        assert_eq!(batch.next_split(&mut scratch).unwrap().unwrap_err(), expect);
+        assert_eq!(batch.next_split(&mut scratch).unwrap().unwrap_err(), expect);
+    }
+}
+
+#[test]
 fn scratch_too_small_for_a_wrapping_record_is_an_error_not_a_panic() {
     let mut ring = ModelRing::<8>::new().unwrap();
     let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();

@@ -204,6 +204,54 @@ pub enum LinuxError {
         /// The CPUs asked for.
         cpus: Vec<u32>,
     },
+    /// [`PerfEventArrayBuilder::map`](crate::PerfEventArrayBuilder::map) was given a map that is
+    /// not a BPF_MAP_TYPE_PERF_EVENT_ARRAY (type 4, 4-byte keys and values) with an entry for
+    /// every CPU read: give the map the program writes to, with `max_entries` at least the
+    /// highest CPU number plus one (libbpf and aya size it by the possible CPUs).
+    NotAPerfEventArray {
+        /// The map's type.
+        map_type: u32,
+        /// Its `max_entries`.
+        max_entries: u32,
+        /// The entries the CPUs need.
+        needs_entries: u32,
+    },
+    /// A perf-event-array ring held what the kernel never writes (its head out of bounds, a
+    /// record size of 0, not a multiple of 8, or past what was published: see [`ReadError`]).
+    /// The records before it were delivered; the reader skipped `skipped` bytes, from it to the
+    /// head, so the next read goes on. Something other than the kernel writes into the ring's memory.
+    BadBpfRing {
+        /// The ring's CPU.
+        cpu: u32,
+        /// What was wrong.
+        error: ReadError,
+        /// Bytes skipped from it on.
+        skipped: usize,
+    },
+    /// A record of a perf-event-array ring too short for its own contents: a SAMPLE whose RAW
+    /// size runs past the record, a LOST record without its count. The records before it were
+    /// delivered; the reader skipped `skipped` bytes (it and what follows it, to the head) so the
+    /// next read goes on. The kernel never writes one: something else writes into the ring.
+    BadBpfRecord {
+        /// The ring's CPU.
+        cpu: u32,
+        /// `header.type` (9 SAMPLE, 2 LOST).
+        record_type: u32,
+        /// Bytes the record needs for its fields.
+        needs: u64,
+        /// `header.size`.
+        size: u16,
+        /// Bytes skipped from it on (0 where [`BpfRecord::parse`](crate::BpfRecord::parse) said it).
+        skipped: usize,
+    },
+    /// [`RawSample::contiguous`](crate::RawSample::contiguous) was given a buffer shorter than
+    /// the payload that wraps: pass one of at least `needed` bytes (65,520 hold any).
+    BufferTooSmall {
+        /// The payload's length.
+        needed: usize,
+        /// The buffer's.
+        len: usize,
+    },
     /// Writing perf.data: the encoding, or the output (an I/O error there carries its file
     /// offset).
     #[cfg(feature = "perf-data")]
@@ -272,6 +320,10 @@ impl fmt::Display for LinuxError {
             e @ (LinuxError::PerfData(_) | LinuxError::File { .. } | LinuxError::NoSuchTracepointId { .. }) => {
                 e.fmt_perf_data(f)
             }
+            e @ (LinuxError::NotAPerfEventArray { .. }
+            | LinuxError::BadBpfRing { .. }
+            | LinuxError::BadBpfRecord { .. }
+            | LinuxError::BufferTooSmall { .. }) => e.fmt_bpf(f),
             e => e.fmt_after_open(f),
         }
     }
@@ -386,6 +438,35 @@ impl LinuxError {
         }
     }
 
+    /// [`Display`](fmt::Display) of the [`PerfEventArray`](crate::PerfEventArray)'s failures.
+    fn fmt_bpf(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LinuxError::NotAPerfEventArray { map_type, max_entries, needs_entries } => write!(
+                f,
+                "the map given is not a perf event array for these CPUs (type {map_type}, max_entries \
+                 {max_entries}; needs type 4, BPF_MAP_TYPE_PERF_EVENT_ARRAY, with 4-byte keys and values and \
+                 at least {needs_entries} entries): give the map the program writes to"
+            ),
+            LinuxError::BadBpfRing { cpu, error, skipped } => write!(
+                f,
+                "the perf-event-array ring of CPU {cpu} holds what the kernel never writes ({error}); {skipped} \
+                 bytes skipped to its head: something else writes into the ring's memory"
+            ),
+            LinuxError::BadBpfRecord { cpu, record_type, needs, size, skipped } => write!(
+                f,
+                "a record of type {record_type} in the perf-event-array ring of CPU {cpu} is {size} bytes but its \
+                 fields need {needs}; {skipped} bytes skipped to the ring's head: something else writes into the \
+                 ring's memory"
+            ),
+            LinuxError::BufferTooSmall { needed, len } => write!(
+                f,
+                "the payload wraps the ring's end and needs a buffer of {needed} bytes to be copied into one \
+                 slice, not {len}: pass a larger one (65,520 bytes hold any), or read RawSample::parts"
+            ),
+            _ => Ok(()),
+        }
+    }
+
     /// [`Display`](fmt::Display) of a session's refusals.
     fn fmt_session(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -430,7 +511,7 @@ impl std::error::Error for LinuxError {
             LinuxError::Io { error, .. } | LinuxError::Exec { error, .. } => Some(error),
             LinuxError::OpenEvent { error, .. } => Some(&**error),
             LinuxError::Layout(e) => Some(e),
-            LinuxError::Read(e) => Some(e),
+            LinuxError::Read(e) | LinuxError::BadBpfRing { error: e, .. } => Some(e),
             LinuxError::EventSet(e) => Some(e),
             #[cfg(feature = "perf-data")]
             LinuxError::PerfData(e) => Some(e),

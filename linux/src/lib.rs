@@ -63,6 +63,7 @@
 //! | [`Session`] | events for a command, a process or all CPUs, a ring per CPU, records attributed ([`SessionRecord`]) |
 //! | [`launch`] | a command held before `exec` while its events are opened; SIGINT as "stop" |
 //! | [`wait()`], [`wait_all`] | readiness: [`AsFd`] everywhere, hang-up at task exit ([`Readiness`]) |
+//! | [`PerfEventArray`] | the reader of a BPF program's `bpf_perf_event_output`: a BPF_MAP_TYPE_PERF_EVENT_ARRAY of BPF_OUTPUT events, one ring per CPU, each [`RawSample`] zero-copy, wakeups by [`Wakeup`], lost counted per CPU, overwrite mode |
 //! | [`LinuxError`] | every failure of the crate, saying what to change |
 //! | `perf_data` | (feature `perf-data`) a [`Session`] written as perf.data, as `perf record` writes it |
 //!
@@ -81,6 +82,8 @@ mod event;
 pub mod launch;
 #[cfg(feature = "perf-data")]
 pub mod perf_data;
+mod perf_event_array;
+mod raw_sample;
 mod read_only;
 mod ring;
 mod ring_kind;
@@ -92,6 +95,8 @@ mod wait;
 pub use attr::{breakpoint, event_type, hardware, software, EventAttr, HardwareEvent, SoftwareEvent};
 pub use error::LinuxError;
 pub use event::{online_cpus, paranoid, Counts, Event, Target};
+pub use perf_event_array::{Drained, PerfEventArray, PerfEventArrayBuilder, Wakeup};
+pub use raw_sample::{BpfRecord, RawSample};
 pub use read_only::ReadOnlyMapping;
 pub use ring::{AuxArea, Ring};
 pub use ring_kind::RingKind;

@@ -5,6 +5,7 @@
 mod common;
 
 mod aux;
+mod bpf;
 mod kernel;
 mod misuse;
 mod readiness;

@@ -1,12 +1,17 @@
-//! `bpf(2)`: the loaded BPF programs, for the KSYMBOL and BPF_EVENT records perf synthesizes.
+//! `bpf(2)`: a BPF_MAP_TYPE_PERF_EVENT_ARRAY's creation, description and entries (the
+//! [`PerfEventArray`](crate::PerfEventArray) reader's), and the loaded BPF programs, for the
+//! KSYMBOL and BPF_EVENT records perf synthesizes.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+#[cfg(feature = "perf-data")]
+use std::os::fd::AsRawFd;
+use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd};
 
 use super::check;
 
 /// A loaded BPF program, as `BPF_OBJ_GET_INFO_BY_FD` describes it: what perf's
 /// `perf_event__synthesize_bpf_events` turns into KSYMBOL and BPF_EVENT records.
+#[cfg(feature = "perf-data")]
 #[derive(Debug, Clone, Default)]
 pub(crate) struct BpfProg {
     pub(crate) id: u32,
@@ -23,6 +28,55 @@ fn bpf(cmd: i32, attr: &mut [u64; 4]) -> io::Result<libc::c_long> {
     check(unsafe { libc::syscall(libc::SYS_bpf, cmd, attr.as_mut_ptr(), std::mem::size_of_val(attr)) })
 }
 
+/// `BPF_MAP_TYPE_PERF_EVENT_ARRAY`.
+pub(crate) const MAP_TYPE_PERF_EVENT_ARRAY: u32 = 4;
+
+/// `BPF_MAP_CREATE` of a perf event array of `max_entries` (keys and values 4-byte: an index,
+/// a perf event's fd).
+pub(crate) fn create_perf_event_array(max_entries: u32) -> io::Result<OwnedFd> {
+    const MAP_CREATE: i32 = 0;
+    // map_type, key_size | value_size, max_entries | map_flags.
+    let mut attr = [u64::from(MAP_TYPE_PERF_EVENT_ARRAY) | 4 << 32, 4 | u64::from(max_entries) << 32, 0, 0];
+    let fd = bpf(MAP_CREATE, &mut attr)?;
+    // SAFETY: the call returned a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// A map as `BPF_OBJ_GET_INFO_BY_FD` describes it: type, key size, value size, max entries.
+pub(crate) fn map_info(map: BorrowedFd<'_>) -> io::Result<[u32; 4]> {
+    const OBJ_GET_INFO_BY_FD: i32 = 15;
+    // struct bpf_map_info: type, id, key_size, value_size, max_entries, map_flags (24 bytes
+    // asked for; the kernel fills at most that).
+    let mut info = [0u32; 6];
+    let len = std::mem::size_of_val(&info) as u64;
+    let mut attr = [fd_word(map) | len << 32, info.as_mut_ptr() as u64, 0, 0];
+    bpf(OBJ_GET_INFO_BY_FD, &mut attr)?;
+    Ok([info[0], info[2], info[3], info[4]])
+}
+
+/// `BPF_MAP_UPDATE_ELEM`: entry `key` of a perf event array set to the perf event `event`.
+pub(crate) fn map_set_event(map: BorrowedFd<'_>, key: u32, event: BorrowedFd<'_>) -> io::Result<()> {
+    const MAP_UPDATE_ELEM: i32 = 2;
+    let value = fd_word(event) as u32;
+    // map_fd, key pointer, value pointer, flags (BPF_ANY); both pointees live for the call.
+    let mut attr = [fd_word(map), &key as *const u32 as u64, &value as *const u32 as u64, 0];
+    bpf(MAP_UPDATE_ELEM, &mut attr).map(drop)
+}
+
+/// `BPF_MAP_DELETE_ELEM` of entry `key` (ENOENT if it is empty).
+pub(crate) fn map_delete(map: BorrowedFd<'_>, key: u32) -> io::Result<()> {
+    const MAP_DELETE_ELEM: i32 = 3;
+    let mut attr = [fd_word(map), &key as *const u32 as u64, 0, 0];
+    bpf(MAP_DELETE_ELEM, &mut attr).map(drop)
+}
+
+/// A descriptor as the first (u32) field of a `bpf_attr`.
+fn fd_word(fd: BorrowedFd<'_>) -> u64 {
+    use std::os::fd::AsRawFd as _;
+    u64::from(fd.as_raw_fd() as u32)
+}
+
+#[cfg(feature = "perf-data")]
 /// The loaded BPF programs (root, or CAP_SYS_ADMIN: an error otherwise), in id order, each
 /// read with `BPF_PROG_GET_NEXT_ID`, `BPF_PROG_GET_FD_BY_ID` and two `BPF_OBJ_GET_INFO_BY_FD`
 /// (the counts, then the arrays). A program unloaded meanwhile is passed over.

@@ -7,7 +7,6 @@
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
-#[cfg(feature = "perf-data")]
 mod bpf;
 mod child;
 mod mapping;
@@ -15,6 +14,7 @@ mod signals;
 
 #[cfg(feature = "perf-data")]
 pub(crate) use bpf::{bpf_programs, BpfProg};
+pub(crate) use bpf::{create_perf_event_array, map_delete, map_info, map_set_event, MAP_TYPE_PERF_EVENT_ARRAY};
 pub(crate) use child::{kill, pidfd_open, HeldChild};
 pub(crate) use mapping::Mmap;
 pub use mapping::RingMapping;

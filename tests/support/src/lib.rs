@@ -1,4 +1,5 @@
-//! The one way a perfring test skips.
+//! The one way a perfring test skips; and [`bpf`], the BPF toolkit of perfring-linux's
+//! `PerfEventArray` tests, example and benchmarks.
 //!
 //! A test that cannot run here (no `perf`, a kernel that refuses `perf_event_open`, no tracefs)
 //! calls [`skip`] and returns. A skip is never silent:
@@ -10,6 +11,8 @@
 //!   reason, because there the machine is set up so that every test runs.
 
 #![deny(missing_docs)]
+
+pub mod bpf;
 
 use std::fmt::Display;
 use std::io::Write;
