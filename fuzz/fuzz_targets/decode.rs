@@ -29,8 +29,8 @@
 
 use libfuzzer_sys::fuzz_target;
 use perfring::record::{
-    attr_flags, branch_sample_type, sample_type as st, Attr, DecodeContext, DecodeError, EncodeError, Endian,
-    EventLayout, EventRecord, EventSet, Header, IdEntry, RawRecord, Record, Walker,
+    branch_sample_type, sample_type as st, Attr, DecodeContext, DecodeError, EncodeError, Endian, EventLayout,
+    EventRecord, EventSet, Header, IdEntry, RawRecord, Record, Walker,
 };
 
 const HEAD: usize = 41;
@@ -49,19 +49,6 @@ fn context(head: &[u8; HEAD]) -> DecodeContext {
         branch_sample_type: word(4),
         sample_id_all: head[40] & 1 != 0,
         endian: if head[40] & 2 != 0 { Endian::Big } else { Endian::Little },
-    }
-}
-
-/// The attr whose records `ctx` lays out.
-fn attr_of(ctx: &DecodeContext) -> Attr {
-    Attr {
-        sample_type: ctx.sample_type,
-        read_format: ctx.read_format,
-        flags: if ctx.sample_id_all { attr_flags::SAMPLE_ID_ALL } else { 0 },
-        sample_regs_user: ctx.sample_regs_user,
-        sample_regs_intr: ctx.sample_regs_intr,
-        branch_sample_type: ctx.branch_sample_type,
-        ..Attr::ZERO
     }
 }
 
@@ -121,20 +108,9 @@ fn fast_path<'a>(rec: &impl EventRecord<'a>, bytes: &[u8], ctx: &DecodeContext, 
         let _ = (v.branch_stack(), v.regs_user(), v.stack_user(), v.weight(), v.regs_intr(), v.aux());
     }
     if let Some(full) = full.filter(|r| !matches!(r, Record::Unknown { .. })) {
-        // The decode's own: a SAMPLE's fields, another record's trailer's.
-        let want = match full {
-            Record::Sample(s) => (
-                s.time,
-                s.identifier.or(s.id),
-                s.stream_id,
-                s.cpu.map(|c| c.cpu),
-                s.tid.map(|t| t.pid),
-                s.tid.map(|t| t.tid),
-            ),
-            other => other.sample_id().map_or((None, None, None, None, None, None), |t| {
-                (t.time(), t.event_id(), t.stream_id(), t.cpu(), t.pid(), t.tid())
-            }),
-        };
+        let wide = |v: Option<u32>| v.map(u64::from);
+        let fields = fields.map(|(t, i, s, c, p, d)| [t, i, s, wide(c), wide(p), wide(d)]);
+        let want = perfring_tests::decode::identifying(full);
         assert_eq!(fields, Some(want), "{full:?}");
         if let Record::Sample(s) = full {
             let v = sample.expect("a decoded SAMPLE has a view");
@@ -151,7 +127,7 @@ fn fast_path<'a>(rec: &impl EventRecord<'a>, bytes: &[u8], ctx: &DecodeContext, 
             assert_eq!(v.raw(), Ok(s.raw));
         }
     }
-    let set = two_events(&attr_of(ctx), ctx.endian);
+    let set = two_events(&perfring_tests::decode::attr_of(ctx), ctx.endian);
     for walker in [Walker::new(bytes, ctx.endian), Walker::perf_data(bytes, ctx.endian)] {
         let mut walked = 0usize;
         for r in walker {
@@ -180,10 +156,7 @@ fn fixed_path<const ST: u64>(bytes: &[u8], endian: Endian) {
                     (f.identifier(), f.ip(), f.pid_tid(), f.time(), f.addr()),
                     (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr())
                 );
-                assert_eq!(
-                    (f.id(), f.stream_id(), f.cpu(), f.period()),
-                    (v.id(), v.stream_id(), v.cpu(), v.period())
-                );
+                assert_eq!((f.id(), f.stream_id(), f.cpu(), f.period()), (v.id(), v.stream_id(), v.cpu(), v.period()));
             }
             Err(e @ (DecodeError::UnknownId { .. } | DecodeError::IdOutsideRecord { .. })) => {
                 assert_eq!(rec.event(), Err(e))
@@ -198,7 +171,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = Attr::from_bytes(data, Endian::Big);
     let Some((head, bytes)) = data.split_first_chunk::<HEAD>() else { return };
     let ctx = context(head);
-    let set = EventSet::single(&attr_of(&ctx), ctx.endian);
+    let set = EventSet::single(&perfring_tests::decode::attr_of(&ctx), ctx.endian);
     let decoded = decode(&set, bytes, ctx.endian);
     if let Some(r) = raw(bytes, ctx.endian) {
         fast_path(&set.attribute(&r), bytes, &ctx, decoded.as_ref().ok());

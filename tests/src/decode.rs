@@ -56,3 +56,23 @@ pub fn decode<'a>(bytes: &'a [u8], ctx: &DecodeContext) -> Result<Record<'a>, De
         None => Err(DecodeError::Truncated { field: "header", offset: 0, need: Header::SIZE, have: bytes.len() }),
     }
 }
+
+/// The values perf identifies a record by — time, event id (IDENTIFIER, else ID), stream id,
+/// cpu, pid, tid — as the complete decode holds them: a SAMPLE's fields, another record's
+/// `sample_id` trailer's. What a record's view (`EventRecord::view`) must read.
+pub fn identifying(record: &Record<'_>) -> [Option<u64>; 6] {
+    let wide = |v: Option<u32>| v.map(u64::from);
+    match record {
+        Record::Sample(s) => [
+            s.time,
+            s.identifier.or(s.id),
+            s.stream_id,
+            wide(s.cpu.map(|c| c.cpu)),
+            wide(s.tid.map(|t| t.pid)),
+            wide(s.tid.map(|t| t.tid)),
+        ],
+        other => other.sample_id().map_or([None; 6], |t| {
+            [t.time(), t.event_id(), t.stream_id(), wide(t.cpu()), wide(t.pid()), wide(t.tid())]
+        }),
+    }
+}

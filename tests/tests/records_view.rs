@@ -92,27 +92,9 @@ fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData,
     let view = rec.view().unwrap();
     let what = format!("record at {} ({})", r.offset, full.name());
     if !matches!(full, Record::Unknown { .. }) {
-        // The decode's own values: a SAMPLE's fields, another record's trailer's.
-        let (time, id, stream_id, cpu, pid, tid) = match &full {
-            Record::Sample(s) => (
-                s.time,
-                s.identifier.or(s.id),
-                s.stream_id,
-                s.cpu.map(|c| c.cpu),
-                s.tid.map(|t| t.pid),
-                s.tid.map(|t| t.tid),
-            ),
-            other => match other.sample_id() {
-                Some(t) => (t.time(), t.event_id(), t.stream_id(), t.cpu(), t.pid(), t.tid()),
-                None => (None, None, None, None, None, None),
-            },
-        };
-        assert_eq!(view.time(), time, "{what}: time");
-        assert_eq!(view.id(), id, "{what}: id");
-        assert_eq!(view.stream_id(), stream_id, "{what}: stream_id");
-        assert_eq!(view.cpu(), cpu, "{what}: cpu");
-        assert_eq!(view.pid(), pid, "{what}: pid");
-        assert_eq!(view.tid(), tid, "{what}: tid");
+        let wide = |v: Option<u32>| v.map(u64::from);
+        let seen = [view.time(), view.id(), view.stream_id(), wide(view.cpu()), wide(view.pid()), wide(view.tid())];
+        assert_eq!(seen, perfring_tests::decode::identifying(&full), "{what}: time, id, stream_id, cpu, pid, tid");
     }
     let Record::Sample(s) = full else {
         assert_eq!(rec.sample().err(), Some(perfring::record::DecodeError::NotASample { type_: r.header.type_ }));
