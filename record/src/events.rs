@@ -82,13 +82,24 @@ const HARDWARE: &[(&str, u64)] = &[
     ("ref-cycles", 9),
 ];
 
+/// Whether the CPU is AMD's (x86's `vendor_id` AuthenticAMD, as perf reads it from cpuid).
+fn amd() -> bool {
+    cfg!(any(target_arch = "x86_64", target_arch = "x86"))
+        && std::fs::read_to_string("/proc/cpuinfo").is_ok_and(|c| {
+            c.lines().find(|l| l.starts_with("vendor_id")).is_some_and(|l| l.ends_with("AuthenticAMD"))
+        })
+}
+
 /// perf's default event: `cycles:P` (cpu-clock where there is no PMU: [`fallback`]). Where
 /// this user may not profile the kernel it excludes the kernel from the start, as perf's
 /// `evsel__new_cycles` does (`exclude_kernel = !perf_event_can_profile_kernel()`, nothing
 /// else: the hypervisor stays counted), and perf names it `cycles:u`.
 pub fn default_event(can_profile_kernel: bool) -> EventSpec {
-    // perf's event_attr_init: exclude_guest, as every event perf makes itself.
-    let mut attr = Attr { type_: event_type::HARDWARE, config: 0, flags: flag::EXCLUDE_GUEST, ..Attr::ZERO };
+    // perf's event_attr_init: exclude_guest, as every event perf makes itself; except on AMD,
+    // where perf's arch_evsel__fixup_new_cycles clears it (precise cycles use IBS, which cannot
+    // filter guests).
+    let flags = if amd() { 0 } else { flag::EXCLUDE_GUEST };
+    let mut attr = Attr { type_: event_type::HARDWARE, config: 0, flags, ..Attr::ZERO };
     let name = if can_profile_kernel {
         "cycles:P"
     } else {
