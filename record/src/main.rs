@@ -140,6 +140,13 @@ fn threaded_output(o: &Options, spec: &cli::Threads) -> Result<Output, Failure> 
     if o.output() == "-" {
         return Err(Failure::Failed("Parallel trace streaming is not available in pipe mode.".into()));
     }
+    if o.per_thread() {
+        return Err(Failure::Invalid(
+            "--per-thread option is mutually exclusive to parallel streaming mode.\nFailed to initialize parallel data \
+             streaming masks"
+                .into(),
+        ));
+    }
     let mut cpus = perfring_linux::online_cpus()?;
     if let Some(asked) = &o.cpus {
         cpus.retain(|c| asked.contains(c));

@@ -11,7 +11,7 @@
 
 use std::io::Write;
 
-use perfring_linux::perf_data::PerfData;
+use perfring_linux::perf_data::{PerfData, Synthesis};
 use perfring_linux::LinuxError;
 use perfring_linux::{Session, SessionRecord};
 
@@ -60,6 +60,7 @@ impl<'o, W: Write> Recording<'o, W> {
         if let Some(level) = o.compression {
             data.writer().compress(level).map_err(LinuxError::from)?;
         }
+        prepare(&mut data, o)?;
         if !o.tail_synthesize {
             synthesize(&mut data, o)?;
         }
@@ -122,6 +123,7 @@ impl<'o, W: Write> Recording<'o, W> {
         if let Some(level) = self.o.compression {
             next.writer().compress(level).map_err(LinuxError::from)?;
         }
+        prepare(&mut next, self.o)?;
         if !self.o.tail_synthesize {
             synthesize(&mut next, self.o)?;
         }
@@ -217,14 +219,36 @@ impl<'o, W: Write> Recording<'o, W> {
     }
 }
 
+/// What the options add to the synthesis (`--namespaces`, `--proc-map-timeout`, perf's 500 ms
+/// by default), set on a new file; with `--all-cgroups`, the cgroups that exist now, written
+/// first (perf synthesizes them before the threads).
+fn prepare<W: Write>(d: &mut PerfData<W>, o: &Options) -> Result<(), LinuxError> {
+    let ms = o.proc_map_timeout.unwrap_or(crate::cli::PROC_MAP_TIMEOUT_MS);
+    let proc_map_timeout = Some(std::time::Duration::from_millis(ms));
+    d.set_synthesis(Synthesis { namespaces: o.namespaces, proc_map_timeout });
+    if o.all_cgroups {
+        d.synthesize_cgroups()?;
+    }
+    Ok(())
+}
+
 /// COMM and MMAP2 of what runs now, from /proc: every process (`-a`, `-C`), or those of `-p`
-/// and `-t`.
+/// and `-t`; perf's warning for each whose maps took longer than `--proc-map-timeout`.
 fn synthesize<W: Write>(d: &mut PerfData<W>, o: &Options) -> Result<(), LinuxError> {
+    let before = d.map_timeouts().len();
     if o.cpu_wide() {
         d.synthesize_all()?;
     }
     for &pid in o.pids.iter().chain(&o.tids) {
         d.synthesize(pid)?;
+    }
+    if !o.quiet {
+        for pid in &d.map_timeouts()[before..] {
+            eprintln!(
+                "Reading /proc/{pid}/task/{pid}/maps time out. You may want to increase the time limit by \
+                 --proc-map-timeout"
+            );
+        }
     }
     Ok(())
 }

@@ -179,7 +179,8 @@ pub fn open(
             .data_pages(o.pages())
             .command_stdout(stdout)
             .attrs_as_given(true)
-            .overwrite(o.overwrite);
+            .overwrite(o.overwrite)
+            .per_thread(o.per_thread());
         for c in &configured {
             b = match c.leader {
                 Some(l) => b.group_member(c.attr, l),
@@ -187,7 +188,13 @@ pub fn open(
             };
         }
         match b.open() {
-            Ok(session) => return Ok((session, configured)),
+            Ok(mut session) => {
+                // --mmap-flush: a ring read once it holds so much, until the end.
+                session.flush_at(o.mmap_flush.unwrap_or(0));
+                // --affinity: each ring read on its CPU or node.
+                session.set_affinity(o.affinity)?;
+                return Ok((session, configured));
+            }
             Err(e) => fall_back(o, specs, &configured, e, &mut warned)?,
         }
     }
