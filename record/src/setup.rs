@@ -82,6 +82,10 @@ pub fn preflight(o: &Options) -> Result<(), Failure> {
     if let Some(v) = o.vmlinux.as_deref().filter(|v| !std::path::Path::new(v).is_file()) {
         return Err(Failure::Invalid(format!("Invalid file: {v}")));
     }
+    if o.aio < 0 {
+        // perf: a negative count of aio buffers fails their allocation (status 255).
+        return Err(Failure::Failed("failed to mmap with 12 (Cannot allocate memory)".into()));
+    }
     pending(o)?;
     if o.quiet {
         return Ok(());

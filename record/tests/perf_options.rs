@@ -177,3 +177,48 @@ fn proc_map_timeout() {
     );
     std::fs::remove_file(file).ok();
 }
+
+#[test]
+fn aio() {
+    each_as_perf(&[
+        ("aio", &["--aio"], &["true"]),
+        ("aio-2", &["--aio=2"], &["true"]),
+        ("aio-max", &["--aio=9"], &["true"]),
+        ("aio-negated", &["--aio=2", "--no-aio"], &["true"]),
+        ("aio-z", &["--aio", "-z"], &["true"]),
+        ("aio-negative", &["--aio=-1"], &["true"]),
+    ]);
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    // The file written from the writer thread is the file perf reads: its samples, its
+    // header's data size.
+    let file = ours("aio.data", &["--aio=4"], BUSY);
+    let d = dump(&file);
+    assert!(d.contains("PERF_RECORD_SAMPLE") && d.contains("PERF_RECORD_FINISHED_ROUND"), "{d}");
+    let out = Command::new("perf").args(["report", "--stdio", "-i"]).arg(&file).output().unwrap();
+    assert!(out.status.success() && text(&out.stdout).contains("sh "), "{}", text(&out.stderr));
+    std::fs::remove_file(file).ok();
+}
+
+/// `--threads` with an option perf 6.1 keeps out of parallel streaming: perf says so (unless
+/// -q), records nothing and exits 0; so does ours.
+#[test]
+fn options_parallel_streaming_refuses() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    for (label, form) in [("threads-aio", "--aio"), ("threads-affinity", "--affinity=cpu")] {
+        let mut said = Vec::new();
+        for tool in ["perf", "ours"] {
+            let dir = tmp(&format!("{label}-{tool}.data"));
+            let out = common::record_with(tool).arg("-o").arg(&dir).args(["--threads", form, "--", "true"]).output();
+            let out = out.unwrap();
+            assert_eq!(out.status.code(), Some(0), "{label} {tool}: {}", text(&out.stderr));
+            assert!(!dir.exists(), "{label} {tool}: nothing recorded");
+            said.push(text(&out.stderr).lines().next().unwrap_or("").to_string());
+        }
+        assert!(said[0].contains("mutually exclusive to parallel streaming mode"), "{said:?}");
+        assert_eq!(said[1], said[0], "{label}: perf's words");
+    }
+}

@@ -182,6 +182,9 @@ pub struct Options {
     pub all_cgroups: bool,
     /// `--proc-map-timeout`, in milliseconds.
     pub proc_map_timeout: Option<u64>,
+    /// `--aio`: buffers in flight (0: none, the recorder writes the file itself; below 0:
+    /// refused as perf fails on it).
+    pub aio: i64,
     /// `--affinity`: where each ring is read.
     pub affinity: perfring_linux::Affinity,
     /// `--kcore`.

@@ -500,12 +500,25 @@ pub const OPTIONS: &[Opt] = &[
         Ok(())
     }),
     flag!(None, "dry-run", dry_run, "check the options and events, record nothing"),
-    not_taken!(
+    row!(
         None,
-        "aio",
+        Some("aio"),
         Optional("n"),
-        "write asynchronously through n buffers in flight",
-        "the output is written synchronously, a buffer of 256 KiB at a time"
+        true,
+        "write the file from a thread of its own, n buffers in flight (default 1, max 4): the same bytes",
+        |o, a| {
+            // perf's record__aio_parse: strtol, 0 (or nothing) is 1; beyond perf's nr_cblocks_max,
+            // 4; a negative number is kept (perf then fails to map its buffers: `setup`).
+            o.aio = if a.unset {
+                0
+            } else {
+                match c_loose(a.text()) {
+                    0 => 1,
+                    n => n.min(crate::aio::MAX_IN_FLIGHT as i64),
+                }
+            };
+            Ok(())
+        }
     ),
     row!(
         None,
