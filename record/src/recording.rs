@@ -19,7 +19,7 @@ use crate::cli::Options;
 use crate::failure::{Error, Failure};
 use crate::summary;
 use crate::switch_output::Dumps;
-use crate::threads::Streams;
+use crate::threads::{Streams, Writing};
 
 /// What the loop leaves for the summary.
 pub struct Recorded {
@@ -80,7 +80,9 @@ impl<'o, W: Write> Recording<'o, W> {
     pub fn stream(&mut self, dir: &std::path::Path, groups: Vec<Vec<usize>>) -> Result<(), Error> {
         crate::threads::dir_format(&mut self.data)?;
         self.session.release_rings()?;
-        self.streams = Some(Streams::start(&self.session, dir, groups)?);
+        let o = self.o;
+        let writing = Writing { compress: o.compression, flush: o.mmap_flush.unwrap_or(0), overwrite: o.overwrite };
+        self.streams = Some(Streams::start(&self.session, dir, groups, writing)?);
         Ok(())
     }
 
@@ -170,7 +172,10 @@ impl<'o, W: Write> Recording<'o, W> {
     /// `--timestamp-filename`; perf's summary. The status: the command's.
     pub fn finish(mut self, recorded: Result<Recorded, Error>) -> Result<u8, Failure> {
         // The readers drain their rings once more (the session stopped the events) and end.
-        let streamed = self.streams.take().map(Streams::finish).transpose()?.unwrap_or_default();
+        let streamed = match self.streams.take() {
+            Some(streams) => streams.finish(&mut self.session)?,
+            None => Default::default(),
+        };
         streamed.tell(&mut self.data);
         if recorded.is_ok() {
             self.tail()?;

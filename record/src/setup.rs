@@ -140,11 +140,7 @@ fn pending(o: &Options) -> Result<(), Failure> {
     if let Some(user) = &o.uid {
         user_pids(user)?;
     }
-    let pending = [
-        (o.threads.is_some() && o.compression.is_some(), "-z with --threads"),
-        (o.threads.is_some() && o.overwrite, "--overwrite with --threads"),
-        (o.kcore, "--kcore (where /proc/kcore is readable: its copy)"),
-    ];
+    let pending = [(o.kcore, "--kcore (where /proc/kcore is readable: its copy)")];
     match pending.iter().find(|(given, _)| *given) {
         Some((_, name)) => Err(Failure::Usage(format!("{name}: not implemented yet in perfring-record"))),
         None => Ok(()),

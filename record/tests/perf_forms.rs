@@ -813,16 +813,24 @@ fn top_symbols(path: &Path, n: usize) -> (Vec<String>, Vec<String>) {
 /// (the workload's three functions, in order), no warning of its own; one data.N per CPU.
 #[test]
 fn perf_reports_our_threads_directory_as_its_own() {
+    threads_report_as_perfs("threads-top", &[]);
+}
+
+/// [`perf_reports_our_threads_directory_as_its_own`] with `extra` options (`-z`,
+/// `--overwrite`), each tool's directory named after `label`.
+#[track_caller]
+pub(crate) fn threads_report_as_perfs(label: &str, extra: &[&str]) {
     if !perfring_test_support::perf_available() {
         return;
     }
-    let work = common::build("three", THREE);
+    let work = common::build(&format!("three-{label}"), THREE);
     let mut tops = Vec::new();
     for tool in ["perf", "ours"] {
-        let dir = tmp(&format!("threads-top-{tool}.data"));
+        let dir = tmp(&format!("{label}-{tool}.data"));
         let _ = std::fs::remove_dir_all(&dir);
         let mut c = common::record_with(tool);
-        c.env("HOME", tmp(&format!("home-threads-top-{tool}"))).args(["-q", "--threads", "-F", "2000", "-o"]);
+        c.env("HOME", tmp(&format!("home-{label}-{tool}"))).args(["-q", "--threads", "-F", "2000"]).args(extra);
+        c.arg("-o");
         let out = c.arg(&dir).arg("--").arg(&work).output().unwrap();
         assert!(out.status.success(), "{tool}: {}", text(&out.stderr));
         let cpus = perfring_linux::online_cpus().unwrap().len();

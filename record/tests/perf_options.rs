@@ -222,3 +222,18 @@ fn options_parallel_streaming_refuses() {
         assert_eq!(said[1], said[0], "{label}: perf's words");
     }
 }
+
+/// `--threads` with `-z` (each stream's records compressed in it) and with `--overwrite` (each
+/// ring read backward into its stream at the end): perf's `perf evlist -v`, and `perf report`
+/// of our directory with perf's own top symbols.
+#[test]
+fn threads_compressed_and_overwrite() {
+    each_as_perf(&[
+        ("threads-z", &["--threads", "-z"], &["true"]),
+        ("threads-z3-core", &["--threads=core", "-z3"], &["true"]),
+        ("threads-overwrite", &["--threads", "--overwrite"], &["true"]),
+        ("threads-flush", &["--threads", "--mmap-flush=16K"], &["true"]),
+    ]);
+    crate::perf_forms::threads_report_as_perfs("threads-z-top", &["-z"]);
+    crate::perf_forms::threads_report_as_perfs("threads-overwrite-top", &["--overwrite"]);
+}
