@@ -307,7 +307,13 @@ pub const OPTIONS: &[Opt] = &[
             Ok(())
         }
     ),
-    flag!(None, "kcore", kcore, "write a directory: the data and a copy of the kernel's text (kcore_dir)"),
+    flag!(
+        None,
+        "kcore",
+        kcore,
+        "perf's directory with a copy of the kernel's text (kcore_dir): perf's error where /proc/kcore cannot be \
+         read; the copy itself is not implemented"
+    ),
     row!(
         Some('u'),
         Some("uid"),
