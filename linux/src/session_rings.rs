@@ -11,7 +11,7 @@ use crate::event::{Event, Target};
 use crate::ring::Ring;
 use crate::{sys, EventAttr};
 
-/// Where [`Session::drain`] reads each ring from (perf record's `--affinity`): the calling
+/// Where [`Session::drain`](crate::Session::drain) reads each ring from (perf record's `--affinity`): the calling
 /// thread is moved before it reads a ring whose CPU differs from the last one's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Affinity {
@@ -24,8 +24,8 @@ pub enum Affinity {
     Node,
 }
 
-/// The CPU of a ring that takes its task's records on every CPU ([`SessionBuilder::per_thread`]):
-/// `cpu = -1` to `perf_event_open`, as [`Session::cpus`] and [`Placement::cpu`] give it.
+/// The CPU of a ring that takes its task's records on every CPU ([`SessionBuilder::per_thread`](crate::SessionBuilder::per_thread)):
+/// `cpu = -1` to `perf_event_open`, as [`Session::cpus`](crate::Session::cpus) and [`Placement::cpu`](crate::Placement::cpu) give it.
 pub const ANY_CPU: u32 = u32::MAX;
 
 /// What a session is made of: the events (per CPU: the ring owner first), a ring per CPU, the

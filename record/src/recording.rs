@@ -117,8 +117,12 @@ impl<'o, W: Write> Recording<'o, W> {
         let next_file = self.next_file.ok_or("--switch-output writes files, not a pipe")?;
         if self.o.overwrite {
             self.session.collect_overwrite();
-            self.data.drain(&mut self.session)?;
         }
+        // Every ring into the file that ends, --mmap-flush's threshold aside (perf's
+        // synchronous read at a switch).
+        self.session.flush_at(0);
+        self.data.drain(&mut self.session)?;
+        self.session.flush_at(self.o.mmap_flush.unwrap_or(0));
         self.tail()?;
         self.dumps.rename(self.o)?;
         let mut next = next_file(self.o, &self.session, &self.names)?;

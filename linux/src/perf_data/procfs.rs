@@ -24,7 +24,8 @@ pub fn all_pids() -> Vec<i32> {
     pids
 }
 
-/// What [`synthesize`] writes besides COMM and MMAP2, and how long it reads a process's
+/// What [`PerfData::synthesize`](super::PerfData::synthesize) writes besides COMM and MMAP2,
+/// and how long it reads a process's
 /// maps (perf record's `--namespaces` and `--proc-map-timeout`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Synthesis {
