@@ -51,6 +51,8 @@ pub use read_deliveries::ReadDelivery;
 pub use reader::Reader;
 pub use source::{ShortOpaque, Slice, Source, Stream};
 pub use warning::Warning;
+#[cfg(feature = "zstd")]
+pub use writer::compressed_records;
 pub use writer::Writer;
 
 /// "PERFILE2" as the u64 perf compares against (`PERF_MAGIC`), little-endian on disk.

@@ -29,6 +29,23 @@ const COMPRESS_MMAP_LEN: u32 = 512 << 10;
 #[cfg(feature = "zstd")]
 const MAX_PAYLOAD: usize = u16::MAX as usize & !7;
 
+/// `batch` (whole records, as a data section holds them) compressed with zstd at `level` into
+/// one frame, as COMPRESSED (81) records of up to 64 KiB each, which perf 6.1 reads when the
+/// file's COMPRESSED feature is set ([`Writer::compress`] sets it): what `perf record -z`
+/// writes, and, in a perf.data directory (`--threads -z`), what each `data.N` file holds.
+#[cfg(feature = "zstd")]
+pub fn compressed_records(batch: &[u8], level: i32, endian: Endian) -> Result<Vec<u8>, PerfDataError> {
+    let frame = zstd::bulk::compress(batch, level).map_err(io(0))?;
+    let mut out = Vec::with_capacity(frame.len() + frame.len() / (MAX_PAYLOAD - 8) * 8 + 8);
+    for chunk in frame.chunks(MAX_PAYLOAD - 8) {
+        // (A chunk is at most MAX_PAYLOAD - 8 bytes: its size fits the u16.)
+        let h = Header { type_: perfring::record::types::COMPRESSED, misc: 0, size: (8 + chunk.len()) as u16 };
+        out.extend_from_slice(&h.to_bytes(endian));
+        out.extend_from_slice(chunk);
+    }
+    Ok(out)
+}
+
 /// Writes a perf.data file or stream record by record.
 ///
 /// Rules perf enforces that the caller keeps (perf's tools/perf/util/session.c and evlist.c): every attr has the same
@@ -493,12 +510,12 @@ impl<W: Write> Writer<W> {
             return Ok(());
         }
         let at = self.data_offset + self.data_size;
-        let frame = zstd::bulk::compress(&self.batch, level).map_err(io(at))?;
+        let records = compressed_records(&self.batch, level, self.endian).map_err(|e| match e {
+            PerfDataError::Io { error, .. } => io(at)(error),
+            other => other,
+        })?;
         self.batch.clear();
-        for chunk in frame.chunks(MAX_PAYLOAD - 8) {
-            self.emit(perfring::record::types::COMPRESSED, chunk)?;
-        }
-        Ok(())
+        self.put(&records)
     }
 
     #[cfg(not(feature = "zstd"))]

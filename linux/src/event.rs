@@ -40,21 +40,22 @@ impl Target {
 /// CPU.
 pub fn online_cpus() -> Result<Vec<u32>, LinuxError> {
     let s = std::fs::read_to_string("/sys/devices/system/cpu/online").map_err(io_err("reading the online CPUs"))?;
+    parse_cpu_list(s.trim()).ok_or(LinuxError::Io {
+        what: "parsing /sys/devices/system/cpu/online",
+        error: io::ErrorKind::InvalidData.into(),
+    })
+}
+
+/// A kernel CPU list (`0-3,6`); `None` if it is not one.
+pub(crate) fn parse_cpu_list(s: &str) -> Option<Vec<u32>> {
     let mut cpus = Vec::new();
-    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
-        let bad = || LinuxError::Io {
-            what: "parsing /sys/devices/system/cpu/online",
-            error: io::ErrorKind::InvalidData.into(),
-        };
+    for part in s.split(',').filter(|p| !p.is_empty()) {
         match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (u32, u32) = (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?);
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(part.parse().map_err(|_| bad())?),
+            Some((a, b)) => cpus.extend(a.parse::<u32>().ok()?..=b.parse().ok()?),
+            None => cpus.push(part.parse().ok()?),
         }
     }
-    Ok(cpus)
+    Some(cpus)
 }
 
 /// `/proc/sys/kernel/perf_event_paranoid`.

@@ -89,6 +89,7 @@ mod ring;
 mod ring_kind;
 mod session;
 mod session_record;
+mod session_rings;
 mod sys;
 mod wait;
 
@@ -102,5 +103,6 @@ pub use ring::{AuxArea, Ring};
 pub use ring_kind::RingKind;
 pub use session::{Placement, Scope, Session, SessionBuilder};
 pub use session_record::SessionRecord;
+pub use session_rings::{Affinity, ANY_CPU};
 pub use sys::RingMapping;
 pub use wait::{wait, wait_all, Readiness};

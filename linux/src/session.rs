@@ -7,10 +7,13 @@ use perfring::consumer::Scratch;
 use perfring::record::{types, Endian, EventLayout, EventSet, IdEntry};
 
 use crate::error::{io as io_err, LinuxError};
-use crate::event::{online_cpus, Event, Target};
+use crate::event::{online_cpus, Event};
 use crate::launch::{Launch, Stdout};
 use crate::ring::Ring;
 use crate::session_record::SessionRecord;
+use crate::session_rings::{
+    move_for, numa_nodes, open_events, per_cpu, per_task, threads_of, Affinity, Opened, ANY_CPU,
+};
 use crate::{sys, EventAttr};
 
 /// Whom a [`Session`] follows.
@@ -55,6 +58,7 @@ pub struct SessionBuilder {
     data_pages: usize,
     stdout: Stdout,
     overwrite: bool,
+    per_thread: bool,
 }
 
 impl SessionBuilder {
@@ -113,6 +117,16 @@ impl SessionBuilder {
         self
     }
 
+    /// A ring per task instead of per CPU (`true`), perf record's `--per-thread`: each event is
+    /// opened once per task on any CPU (`cpu = -1`), its records in that task's ring, whose
+    /// [`Session::cpus`] entry is [`ANY_CPU`]. The session then sets no `inherit` (the kernel
+    /// refuses an inherited event of a task with a ring of its own mapped, and children would
+    /// not be followed into it). Ignored for a CPU-wide scope, as perf ignores it with `-a`.
+    pub fn per_thread(mut self, per_thread: bool) -> Self {
+        self.per_thread = per_thread;
+        self
+    }
+
     /// Where a command's standard output goes ([`Stdout::ToStderr`] when this process writes
     /// data to its own stdout, as `perf record -o -` does).
     pub fn command_stdout(mut self, stdout: Stdout) -> Self {
@@ -166,15 +180,19 @@ impl SessionBuilder {
             }
         }
         let (command, tasks) = self.scope.tasks(self.stdout)?;
+        let per_thread = self.per_thread && !self.scope.cpu_wide();
         let mut attrs: Vec<EventAttr> = if self.as_given {
             self.attrs.clone()
         } else {
-            self.attrs.iter().map(|a| a.inherit(!self.scope.cpu_wide()).enable_on_exec(command.is_some())).collect()
+            let inherit = !self.scope.cpu_wide() && !per_thread;
+            self.attrs.iter().map(|a| a.inherit(inherit).enable_on_exec(command.is_some())).collect()
         };
         if self.overwrite {
             attrs = attrs.into_iter().map(|a| a.write_backward(true)).collect();
         }
-        let opened = open_events(&attrs, &self.leaders, &tasks, &cpus, self.data_pages, self.overwrite);
+        let rings = if per_thread { per_task(&tasks) } else { per_cpu(&tasks, &cpus) };
+        let cpus: Vec<u32> = rings.iter().map(|r| r.cpu).collect();
+        let opened = open_events(&attrs, &self.leaders, &rings, self.data_pages, self.overwrite);
         let (events, rings, set, epoll) = match opened {
             Ok(opened) => opened,
             Err(e) => {
@@ -210,6 +228,9 @@ impl SessionBuilder {
             collect: false,
             stopped: false,
             released: false,
+            affinity: Vec::new(),
+            moved_for: None,
+            flush: 0,
         })
     }
 }
@@ -251,70 +272,6 @@ impl Scope {
     }
 }
 
-/// What a session is made of: the events (per CPU: the ring owner first), a ring per CPU, the
-/// event set of the attrs the kernel accepted and every id, an epoll set of the events.
-type OpenedParts = (Vec<Opened>, Vec<Ring>, EventSet<Vec<EventLayout>, Vec<IdEntry>>, sys::Epoll);
-
-/// Open each of `attrs` for each of `tasks` (-1: every task) on each of `cpus`; one ring per
-/// CPU of `data_pages`, the CPU's other events pointed at it; `overwrite`: the rings mapped
-/// read-only and the events watched for hang-ups only.
-fn open_events(
-    attrs: &[EventAttr],
-    leaders: &[Option<usize>],
-    tasks: &[i32],
-    cpus: &[u32],
-    data_pages: usize,
-    overwrite: bool,
-) -> Result<OpenedParts, LinuxError> {
-    let mut events: Vec<Opened> = Vec::new();
-    let mut rings = Vec::new();
-    let epoll = sys::Epoll::new().map_err(io_err("epoll_create1"))?;
-    for &cpu in cpus {
-        let owner = events.len();
-        for &task in tasks {
-            let first = events.len();
-            for (index, attr) in attrs.iter().enumerate() {
-                let target = if task < 0 { Target::Cpu(cpu) } else { Target::TaskOnCpu(task, cpu) };
-                let group = leaders.get(index).copied().flatten().map(|l| &events[first + l].event);
-                let event = Event::open(attr, target, group).map_err(|error| LinuxError::OpenEvent {
-                    event: index,
-                    cpu,
-                    error: Box::new(error),
-                })?;
-                if events.len() == owner {
-                    rings.push(Ring::map(&event, data_pages, !overwrite)?);
-                } else {
-                    event.set_output(Some(&events[owner].event))?;
-                }
-                epoll.add_watching(event.as_fd(), events.len() as u64, !overwrite).map_err(io_err("epoll_ctl"))?;
-                events.push(Opened { event, index, hung_up: false, cpu, task });
-            }
-        }
-    }
-    // Each event's attr as the kernel accepted it (its size may be the kernel's), with the
-    // flags the scope set, and every id it was given.
-    // Twice the ids: the set's hash table then finds an id at its first slot.
-    let mut set = EventSet::new(vec![EventLayout::EMPTY; attrs.len()], vec![IdEntry::EMPTY; 2 * events.len()]);
-    for (index, attr) in attrs.iter().enumerate() {
-        let first = events.iter().find(|o| o.index == index).map_or(attr.attr(), |o| o.event.attr());
-        set.add_event(first, Endian::NATIVE).map_err(LinuxError::EventSet)?;
-    }
-    for o in &events {
-        set.add_id(o.index, o.event.id()).map_err(LinuxError::EventSet)?;
-    }
-    Ok((events, rings, set, epoll))
-}
-
-/// One event of a session: the open event, its index in the builder, whether it hung up.
-#[derive(Debug)]
-struct Opened {
-    event: Event,
-    index: usize,
-    hung_up: bool,
-    cpu: u32,
-    task: i32,
-}
-
 /// Where one event was opened ([`Session::placements`]): what perf's ID_INDEX record lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Placement {
@@ -322,7 +279,7 @@ pub struct Placement {
     pub event: usize,
     /// The id the kernel gave this opening.
     pub id: u64,
-    /// The CPU.
+    /// The CPU ([`ANY_CPU`]: any, the task's own ring).
     pub cpu: u32,
     /// The task (-1: every task on the CPU).
     pub task: i32,
@@ -403,6 +360,13 @@ pub struct Session {
     stopped: bool,
     /// [`release_rings`](Session::release_rings) was called: no event is in the epoll set.
     released: bool,
+    /// [`set_affinity`](Session::set_affinity): the CPUs to read each ring on (empty: any), and
+    /// the ring whose CPUs the reading thread was last moved to.
+    affinity: Vec<Vec<u32>>,
+    moved_for: Option<usize>,
+    /// [`flush_at`](Session::flush_at): a running session's drain skips a ring holding fewer
+    /// bytes (0 or 1: none skipped).
+    flush: usize,
 }
 
 /// The epoll token of the command's pidfd (an event's token is its index in `events`).
@@ -446,6 +410,7 @@ impl Session {
             data_pages: 16,
             stdout: Stdout::Inherit,
             overwrite: false,
+            per_thread: false,
         }
     }
 
@@ -587,7 +552,12 @@ impl Session {
         let mut n = 0;
         for (ring_index, ring) in self.rings.iter().enumerate() {
             let (set, lost, cpu) = (&self.set, &mut self.lost[ring_index], self.cpus[ring_index]);
-            n += ring.consumer()?.for_each(&mut self.scratch.0[..], |raw| {
+            let mut consumer = ring.consumer()?;
+            move_for(&self.affinity, &mut self.moved_for, ring_index)?;
+            if self.flush > 1 && !self.stopped && consumer.available()? < self.flush {
+                continue;
+            }
+            n += consumer.for_each(&mut self.scratch.0[..], |raw| {
                 if raw.header.type_ == types::LOST {
                     // `{header, u64 id, u64 lost, …}`: the count at offset 16.
                     *lost += Endian::NATIVE.u64_at(raw.bytes, 16).unwrap_or(0);
@@ -596,6 +566,37 @@ impl Session {
             })?;
         }
         Ok(n)
+    }
+
+    /// Have [`drain`](Session::drain) read each ring on its CPU or its NUMA node's CPUs (the
+    /// calling thread moved with `sched_setaffinity` before it reads a ring of another CPU
+    /// set than the last one's), as perf record's `--affinity` does; [`Affinity::Any`]: where
+    /// it runs (the thread is not moved back). A ring of [`ANY_CPU`] is read wherever the
+    /// thread is. The NUMA nodes are read from sysfs (`/sys/devices/system/node`); without
+    /// them a node is every online CPU.
+    pub fn set_affinity(&mut self, affinity: Affinity) -> Result<(), LinuxError> {
+        let nodes = if affinity == Affinity::Node { numa_nodes() } else { Vec::new() };
+        self.affinity = self
+            .cpus
+            .iter()
+            .map(|&cpu| match affinity {
+                _ if cpu == ANY_CPU => Vec::new(),
+                Affinity::Any => Vec::new(),
+                Affinity::Cpu => vec![cpu],
+                Affinity::Node => nodes.iter().find(|n| n.contains(&cpu)).cloned().unwrap_or_default(),
+            })
+            .collect();
+        self.moved_for = None;
+        Ok(())
+    }
+
+    /// Have [`drain`](Session::drain) read a ring only once it holds at least `bytes` bytes, as
+    /// perf record's `--mmap-flush` does: fewer, larger copies while the session runs. After
+    /// [`stop`](Session::stop) every ring is read whole. 0 or 1 (the default): every ring on
+    /// every drain. (A ring's wakeup should come at or above `bytes`, or a wait may end with
+    /// nothing drained.)
+    pub fn flush_at(&mut self, bytes: usize) {
+        self.flush = bytes;
     }
 
     /// Have the next [`drain`](Session::drain) of an overwrite session read its rings while it
@@ -636,9 +637,11 @@ impl Session {
     /// still seen). An index past the rings is ignored.
     /// An overwrite session's rings wake nothing: a no-op there.
     pub fn watch_ring(&mut self, ring: usize, watch: bool) -> Result<(), LinuxError> {
-        let Some(&cpu) = self.cpus.get(ring).filter(|_| self.overwrite.is_none()) else { return Ok(()) };
+        if ring >= self.rings.len() || self.overwrite.is_some() {
+            return Ok(());
+        }
         for (token, o) in self.events.iter().enumerate() {
-            if o.cpu == cpu && !o.hung_up {
+            if o.ring == ring && !o.hung_up {
                 self.epoll.modify(o.event.as_fd(), token as u64, watch).map_err(io_err("epoll_ctl"))?;
             }
         }
@@ -695,7 +698,7 @@ impl Session {
         &self.rings
     }
 
-    /// The CPU of each ring.
+    /// The CPU of each ring ([`ANY_CPU`] for a task's own ring, [`SessionBuilder::per_thread`]).
     pub fn cpus(&self) -> &[u32] {
         &self.cpus
     }
@@ -743,20 +746,4 @@ impl AsRawFd for Session {
     fn as_raw_fd(&self) -> RawFd {
         self.epoll.fd().as_raw_fd()
     }
-}
-
-/// The threads of a running process (`/proc/PID/task`): [`LinuxError::NoSuchProcess`] if it
-/// has none (absent, or exited meanwhile).
-fn threads_of(pid: i32) -> Result<Vec<i32>, LinuxError> {
-    let dir = match std::fs::read_dir(format!("/proc/{pid}/task")) {
-        Ok(dir) => dir,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(LinuxError::NoSuchProcess { pid }),
-        Err(e) => return Err(io_err("reading /proc/PID/task")(e)),
-    };
-    let mut tids: Vec<i32> = dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect();
-    if tids.is_empty() {
-        return Err(LinuxError::NoSuchProcess { pid });
-    }
-    tids.sort_unstable();
-    Ok(tids)
 }

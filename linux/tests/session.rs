@@ -229,3 +229,43 @@ fn an_overwrite_session_collected_while_it_runs_reads_each_record_once() {
     let newest_first = first.iter().max().unwrap();
     assert!(second.iter().all(|t| t > newest_first), "the second read holds only records newer than the first's");
 }
+
+/// `per_thread`: a ring per task of the process, on any CPU (`ANY_CPU`), the task's samples in
+/// its own ring; `flush_at` holds a running session's drain back until a ring has so many
+/// bytes and reads everything after `stop`; `set_affinity(Cpu)` moves the draining thread to
+/// each ring's CPU (here, the last ring's, of a per-CPU session).
+#[test]
+fn per_thread_rings_a_flush_threshold_and_reading_on_the_rings_cpu() {
+    let attr = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::TID);
+    let Some(mut session) = open(Session::command(["sh", "-c", WORK]).event(attr).per_thread(true)) else { return };
+    assert_eq!(session.cpus(), [perfring_linux::ANY_CPU], "one ring, of the command's one task, on any CPU");
+    let pid = session.pid().unwrap() as u32;
+    session.flush_at(usize::MAX);
+    session.start().unwrap();
+    let mut held_back = 0;
+    while !session.wait(Some(Duration::from_millis(20))).unwrap() {
+        held_back += session.drain(|_| {}).unwrap();
+    }
+    assert_eq!(held_back, 0, "no ring reached the threshold while the session ran");
+    session.stop().unwrap();
+    let mut samples = 0;
+    session
+        .drain(|r| {
+            assert_eq!(r.cpu(), perfring_linux::ANY_CPU);
+            if let Ok(s) = r.sample() {
+                assert_eq!(s.pid(), Some(pid));
+                samples += 1;
+            }
+        })
+        .unwrap();
+    assert!(samples > 0, "after stop, the ring is read whole");
+
+    let Some(mut session) = open(Session::all_cpus().event(attr)) else { return };
+    session.set_affinity(perfring_linux::Affinity::Cpu).unwrap();
+    session.start().unwrap();
+    session.drain(|_| {}).unwrap();
+    let last = *session.cpus().last().unwrap();
+    let allowed = std::fs::read_to_string("/proc/thread-self/status").unwrap();
+    let line = allowed.lines().find(|l| l.starts_with("Cpus_allowed_list:")).unwrap();
+    assert_eq!(line.split_whitespace().nth(1), Some(last.to_string().as_str()), "on the last ring's CPU");
+}

@@ -145,6 +145,7 @@ fn sample_fields(o: &Options) -> u64 {
         (o.weight, weight),
         (o.data_page_size, st::DATA_PAGE_SIZE),
         (o.code_page_size, st::CODE_PAGE_SIZE),
+        (o.all_cgroups, st::CGROUP),
     ]
     .iter()
     .filter(|(on, _)| *on)
@@ -199,7 +200,7 @@ fn event(o: &Options, s: &EventSpec, freq: Option<u64>) -> Configured {
     if s.precise_max {
         a.flags = (a.flags & !flag::PRECISE_IP_MASK) | (3 << 15);
     }
-    let mut t = st::IP | st::TID | st::TIME;
+    let mut t = st::IP | st::TID | time(o);
     if a.type_ == event_type::TRACEPOINT {
         t |= st::CPU | st::PERIOD | st::RAW;
     }
@@ -219,8 +220,8 @@ fn event(o: &Options, s: &EventSpec, freq: Option<u64>) -> Configured {
     wakeup(o, &mut a);
     a.read_format |= rf::ID | rf::LOST;
     a.flags |= flag::SAMPLE_ID_ALL;
-    // perf follows children, except of threads named by -t.
-    if !o.no_inherit && o.tids.is_empty() {
+    // perf follows children, except of threads named by -t or with a ring per thread.
+    if !o.no_inherit && o.tids.is_empty() && !o.per_thread() {
         a.flags |= flag::INHERIT;
     }
     if s.leader.is_none() {
@@ -233,6 +234,15 @@ fn event(o: &Options, s: &EventSpec, freq: Option<u64>) -> Configured {
         }
     }
     Configured { attr: EventAttr::from_attr(a), name: s.name.clone(), leader: s.leader }
+}
+
+/// TIME, where perf samples it ([`Options::sample_time`]).
+fn time(o: &Options) -> u64 {
+    if o.sample_time() {
+        st::TIME
+    } else {
+        0
+    }
 }
 
 /// The rate: `-c`, `-F`, the PMU term's own, or the default (4000 Hz; tracepoints every event).
@@ -302,13 +312,13 @@ fn wakeup(o: &Options, a: &mut Attr) {
 /// disabled and enabled at exec.
 fn tracking_dummy(o: &Options) -> Configured {
     let mut flags = flag::SAMPLE_ID_ALL;
-    if !o.no_inherit {
+    if !o.no_inherit && !o.per_thread() {
         flags |= flag::INHERIT;
     }
     if !o.cpu_wide() {
         flags |= flag::DISABLED | flag::ENABLE_ON_EXEC;
     }
-    let mut t = st::IP | st::TID | st::TIME;
+    let mut t = st::IP | st::TID | time(o);
     if o.cpu_wide() {
         t |= st::CPU;
     }
@@ -331,7 +341,7 @@ fn tracking_dummy(o: &Options) -> Configured {
 }
 
 /// The side band, on the tracking event: COMM, MMAP(2), TASK, KSYMBOL, BPF_EVENT, and what the
-/// options add.
+/// options add (`--switch-events`, `--namespaces`, `--all-cgroups`).
 fn tracking(o: &Options, mut a: Attr) -> Attr {
     a.flags |= flag::MMAP | flag::COMM | flag::TASK | flag::MMAP2 | flag::COMM_EXEC | flag::KSYMBOL;
     if !o.no_bpf_event {
@@ -342,6 +352,12 @@ fn tracking(o: &Options, mut a: Attr) -> Attr {
     }
     if o.switch_events {
         a.flags |= flag::CONTEXT_SWITCH;
+    }
+    if o.namespaces {
+        a.flags |= flag::NAMESPACES;
+    }
+    if o.all_cgroups {
+        a.flags |= flag::CGROUP;
     }
     a
 }

@@ -82,13 +82,23 @@ const HARDWARE: &[(&str, u64)] = &[
     ("ref-cycles", 9),
 ];
 
+/// Whether the CPU is AMD's (x86's `vendor_id` AuthenticAMD, as perf reads it from cpuid).
+fn amd() -> bool {
+    cfg!(any(target_arch = "x86_64", target_arch = "x86"))
+        && std::fs::read_to_string("/proc/cpuinfo")
+            .is_ok_and(|c| c.lines().find(|l| l.starts_with("vendor_id")).is_some_and(|l| l.ends_with("AuthenticAMD")))
+}
+
 /// perf's default event: `cycles:P` (cpu-clock where there is no PMU: [`fallback`]). Where
 /// this user may not profile the kernel it excludes the kernel from the start, as perf's
 /// `evsel__new_cycles` does (`exclude_kernel = !perf_event_can_profile_kernel()`, nothing
 /// else: the hypervisor stays counted), and perf names it `cycles:u`.
 pub fn default_event(can_profile_kernel: bool) -> EventSpec {
-    // perf's event_attr_init: exclude_guest, as every event perf makes itself.
-    let mut attr = Attr { type_: event_type::HARDWARE, config: 0, flags: flag::EXCLUDE_GUEST, ..Attr::ZERO };
+    // perf's event_attr_init: exclude_guest, as every event perf makes itself; except on AMD,
+    // where perf's arch_evsel__fixup_new_cycles clears it (precise cycles use IBS, which cannot
+    // filter guests).
+    let flags = if amd() { 0 } else { flag::EXCLUDE_GUEST };
+    let mut attr = Attr { type_: event_type::HARDWARE, config: 0, flags, ..Attr::ZERO };
     let name = if can_profile_kernel {
         "cycles:P"
     } else {
@@ -507,14 +517,16 @@ mod tests {
 
     #[test]
     fn names_perf_gives_its_own_events() {
+        // perf's default keeps exclude_guest (an `H` in the name) except on AMD.
+        let h = if amd() { "" } else { "H" };
         let default = fallback(&default_event(true)).unwrap();
-        assert_eq!(default.name, "cpu-clock:pppH");
+        assert_eq!(default.name, format!("cpu-clock:ppp{h}"));
         assert_eq!(fallback(&parse("cycles").unwrap()[0]).unwrap().name, "cpu-clock");
         // Where the kernel may not be profiled (perf 6.1 as a user at perf_event_paranoid 2,
         // `perf evlist -v`): the default excludes the kernel alone; a named event is refused,
         // then counts user space only, named with a `u`.
         let user_default = fallback(&default_event(false)).unwrap();
-        assert_eq!(user_default.name, "cpu-clock:uhpppH");
+        assert_eq!(user_default.name, format!("cpu-clock:uhppp{h}"));
         let cycles = user_only(&parse("cycles").unwrap()[0]).unwrap();
         assert_eq!(cycles.name, "cycles:u");
         assert_eq!(fallback(&cycles).unwrap().name, "cpu-clock:uH");

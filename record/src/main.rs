@@ -20,6 +20,7 @@
 //! | `config` | each event's attr as perf's `evsel__config` sets it |
 //! | `setup` | the events, their filters, perf's checks, the session opened with perf's fallbacks |
 //! | `output` | the output file (`.old`, mode 0600) or stdout |
+//! | `aio` | `--aio`: the output written by a thread of its own |
 //! | `failure` | why a recording failed, and perf's exit statuses |
 //! | `recording` | [`recording::Recording`]: the session and its perf.data, begin / drain / switch / finish |
 //! | `record_loop` | start, wait, drain, end |
@@ -27,6 +28,7 @@
 //! | `threads` | `--threads`: the readers' masks, their threads, the directory |
 //! | `summary` | perf's summary lines, the `-v` table |
 
+mod aio;
 mod cli;
 mod config;
 mod events;
@@ -39,7 +41,6 @@ mod summary;
 mod switch_output;
 mod threads;
 
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
@@ -49,7 +50,7 @@ use perfring_linux::Session;
 
 use cli::{Options, Parsed};
 use failure::{Error, Failure, EXIT_FAILED, EXIT_INVALID, EXIT_LIST, EXIT_USAGE};
-use output::Output;
+use output::{FileOut, Output};
 use recording::Recording;
 
 fn main() -> ExitCode {
@@ -89,7 +90,7 @@ fn run(o: &Options) -> Result<u8, Failure> {
     // The output first: a path that cannot be written stops everything before it runs.
     let output = match &o.threads {
         Some(spec) => threaded_output(o, spec)?,
-        None => output::open(o.output())?,
+        None => output::open(o.output(), o.aio.max(0) as usize)?,
     };
     catch_interrupts()?;
     let stdout = if matches!(output, Output::Stdout) { Stdout::ToStderr } else { Stdout::Inherit };
@@ -127,8 +128,8 @@ fn record<'o, W: Write>(o: &'o Options, mut rec: Recording<'o, W>) -> Result<u8,
 }
 
 /// The next file of `--switch-output`, at the output's path.
-fn next_file(o: &Options, session: &Session, names: &[String]) -> Result<PerfData<BufWriter<File>>, Error> {
-    let Output::File(file) = output::open(o.output())? else {
+fn next_file(o: &Options, session: &Session, names: &[String]) -> Result<PerfData<FileOut>, Error> {
+    let Output::File(file) = output::open(o.output(), o.aio.max(0) as usize)? else {
         return Err(format!("creating {} for the next dump", o.output()).into());
     };
     Ok(PerfData::new(file, session, names)?)
@@ -139,6 +140,24 @@ fn next_file(o: &Options, session: &Session, names: &[String]) -> Result<PerfDat
 fn threaded_output(o: &Options, spec: &cli::Threads) -> Result<Output, Failure> {
     if o.output() == "-" {
         return Err(Failure::Failed("Parallel trace streaming is not available in pipe mode.".into()));
+    }
+    // perf's words where --affinity or --aio meet --threads; perf then records nothing, status 0.
+    let exclusive = match () {
+        _ if o.affinity != perfring_linux::Affinity::Any => "--affinity option is",
+        _ if o.aio > 0 => "Asynchronous streaming mode (--aio) is",
+        _ => "",
+    };
+    if !exclusive.is_empty() {
+        let said =
+            if o.quiet { String::new() } else { format!("{exclusive} mutually exclusive to parallel streaming mode.") };
+        return Err(Failure::Said(said, 0));
+    }
+    if o.per_thread() {
+        return Err(Failure::Invalid(
+            "--per-thread option is mutually exclusive to parallel streaming mode.\nFailed to initialize parallel data \
+             streaming masks"
+                .into(),
+        ));
     }
     let mut cpus = perfring_linux::online_cpus()?;
     if let Some(asked) = &o.cpus {

@@ -4,8 +4,10 @@
 //! stdout.
 
 use std::fs::{File, OpenOptions};
-use std::io::BufWriter;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
+
+use crate::aio::AioFile;
 
 use perfring_linux::perf_data::OUTPUT_BUFFER;
 use perfring_linux::LinuxError;
@@ -13,15 +15,56 @@ use perfring_linux::LinuxError;
 /// The output, opened.
 pub enum Output {
     /// A perf.data file.
-    File(BufWriter<File>),
+    File(FileOut),
     /// Pipe mode to stdout.
     Stdout,
     /// `--threads`: a directory's `data` file, and the rings of each reader thread.
     Directory(BufWriter<File>, Vec<Vec<usize>>),
 }
 
+/// A perf.data file's writer: buffered, or (`--aio`) written by a thread of its own.
+pub enum FileOut {
+    /// Written a buffer at a time by the recorder.
+    Buffered(BufWriter<File>),
+    /// `--aio`: buffers handed to a writer thread.
+    Aio(AioFile),
+}
+
+impl Write for FileOut {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        match self {
+            FileOut::Buffered(w) => w.write(bytes),
+            FileOut::Aio(w) => w.write(bytes),
+        }
+    }
+
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            FileOut::Buffered(w) => w.write_all(bytes),
+            FileOut::Aio(w) => w.write_all(bytes),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            FileOut::Buffered(w) => w.flush(),
+            FileOut::Aio(w) => w.flush(),
+        }
+    }
+}
+
+impl Seek for FileOut {
+    fn seek(&mut self, to: SeekFrom) -> std::io::Result<u64> {
+        match self {
+            FileOut::Buffered(w) => w.seek(to),
+            FileOut::Aio(w) => w.seek(to),
+        }
+    }
+}
+
 /// Open `path` (`-`: stdout) as perf does: an existing non-empty file becomes `path.old`.
-pub fn open(path: &str) -> Result<Output, LinuxError> {
+/// `aio`: `--aio`'s buffers in flight (0: written by the recorder itself).
+pub fn open(path: &str, aio: usize) -> Result<Output, LinuxError> {
     if path == "-" {
         return Ok(Output::Stdout);
     }
@@ -42,5 +85,9 @@ pub fn open(path: &str) -> Result<Output, LinuxError> {
         .mode(0o600)
         .open(path)
         .map_err(io("creating the output"))?;
-    Ok(Output::File(BufWriter::with_capacity(OUTPUT_BUFFER, file)))
+    if aio > 0 {
+        let out = AioFile::new(file, aio).map_err(io("starting the writer thread of"))?;
+        return Ok(Output::File(FileOut::Aio(out)));
+    }
+    Ok(Output::File(FileOut::Buffered(BufWriter::with_capacity(OUTPUT_BUFFER, file))))
 }

@@ -11,7 +11,7 @@
 
 use std::io::Write;
 
-use perfring_linux::perf_data::PerfData;
+use perfring_linux::perf_data::{PerfData, Synthesis};
 use perfring_linux::LinuxError;
 use perfring_linux::{Session, SessionRecord};
 
@@ -19,7 +19,7 @@ use crate::cli::Options;
 use crate::failure::{Error, Failure};
 use crate::summary;
 use crate::switch_output::Dumps;
-use crate::threads::Streams;
+use crate::threads::{Streams, Writing};
 
 /// What the loop leaves for the summary.
 pub struct Recorded {
@@ -60,6 +60,7 @@ impl<'o, W: Write> Recording<'o, W> {
         if let Some(level) = o.compression {
             data.writer().compress(level).map_err(LinuxError::from)?;
         }
+        prepare(&mut data, o)?;
         if !o.tail_synthesize {
             synthesize(&mut data, o)?;
         }
@@ -79,7 +80,9 @@ impl<'o, W: Write> Recording<'o, W> {
     pub fn stream(&mut self, dir: &std::path::Path, groups: Vec<Vec<usize>>) -> Result<(), Error> {
         crate::threads::dir_format(&mut self.data)?;
         self.session.release_rings()?;
-        self.streams = Some(Streams::start(&self.session, dir, groups)?);
+        let o = self.o;
+        let writing = Writing { compress: o.compression, flush: o.mmap_flush.unwrap_or(0), overwrite: o.overwrite };
+        self.streams = Some(Streams::start(&self.session, dir, groups, writing)?);
         Ok(())
     }
 
@@ -114,14 +117,19 @@ impl<'o, W: Write> Recording<'o, W> {
         let next_file = self.next_file.ok_or("--switch-output writes files, not a pipe")?;
         if self.o.overwrite {
             self.session.collect_overwrite();
-            self.data.drain(&mut self.session)?;
         }
+        // Every ring into the file that ends, --mmap-flush's threshold aside (perf's
+        // synchronous read at a switch).
+        self.session.flush_at(0);
+        self.data.drain(&mut self.session)?;
+        self.session.flush_at(self.o.mmap_flush.unwrap_or(0));
         self.tail()?;
         self.dumps.rename(self.o)?;
         let mut next = next_file(self.o, &self.session, &self.names)?;
         if let Some(level) = self.o.compression {
             next.writer().compress(level).map_err(LinuxError::from)?;
         }
+        prepare(&mut next, self.o)?;
         if !self.o.tail_synthesize {
             synthesize(&mut next, self.o)?;
         }
@@ -168,7 +176,10 @@ impl<'o, W: Write> Recording<'o, W> {
     /// `--timestamp-filename`; perf's summary. The status: the command's.
     pub fn finish(mut self, recorded: Result<Recorded, Error>) -> Result<u8, Failure> {
         // The readers drain their rings once more (the session stopped the events) and end.
-        let streamed = self.streams.take().map(Streams::finish).transpose()?.unwrap_or_default();
+        let streamed = match self.streams.take() {
+            Some(streams) => streams.finish(&mut self.session)?,
+            None => Default::default(),
+        };
         streamed.tell(&mut self.data);
         if recorded.is_ok() {
             self.tail()?;
@@ -217,14 +228,36 @@ impl<'o, W: Write> Recording<'o, W> {
     }
 }
 
+/// What the options add to the synthesis (`--namespaces`, `--proc-map-timeout`, perf's 500 ms
+/// by default), set on a new file; with `--all-cgroups`, the cgroups that exist now, written
+/// first (perf synthesizes them before the threads).
+fn prepare<W: Write>(d: &mut PerfData<W>, o: &Options) -> Result<(), LinuxError> {
+    let ms = o.proc_map_timeout.unwrap_or(crate::cli::PROC_MAP_TIMEOUT_MS);
+    let proc_map_timeout = Some(std::time::Duration::from_millis(ms));
+    d.set_synthesis(Synthesis { namespaces: o.namespaces, proc_map_timeout });
+    if o.all_cgroups {
+        d.synthesize_cgroups()?;
+    }
+    Ok(())
+}
+
 /// COMM and MMAP2 of what runs now, from /proc: every process (`-a`, `-C`), or those of `-p`
-/// and `-t`.
+/// and `-t`; perf's warning for each whose maps took longer than `--proc-map-timeout`.
 fn synthesize<W: Write>(d: &mut PerfData<W>, o: &Options) -> Result<(), LinuxError> {
+    let before = d.map_timeouts().len();
     if o.cpu_wide() {
         d.synthesize_all()?;
     }
     for &pid in o.pids.iter().chain(&o.tids) {
         d.synthesize(pid)?;
+    }
+    if !o.quiet {
+        for pid in &d.map_timeouts()[before..] {
+            eprintln!(
+                "Reading /proc/{pid}/task/{pid}/maps time out. You may want to increase the time limit by \
+                 --proc-map-timeout"
+            );
+        }
     }
     Ok(())
 }

@@ -82,6 +82,10 @@ pub fn preflight(o: &Options) -> Result<(), Failure> {
     if let Some(v) = o.vmlinux.as_deref().filter(|v| !std::path::Path::new(v).is_file()) {
         return Err(Failure::Invalid(format!("Invalid file: {v}")));
     }
+    if o.aio < 0 {
+        // perf: a negative count of aio buffers fails their allocation (status 255).
+        return Err(Failure::Failed("failed to mmap with 12 (Cannot allocate memory)".into()));
+    }
     pending(o)?;
     if o.quiet {
         return Ok(());
@@ -136,11 +140,7 @@ fn pending(o: &Options) -> Result<(), Failure> {
     if let Some(user) = &o.uid {
         user_pids(user)?;
     }
-    let pending = [
-        (o.threads.is_some() && o.compression.is_some(), "-z with --threads"),
-        (o.threads.is_some() && o.overwrite, "--overwrite with --threads"),
-        (o.kcore, "--kcore (where /proc/kcore is readable: its copy)"),
-    ];
+    let pending = [(o.kcore, "--kcore (where /proc/kcore is readable: its copy)")];
     match pending.iter().find(|(given, _)| *given) {
         Some((_, name)) => Err(Failure::Usage(format!("{name}: not implemented yet in perfring-record"))),
         None => Ok(()),
@@ -179,7 +179,8 @@ pub fn open(
             .data_pages(o.pages())
             .command_stdout(stdout)
             .attrs_as_given(true)
-            .overwrite(o.overwrite);
+            .overwrite(o.overwrite)
+            .per_thread(o.per_thread());
         for c in &configured {
             b = match c.leader {
                 Some(l) => b.group_member(c.attr, l),
@@ -187,7 +188,13 @@ pub fn open(
             };
         }
         match b.open() {
-            Ok(session) => return Ok((session, configured)),
+            Ok(mut session) => {
+                // --mmap-flush: a ring read once it holds so much, until the end.
+                session.flush_at(o.mmap_flush.unwrap_or(0));
+                // --affinity: each ring read on its CPU or node.
+                session.set_affinity(o.affinity)?;
+                return Ok((session, configured));
+            }
             Err(e) => fall_back(o, specs, &configured, e, &mut warned)?,
         }
     }

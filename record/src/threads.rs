@@ -193,53 +193,66 @@ impl Notes {
     }
 }
 
+/// How the streams are written: `-z`'s level, `--mmap-flush`'s bytes, `--overwrite`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Writing {
+    /// `-z`: each pass's records of a ring as COMPRESSED records of its own (perf's
+    /// per-stream compression; the `data` file's COMPRESSED feature tells perf report).
+    pub compress: Option<i32>,
+    /// `--mmap-flush`: a ring read once it holds so many bytes, except at the end.
+    pub flush: usize,
+    /// `--overwrite`: the rings are read once, backward, after the events stop (as perf reads
+    /// a flight recorder), each into its `data.N`; no reader thread runs meanwhile.
+    pub overwrite: bool,
+}
+
 /// The reader threads of a recording: see the [module docs](self).
 pub struct Streams {
     stop: Option<UnixStream>,
     stopping: Arc<AtomicBool>,
     handles: Vec<JoinHandle<Result<Notes, String>>>,
     bytes: Arc<AtomicU64>,
+    /// `--overwrite`: each ring's file (by ring index), written by [`Streams::finish`].
+    backward: Vec<(usize, BufWriter<File>)>,
+    writing: Writing,
 }
 
-/// One ring of a reader: its own mapping and its file.
+/// One ring of a reader: its own mapping, its file, and (`-z`) the records of a pass.
 struct Stream {
     ring: Ring,
     out: BufWriter<File>,
+    batch: Vec<u8>,
 }
 
 impl Streams {
     /// Map each ring of `session` again, create `dir/data.N` for it, and start a reader thread
-    /// per group of rings ([`groups`]).
-    pub fn start(session: &Session, dir: &Path, groups: Vec<Vec<usize>>) -> Result<Streams, Error> {
+    /// per group of rings ([`groups`]); with `--overwrite`, only the files.
+    pub fn start(session: &Session, dir: &Path, groups: Vec<Vec<usize>>, writing: Writing) -> Result<Streams, Error> {
         let (keep, wake) = UnixStream::pair()?;
         let stopping = Arc::new(AtomicBool::new(false));
         let bytes = Arc::new(AtomicU64::new(0));
-        let pages = session.rings().first().map_or(1, |r| r.data_size() / 4096);
-        let mut handles = Vec::new();
+        let mut streams = Streams { stop: None, stopping, handles: Vec::new(), bytes, backward: Vec::new(), writing };
         for group in groups {
-            let mut streams = Vec::new();
-            for r in group {
-                let cpu = session.cpus()[r];
-                let owner = session.events().zip(session.placements()).find(|(_, p)| p.cpu == cpu);
-                let (event, _) = owner.ok_or("a ring without its event")?;
-                let file = private_file(&dir.join(format!("data.{r}")))?;
-                streams.push(Stream {
-                    ring: Ring::map(event, pages, true)?,
-                    out: BufWriter::with_capacity(OUTPUT_BUFFER, file),
-                });
+            let files = group.iter().map(|&r| Ok((r, stream_file(dir, r)?))).collect::<Result<Vec<_>, Error>>()?;
+            if writing.overwrite {
+                streams.backward.extend(files);
+                continue;
             }
             let reader = Reader {
-                streams,
+                streams: mapped(session, files)?,
                 set: session.event_set().clone(),
                 wake: wake.try_clone()?,
-                stopping: Arc::clone(&stopping),
-                bytes: Arc::clone(&bytes),
+                stopping: Arc::clone(&streams.stopping),
+                bytes: Arc::clone(&streams.bytes),
                 notes: Notes { samples: vec![0; session.event_set().events().len()], ..Notes::default() },
+                writing,
             };
-            handles.push(std::thread::Builder::new().name("perfring-reader".into()).spawn(move || reader.run())?);
+            let spawned = std::thread::Builder::new().name("perfring-reader".into()).spawn(move || reader.run())?;
+            streams.handles.push(spawned);
         }
         drop(wake);
-        Ok(Streams { stop: Some(keep), stopping, handles, bytes })
+        streams.stop = Some(keep);
+        Ok(streams)
     }
 
     /// Bytes the readers wrote so far.
@@ -248,8 +261,8 @@ impl Streams {
     }
 
     /// Stop the readers (each drains its rings once more: stop the events first), and merge
-    /// their notes.
-    pub fn finish(mut self) -> Result<Notes, Error> {
+    /// their notes; with `--overwrite`, read each ring of `session` (stopped) into its file.
+    pub fn finish(mut self, session: &mut Session) -> Result<Notes, Error> {
         self.stopping.store(true, Ordering::Release);
         // The other end of each reader's wake socket: closing it wakes their waits.
         drop(self.stop.take());
@@ -258,8 +271,65 @@ impl Streams {
             let notes = h.join().map_err(|_| "a reader thread panicked")??;
             all.merge(notes);
         }
+        if !self.backward.is_empty() {
+            all.merge(self.read_backward(session)?);
+        }
         all.bytes = self.bytes.load(Ordering::Acquire);
         Ok(all)
+    }
+
+    /// `--overwrite`: what each ring holds (newest first, as the session reads an overwrite
+    /// ring), written to its `data.N` (compressed with `-z`), noted as the readers note.
+    fn read_backward(&mut self, session: &mut Session) -> Result<Notes, Error> {
+        let set = session.event_set().clone();
+        let mut notes = Notes { samples: vec![0; set.events().len()], ..Notes::default() };
+        let mut batches: Vec<Vec<u8>> = vec![Vec::new(); session.rings().len()];
+        session.drain(|r| {
+            if let Some(b) = batches.get_mut(r.ring()) {
+                b.extend_from_slice(r.raw().bytes);
+            }
+            note(&mut notes, &set, r.raw());
+        })?;
+        for (ring, out) in &mut self.backward {
+            let batch = batches.get(*ring).map_or(&[][..], |b| &b[..]);
+            self.bytes.fetch_add(batch.len() as u64, Ordering::Relaxed);
+            write_batch(out, batch, self.writing.compress)?;
+            out.flush().map_err(|e| format!("writing a data.N file: {e}"))?;
+        }
+        notes.wakeups += 1;
+        Ok(notes)
+    }
+}
+
+/// `dir/data.N` of ring `ring`, buffered.
+fn stream_file(dir: &Path, ring: usize) -> Result<BufWriter<File>, Error> {
+    Ok(BufWriter::with_capacity(OUTPUT_BUFFER, private_file(&dir.join(format!("data.{ring}")))?))
+}
+
+/// Each ring of `files` mapped again, from its owner event in `session`.
+fn mapped(session: &Session, files: Vec<(usize, BufWriter<File>)>) -> Result<Vec<Stream>, Error> {
+    let pages = session.rings().first().map_or(1, |r| r.data_size() / 4096);
+    let mut streams = Vec::new();
+    for (r, out) in files {
+        let cpu = session.cpus()[r];
+        let owner = session.events().zip(session.placements()).find(|(_, p)| p.cpu == cpu);
+        let (event, _) = owner.ok_or("a ring without its event")?;
+        streams.push(Stream { ring: Ring::map(event, pages, true)?, out, batch: Vec::new() });
+    }
+    Ok(streams)
+}
+
+/// Write `batch` (whole records) to `out`: as it is, or (`-z`) as COMPRESSED records.
+fn write_batch(out: &mut BufWriter<File>, batch: &[u8], compress: Option<i32>) -> Result<(), String> {
+    let failed = |e: &dyn std::fmt::Display| format!("writing a data.N file: {e}");
+    match compress {
+        _ if batch.is_empty() => Ok(()),
+        None => out.write_all(batch).map_err(|e| failed(&e)),
+        Some(level) => {
+            let records = perfring_data::compressed_records(batch, level, perfring::record::Endian::NATIVE)
+                .map_err(|e| failed(&e))?;
+            out.write_all(&records).map_err(|e| failed(&e))
+        }
     }
 }
 
@@ -271,6 +341,7 @@ struct Reader {
     stopping: Arc<AtomicBool>,
     bytes: Arc<AtomicU64>,
     notes: Notes,
+    writing: Writing,
 }
 
 impl Reader {
@@ -280,7 +351,7 @@ impl Reader {
         let mut scratch = Box::<Scratch>::default();
         loop {
             let stopping = self.stopping.load(Ordering::Acquire);
-            let n = self.pass(&mut scratch[..])?;
+            let n = self.pass(&mut scratch[..], stopping)?;
             if n > 0 {
                 self.notes.wakeups += 1;
                 continue;
@@ -298,26 +369,27 @@ impl Reader {
         Ok(self.notes)
     }
 
-    /// One pass over the rings; how many records.
-    fn pass(&mut self, scratch: &mut [u8]) -> Result<usize, String> {
+    /// One pass over the rings; how many records. A ring holding less than `--mmap-flush` is
+    /// left for a later pass, except the last (`last`).
+    fn pass(&mut self, scratch: &mut [u8], last: bool) -> Result<usize, String> {
         let mut n = 0;
-        let (set, notes, bytes) = (&self.set, &mut self.notes, &self.bytes);
+        let (set, notes, bytes, writing) = (&self.set, &mut self.notes, &self.bytes, self.writing);
         for s in &mut self.streams {
-            let mut failed = None;
             let mut consumer = s.ring.consumer().map_err(|e| e.to_string())?;
-            let out = &mut s.out;
+            if writing.flush > 1 && !last && consumer.available().map_err(|e| e.to_string())? < writing.flush {
+                continue;
+            }
+            let batch = &mut s.batch;
             n += consumer
                 .for_each(scratch, |raw| {
-                    if let Err(e) = out.write_all(raw.bytes) {
-                        failed.get_or_insert(e);
-                    }
+                    batch.extend_from_slice(raw.bytes);
                     bytes.fetch_add(raw.bytes.len() as u64, Ordering::Relaxed);
                     note(notes, set, raw);
                 })
                 .map_err(|e| e.to_string())?;
-            if let Some(e) = failed {
-                return Err(format!("writing a data.N file: {e}"));
-            }
+            // A pass's records of the ring go out together (one compressed frame with -z).
+            write_batch(&mut s.out, batch, writing.compress)?;
+            batch.clear();
         }
         Ok(n)
     }

@@ -8,6 +8,7 @@ mod common;
 mod behaviour;
 mod losses_and_build_ids;
 mod perf_forms;
+mod perf_options;
 mod record;
 
 #[test]

@@ -20,13 +20,13 @@ use std::process::{Child, Command, Output};
 
 use crate::common::{self, tmp};
 
-fn text(b: &[u8]) -> String {
+pub(crate) fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
 /// Whether this process may record every CPU (root, or perf_event_paranoid <= 0); if not,
 /// the test skips.
-fn may_record_cpus() -> bool {
+pub(crate) fn may_record_cpus() -> bool {
     let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
         .ok()
         .and_then(|s| s.trim().parse().ok())
@@ -55,7 +55,7 @@ fn by_design(line: &str) -> String {
 }
 
 /// `perf evlist -v -i FILE`.
-fn evlist(file: &Path) -> String {
+pub(crate) fn evlist(file: &Path) -> String {
     let out = Command::new("perf").args(["evlist", "-v", "-i"]).arg(file).output().unwrap();
     assert!(out.status.success(), "perf evlist of {}: {}", file.display(), text(&out.stderr));
     text(&out.stdout).lines().filter(|l| !l.starts_with('#')).collect::<Vec<_>>().join("\n")
@@ -69,13 +69,24 @@ fn run(tool: &str, name: &str, args: &[String], output: &dyn Fn(&Path) -> Vec<St
     let mut c = common::record_with(tool);
     // Each tool's build-id cache in a folder of its own (the forms do not depend on it).
     c.env("HOME", tmp(&format!("home-{name}")));
-    c.arg("-q").args(output(&file)).args(args).arg("--").args(cmd).output().unwrap()
+    c.arg("-q").args(output(&file)).args(args).arg("--").args(cmd);
+    // perf 6.1 now and then dies of a signal of its own (heap corruption reported by glibc,
+    // seen with --affinity=cpu about once in 20 runs): a crashed perf is run again, twice at
+    // most, so that the comparison is with what perf means to do.
+    let mut out = c.output().unwrap();
+    for _ in 0..2 {
+        if tool != "perf" || out.status.code().is_some() {
+            break;
+        }
+        out = c.output().unwrap();
+    }
+    out
 }
 
 /// [`same_as_perf`] for each `(label, args, command)`, all at once: perf record spends most of
 /// a second of each run waiting for its BPF side-band thread, so forms run one after another
 /// would spend their time asleep. A failing form fails the test (its panic, with its label).
-fn each_as_perf(forms: &[(&str, &[&str], &[&str])]) {
+pub(crate) fn each_as_perf(forms: &[(&str, &[&str], &[&str])]) {
     std::thread::scope(|s| {
         for &(label, args, cmd) in forms {
             s.spawn(move || same_as_perf(label, args, cmd));
@@ -88,7 +99,7 @@ fn same_as_perf(label: &str, args: &[&str], cmd: &[&str]) {
     same_as_perf_with(label, args, &|f| vec!["-o".into(), f.display().to_string()], cmd);
 }
 
-fn same_as_perf_with(label: &str, args: &[&str], output: &dyn Fn(&Path) -> Vec<String>, cmd: &[&str]) {
+pub(crate) fn same_as_perf_with(label: &str, args: &[&str], output: &dyn Fn(&Path) -> Vec<String>, cmd: &[&str]) {
     if !perfring_test_support::perf_available() {
         return;
     }
@@ -127,12 +138,12 @@ fn same_as_perf_with(label: &str, args: &[&str], output: &dyn Fn(&Path) -> Vec<S
 }
 
 /// A process that sleeps until dropped.
-struct Sleeper(Child);
+pub(crate) struct Sleeper(Child);
 impl Sleeper {
-    fn new() -> Sleeper {
+    pub(crate) fn new() -> Sleeper {
         Sleeper(Command::new("sleep").arg("30").spawn().unwrap())
     }
-    fn pid(&self) -> String {
+    pub(crate) fn pid(&self) -> String {
         self.0.id().to_string()
     }
 }
@@ -802,16 +813,24 @@ fn top_symbols(path: &Path, n: usize) -> (Vec<String>, Vec<String>) {
 /// (the workload's three functions, in order), no warning of its own; one data.N per CPU.
 #[test]
 fn perf_reports_our_threads_directory_as_its_own() {
+    threads_report_as_perfs("threads-top", &[]);
+}
+
+/// [`perf_reports_our_threads_directory_as_its_own`] with `extra` options (`-z`,
+/// `--overwrite`), each tool's directory named after `label`.
+#[track_caller]
+pub(crate) fn threads_report_as_perfs(label: &str, extra: &[&str]) {
     if !perfring_test_support::perf_available() {
         return;
     }
-    let work = common::build("three", THREE);
+    let work = common::build(&format!("three-{label}"), THREE);
     let mut tops = Vec::new();
     for tool in ["perf", "ours"] {
-        let dir = tmp(&format!("threads-top-{tool}.data"));
+        let dir = tmp(&format!("{label}-{tool}.data"));
         let _ = std::fs::remove_dir_all(&dir);
         let mut c = common::record_with(tool);
-        c.env("HOME", tmp(&format!("home-threads-top-{tool}"))).args(["-q", "--threads", "-F", "2000", "-o"]);
+        c.env("HOME", tmp(&format!("home-{label}-{tool}"))).args(["-q", "--threads", "-F", "2000"]).args(extra);
+        c.arg("-o");
         let out = c.arg(&dir).arg("--").arg(&work).output().unwrap();
         assert!(out.status.success(), "{tool}: {}", text(&out.stderr));
         let cpus = perfring_linux::online_cpus().unwrap().len();
@@ -839,7 +858,7 @@ fn every_option_has_a_perf_form() {
         assert_eq!(text(&ours.stdout).trim(), text(&perf.stdout).trim(), "the same options, in perf's order");
     }
     let help = text(&common::record_with("ours").arg("--help").output().unwrap().stdout);
-    let source = include_str!("perf_forms.rs");
+    let source = [include_str!("perf_forms.rs"), include_str!("perf_options.rs")].concat();
     for long in text(&ours.stdout).split_whitespace() {
         let short = help.lines().find_map(|l| {
             let l = l.trim_start();
@@ -853,7 +872,7 @@ fn every_option_has_a_perf_form() {
             format!("\"--{}", long.trim_start_matches("--no-")),
         ];
         let found = spelled.iter().chain(short.iter()).any(|s| source.contains(s.as_str()));
-        assert!(found, "no form of {long} in perf_forms.rs");
+        assert!(found, "no form of {long} in perf_forms.rs or perf_options.rs");
     }
 }
 
@@ -898,16 +917,7 @@ fn kcore() {
 /// them (a form each, for `every_option_has_a_perf_form`).
 #[test]
 fn refused_with_reasons() {
-    for form in [
-        "--per-thread",
-        "--mmap-flush=4096",
-        "--affinity=cpu",
-        "--aio",
-        "-G",
-        "--all-cgroups",
-        "--namespaces",
-        "--proc-map-timeout=100",
-    ] {
+    for form in ["-G", "--cgroup"] {
         let out = common::record_with("ours").args(["-q", form, "x", "--", "true"]).output().unwrap();
         assert_eq!(out.status.code(), Some(129), "{form}");
         assert!(text(&out.stderr).contains("is not taken by perfring-record:"), "{form}: {}", text(&out.stderr));

@@ -32,6 +32,7 @@
 mod bpf;
 mod build_id;
 pub mod build_id_cache;
+mod cgroups;
 mod procfs;
 pub mod synthetic;
 mod system;
@@ -50,7 +51,7 @@ use perfring_data::{features::Feature, FileAttr, Writer};
 pub use build_id::{
     build_id_of_elf, build_id_of_file, kernel_build_id, vdso_build_id, vdso_image, Dsos, KERNEL_DSO, VDSO_DSO,
 };
-pub use procfs::all_pids;
+pub use procfs::{all_pids, Synthesis, MISC_PROC_MAP_PARSE_TIMEOUT};
 pub use system::system_features;
 pub use tracing::{tracefs_root, tracepoint_name, tracing_data};
 
@@ -131,6 +132,10 @@ pub struct PerfData<W: Write> {
     id_at: Option<usize>,
     /// The last SAMPLE id attributed, and its event.
     last_id: Option<(u64, usize)>,
+    /// What [`synthesize`](PerfData::synthesize) writes besides COMM and MMAP2.
+    synthesis: Synthesis,
+    /// The processes whose maps were cut short by the synthesis's timeout.
+    timed_out: Vec<i32>,
 }
 
 /// The output's buffer: records are copied into it as they are drained and written out a
@@ -266,23 +271,23 @@ impl<W: Write> PerfData<W> {
         session: &Session,
         names: &[String],
     ) -> Result<PerfData<W>, LinuxError> {
-        let n = writer.attrs().len();
-        let fields = writer.attrs().iter().map(|a| SampleFields::of(a.attr.sample_type)).collect();
         let mut d = PerfData {
+            // (Read of the writer before it moves in.)
+            samples: vec![0; writer.attrs().len()],
+            fields: writer.attrs().iter().map(|a| SampleFields::of(a.attr.sample_type)).collect(),
+            id_at: writer.attrs().first().and_then(|a| sample_id_at(a.attr.sample_type)),
             writer,
             pipe,
             end,
             dsos: Dsos::default(),
             times: None,
-            samples: vec![0; n],
             records: [0; 64],
             bytes: 0,
-            fields,
             checkpointed: std::time::Instant::now(),
-            id_at: None,
             last_id: None,
+            synthesis: Synthesis::default(),
+            timed_out: Vec::new(),
         };
-        d.id_at = d.writer.attrs().first().and_then(|a| sample_id_at(a.attr.sample_type));
         let cmdline: Vec<String> = std::env::args().collect();
         // Every feature in bit order, as perf writes them (pipe mode: one record each, now).
         let mut typed: Vec<(u32, Feature)> = system_features(Endian::NATIVE, &cmdline);
@@ -345,19 +350,51 @@ impl<W: Write> PerfData<W> {
         Ok(d)
     }
 
+    /// What [`synthesize`](PerfData::synthesize) and
+    /// [`synthesize_command`](PerfData::synthesize_command) write besides COMM and MMAP2, and
+    /// how long a process's maps are read (perf record's `--namespaces`, `--proc-map-timeout`).
+    pub fn set_synthesis(&mut self, synthesis: Synthesis) {
+        self.synthesis = synthesis;
+    }
+
+    /// A CGROUP record for each cgroup that exists now (perf record's `--all-cgroups`, before
+    /// it synthesizes the threads): the root and every directory below it in the hierarchy
+    /// perf samples (a v1 `perf_event` mount, else the v2 mount), each with its id and path.
+    /// Nothing where none is mounted.
+    pub fn synthesize_cgroups(&mut self) -> Result<(), LinuxError> {
+        cgroups::synthesize_cgroups(&mut self.writer)
+    }
+
+    /// The processes whose maps [`synthesize`](PerfData::synthesize) stopped reading at the
+    /// [`Synthesis::proc_map_timeout`] (their last MMAP2 record marked
+    /// [`MISC_PROC_MAP_PARSE_TIMEOUT`]), in the order it met them.
+    pub fn map_timeouts(&self) -> &[i32] {
+        &self.timed_out
+    }
+
     /// COMM and MMAP2 records of process `pid`'s threads and executable mappings, from /proc
     /// (for what ran before the session: a process followed with `-p`, every process with
-    /// `-a`). A process that exits meanwhile is skipped.
+    /// `-a`), and what [`set_synthesis`](PerfData::set_synthesis) adds. A process that exits
+    /// meanwhile is skipped.
     pub fn synthesize(&mut self, pid: i32) -> Result<(), LinuxError> {
         let dsos = &mut self.dsos;
-        procfs::synthesize(&mut self.writer, pid, &mut |pid, start, len, path| dsos.map(pid, start, len, path))
+        let mut mapped = |pid, start, len, path: &str| dsos.map(pid, start, len, path);
+        if procfs::synthesize(&mut self.writer, pid, &self.synthesis, &mut mapped)? {
+            self.timed_out.push(pid);
+        }
+        Ok(())
     }
 
     /// The COMM of a command held before `exec` (perf's "perf-exec" record; ours carries
-    /// the forked recorder's name, which the command's own COMM replaces at `exec`).
+    /// the forked recorder's name, which the command's own COMM replaces at `exec`), and its
+    /// NAMESPACES with [`Synthesis::namespaces`].
     pub fn synthesize_command(&mut self, pid: i32) -> Result<(), LinuxError> {
         let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/comm")) else { return Ok(()) };
-        self.synthesize_comm(pid, comm.trim_end())
+        self.synthesize_comm(pid, comm.trim_end())?;
+        if self.synthesis.namespaces {
+            procfs::synthesize_namespaces(&mut self.writer, pid as u32, pid as u32)?;
+        }
+        Ok(())
     }
 
     /// A COMM naming process `pid` (its main thread) `comm`, as perf synthesizes one: for a

@@ -6,7 +6,9 @@
 use std::ffi::CString;
 use std::io::Write;
 
-use perfring::record::{Comm, Mmap2, Mmap2File, Record, SampleId};
+use std::time::{Duration, Instant};
+
+use perfring::record::{ns_index, Comm, Mmap2, Mmap2File, NamespaceLink, NamespaceLinks, Namespaces, Record, SampleId};
 use perfring_data::Writer;
 
 use crate::LinuxError;
@@ -22,59 +24,137 @@ pub fn all_pids() -> Vec<i32> {
     pids
 }
 
-/// COMM records for `pid`'s threads and MMAP2 records for its executable mappings, with
-/// event 0's context; each mapping is also passed to `mapped(pid, start, len, path)`.
+/// What [`PerfData::synthesize`](super::PerfData::synthesize) writes besides COMM and MMAP2,
+/// and how long it reads a process's
+/// maps (perf record's `--namespaces` and `--proc-map-timeout`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Synthesis {
+    /// A NAMESPACES record for each thread, before its COMM (perf's
+    /// `perf_event__synthesize_namespaces`).
+    pub namespaces: bool,
+    /// Stop reading a process's `/proc/PID/maps` once this long has passed: the mapping read
+    /// then is the last written, its `misc` marked `PERF_RECORD_MISC_PROC_MAP_PARSE_TIMEOUT`
+    /// (perf's `perf_event__synthesize_mmap_events`). `None`: no limit.
+    pub proc_map_timeout: Option<Duration>,
+}
+
+/// `PERF_RECORD_MISC_PROC_MAP_PARSE_TIMEOUT`: the synthesized maps of the process stop here.
+pub const MISC_PROC_MAP_PARSE_TIMEOUT: u16 = 1 << 12;
+
+/// perf's namespace names, in `ns_index` order (`perf_ns__names`).
+const NAMESPACES: [&str; ns_index::COUNT] = ["net", "uts", "ipc", "pid", "user", "mnt", "cgroup"];
+
+/// A NAMESPACES record of thread `tid` of process `pid`, each link the device and inode of
+/// `/proc/TID/ns/NAME` (0, 0 where it cannot be read), as perf synthesizes it.
+pub fn synthesize_namespaces<W: Write>(w: &mut Writer<W>, pid: u32, tid: u32) -> Result<(), LinuxError> {
+    use std::os::unix::fs::MetadataExt;
+    let Some(ctx) = w.context(0) else { return Ok(()) };
+    let links = NAMESPACES.map(|ns| {
+        std::fs::metadata(format!("/proc/{tid}/ns/{ns}"))
+            .map_or(NamespaceLink { dev: 0, ino: 0 }, |m| NamespaceLink { dev: m.dev(), ino: m.ino() })
+    });
+    let sample_id = Some(SampleId { pid, tid, ..SampleId::default() }.masked(ctx.sample_type));
+    let rec =
+        Record::Namespaces(Namespaces { misc: 0, pid, tid, links: NamespaceLinks::from_slice(&links), sample_id });
+    Ok(w.write_record(&rec, 0)?)
+}
+
+/// COMM records for `pid`'s threads (each after its NAMESPACES, with `s.namespaces`) and
+/// MMAP2 records for its executable mappings, with event 0's context; each mapping is also
+/// passed to `mapped(pid, start, len, path)`. Whether the maps were cut short by
+/// `s.proc_map_timeout`.
 pub fn synthesize<W: Write>(
     w: &mut Writer<W>,
     pid: i32,
+    s: &Synthesis,
     mapped: &mut impl FnMut(u32, u64, u64, &str),
-) -> Result<(), LinuxError> {
-    let Some(ctx) = w.context(0) else { return Ok(()) };
+) -> Result<bool, LinuxError> {
+    let Some(ctx) = w.context(0) else { return Ok(false) };
     let sid = |tid: u32| Some(SampleId { pid: pid as u32, tid, ..SampleId::default() }.masked(ctx.sample_type));
-    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Ok(()) };
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Ok(false) };
     let mut tids: Vec<u32> = dir.flatten().filter_map(|t| t.file_name().to_str()?.parse().ok()).collect();
     tids.sort_unstable();
     for tid in tids {
         let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/comm")) else { continue };
         let Ok(comm) = CString::new(comm.trim_end()) else { continue };
+        if s.namespaces {
+            synthesize_namespaces(w, pid as u32, tid)?;
+        }
         let rec = Record::Comm(Comm { misc: 0, pid: pid as u32, tid, comm: &comm, sample_id: sid(tid) });
         w.write_record(&rec, 0)?;
     }
-    let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else { return Ok(()) };
+    let started = Instant::now();
+    let Ok(maps) = std::fs::read_to_string(format!("/proc/{pid}/maps")) else { return Ok(false) };
     for line in maps.lines() {
-        // start-end perms offset maj:min inode path
-        let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() < 6 || !f[1].contains('x') {
-            continue;
+        // perf's check, before each line: past the limit, this line's record is the last,
+        // marked, whatever its protection.
+        let timed_out = s.proc_map_timeout.is_some_and(|t| started.elapsed() > t);
+        let Some(map) = MapLine::parse(line).filter(|m| timed_out || m.exec) else { continue };
+        let Ok(path) = CString::new(map.name.as_str()) else { continue };
+        mapped(pid as u32, map.start, map.len, &map.name);
+        let misc = if timed_out { MISC_USER | MISC_PROC_MAP_PARSE_TIMEOUT } else { MISC_USER };
+        let rec = Record::Mmap2(map.record(misc, pid as u32, &path, sid(pid as u32)));
+        w.write_record(&rec, 0)?;
+        if timed_out {
+            return Ok(true);
         }
-        let (Some((s, e)), Some((maj, min))) = (f[0].split_once('-'), f[3].split_once(':')) else { continue };
+    }
+    Ok(false)
+}
+
+/// One line of `/proc/PID/maps`: `start-end perms offset maj:min inode path`.
+struct MapLine {
+    start: u64,
+    len: u64,
+    pgoff: u64,
+    maj: u32,
+    min: u32,
+    ino: u64,
+    prot: u32,
+    shared: bool,
+    exec: bool,
+    name: String,
+}
+
+impl MapLine {
+    fn parse(line: &str) -> Option<MapLine> {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() < 6 {
+            return None;
+        }
+        let ((s, e), (maj, min)) = (f[0].split_once('-')?, f[3].split_once(':')?);
         let hex = |x: &str| u64::from_str_radix(x, 16).unwrap_or(0);
         let prot = [('r', 1), ('w', 2), ('x', 4)].iter().filter(|(c, _)| f[1].contains(*c)).map(|(_, b)| b).sum();
-        let name = f[5..].join(" ");
-        let Ok(path) = CString::new(name.as_str()) else { continue };
-        let (start, len) = (hex(s), hex(e).saturating_sub(hex(s)));
-        mapped(pid as u32, start, len, &name);
-        let rec = Record::Mmap2(Mmap2 {
-            misc: MISC_USER,
-            pid: pid as u32,
-            tid: pid as u32,
-            addr: start,
-            len,
+        Some(MapLine {
+            start: hex(s),
+            len: hex(e).saturating_sub(hex(s)),
             pgoff: hex(f[2]),
-            file: Mmap2File::Device {
-                maj: hex(maj) as u32,
-                min: hex(min) as u32,
-                ino: f[4].parse().unwrap_or(0),
-                ino_generation: 0,
-            },
+            maj: hex(maj) as u32,
+            min: hex(min) as u32,
+            ino: f[4].parse().unwrap_or(0),
             prot,
-            flags: if f[1].ends_with('p') { 2 } else { 1 }, // MAP_PRIVATE / MAP_SHARED
-            filename: &path,
-            sample_id: sid(pid as u32),
-        });
-        w.write_record(&rec, 0)?;
+            shared: !f[1].ends_with('p'),
+            exec: f[1].contains('x'),
+            name: f[5..].join(" "),
+        })
     }
-    Ok(())
+
+    /// Its MMAP2 record, as perf synthesizes one.
+    fn record<'a>(&self, misc: u16, pid: u32, path: &'a CString, sample_id: Option<SampleId>) -> Mmap2<'a> {
+        Mmap2 {
+            misc,
+            pid,
+            tid: pid,
+            addr: self.start,
+            len: self.len,
+            pgoff: self.pgoff,
+            file: Mmap2File::Device { maj: self.maj, min: self.min, ino: self.ino, ino_generation: 0 },
+            prot: self.prot,
+            flags: if self.shared { 1 } else { 2 }, // MAP_SHARED / MAP_PRIVATE
+            filename: path,
+            sample_id,
+        }
+    }
 }
 
 /// `PERF_RECORD_MISC_KERNEL`.

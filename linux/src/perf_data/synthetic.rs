@@ -27,7 +27,8 @@ pub fn id_index(placements: &[Placement], cpus: &[u32]) -> Vec<Vec<u8>> {
             let mut body = (chunk.len() as u64).to_ne_bytes().to_vec();
             for p in chunk {
                 let idx = cpus.iter().position(|&c| c == p.cpu).unwrap_or(0) as u64;
-                for v in [p.id, idx, u64::from(p.cpu), i64::from(p.task) as u64] {
+                // The CPU as perf's int: ANY_CPU is -1.
+                for v in [p.id, idx, i64::from(p.cpu as i32) as u64, i64::from(p.task) as u64] {
                     body.extend_from_slice(&v.to_ne_bytes());
                 }
             }
@@ -55,8 +56,12 @@ pub fn thread_map(tasks: &[i32]) -> Vec<u8> {
 
 /// CPU_MAP as perf 6.1 writes a contiguous map (`PERF_CPU_MAP__RANGE_CPUS`: `{u16 type = 2;
 /// u8 any_cpu; u8 pad; u16 start, end}`), or a list (`PERF_CPU_MAP__CPUS`: `{u16 type = 0;
-/// u16 nr; u16 cpu[nr]}`), padded to 8.
+/// u16 nr; u16 cpu[nr]}`), padded to 8; a CPU repeated next to itself is listed once.
 pub fn cpu_map(cpus: &[u32]) -> Vec<u8> {
+    // Each CPU once: a session with a ring per task has ANY_CPU for each (perf's map of -1).
+    let mut cpus = cpus.to_vec();
+    cpus.dedup();
+    let cpus = &cpus[..];
     let mut body = Vec::new();
     let contiguous = cpus.windows(2).all(|w| w[1] == w[0] + 1);
     if contiguous && cpus.len() > 1 {

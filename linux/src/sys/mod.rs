@@ -317,6 +317,20 @@ pub(crate) fn set_fifo(priority: i32) -> io::Result<()> {
     check(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } as libc::c_long).map(drop)
 }
 
+/// `sched_setaffinity(0, cpus)`: this thread runs on `cpus` only from now on. CPUs past
+/// `CPU_SETSIZE` (1024) are left out.
+pub(crate) fn set_affinity(cpus: &[u32]) -> io::Result<()> {
+    // SAFETY: cpu_set_t is a plain bit array, all zeros a valid (empty) set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus.iter().filter(|&&c| (c as usize) < libc::CPU_SETSIZE as usize) {
+        // SAFETY: `cpu` is below CPU_SETSIZE (checked), so CPU_SET writes inside `set`.
+        unsafe { libc::CPU_SET(cpu as usize, &mut set) };
+    }
+    // SAFETY: `set` is a live cpu_set_t of the size passed, which the kernel only reads; pid 0
+    // is this thread.
+    check(unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) } as libc::c_long).map(drop)
+}
+
 /// The page size.
 pub(crate) fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.

@@ -172,6 +172,21 @@ pub struct Options {
     pub buildid_all: bool,
     /// `--threads`.
     pub threads: Option<Threads>,
+    /// `--per-thread`.
+    pub per_thread: bool,
+    /// `--mmap-flush`: bytes a ring holds before it is read.
+    pub mmap_flush: Option<usize>,
+    /// `--namespaces`.
+    pub namespaces: bool,
+    /// `--all-cgroups`.
+    pub all_cgroups: bool,
+    /// `--proc-map-timeout`, in milliseconds.
+    pub proc_map_timeout: Option<u64>,
+    /// `--aio`: buffers in flight (0: none, the recorder writes the file itself; below 0:
+    /// refused as perf fails on it).
+    pub aio: i64,
+    /// `--affinity`: where each ring is read.
+    pub affinity: perfring_linux::Affinity,
     /// `--kcore`.
     pub kcore: bool,
     /// `--vmlinux`.
@@ -190,6 +205,9 @@ pub struct Options {
     pub command: Vec<String>,
 }
 
+/// perf's default `--proc-map-timeout`, in milliseconds.
+pub const PROC_MAP_TIMEOUT_MS: u64 = 500;
+
 /// perf's default `-m`: 512 KiB of data per ring.
 pub const DEFAULT_PAGES: usize = 128;
 
@@ -202,6 +220,18 @@ impl Options {
     /// Data pages per ring (`-m`, or perf's default).
     pub fn pages(&self) -> usize {
         self.mmap_pages.map_or(DEFAULT_PAGES, |(p, _)| p)
+    }
+
+    /// `--per-thread` where it applies (perf ignores it system-wide): a ring per task, no
+    /// `inherit` (perf's `evlist__config`: a CPU map of -1 sets `no_inherit`).
+    pub fn per_thread(&self) -> bool {
+        self.per_thread && !self.cpu_wide()
+    }
+
+    /// Whether samples carry their time: perf's `evsel__config` sets TIME unless the events
+    /// are opened per task without inherit (`--per-thread`), where only `-T` asks for it.
+    pub fn sample_time(&self) -> bool {
+        !self.per_thread() || self.timestamp == Some(true)
     }
 
     /// Whether the recording is system-wide (`-a`, `-C`).

@@ -8,6 +8,7 @@
 use super::values::{self, c_loose, c_number};
 use super::{err, CallGraph, Filter, Freq, Options, Threads, UsageError};
 use crate::cli::When;
+use perfring_linux::Affinity;
 
 /// How an option takes a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -233,12 +234,16 @@ pub const OPTIONS: &[Opt] = &[
             Ok(())
         }
     ),
-    not_taken!(
+    row!(
         None,
-        "mmap-flush",
+        Some("mmap-flush"),
         Value("number"),
-        "read a ring only once it holds this many bytes",
-        "perfring-linux's Session drains every ring on each pass"
+        true,
+        "read a ring only once it holds this many bytes (B/K/M/G; at most a quarter of the ring), except at the end",
+        |o, a| {
+            o.mmap_flush = if a.unset { None } else { Some(values::mmap_flush(a.text(), o.pages())) };
+            Ok(())
+        }
     ),
     flag!(None, "group", group, "put the events of all -e into one group"),
     row!(Some('g'), None, Nothing, true, "call chains (frame pointers: --call-graph fp)", |o, _| {
@@ -302,7 +307,13 @@ pub const OPTIONS: &[Opt] = &[
             Ok(())
         }
     ),
-    flag!(None, "kcore", kcore, "write a directory: the data and a copy of the kernel's text (kcore_dir)"),
+    flag!(
+        None,
+        "kcore",
+        kcore,
+        "perf's directory with a copy of the kernel's text (kcore_dir): perf's error where /proc/kcore cannot be \
+         read; the copy itself is not implemented"
+    ),
     row!(
         Some('u'),
         Some("uid"),
@@ -337,12 +348,11 @@ pub const OPTIONS: &[Opt] = &[
         "sample transaction flags (special events only)",
         "transaction flags come from PMUs with TSX events, which this recorder does not configure"
     ),
-    not_taken!(
+    flag!(
         None,
         "per-thread",
-        Nothing,
-        "a ring per thread instead of per CPU (children not followed)",
-        "perfring-linux's Session maps a ring per CPU only"
+        per_thread,
+        "a ring per thread, its events on any CPU, children not followed (no inherit; sample times only with -T)"
     ),
     row!(
         Some('I'),
@@ -400,26 +410,24 @@ pub const OPTIONS: &[Opt] = &[
         o.aux = (!a.unset).then_some("No AUX area event to sample");
         Ok(())
     }),
-    not_taken!(
+    row!(
         None,
-        "proc-map-timeout",
+        Some("proc-map-timeout"),
         Value("n"),
-        "stop reading a process's /proc maps after n ms",
-        "each /proc/PID/maps is read whole, without a timeout"
+        true,
+        "stop reading a process's /proc maps after n ms (default 500), its last mapping marked as cut short",
+        |o, a| {
+            // perf's OPT_UINTEGER: --no-proc-map-timeout is 0.
+            o.proc_map_timeout = Some(if a.unset { 0 } else { a.unsigned()? as u32 as u64 });
+            Ok(())
+        }
     ),
-    not_taken!(
-        None,
-        "namespaces",
-        Nothing,
-        "record namespaces (NAMESPACES records)",
-        "NAMESPACES records are not synthesized here"
-    ),
-    not_taken!(
+    flag!(None, "namespaces", namespaces, "record namespaces (NAMESPACES records, those of running threads too)"),
+    flag!(
         None,
         "all-cgroups",
-        Nothing,
-        "record cgroups (CGROUP records, each sample's cgroup)",
-        "CGROUP records are not synthesized here"
+        all_cgroups,
+        "record cgroups (each sample's cgroup id; CGROUP records, those of existing cgroups too)"
     ),
     flag!(None, "switch-events", switch_events, "record context switches (SWITCH records)"),
     row!(None, Some("all-kernel"), Nothing, true, "every event counts the kernel only", |o, a| {
@@ -498,19 +506,44 @@ pub const OPTIONS: &[Opt] = &[
         Ok(())
     }),
     flag!(None, "dry-run", dry_run, "check the options and events, record nothing"),
-    not_taken!(
+    row!(
         None,
-        "aio",
+        Some("aio"),
         Optional("n"),
-        "write asynchronously through n buffers in flight",
-        "the output is written synchronously, a buffer of 256 KiB at a time"
+        true,
+        "write the file from a thread of its own, n buffers in flight (default 1, max 4): the same bytes",
+        |o, a| {
+            // perf's record__aio_parse: strtol, 0 (or nothing) is 1; beyond perf's nr_cblocks_max,
+            // 4; a negative number is kept (perf then fails to map its buffers: `setup`).
+            o.aio = if a.unset {
+                0
+            } else {
+                match c_loose(a.text()) {
+                    0 => 1,
+                    n => n.min(crate::aio::MAX_IN_FLIGHT as i64),
+                }
+            };
+            Ok(())
+        }
     ),
-    not_taken!(
+    row!(
         None,
-        "affinity",
+        Some("affinity"),
         Value("node|cpu"),
-        "read each ring on its CPU or NUMA node",
-        "the reader does not move to each ring's CPU"
+        true,
+        "read each ring on its CPU (cpu) or its NUMA node's CPUs (node); other words: where the reader runs",
+        |o, a| {
+            // perf's record__parse_affinity: case-blind; any other word (and --no-affinity)
+            // leaves it as it was, without an error.
+            if !a.unset {
+                match a.text().to_ascii_lowercase().as_str() {
+                    "node" => o.affinity = Affinity::Node,
+                    "cpu" => o.affinity = Affinity::Cpu,
+                    _ => {}
+                }
+            }
+            Ok(())
+        }
     ),
     row!(
         Some('z'),

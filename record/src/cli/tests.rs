@@ -102,7 +102,9 @@ fn values_are_read_as_perfs_strtol_reads_them() {
     assert_eq!(run("--threads=Package true").threads, Some(Threads::Package));
     assert_eq!(run("--threads=0/0:1/1 true").threads, Some(Threads::User("0/0:1/1".into())));
     assert_eq!(run("-u nobody true").uid.as_deref(), Some("nobody"));
-    assert!(refused("--aio true").contains("--aio is not taken"));
+    assert_eq!((run("--aio true").aio, run("--aio=3 true").aio, run("--aio=9 true").aio), (1, 3, 4));
+    assert_eq!((run("--aio=2 --no-aio true").aio, run("--aio=-1 true").aio), (0, -1));
+    assert!(refused("-G x true").contains("--cgroup is not taken"));
 }
 
 fn run(s: &str) -> Options {

@@ -114,6 +114,27 @@ pub fn mmap_pages(v: &str) -> Result<(usize, bool), UsageError> {
     Ok((rounded as usize, rounded != pages))
 }
 
+/// `--mmap-flush`, as perf's record__mmap_flush_parse reads it: a size with a B/K/M/G tag, or
+/// else a number as strtol reads it; 0 is perf's default, 1; at most a quarter of the mapping
+/// (`pages` of data and the control page, as `-m` stands when the option is read).
+pub fn mmap_flush(v: &str, pages: usize) -> usize {
+    let tagged = ['B', 'K', 'M', 'G'].iter().zip([1u64, 1 << 10, 1 << 20, 1 << 30]).find_map(|(&tag, mult)| {
+        let at = v.find(tag)?;
+        // perf's parse_tag_value: decimal digits up to the tag, else not a tagged value.
+        let n: u64 = v[..at].parse().ok().filter(|_| !v[..at].starts_with('+'))?;
+        n.checked_mul(mult)
+    });
+    let n = tagged.map_or_else(|| c_loose(v), |n| n.min(i64::MAX as u64) as i64);
+    // perf keeps the value in an int: what does not fit is cut to it.
+    let n = (n as i32).max(0) as usize;
+    let max = (pages + 1) * 4096 / 4;
+    if n == 0 {
+        1
+    } else {
+        n.min(max)
+    }
+}
+
 /// `--call-graph fp`, `dwarf`, `dwarf,SIZE` (perf: a multiple of 8 up to 65528, default 8192).
 pub fn call_graph(v: &str) -> Result<CallGraph, UsageError> {
     let mut parts = v.split(',');
