@@ -5,6 +5,8 @@
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
+use perfring::bpf_ringbuf::Config;
+
 use crate::claims::MapClaim;
 use crate::error::{io as io_err, LinuxError};
 use crate::sys;
@@ -67,7 +69,8 @@ struct Ring {
 /// Each ring is mapped as libbpf maps it: the consumer page writable, the producer page and
 /// the data area (twice) read-only. Per read of a ring, `producer_pos` is loaded once
 /// (acquire, perfring's (R5)), each header once (acquire, (R6)), and `consumer_pos` stored once
-/// (release, (R7)) — libbpf stores it after every record. What the kernel could not reserve is
+/// (release, (R7)) — libbpf stores it after every record; lengths and positions are checked, not
+/// the headers' `pg_off` (the data pages are the kernel's alone). What the kernel could not reserve is
 /// not counted by the ring (the program sees the failure); what the ring holds that the kernel
 /// never writes is [`LinuxError::BadRingbuf`], never a panic or an endless loop.
 ///
@@ -181,7 +184,11 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
     }
 
     fn push(&mut self, map: RingMap) -> Result<usize, LinuxError> {
-        let maps = sys::KernelRingbuf::map(map.fd.as_fd(), map.size).map_err(io_err("mmap of the ring buffer"))?;
+        let mut maps = sys::KernelRingbuf::map(map.fd.as_fd(), map.size).map_err(io_err("mmap of the ring buffer"))?;
+        // Headers are the kernel's alone (it refuses a writable mapping of the data pages, to
+        // this process and any other): their `pg_off` is not checked, which would cost a load
+        // and a division per record. Lengths and positions are, as ever.
+        maps.consumer().configure(Config { check_pg_off: false, ..Config::default() });
         let index = self.rings.len();
         self.epoll.add(map.fd.as_fd(), index as u64).map_err(io_err("epoll_ctl"))?;
         self.rings.push(Ring { maps, map });
