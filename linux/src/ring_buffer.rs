@@ -2,7 +2,7 @@
 //! zero-copy by perfring's [`RingbufConsumer`](perfring::bpf_ringbuf::RingbufConsumer), several
 //! rings in one epoll set.
 
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use perfring::bpf_ringbuf::Config;
@@ -242,7 +242,9 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
     }
 
     /// Read every ring now (libbpf's `ring_buffer__consume`); returns how many records the
-    /// callback got.
+    /// callback got. A ring that holds what the kernel never writes is
+    /// [`LinuxError::BadRingbuf`]: the records before the fault were delivered, and that ring is
+    /// skipped to its `producer_pos`, so that the next read goes on.
     pub fn consume(&mut self) -> Result<u64, LinuxError> {
         let mut n = 0;
         for index in 0..self.rings.len() {
@@ -254,7 +256,7 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
     /// Read ring `index` now; an index past the rings reads nothing. A ring that holds what the
     /// kernel never writes is [`LinuxError::BadRingbuf`]: the records before the fault were
     /// delivered, and the ring is skipped to `producer_pos` so that the next read goes on.
-    pub fn consume_ring(&mut self, index: usize) -> Result<u64, LinuxError> {
+    fn consume_ring(&mut self, index: usize) -> Result<u64, LinuxError> {
         let Some(ring) = self.rings.get_mut(index) else { return Ok(0) };
         let on_sample = &mut self.on_sample;
         let consumer = ring.maps.consumer();
@@ -308,11 +310,5 @@ impl<F: FnMut(usize, &[u8])> AsFd for RingBuffer<F> {
     /// The epoll set of every ring: readable when one holds unread data.
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.epoll.fd()
-    }
-}
-
-impl<F: FnMut(usize, &[u8])> AsRawFd for RingBuffer<F> {
-    fn as_raw_fd(&self) -> RawFd {
-        self.epoll.fd().as_raw_fd()
     }
 }

@@ -1,7 +1,7 @@
 //! [`UserRingBuffer`]: the writer of `BPF_MAP_TYPE_USER_RINGBUF` — user space produces, a BPF
 //! program drains with `bpf_user_ringbuf_drain`.
 
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
 use perfring::bpf_ringbuf::{ReserveError, RingbufMapping, SpinLock, UserReservation};
@@ -27,7 +27,7 @@ const ROOM_PAUSE: Duration = Duration::from_micros(50);
 ///
 /// Waiting for room: [`reserve_wait`](UserRingBuffer::reserve_wait) polls the map's
 /// descriptor, which the kernel makes writable when the ring has room (a drain that took
-/// samples wakes it). The writer is [`AsFd`] (the map) for a caller's own loop.
+/// samples wakes it); a caller's own loop polls [`map_fd`](UserRingBuffer::map_fd) the same way.
 ///
 /// ```no_run
 /// # fn example() -> Result<(), perfring_linux::LinuxError> {
@@ -110,28 +110,11 @@ impl UserRingBuffer {
         }
     }
 
-    /// Reservations that failed since this writer was made.
-    pub fn failed_reservations(&self) -> usize {
-        self.maps.producer().failed_reservations()
-    }
-
     /// The BPF_MAP_TYPE_USER_RINGBUF (for a program to reference: the `BPF_LD_IMM64` map fd
-    /// of its `bpf_user_ringbuf_drain`).
+    /// of its `bpf_user_ringbuf_drain`). For a caller's own loop: the kernel reports it
+    /// writable (`POLLOUT`, `EPOLLOUT`) while the ring has room.
     pub fn map_fd(&self) -> BorrowedFd<'_> {
         self.map.fd.as_fd()
-    }
-}
-
-impl AsFd for UserRingBuffer {
-    /// The map: writable (`POLLOUT`) while the ring has room.
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.map.fd.as_fd()
-    }
-}
-
-impl AsRawFd for UserRingBuffer {
-    fn as_raw_fd(&self) -> RawFd {
-        self.map.fd.as_raw_fd()
     }
 }
 
