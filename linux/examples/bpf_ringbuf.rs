@@ -50,7 +50,7 @@ fn main() -> ExitCode {
         entry.3 += u64::from(counter < entry.1 || (kind == 1 && word(2) != Some(counter + 2)));
         entry.1 = counter + 1;
     };
-    let mut reader = match RingBuffer::create(1 << 20, on_sample) {
+    let mut reader = match RingBuffer::create(256, on_sample) {
         Ok(reader) => reader,
         Err(e) => {
             eprintln!("RingBuffer: {e}");

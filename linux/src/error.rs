@@ -74,7 +74,10 @@ pub enum LinuxError {
     },
     /// The ring size is not `2^n` pages (`data_pages`), which the kernel refuses (0, the
     /// control page alone, maps for self-monitoring but carries no records: a
-    /// [`Session`](crate::Session) needs at least one data page).
+    /// [`Session`](crate::Session) needs at least one data page). Also a BPF ring buffer's
+    /// size ([`RingBuffer::create`](crate::RingBuffer::create),
+    /// [`UserRingBuffer::create`](crate::UserRingBuffer::create)): the kernel takes a power of
+    /// two of pages.
     RingSize {
         /// The data pages asked for.
         data_pages: usize,
@@ -256,14 +259,6 @@ pub enum LinuxError {
         /// The type needed.
         expected: u32,
     },
-    /// A ring buffer's `max_entries` (its data area, in bytes) that the kernel refuses: it must
-    /// be a power of two and a multiple of the page size (at least one page).
-    RingbufSize {
-        /// The size asked for.
-        max_entries: usize,
-        /// The system's page size.
-        page_size: usize,
-    },
     /// This process already reads (or writes) this ring buffer map, through another
     /// descriptor: its `consumer_pos` (a user ring's `producer_pos`) has one writer. Add the
     /// ring once, or drop the other reader first.
@@ -373,7 +368,6 @@ impl fmt::Display for LinuxError {
             | LinuxError::BadBpfRecord { .. }
             | LinuxError::BufferTooSmall { .. }) => e.fmt_bpf(f),
             e @ (LinuxError::NotARingbuf { .. }
-            | LinuxError::RingbufSize { .. }
             | LinuxError::RingbufTaken { .. }
             | LinuxError::BadRingbuf { .. }
             | LinuxError::Reserve { .. }) => e.fmt_ringbuf(f),
@@ -528,10 +522,6 @@ impl LinuxError {
                 "the map given is of type {map_type}, not {expected} ({}): give the map the program {}",
                 if *expected == 27 { "BPF_MAP_TYPE_RINGBUF" } else { "BPF_MAP_TYPE_USER_RINGBUF" },
                 if *expected == 27 { "outputs to (bpf_ringbuf_output, bpf_ringbuf_reserve)" } else { "drains" }
-            ),
-            LinuxError::RingbufSize { max_entries, page_size } => write!(
-                f,
-                "a ring buffer of {max_entries} bytes (max_entries): the kernel takes a power of two that is a                  multiple of the page size ({page_size}); round it up"
             ),
             LinuxError::RingbufTaken { map_id } => write!(
                 f,

@@ -25,15 +25,13 @@ pub(crate) struct RingMap {
 }
 
 impl RingMap {
-    /// A new map of `map_type` (ringbuf or user ringbuf) with a data area of `max_entries`
-    /// bytes.
-    pub(crate) fn create(map_type: u32, max_entries: usize) -> Result<RingMap, LinuxError> {
-        let page_size = sys::page_size();
-        let refused = LinuxError::RingbufSize { max_entries, page_size };
-        if !max_entries.is_power_of_two() || max_entries % page_size != 0 {
-            return Err(refused);
-        }
-        let entries = u32::try_from(max_entries).map_err(|_| refused)?;
+    /// A new map of `map_type` (ringbuf or user ringbuf) with a data area of `data_pages`
+    /// pages (its `max_entries` in bytes).
+    pub(crate) fn create(map_type: u32, data_pages: usize) -> Result<RingMap, LinuxError> {
+        let bytes = data_pages.checked_mul(sys::page_size()).and_then(|b| u32::try_from(b).ok());
+        let Some(entries) = bytes.filter(|_| data_pages.is_power_of_two()) else {
+            return Err(LinuxError::RingSize { data_pages });
+        };
         let fd = sys::create_ring_map(map_type, entries).map_err(io_err("BPF_MAP_CREATE (ring buffer)"))?;
         RingMap::adopt(fd, map_type)
     }
@@ -139,13 +137,14 @@ impl<F: FnMut(usize, &[u8])> std::fmt::Debug for RingBuffer<F> {
 }
 
 impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
-    /// A reader of a new BPF_MAP_TYPE_RINGBUF of `max_entries` bytes (a power of two, a
-    /// multiple of the page size), for a program to output to ([`map_fd`](RingBuffer::map_fd)).
+    /// A reader of a new BPF_MAP_TYPE_RINGBUF of `data_pages` pages (a power of two: the map's
+    /// `max_entries` is `data_pages` × the page size), for a program to output to
+    /// ([`map_fd`](RingBuffer::map_fd)).
     ///
-    /// Errors: [`LinuxError::RingbufSize`], and [`LinuxError::Io`] naming the system call
+    /// Errors: [`LinuxError::RingSize`], and [`LinuxError::Io`] naming the system call
     /// refused (`BPF_MAP_CREATE` needs CAP_BPF or root; `mmap`).
-    pub fn create(max_entries: usize, on_sample: F) -> Result<RingBuffer<F>, LinuxError> {
-        let map = RingMap::create(sys::MAP_TYPE_RINGBUF, max_entries)?;
+    pub fn create(data_pages: usize, on_sample: F) -> Result<RingBuffer<F>, LinuxError> {
+        let map = RingMap::create(sys::MAP_TYPE_RINGBUF, data_pages)?;
         Self::with_first(map, on_sample)
     }
 

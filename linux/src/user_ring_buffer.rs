@@ -33,7 +33,7 @@ const ROOM_PAUSE: Duration = Duration::from_micros(50);
 /// # fn example() -> Result<(), perfring_linux::LinuxError> {
 /// use std::time::Duration;
 /// use perfring_linux::UserRingBuffer;
-/// let ring = UserRingBuffer::create(64 << 10)?; // the program drains ring.map_fd()
+/// let ring = UserRingBuffer::create(16)?; // 64 KiB; the program drains ring.map_fd()
 /// let mut sample = ring.reserve_wait(16, Some(Duration::from_millis(100)))?;
 /// sample.bytes().copy_from_slice(b"0123456789abcdef");
 /// sample.submit();
@@ -48,13 +48,14 @@ pub struct UserRingBuffer {
 }
 
 impl UserRingBuffer {
-    /// A writer of a new BPF_MAP_TYPE_USER_RINGBUF of `max_entries` bytes (a power of two, a
-    /// multiple of the page size), for a program to drain ([`map_fd`](UserRingBuffer::map_fd)).
+    /// A writer of a new BPF_MAP_TYPE_USER_RINGBUF of `data_pages` pages (a power of two: the
+    /// map's `max_entries` is `data_pages` × the page size), for a program to drain
+    /// ([`map_fd`](UserRingBuffer::map_fd)).
     ///
-    /// Errors: [`LinuxError::RingbufSize`], and [`LinuxError::Io`] naming the system call
+    /// Errors: [`LinuxError::RingSize`], and [`LinuxError::Io`] naming the system call
     /// refused (`BPF_MAP_CREATE` needs CAP_BPF or root, and Linux 6.1; `mmap`).
-    pub fn create(max_entries: usize) -> Result<UserRingBuffer, LinuxError> {
-        Self::new(RingMap::create(sys::MAP_TYPE_USER_RINGBUF, max_entries)?)
+    pub fn create(data_pages: usize) -> Result<UserRingBuffer, LinuxError> {
+        Self::new(RingMap::create(sys::MAP_TYPE_USER_RINGBUF, data_pages)?)
     }
 
     /// A writer of the caller's BPF_MAP_TYPE_USER_RINGBUF (the map its program drains).

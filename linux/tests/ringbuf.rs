@@ -71,7 +71,7 @@ fn seq_of(bytes: &[u8]) -> u64 {
 #[test]
 fn output_and_reserved_records_are_read_once_in_order_and_discards_never() {
     let seen = Seen::default();
-    let Some(mut reader) = made("RingBuffer", RingBuffer::create(64 << 10, record(&seen))) else { return };
+    let Some(mut reader) = made("RingBuffer", RingBuffer::create(16, record(&seen))) else { return };
     let map = reader.map_fd(0).unwrap();
     let Some(output) = loaded("ringbuf_output program", RingbufProgram::load(map, 32, Emit::Output, 0)) else {
         return;
@@ -121,7 +121,7 @@ fn output_and_reserved_records_are_read_once_in_order_and_discards_never() {
 fn a_full_rings_failed_reservations_are_the_programs_own_count() {
     let seen = Seen::default();
     // One page of 72-byte records (64-byte payloads): 56 fit.
-    let Some(mut reader) = made("RingBuffer", RingBuffer::create(4096, record(&seen))) else { return };
+    let Some(mut reader) = made("RingBuffer", RingBuffer::create(1, record(&seen))) else { return };
     let map = reader.map_fd(0).unwrap();
     let Some(reserve) = loaded("reserve program", RingbufProgram::load(map, 64, Emit::Reserve { discard_every: 0 }, 0))
     else {
@@ -156,7 +156,7 @@ fn a_full_rings_failed_reservations_are_the_programs_own_count() {
 fn a_user_ring_buffers_samples_are_all_drained_by_a_program_none_lost() {
     // 16 KiB of 32-byte records (24-byte samples): 512 fit; 20,000 are written while a thread
     // drains, the writer waiting for room when the ring is full. Every 7th is discarded.
-    let Some(ring) = made("UserRingBuffer", UserRingBuffer::create(16 << 10)) else { return };
+    let Some(ring) = made("UserRingBuffer", UserRingBuffer::create(4)) else { return };
     let Some(drain) = loaded("user ringbuf drain program", DrainProgram::load(ring.map_fd())) else { return };
     let stop = std::sync::atomic::AtomicBool::new(false);
     let (mut submitted, mut sum, mut discarded) = (0u64, 0u64, 0u64);
@@ -210,7 +210,7 @@ fn a_user_ring_buffers_samples_are_all_drained_by_a_program_none_lost() {
 #[test]
 fn two_ring_buffers_in_one_poll_set() {
     let seen = Seen::default();
-    let Some(mut reader) = made("RingBuffer", RingBuffer::create(16 << 10, record(&seen))) else { return };
+    let Some(mut reader) = made("RingBuffer", RingBuffer::create(4, record(&seen))) else { return };
     let second = match rb::create_ring(rb::RINGBUF, 16 << 10) {
         Ok(fd) => fd,
         Err(e) if bpf::refused(&e) => return perfring_test_support::skip(format!("ringbuf map: {e}")),
@@ -223,7 +223,8 @@ fn two_ring_buffers_in_one_poll_set() {
         Err(LinuxError::RingbufTaken { .. }) => {}
         other => panic!("{other:?}"),
     }
-    // A map of another type.
+    // A size the kernel refuses (not a power of two of pages), and a map of another type.
+    assert!(matches!(RingBuffer::create(3, |_, _: &[u8]| {}), Err(LinuxError::RingSize { data_pages: 3 })));
     let array = bpf::create_map(2, 4, 8, 1).unwrap();
     assert!(matches!(reader.add(array), Err(LinuxError::NotARingbuf { map_type: 2, expected: 27 })));
     let Some(a) = loaded("program", RingbufProgram::load(reader.map_fd(0).unwrap(), 8, Emit::Output, 0)) else {
