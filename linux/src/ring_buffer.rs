@@ -187,7 +187,7 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
         // Headers are the kernel's alone (it refuses a writable mapping of the data pages, to
         // this process and any other): their `pg_off` is not checked, which would cost a load
         // and a division per record. Lengths and positions are, as ever.
-        maps.consumer().configure(Config { check_pg_off: false, ..Config::default() });
+        maps.configure(Config { check_pg_off: false, ..Config::default() });
         let index = self.rings.len();
         self.epoll.add(map.fd.as_fd(), index as u64).map_err(io_err("epoll_ctl"))?;
         self.rings.push(Ring { maps, map });
@@ -223,7 +223,7 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
         // here, or found the position published and woke the epoll set.
         let mut found = false;
         for ring in &mut self.rings {
-            found |= !ring.maps.consumer().prepare_to_sleep().unwrap_or(false);
+            found |= !ring.maps.prepare_to_sleep().unwrap_or(false);
         }
         let n = if found {
             self.consume()?
@@ -258,10 +258,9 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
     fn consume_ring(&mut self, index: usize) -> Result<u64, LinuxError> {
         let Some(ring) = self.rings.get_mut(index) else { return Ok(0) };
         let on_sample = &mut self.on_sample;
-        let consumer = ring.maps.consumer();
         let mut n = 0;
         let mut failed = None;
-        match consumer.batch() {
+        match ring.maps.batch() {
             Err(error) => failed = Some(error),
             Ok(mut batch) => {
                 // The kernel's double mapping: every sample is one view, no scratch is used.
@@ -282,7 +281,7 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
         }
         match failed {
             None => Ok(n),
-            Some(error) => Err(LinuxError::BadRingbuf { ring: index, error, skipped: consumer.skip_to_producer() }),
+            Some(error) => Err(LinuxError::BadRingbuf { ring: index, error, skipped: ring.maps.skip_to_producer() }),
         }
     }
 

@@ -5,7 +5,9 @@
 use std::io;
 use std::os::fd::BorrowedFd;
 
-use perfring::bpf_ringbuf::{RingbufConsumer, RingbufMapping, SetupError, SpinLock, UserProducer};
+use perfring::bpf_ringbuf::{
+    Config, RingbufBatch, RingbufConsumer, RingbufMapping, RingbufReadError, SetupError, SpinLock, UserProducer,
+};
 
 use super::Mmap;
 
@@ -31,10 +33,11 @@ fn map(fd: BorrowedFd<'_>, size: usize, side: Side) -> io::Result<(Mmap, Mmap, R
     let producer = Mmap::map(fd, len, page as u64, side == Side::Producer)?;
     // SAFETY: both mappings are live, page-aligned and of the lengths asked for (one page;
     // one page and twice `size`), and the kernel maps the data pages twice back to back, so the
-    // second `size` bytes are the first again. The 'static lifetime never leaves this module:
-    // the values below keep the view in a field declared before the mappings (dropped first),
-    // and lend it only for borrows of themselves. The kernel is the only other party, and
-    // follows the ring's protocol; hostile contents are the consumer's typed errors.
+    // second `size` bytes are the first again. The 'static lifetime is never relied on: the
+    // values below keep the view (inside their consumer or producer) in a field declared
+    // before the mappings (dropped first), never move it out or lend it by `&mut`, and every
+    // view, record or reservation they hand out borrows them. The kernel is the only other
+    // party, and follows the ring's protocol; hostile contents are the consumer's typed errors.
     let mapping =
         unsafe { RingbufMapping::attach(consumer.ptr(), producer.ptr(), size, page, true) }.map_err(setup_to_io)?;
     Ok((consumer, producer, mapping))
@@ -66,9 +69,24 @@ impl KernelRingbuf {
         Ok(KernelRingbuf { consumer, _consumer_page: consumer_page, _producer: producer })
     }
 
-    /// The consumer (its views borrow it, and so the mappings).
-    pub(crate) fn consumer(&mut self) -> &mut RingbufConsumer<RingbufMapping<'static>> {
-        &mut self.consumer
+    /// The records up to `producer_pos` (their views borrow this value, and so the mappings).
+    pub(crate) fn batch(&mut self) -> Result<RingbufBatch<'_, RingbufMapping<'static>>, RingbufReadError> {
+        self.consumer.batch()
+    }
+
+    /// [`RingbufConsumer::prepare_to_sleep`]: publish, fence, look again.
+    pub(crate) fn prepare_to_sleep(&mut self) -> Result<bool, RingbufReadError> {
+        self.consumer.prepare_to_sleep()
+    }
+
+    /// [`RingbufConsumer::skip_to_producer`]: past a fault; the bytes skipped.
+    pub(crate) fn skip_to_producer(&mut self) -> usize {
+        self.consumer.skip_to_producer()
+    }
+
+    /// [`RingbufConsumer::configure`].
+    pub(crate) fn configure(&mut self, config: Config) {
+        self.consumer.configure(config);
     }
 
     /// Discarded records the consumer skipped.
