@@ -120,7 +120,8 @@ fn output_and_reserved_records_are_read_once_in_order_and_discards_never() {
 #[test]
 fn a_full_rings_failed_reservations_are_the_programs_own_count() {
     let seen = Seen::default();
-    // One page of 72-byte records (64-byte payloads): 56 fit.
+    // One page of 72-byte records (64-byte payloads): as many as leave a byte free fit (the
+    // kernel refuses a reservation that would fill the ring: 56 in 4 KiB).
     let Some(mut reader) = made("RingBuffer", RingBuffer::create(1, record(&seen))) else { return };
     let map = reader.map_fd(0).unwrap();
     let Some(reserve) = loaded("reserve program", RingbufProgram::load(map, 64, Emit::Reserve { discard_every: 0 }, 0))
@@ -129,12 +130,14 @@ fn a_full_rings_failed_reservations_are_the_programs_own_count() {
     };
     let Some(output) = loaded("output program", RingbufProgram::load(map, 64, Emit::Output, 0)) else { return };
     let cpu = first_cpu();
+    // SAFETY: sysconf has no memory preconditions.
+    let fit = (unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64 - 1) / 72;
     on_cpu(cpu, || reserve.run(500).unwrap());
     let (runs, failed, _) = reserve.counts(cpu).unwrap();
-    assert_eq!((runs, failed), (500, 500 - 56), "56 records of 72 bytes fit 4096 bytes");
+    assert_eq!((runs, failed), (500, 500 - fit), "{fit} records of 72 bytes fit a page");
     on_cpu(cpu, || output.run(20).unwrap());
     assert_eq!(output.counts(cpu).unwrap(), (20, 20, 0), "the full ring refuses every output too");
-    assert_eq!(reader.consume().unwrap(), 56, "every reservation that succeeded is read");
+    assert_eq!(reader.consume().unwrap(), fit, "every reservation that succeeded is read");
     // Room again: both programs succeed, and what the reader got adds up to what got in.
     on_cpu(cpu, || {
         output.run(20).unwrap();
@@ -142,13 +145,14 @@ fn a_full_rings_failed_reservations_are_the_programs_own_count() {
     });
     assert_eq!(reader.consume().unwrap(), 40);
     let (out, res) = (output.counts(cpu).unwrap(), reserve.counts(cpu).unwrap());
-    assert_eq!((out.1, res.1), (20, 444), "no further failure");
+    assert_eq!((out.1, res.1), (20, 500 - fit), "no further failure");
     assert_eq!(seen.borrow().len() as u64, (out.0 - out.1) + (res.0 - res.1), "read = runs - failed reservations");
-    // The reservations read: runs 0..56, then (the 444 failed runs 56..500 missing) 500..520.
+    // The reservations read: runs 0..fit, then (the failed runs fit..500 missing) 500..520.
     let seen = seen.borrow();
-    let first: Vec<u64> = seen[..56].iter().map(|s| seq_of(&s.1)).collect();
-    assert_eq!(first, (0..56).collect::<Vec<_>>());
-    let last: Vec<u64> = seen[76..].iter().map(|s| seq_of(&s.1)).collect();
+    let fit = fit as usize;
+    let first: Vec<u64> = seen[..fit].iter().map(|s| seq_of(&s.1)).collect();
+    assert_eq!(first, (0..fit as u64).collect::<Vec<_>>());
+    let last: Vec<u64> = seen[fit + 20..].iter().map(|s| seq_of(&s.1)).collect();
     assert_eq!(last, (500..520).collect::<Vec<_>>());
 }
 
