@@ -303,10 +303,13 @@ bench-record:
 	@echo "make bench-record: figures above (medians of paired runs; see BENCHMARKS.md)"
 
 ## The readers of bpf_perf_event_output (BPF_MAP_TYPE_PERF_EVENT_ARRAY): perfring-linux's
-## PerfEventArray beside aya's PerfEventArray and libbpf's perf_buffer (Debian's libbpf-dev,
-## installed here if missing), by the kernel's bench_ringbufs method: a BPF program run by
-## BPF_PROG_TEST_RUN on a pinned CPU, the reader on the other (root). BENCH_SECONDS per run.
+## PerfEventArray beside aya's PerfEventArray and libbpf's perf_buffer; then the readers of the
+## BPF ring buffer (BPF_MAP_TYPE_RINGBUF): perfring-linux's RingBuffer beside aya's RingBuf and
+## libbpf's ring_buffer (Debian's libbpf-dev, installed here if missing); both by the kernel's
+## bench_ringbufs method: a BPF program run by BPF_PROG_TEST_RUN on a pinned CPU, the reader
+## on the other (root). BENCH_SECONDS per run.
 bench-bpf:
 	@[ -e /usr/include/bpf/libbpf.h ] || (apt-get update -qq && apt-get install -y -qq libbpf-dev >/dev/null)
 	$(CARGO) bench -q -p perfring-benches --features peers --bench bpf
-	@echo "make bench-bpf: figures above (medians of 3 runs, readers interleaved; see BENCHMARKS.md)"
+	$(CARGO) bench -q -p perfring-benches --features peers --bench bpf_ringbuf
+	@echo "make bench-bpf: figures above (perf event array, then BPF ring buffer; medians of 3 runs, readers interleaved; see BENCHMARKS.md)"

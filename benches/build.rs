@@ -1,5 +1,5 @@
-//! `make bench-bpf` compares perfring-linux's `PerfEventArray` with libbpf's `perf_buffer`
-//! (Debian's libbpf-dev, called by FFI): link libbpf when the peers are built (feature
+//! `make bench-bpf` compares perfring-linux's `PerfEventArray` and `RingBuffer` with libbpf's
+//! `perf_buffer` and `ring_buffer` (Debian's libbpf-dev, called by FFI): link libbpf when the peers are built (feature
 //! `peers`), never otherwise (`make test` builds this crate without them).
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");

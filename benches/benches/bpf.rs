@@ -21,11 +21,15 @@
 //! million events (`getrusage(RUSAGE_THREAD)`, user + system). Each row is the median of
 //! `ROUNDS` runs, the readers interleaved within a round; `BENCH_SECONDS` sets a run's length.
 
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use perfring_linux::{PerfEventArray, RawSample, Wakeup};
+
+#[path = "common/bpf.rs"]
+mod common;
+use common::{epoll_of, epoll_wait, first_word, median, thread_cpu};
 use perfring_test_support::bpf::{self, pin_to_cpu, OutputProgram};
 
 /// Data pages per CPU's ring for every reader ("matched"), but aya's default row (2).
@@ -90,30 +94,6 @@ impl Run {
     fn cpu_per_m(&self) -> f64 {
         self.cpu_s / (self.events.max(1) as f64 / 1e6)
     }
-}
-
-/// The reader thread's CPU time (user + system), in seconds.
-fn thread_cpu() -> f64 {
-    // SAFETY: an all-zero rusage is a valid value for getrusage to fill.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a live, writable rusage; RUSAGE_THREAD is this thread.
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
-/// The first 8 bytes of a payload given as two parts.
-#[inline(always)]
-fn first_word(a: &[u8], b: &[u8]) -> u64 {
-    if let Some(&[b0, b1, b2, b3, b4, b5, b6, b7]) = a.get(..8) {
-        return u64::from_ne_bytes([b0, b1, b2, b3, b4, b5, b6, b7]);
-    }
-    let mut w = [0u8; 8];
-    let n = a.len().min(8);
-    w[..n].copy_from_slice(&a[..n]);
-    let m = (8 - n).min(b.len());
-    w[n..n + m].copy_from_slice(&b[..m]);
-    u64::from_ne_bytes(w)
 }
 
 /// A reader under test, on the reader's thread: `read(timeout)` waits up to `timeout` for a
@@ -241,7 +221,7 @@ mod aya_bench {
                 .iter()
                 .map(|&cpu| array.open(cpu, pages).expect("aya PerfEventArray::open"))
                 .collect();
-            let epoll = super::epoll_of(buffers.iter().map(|b| b.as_fd()));
+            let epoll = epoll_of(buffers.iter().map(|b| b.as_fd()));
             AyaBench { buffers, epoll, events: 0, lost: 0, checksum: 0 }
         }
 
@@ -260,7 +240,7 @@ mod aya_bench {
 
     impl Bench for AyaBench {
         fn read(&mut self, timeout_ms: i32) {
-            for index in super::epoll_wait(&self.epoll, timeout_ms) {
+            for index in epoll_wait(&self.epoll, timeout_ms) {
                 self.drain(index);
             }
         }
@@ -271,30 +251,6 @@ mod aya_bench {
             (self.events, self.lost, self.checksum)
         }
     }
-}
-
-/// An epoll set of `fds`, token = index.
-fn epoll_of<'a>(fds: impl Iterator<Item = BorrowedFd<'a>>) -> OwnedFd {
-    use std::os::fd::FromRawFd;
-    // SAFETY: epoll_create1 has no memory preconditions; the fd is checked and owned below.
-    let ep = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
-    assert!(ep >= 0, "epoll_create1");
-    // SAFETY: a new descriptor nothing else owns.
-    let ep = unsafe { OwnedFd::from_raw_fd(ep) };
-    for (i, fd) in fds.enumerate() {
-        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: i as u64 };
-        // SAFETY: both descriptors are open; `ev` is a valid epoll_event.
-        assert_eq!(unsafe { libc::epoll_ctl(ep.as_raw_fd(), libc::EPOLL_CTL_ADD, fd.as_raw_fd(), &mut ev) }, 0);
-    }
-    ep
-}
-
-/// The tokens ready within `timeout_ms`.
-fn epoll_wait(ep: &OwnedFd, timeout_ms: i32) -> Vec<usize> {
-    let mut evs = [libc::epoll_event { events: 0, u64: 0 }; 8];
-    // SAFETY: `evs` has room for 8 events.
-    let n = unsafe { libc::epoll_wait(ep.as_raw_fd(), evs.as_mut_ptr(), 8, timeout_ms) };
-    evs[..n.max(0) as usize].iter().map(|e| e.u64 as usize).collect()
 }
 
 /// libbpf 1.1's `perf_buffer` (Debian's libbpf-dev), by FFI: `perf_buffer__new` (its default,
@@ -443,11 +399,6 @@ mod libbpf_bench {
             unsafe { perf_buffer__free(self.pb) };
         }
     }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 fn main() {

@@ -7,6 +7,7 @@ use std::io;
 #[cfg(feature = "perf-data")]
 use std::path::PathBuf;
 
+use perfring::bpf_ringbuf::{ReserveError, RingbufReadError};
 use perfring::consumer::ReadError;
 use perfring::memory::LayoutError;
 use perfring::record::EventSetError;
@@ -73,7 +74,10 @@ pub enum LinuxError {
     },
     /// The ring size is not `2^n` pages (`data_pages`), which the kernel refuses (0, the
     /// control page alone, maps for self-monitoring but carries no records: a
-    /// [`Session`](crate::Session) needs at least one data page).
+    /// [`Session`](crate::Session) needs at least one data page). Also a BPF ring buffer's
+    /// size ([`RingBuffer::create`](crate::RingBuffer::create),
+    /// [`UserRingBuffer::create`](crate::UserRingBuffer::create)): the kernel takes a power of
+    /// two of pages.
     RingSize {
         /// The data pages asked for.
         data_pages: usize,
@@ -244,6 +248,45 @@ pub enum LinuxError {
         /// Bytes skipped from it on (0 where [`BpfRecord::parse`](crate::BpfRecord::parse) said it).
         skipped: usize,
     },
+    /// [`RingBuffer`](crate::RingBuffer) or [`UserRingBuffer`](crate::UserRingBuffer) was given
+    /// a map of another type: a `RingBuffer` reads a BPF_MAP_TYPE_RINGBUF (27), a
+    /// `UserRingBuffer` writes a BPF_MAP_TYPE_USER_RINGBUF (31). Give the map the program
+    /// outputs to (`bpf_ringbuf_output`, `bpf_ringbuf_reserve`) or drains
+    /// (`bpf_user_ringbuf_drain`).
+    NotARingbuf {
+        /// The map's type.
+        map_type: u32,
+        /// The type needed.
+        expected: u32,
+    },
+    /// This process already reads (or writes) this ring buffer map, through another
+    /// descriptor: its `consumer_pos` (a user ring's `producer_pos`) has one writer. Add the
+    /// ring once, or drop the other reader first.
+    RingbufTaken {
+        /// The map's id.
+        map_id: u32,
+    },
+    /// A BPF ring buffer held what the kernel never writes (a `producer_pos` that is
+    /// misaligned, went back or ran more than the ring ahead, a header whose length passes it,
+    /// a header `pg_off` the kernel would not write: see [`RingbufReadError`]). The records
+    /// before it were delivered; the reader skipped `skipped` bytes, to `producer_pos`, so the
+    /// next read goes on. Something other than the kernel writes the ring's pages.
+    BadRingbuf {
+        /// The ring's index in the [`RingBuffer`](crate::RingBuffer) (the order of `add`).
+        ring: usize,
+        /// What was wrong.
+        error: RingbufReadError,
+        /// Bytes skipped from it on.
+        skipped: usize,
+    },
+    /// A [`UserRingBuffer`](crate::UserRingBuffer) reservation failed: the ring is full (the
+    /// program has not drained it yet: wait with
+    /// [`reserve_wait`](crate::UserRingBuffer::reserve_wait), drain more often, or make the ring
+    /// larger), or the sample is larger than the ring can ever hold.
+    Reserve {
+        /// Why, with the sizes.
+        error: ReserveError,
+    },
     /// [`RawSample::contiguous`](crate::RawSample::contiguous) was given a buffer shorter than
     /// the payload that wraps: pass one of at least `needed` bytes (65,520 hold any).
     BufferTooSmall {
@@ -324,6 +367,10 @@ impl fmt::Display for LinuxError {
             | LinuxError::BadBpfRing { .. }
             | LinuxError::BadBpfRecord { .. }
             | LinuxError::BufferTooSmall { .. }) => e.fmt_bpf(f),
+            e @ (LinuxError::NotARingbuf { .. }
+            | LinuxError::RingbufTaken { .. }
+            | LinuxError::BadRingbuf { .. }
+            | LinuxError::Reserve { .. }) => e.fmt_ringbuf(f),
             e => e.fmt_after_open(f),
         }
     }
@@ -467,6 +514,28 @@ impl LinuxError {
         }
     }
 
+    /// [`Display`](fmt::Display) of the BPF ring buffers' failures.
+    fn fmt_ringbuf(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LinuxError::NotARingbuf { map_type, expected } => write!(
+                f,
+                "the map given is of type {map_type}, not {expected} ({}): give the map the program {}",
+                if *expected == 27 { "BPF_MAP_TYPE_RINGBUF" } else { "BPF_MAP_TYPE_USER_RINGBUF" },
+                if *expected == 27 { "outputs to (bpf_ringbuf_output, bpf_ringbuf_reserve)" } else { "drains" }
+            ),
+            LinuxError::RingbufTaken { map_id } => write!(
+                f,
+                "BPF map {map_id} is already read or written by this process (through another descriptor): add                  it once, or drop the other reader first"
+            ),
+            LinuxError::BadRingbuf { ring, error, skipped } => write!(
+                f,
+                "BPF ring buffer {ring} holds what the kernel never writes ({error}); {skipped} bytes skipped to                  producer_pos: something else writes the ring's pages"
+            ),
+            LinuxError::Reserve { error } => write!(f, "user ring buffer: {error}"),
+            _ => Ok(()),
+        }
+    }
+
     /// [`Display`](fmt::Display) of a session's refusals.
     fn fmt_session(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -512,6 +581,8 @@ impl std::error::Error for LinuxError {
             LinuxError::OpenEvent { error, .. } => Some(&**error),
             LinuxError::Layout(e) => Some(e),
             LinuxError::Read(e) | LinuxError::BadBpfRing { error: e, .. } => Some(e),
+            LinuxError::BadRingbuf { error, .. } => Some(error),
+            LinuxError::Reserve { error } => Some(error),
             LinuxError::EventSet(e) => Some(e),
             #[cfg(feature = "perf-data")]
             LinuxError::PerfData(e) => Some(e),

@@ -64,6 +64,8 @@
 //! | [`launch`] | a command held before `exec` while its events are opened; SIGINT as "stop" |
 //! | [`wait()`], [`wait_all`] | readiness: [`AsFd`] everywhere, hang-up at task exit ([`Readiness`]) |
 //! | [`PerfEventArray`] | the reader of a BPF program's `bpf_perf_event_output`: a BPF_MAP_TYPE_PERF_EVENT_ARRAY of BPF_OUTPUT events, one ring per CPU, each [`RawSample`] zero-copy, wakeups by [`Wakeup`], lost counted per CPU, overwrite mode |
+//! | [`RingBuffer`] | the reader of a BPF program's `bpf_ringbuf_output` and `bpf_ringbuf_reserve`/`submit`: BPF_MAP_TYPE_RINGBUF, one ring for every CPU, zero-copy `&[u8]` records, discards skipped, several rings in one epoll set, a wait policy without a wakeup per record |
+//! | [`UserRingBuffer`] | the writer of a BPF_MAP_TYPE_USER_RINGBUF, which a program drains with `bpf_user_ringbuf_drain`: [`UserSample`]s reserved, written in place, submitted or discarded; waiting for room |
 //! | [`LinuxError`] | every failure of the crate, saying what to change |
 //! | `perf_data` | (feature `perf-data`) a [`Session`] written as perf.data, as `perf record` writes it |
 //!
@@ -86,11 +88,13 @@ mod perf_event_array;
 mod raw_sample;
 mod read_only;
 mod ring;
+mod ring_buffer;
 mod ring_kind;
 mod session;
 mod session_record;
 mod session_rings;
 mod sys;
+mod user_ring_buffer;
 mod wait;
 
 pub use attr::{breakpoint, event_type, hardware, software, EventAttr, HardwareEvent, SoftwareEvent};
@@ -100,9 +104,11 @@ pub use perf_event_array::{Drained, PerfEventArray, PerfEventArrayBuilder, Wakeu
 pub use raw_sample::{BpfRecord, RawSample};
 pub use read_only::ReadOnlyMapping;
 pub use ring::{AuxArea, Ring};
+pub use ring_buffer::RingBuffer;
 pub use ring_kind::RingKind;
 pub use session::{Placement, Scope, Session, SessionBuilder};
 pub use session_record::SessionRecord;
 pub use session_rings::{Affinity, ANY_CPU};
 pub use sys::RingMapping;
+pub use user_ring_buffer::{UserRingBuffer, UserSample};
 pub use wait::{wait, wait_all, Readiness};

@@ -228,7 +228,7 @@ impl PerfEventArrayBuilder {
 
 /// The caller's map, if it is a perf event array with an entry for every CPU up to `entries`.
 fn check_map(map: OwnedFd, entries: u32) -> Result<OwnedFd, LinuxError> {
-    let [map_type, key_size, value_size, max_entries] =
+    let sys::MapInfo { map_type, key_size, value_size, max_entries, .. } =
         sys::map_info(map.as_fd()).map_err(io_err("BPF_OBJ_GET_INFO_BY_FD of the map"))?;
     if map_type != sys::MAP_TYPE_PERF_EVENT_ARRAY || key_size != 4 || value_size != 4 || max_entries < entries {
         return Err(LinuxError::NotAPerfEventArray { map_type, max_entries, needs_entries: entries });

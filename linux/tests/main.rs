@@ -10,6 +10,7 @@ mod kernel;
 mod misuse;
 mod readiness;
 mod ring_claims;
+mod ringbuf;
 mod session;
 
 #[test]

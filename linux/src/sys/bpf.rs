@@ -1,6 +1,7 @@
 //! `bpf(2)`: a BPF_MAP_TYPE_PERF_EVENT_ARRAY's creation, description and entries (the
-//! [`PerfEventArray`](crate::PerfEventArray) reader's), and the loaded BPF programs, for the
-//! KSYMBOL and BPF_EVENT records perf synthesizes.
+//! [`PerfEventArray`](crate::PerfEventArray) reader's), the BPF ring buffers' creation (the
+//! [`RingBuffer`](crate::RingBuffer)'s and [`UserRingBuffer`](crate::UserRingBuffer)'s), and the
+//! loaded BPF programs, for the KSYMBOL and BPF_EVENT records perf synthesizes.
 
 use std::io;
 #[cfg(feature = "perf-data")]
@@ -42,8 +43,34 @@ pub(crate) fn create_perf_event_array(max_entries: u32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
-/// A map as `BPF_OBJ_GET_INFO_BY_FD` describes it: type, key size, value size, max entries.
-pub(crate) fn map_info(map: BorrowedFd<'_>) -> io::Result<[u32; 4]> {
+/// `BPF_MAP_TYPE_RINGBUF`.
+pub(crate) const MAP_TYPE_RINGBUF: u32 = 27;
+/// `BPF_MAP_TYPE_USER_RINGBUF`.
+pub(crate) const MAP_TYPE_USER_RINGBUF: u32 = 31;
+
+/// `BPF_MAP_CREATE` of a ring buffer (`map_type` [`MAP_TYPE_RINGBUF`] or
+/// [`MAP_TYPE_USER_RINGBUF`]: no keys, no values) whose data area is `max_entries` bytes.
+pub(crate) fn create_ring_map(map_type: u32, max_entries: u32) -> io::Result<OwnedFd> {
+    const MAP_CREATE: i32 = 0;
+    let mut attr = [u64::from(map_type), u64::from(max_entries) << 32, 0, 0];
+    let fd = bpf(MAP_CREATE, &mut attr)?;
+    // SAFETY: the call returned a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// A map as `BPF_OBJ_GET_INFO_BY_FD` describes it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct MapInfo {
+    pub(crate) map_type: u32,
+    /// The map's id: the same for every descriptor of it, in every process.
+    pub(crate) id: u32,
+    pub(crate) key_size: u32,
+    pub(crate) value_size: u32,
+    pub(crate) max_entries: u32,
+}
+
+/// A map as `BPF_OBJ_GET_INFO_BY_FD` describes it.
+pub(crate) fn map_info(map: BorrowedFd<'_>) -> io::Result<MapInfo> {
     const OBJ_GET_INFO_BY_FD: i32 = 15;
     // struct bpf_map_info: type, id, key_size, value_size, max_entries, map_flags (24 bytes
     // asked for; the kernel fills at most that).
@@ -51,7 +78,8 @@ pub(crate) fn map_info(map: BorrowedFd<'_>) -> io::Result<[u32; 4]> {
     let len = std::mem::size_of_val(&info) as u64;
     let mut attr = [fd_word(map) | len << 32, info.as_mut_ptr() as u64, 0, 0];
     bpf(OBJ_GET_INFO_BY_FD, &mut attr)?;
-    Ok([info[0], info[2], info[3], info[4]])
+    let [map_type, id, key_size, value_size, max_entries, _] = info;
+    Ok(MapInfo { map_type, id, key_size, value_size, max_entries })
 }
 
 /// `BPF_MAP_UPDATE_ELEM`: entry `key` of a perf event array set to the perf event `event`.

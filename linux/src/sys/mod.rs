@@ -1,7 +1,7 @@
 //! Every system call of the crate, and so all of its `unsafe`, through `libc`: here
 //! `perf_event_open`, the perf ioctls, `read`, `poll` and epoll, clocks and scheduling; the
 //! mappings (`mapping.rs`), a command's process (`child.rs`), the signals the crate catches
-//! (`signals.rs`) and `bpf(2)` (`bpf.rs`) beside it. Each returns `io::Result`; the callers
+//! (`signals.rs`), `bpf(2)` (`bpf.rs`) and the BPF ring buffers' mappings (`ringbuf.rs`) beside it. Each returns `io::Result`; the callers
 //! type the errors.
 
 use std::io;
@@ -10,14 +10,19 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 mod bpf;
 mod child;
 mod mapping;
+mod ringbuf;
 mod signals;
 
 #[cfg(feature = "perf-data")]
 pub(crate) use bpf::{bpf_programs, BpfProg};
-pub(crate) use bpf::{create_perf_event_array, map_delete, map_info, map_set_event, MAP_TYPE_PERF_EVENT_ARRAY};
+pub(crate) use bpf::{
+    create_perf_event_array, create_ring_map, map_delete, map_info, map_set_event, MapInfo, MAP_TYPE_PERF_EVENT_ARRAY,
+    MAP_TYPE_RINGBUF, MAP_TYPE_USER_RINGBUF,
+};
 pub(crate) use child::{kill, pidfd_open, HeldChild};
 pub(crate) use mapping::Mmap;
 pub use mapping::RingMapping;
+pub(crate) use ringbuf::{KernelRingbuf, UserRingbufMaps};
 pub(crate) use signals::{catch_sigint, catch_sigusr2, sigint_seen, sigint_signal, sigusr2_taken, wake_on_sigchld};
 
 fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
@@ -183,6 +188,18 @@ pub(crate) fn poll(fds: &[BorrowedFd<'_>], revents: &mut [i16], timeout_ms: i32)
         *r = q.revents;
     }
     Ok(n as usize)
+}
+
+/// Wait until `fd` is writable (`POLLOUT`) or `timeout_ms` passes (< 0: forever); whether it
+/// is. A signal ends the wait early (not writable).
+pub(crate) fn wait_writable(fd: BorrowedFd<'_>, timeout_ms: i32) -> io::Result<bool> {
+    let mut p = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
+    // SAFETY: `p` is one valid pollfd for the call's duration.
+    match check(unsafe { libc::poll(&mut p, 1, timeout_ms) } as libc::c_long) {
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+        Err(e) => Err(e),
+        Ok(_) => Ok(p.revents & libc::POLLOUT != 0),
+    }
 }
 
 /// What an epoll entry watches for: input and hang-up (`on`), or nothing but what epoll

@@ -7,7 +7,7 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
 /// `bpf(cmd, attr)` over an attr of `N` u64 words (zero-padded), returning the result.
-fn bpf<const N: usize>(cmd: i32, attr: &mut [u64; N]) -> io::Result<i64> {
+pub(crate) fn bpf<const N: usize>(cmd: i32, attr: &mut [u64; N]) -> io::Result<i64> {
     // SAFETY: `attr` is N*8 valid bytes of a zero-padded `union bpf_attr` prefix that the kernel
     // reads (and for some commands writes) within that size; the pointers inside it are to
     // buffers the callers keep alive, of the lengths they state.
@@ -23,7 +23,7 @@ fn fd_word(fd: BorrowedFd<'_>) -> u64 {
     u64::from(fd.as_raw_fd() as u32)
 }
 
-fn owned(fd: i64) -> OwnedFd {
+pub(crate) fn owned(fd: i64) -> OwnedFd {
     // SAFETY: `bpf` returned a new descriptor that nothing else owns.
     unsafe { OwnedFd::from_raw_fd(fd as i32) }
 }
@@ -57,32 +57,39 @@ pub fn pin_to_cpu(cpu: u32) -> io::Result<()> {
 }
 
 /// One eBPF instruction: opcode, dst and src registers, offset, immediate.
-const fn insn(op: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
+pub(crate) const fn insn(op: u8, dst: u8, src: u8, off: i16, imm: i32) -> u64 {
     op as u64 | ((dst | src << 4) as u64) << 8 | (off as u16 as u64) << 16 | (imm as u32 as u64) << 32
 }
-const MOV64_REG: u8 = 0xbf;
-const MOV64_IMM: u8 = 0xb7;
-const MOV32_IMM: u8 = 0xb4;
-const ADD64_IMM: u8 = 0x07;
-const LD_IMM64: u8 = 0x18;
-const CALL: u8 = 0x85;
-const EXIT: u8 = 0x95;
-const STX_DW: u8 = 0x7b;
-const STX_W: u8 = 0x63;
-const LDX_DW: u8 = 0x79;
-const JEQ_IMM: u8 = 0x15;
-const JSGE_IMM: u8 = 0x75;
+pub(crate) const MOV64_REG: u8 = 0xbf;
+pub(crate) const MOV64_IMM: u8 = 0xb7;
+pub(crate) const MOV32_IMM: u8 = 0xb4;
+pub(crate) const ADD64_IMM: u8 = 0x07;
+pub(crate) const LD_IMM64: u8 = 0x18;
+pub(crate) const CALL: u8 = 0x85;
+pub(crate) const EXIT: u8 = 0x95;
+pub(crate) const STX_DW: u8 = 0x7b;
+pub(crate) const STX_W: u8 = 0x63;
+pub(crate) const LDX_DW: u8 = 0x79;
+pub(crate) const JEQ_IMM: u8 = 0x15;
+pub(crate) const JSGE_IMM: u8 = 0x75;
 /// `BPF_PSEUDO_MAP_FD`: `LD_IMM64`'s immediate is a map's fd.
 const PSEUDO_MAP_FD: u8 = 1;
-const R10: u8 = 10;
+pub(crate) const R10: u8 = 10;
 
 /// The two instructions of `dst = map` (`BPF_LD_IMM64` of a map fd).
-fn ld_map(dst: u8, map: BorrowedFd<'_>) -> [u64; 2] {
+pub(crate) fn ld_map(dst: u8, map: BorrowedFd<'_>) -> [u64; 2] {
     [insn(LD_IMM64, dst, PSEUDO_MAP_FD, 0, map.as_raw_fd()), 0]
 }
 
 /// `BPF_PROG_LOAD` of a socket filter (type 1, GPL): the verifier's log in the error.
 pub fn load_socket_filter(insns: &[u64]) -> io::Result<OwnedFd> {
+    load_with_btf(insns, None)
+}
+
+/// [`load_socket_filter`] with BTF: the program's functions as `func_info` records
+/// (instruction offset, BTF type id) over the BTF object `btf` (what a program with a callback
+/// needs: the verifier refuses one without, "missing btf func_info").
+pub(crate) fn load_with_btf(insns: &[u64], btf: Option<(BorrowedFd<'_>, &[[u32; 2]])>) -> io::Result<OwnedFd> {
     let license = b"GPL\0";
     let mut log = vec![0u8; 64 << 10];
     let mut attr = [0u64; 16];
@@ -91,6 +98,11 @@ pub fn load_socket_filter(insns: &[u64]) -> io::Result<OwnedFd> {
     attr[2] = license.as_ptr() as u64;
     attr[3] = 1 | (log.len() as u64) << 32; // log_level 1, log_size
     attr[4] = log.as_mut_ptr() as u64;
+    if let Some((btf, funcs)) = btf {
+        attr[9] = fd_word(btf) | 8 << 32; // prog_btf_fd, func_info_rec_size
+        attr[10] = funcs.as_ptr() as u64; // func_info
+        attr[11] = funcs.len() as u64; // func_info_cnt
+    }
     bpf(5, &mut attr).map(owned).map_err(|e| {
         let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
         let text = String::from_utf8_lossy(&log[..end]);
@@ -132,7 +144,7 @@ pub struct OutputProgram {
 }
 
 /// Entries of the counts map: CPUs up to this number.
-const MAX_CPUS: u32 = 1024;
+pub(crate) const MAX_CPUS: u32 = 1024;
 
 impl OutputProgram {
     /// Load it over the perf event array `events`; `payload`: 8 to 496 bytes, a multiple of 8.
@@ -222,15 +234,21 @@ impl OutputProgram {
 
     /// The payload of run `seq` on `cpu`.
     pub fn expected(&self, seq: u64, cpu: u32) -> Vec<u8> {
-        (0..self.payload / 8)
-            .flat_map(|i| {
-                match i {
-                    0 => seq,
-                    1 => u64::from(cpu),
-                    i => seq + i as u64,
-                }
-                .to_ne_bytes()
-            })
-            .collect()
+        expected(self.payload, seq, cpu)
     }
+}
+
+/// The `payload` bytes of run `seq` on `cpu`: u64 words, `seq`, then `cpu`, then `seq + i` at
+/// word `i`.
+pub(crate) fn expected(payload: usize, seq: u64, cpu: u32) -> Vec<u8> {
+    (0..payload / 8)
+        .flat_map(|i| {
+            match i {
+                0 => seq,
+                1 => u64::from(cpu),
+                i => seq + i as u64,
+            }
+            .to_ne_bytes()
+        })
+        .collect()
 }

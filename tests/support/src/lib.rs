@@ -1,5 +1,6 @@
-//! The one way a perfring test skips; and [`bpf`], the BPF toolkit of perfring-linux's
-//! `PerfEventArray` tests, example and benchmarks.
+//! The one way a perfring test skips; and [`bpf`] and [`bpf_ringbuf`], the BPF toolkit of
+//! perfring-linux's `PerfEventArray`, `RingBuffer` and `UserRingBuffer` tests, examples and
+//! benchmarks.
 //!
 //! A test that cannot run here (no `perf`, a kernel that refuses `perf_event_open`, no tracefs)
 //! calls [`skip`] and returns. A skip is never silent:
@@ -13,6 +14,7 @@
 #![deny(missing_docs)]
 
 pub mod bpf;
+pub mod bpf_ringbuf;
 
 use std::fmt::Display;
 use std::io::Write;
