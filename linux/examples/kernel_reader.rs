@@ -15,6 +15,7 @@
 //! Exit status 1 if the kernel refuses the events (the message says what to change), 2 if a
 //! record does not decode or attribute.
 
+use perfring::record::attr_flags;
 use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -38,8 +39,8 @@ fn main() -> ExitCode {
                 .sample_period(period)
                 .sample_type(st::IDENTIFIER | st::IP | st::TID | st::TIME | st::CPU | st::PERIOD | st::CALLCHAIN)
                 .read_format(rf::TOTAL_TIME_ENABLED | rf::TOTAL_TIME_RUNNING | rf::ID | rf::LOST)
-                .sample_id_all(true)
-                .exclude_kernel(false),
+                .flag(attr_flags::SAMPLE_ID_ALL, true)
+                .flag(attr_flags::EXCLUDE_KERNEL, false),
         );
     }
     let mut session = match session.open() {

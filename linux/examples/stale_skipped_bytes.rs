@@ -13,6 +13,7 @@
 //! if the kernel refuses the event (the message says what to change), 2 on a record that does not
 //! decode.
 
+use perfring::record::attr_flags;
 use perfring::record::EventRecord;
 use std::process::ExitCode;
 
@@ -40,8 +41,8 @@ fn main() -> ExitCode {
         .sample_type(st::REGS_USER | st::STACK_USER)
         .sample_regs_user(SP)
         .sample_stack_user(32768)
-        .exclude_kernel(true)
-        .exclude_hv(true);
+        .flag(attr_flags::EXCLUDE_KERNEL, true)
+        .flag(attr_flags::EXCLUDE_HV, true);
     let mut session = match Session::process(std::process::id() as i32).event(attr).data_pages(512).open() {
         Ok(s) => s,
         Err(e) => {

@@ -127,31 +127,23 @@ pub mod breakpoint {
 /// largest perf 6.1 reads from perf.data), `disabled` set (start it with
 /// [`Event::enable`](crate::Event::enable), or with `enable_on_exec` for a command),
 /// `exclude_kernel` and `exclude_hv` set (what an unprivileged user may measure at the default
-/// `perf_event_paranoid`); every field of the uapi has a setter.
+/// `perf_event_paranoid`); every field of the uapi has a setter, and the flag bits one,
+/// [`flag`](EventAttr::flag), with the constants of [`perfring::record::attr_flags`] (which
+/// [`Attr::has`] reads back): one spelling on both sides.
 ///
 /// ```
-/// use perfring::record::sample_type as st;
+/// use perfring::record::{attr_flags, sample_type as st};
 /// use perfring_linux::{software, EventAttr};
 /// let attr = EventAttr::software(software::TASK_CLOCK)
 ///     .sample_period(100_000)
 ///     .sample_type(st::IDENTIFIER | st::IP | st::TID | st::TIME)
-///     .sample_id_all(true)
+///     .flag(attr_flags::SAMPLE_ID_ALL, true)
 ///     .wakeup_watermark(4096);
 /// assert_eq!(attr.attr().sample_period, 100_000);
+/// assert!(attr.attr().has(attr_flags::SAMPLE_ID_ALL | attr_flags::DISABLED));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EventAttr(Attr);
-
-macro_rules! flag_setters {
-    ($($(#[$doc:meta])* $name:ident => $bit:expr;)*) => {
-        $(
-            $(#[$doc])*
-            pub fn $name(self, on: bool) -> Self {
-                self.flag($bit, on)
-            }
-        )*
-    };
-}
 
 impl EventAttr {
     /// An event of `type_` and `config`, with the defaults above.
@@ -351,74 +343,6 @@ impl EventAttr {
     pub fn precise_ip(mut self, level: u8) -> Self {
         self.0.flags = (self.0.flags & !flag::PRECISE_IP_MASK) | (u64::from(level.min(3)) << 15);
         self
-    }
-    flag_setters! {
-        /// `disabled`: open stopped.
-        disabled => flag::DISABLED;
-        /// `inherit`: children of the task count too (a ring cannot be mapped then, unless per-CPU).
-        inherit => flag::INHERIT;
-        /// `pinned`.
-        pinned => flag::PINNED;
-        /// `exclusive`.
-        exclusive => flag::EXCLUSIVE;
-        /// `exclude_user`.
-        exclude_user => flag::EXCLUDE_USER;
-        /// `exclude_kernel` (needed at `perf_event_paranoid` ≥ 2 without CAP_PERFMON).
-        exclude_kernel => flag::EXCLUDE_KERNEL;
-        /// `exclude_hv`.
-        exclude_hv => flag::EXCLUDE_HV;
-        /// `exclude_idle`.
-        exclude_idle => flag::EXCLUDE_IDLE;
-        /// `mmap`: MMAP records for executable mappings.
-        mmap => flag::MMAP;
-        /// `comm`: COMM records.
-        comm => flag::COMM;
-        /// `inherit_stat`.
-        inherit_stat => flag::INHERIT_STAT;
-        /// `enable_on_exec`: start counting when the task execs (a launched command).
-        enable_on_exec => flag::ENABLE_ON_EXEC;
-        /// `task`: FORK and EXIT records.
-        task => flag::TASK;
-        /// `mmap_data`: MMAP records for data mappings.
-        mmap_data => flag::MMAP_DATA;
-        /// `sample_id_all`: non-SAMPLE records carry the `sample_id` trailer.
-        sample_id_all => flag::SAMPLE_ID_ALL;
-        /// `exclude_host`.
-        exclude_host => flag::EXCLUDE_HOST;
-        /// `exclude_guest`.
-        exclude_guest => flag::EXCLUDE_GUEST;
-        /// `exclude_callchain_kernel`.
-        exclude_callchain_kernel => flag::EXCLUDE_CALLCHAIN_KERNEL;
-        /// `exclude_callchain_user`.
-        exclude_callchain_user => flag::EXCLUDE_CALLCHAIN_USER;
-        /// `mmap2`: MMAP2 records instead of MMAP.
-        mmap2 => flag::MMAP2;
-        /// `comm_exec`: mark COMM records of exec.
-        comm_exec => flag::COMM_EXEC;
-        /// `context_switch`: SWITCH records.
-        context_switch => flag::CONTEXT_SWITCH;
-        /// `write_backward`: the ring is written backward (an overwrite ring).
-        write_backward => flag::WRITE_BACKWARD;
-        /// `namespaces`: NAMESPACES records.
-        namespaces => flag::NAMESPACES;
-        /// `ksymbol`: KSYMBOL records.
-        ksymbol => flag::KSYMBOL;
-        /// `bpf_event`: BPF_EVENT records.
-        bpf_event => flag::BPF_EVENT;
-        /// `aux_output`.
-        aux_output => flag::AUX_OUTPUT;
-        /// `cgroup`: CGROUP records.
-        cgroup => flag::CGROUP;
-        /// `text_poke`: TEXT_POKE records.
-        text_poke => flag::TEXT_POKE;
-        /// `build_id`: MMAP2 with build ids.
-        build_id => flag::BUILD_ID;
-        /// `inherit_thread`.
-        inherit_thread => flag::INHERIT_THREAD;
-        /// `remove_on_exec`.
-        remove_on_exec => flag::REMOVE_ON_EXEC;
-        /// `sigtrap`.
-        sigtrap => flag::SIGTRAP;
     }
 }
 

@@ -198,7 +198,7 @@ impl Event {
     /// the one the event was opened with but for `bp_addr` (`config1`), `bp_len` (`config2`),
     /// `bp_type` and `disabled`; a running breakpoint moves without being reopened. `disabled`
     /// of `attr` applies, and [`EventAttr`] starts with it set: clear it
-    /// (`.disabled(false)`) to keep the breakpoint counting. The kernel supports this for
+    /// (`.flag(attr_flags::DISABLED, false)`) to keep the breakpoint counting. The kernel supports this for
     /// breakpoints only: any other event (EOPNOTSUPP, or EINVAL — Linux 6.18 answers EINVAL),
     /// another type or another field changed (EINVAL) is [`LinuxError::ModifyRefused`].
     pub fn modify_attributes(&self, attr: &EventAttr) -> Result<(), LinuxError> {

@@ -14,11 +14,11 @@ use crate::sys;
 ///
 /// ```
 /// # fn example() -> Result<(), Box<dyn std::error::Error>> {
-/// use perfring::record::ReadValues;
+/// use perfring::record::{attr_flags as flag, ReadValues};
 /// use perfring_linux::launch::Launch;
 /// use perfring_linux::{software, Event, EventAttr, Target};
 /// let mut child = Launch::spawn(&["sh".into(), "-c".into(), "exec true".into()])?;
-/// let attr = EventAttr::software(software::PAGE_FAULTS).enable_on_exec(true).disabled(true).inherit(true);
+/// let attr = EventAttr::software(software::PAGE_FAULTS).flag(flag::ENABLE_ON_EXEC | flag::DISABLED | flag::INHERIT, true);
 /// let faults = Event::open(&attr, Target::Task(child.pid()), None)?; // counts from the exec on
 /// child.start()?; // the exec: an error here if the command could not be executed
 /// assert_eq!(child.wait()?, 0);

@@ -1,6 +1,7 @@
 //! [`PerfEventArray`]: the reader of `bpf_perf_event_output` — a BPF_MAP_TYPE_PERF_EVENT_ARRAY
 //! whose entries are BPF_OUTPUT events, one per CPU, each with its [`Ring`].
 
+use perfring::record::attr_flags;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::time::Duration;
 
@@ -239,13 +240,16 @@ fn check_map(map: OwnedFd, entries: u32) -> Result<OwnedFd, LinuxError> {
 impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
     /// Open `cpu`'s BPF_OUTPUT event (disabled), map its ring, enable it and store it in the map.
     fn open_cpu(&mut self, cpu: u32, data_pages: usize, wakeup: Wakeup) -> Result<(), LinuxError> {
-        let attr = EventAttr::software(software::BPF_OUTPUT).sample_period(1).sample_type(st::RAW).disabled(true);
+        let attr = EventAttr::software(software::BPF_OUTPUT)
+            .sample_period(1)
+            .sample_type(st::RAW)
+            .flag(attr_flags::DISABLED, true);
         let attr = match wakeup {
             Wakeup::Events(n) => attr.wakeup_events(n),
             Wakeup::Watermark(bytes) => attr.wakeup_watermark(bytes),
         };
         let backward = self.overwrite.is_some();
-        let attr = attr.write_backward(backward);
+        let attr = attr.flag(attr_flags::WRITE_BACKWARD, backward);
         // The kernel's own lost count (PERF_FORMAT_LOST, Linux 6.0): read by `flush`.
         let event = match Event::open(&attr.read_format(rf::LOST), Target::Cpu(cpu), None) {
             Err(LinuxError::InvalidArgument { .. }) => Event::open(&attr, Target::Cpu(cpu), None),

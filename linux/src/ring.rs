@@ -121,16 +121,6 @@ impl Ring {
         self.mmap.len() - sys::page_size()
     }
 
-    /// Whether the kernel respects `data_tail` (a writable mapping).
-    pub fn writable(&self) -> bool {
-        self.writable
-    }
-
-    /// Whether the ring is written backward.
-    pub fn backward(&self) -> bool {
-        self.backward
-    }
-
     /// The ring's kind (see [`Ring`]).
     pub fn kind(&self) -> RingKind {
         RingKind { backward: self.backward, writable: self.writable }

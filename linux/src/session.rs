@@ -1,5 +1,6 @@
 //! [`Session`]: events, one ring per CPU, records attributed (its docs show the steps).
 
+use perfring::record::attr_flags;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::time::Duration;
 
@@ -185,10 +186,13 @@ impl SessionBuilder {
             self.attrs.clone()
         } else {
             let inherit = !self.scope.cpu_wide() && !per_thread;
-            self.attrs.iter().map(|a| a.inherit(inherit).enable_on_exec(command.is_some())).collect()
+            self.attrs
+                .iter()
+                .map(|a| a.flag(attr_flags::INHERIT, inherit).flag(attr_flags::ENABLE_ON_EXEC, command.is_some()))
+                .collect()
         };
         if self.overwrite {
-            attrs = attrs.into_iter().map(|a| a.write_backward(true)).collect();
+            attrs = attrs.into_iter().map(|a| a.flag(attr_flags::WRITE_BACKWARD, true)).collect();
         }
         let rings = if per_thread { per_task(&tasks) } else { per_cpu(&tasks, &cpus) };
         let cpus: Vec<u32> = rings.iter().map(|r| r.cpu).collect();

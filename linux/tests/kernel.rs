@@ -3,6 +3,7 @@
 //! perf no debug register). A kernel that refuses `perf_event_open` altogether makes each test
 //! skip (`perfring_test_support::skip`: counted by `make test`, a failure in CI).
 
+use perfring::record::attr_flags;
 use std::os::fd::AsFd;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -68,7 +69,7 @@ fn a_group_read_returns_every_member_by_id() {
     let attr = EventAttr::software(software::TASK_CLOCK).read_format(fmt);
     let Some(leader) = open(&attr, Target::ThisThread, None) else { return };
     let member = open(
-        &EventAttr::software(software::CPU_CLOCK).read_format(fmt).disabled(false),
+        &EventAttr::software(software::CPU_CLOCK).read_format(fmt).flag(attr_flags::DISABLED, false),
         Target::ThisThread,
         Some(&leader),
     )
@@ -93,11 +94,11 @@ fn two_events_in_one_ring_are_attributed_to_their_event() {
     let a = EventAttr::software(software::TASK_CLOCK)
         .sample_period(100_000)
         .sample_type(st::IDENTIFIER | st::IP | st::TID | st::TIME)
-        .sample_id_all(true);
+        .flag(attr_flags::SAMPLE_ID_ALL, true);
     let b = EventAttr::software(software::CPU_CLOCK)
         .sample_period(150_000)
         .sample_type(st::IDENTIFIER | st::TID | st::TIME | st::PERIOD)
-        .sample_id_all(true);
+        .flag(attr_flags::SAMPLE_ID_ALL, true);
     let Some(ea) = open(&a, Target::ThisThread, None) else { return };
     let eb = open(&b, Target::ThisThread, None).unwrap();
     let ring = Ring::map(&ea, 16, true).unwrap();
@@ -134,10 +135,10 @@ fn a_backward_overwrite_ring_reads_newest_first_under_pause() {
     let attr = EventAttr::software(software::TASK_CLOCK)
         .sample_period(100_000)
         .sample_type(st::IP | st::TID | st::TIME)
-        .write_backward(true);
+        .flag(attr_flags::WRITE_BACKWARD, true);
     let Some(event) = open(&attr, Target::ThisThread, None) else { return };
     let ring = Ring::map(&event, 1, false).unwrap(); // 4 KiB, overwritten many times
-    assert!(ring.backward() && !ring.writable());
+    assert!(ring.kind().backward && !ring.kind().writable);
     event.enable().unwrap();
     // Until the kernel has written three ring sizes (read from the page's data_head, which a
     // backward ring decrements), so the ring has surely wrapped.
@@ -182,7 +183,9 @@ fn every_kind_of_ring_gives_its_reader_and_refuses_the_others_with_a_typed_error
     use perfring_linux::{LinuxError, RingKind};
     let base = EventAttr::software(software::TASK_CLOCK).sample_period(100_000).sample_type(st::IP | st::TID);
     for (backward, writable) in [(false, true), (true, true), (true, false), (false, false)] {
-        let Some(event) = open(&base.write_backward(backward), Target::ThisThread, None) else { return };
+        let Some(event) = open(&base.flag(attr_flags::WRITE_BACKWARD, backward), Target::ThisThread, None) else {
+            return;
+        };
         let ring = Ring::map(&event, 1, writable).unwrap();
         let kind = RingKind { backward, writable };
         assert_eq!(ring.kind(), kind);
@@ -322,9 +325,12 @@ fn wakeups_make_the_ring_readable_and_a_tasks_exit_hangs_up() {
 
     // A child's event hangs up when the child exits (the end of a recording, not an error).
     let mut child = Command::new("sleep").arg("0.2").spawn().unwrap();
-    let watched =
-        Event::open(&EventAttr::software(software::TASK_CLOCK).disabled(false), Target::Task(child.id() as i32), None)
-            .unwrap();
+    let watched = Event::open(
+        &EventAttr::software(software::TASK_CLOCK).flag(attr_flags::DISABLED, false),
+        Target::Task(child.id() as i32),
+        None,
+    )
+    .unwrap();
     let t = Instant::now();
     let mut hung = false;
     while t.elapsed() < Duration::from_secs(10) && !hung {
@@ -420,12 +426,12 @@ fn counts_and_side_band_records_of_a_child_process() {
     let attr = EventAttr::software(software::TASK_CLOCK)
         .sample_period(1_000_000)
         .sample_type(st::TID | st::TIME | st::IDENTIFIER)
-        .sample_id_all(true)
-        .comm(true)
-        .task(true)
-        .mmap2(true)
-        .mmap(true)
-        .enable_on_exec(true);
+        .flag(attr_flags::SAMPLE_ID_ALL, true)
+        .flag(attr_flags::COMM, true)
+        .flag(attr_flags::TASK, true)
+        .flag(attr_flags::MMAP2, true)
+        .flag(attr_flags::MMAP, true)
+        .flag(attr_flags::ENABLE_ON_EXEC, true);
     let mut child =
         Command::new("sh").args(["-c", "read x; exec /bin/true"]).stdin(std::process::Stdio::piped()).spawn().unwrap();
     let Some(event) = open(&attr, Target::Task(child.id() as i32), None) else {
@@ -478,7 +484,9 @@ fn tracepoints_open_by_name_or_say_how_to_mount_tracefs() {
         Err(e) => panic!("sched:sched_switch: {e}"),
         Ok(attr) => {
             // Count this thread's context switches through the tracepoint.
-            let Some(event) = open(&attr.exclude_kernel(false), Target::ThisThread, None) else { return };
+            let Some(event) = open(&attr.flag(attr_flags::EXCLUDE_KERNEL, false), Target::ThisThread, None) else {
+                return;
+            };
             event.enable().unwrap();
             for _ in 0..20 {
                 std::thread::sleep(Duration::from_micros(200));
@@ -542,7 +550,7 @@ fn an_event_on_each_online_cpu_fills_that_cpus_ring() {
     let attr = EventAttr::software(software::CPU_CLOCK)
         .sample_period(1_000_000)
         .sample_type(st::IDENTIFIER | st::TID | st::CPU)
-        .exclude_kernel(false);
+        .flag(attr_flags::EXCLUDE_KERNEL, false);
     let cpus = perfring_linux::online_cpus().unwrap();
     let mut per_cpu = Vec::new();
     for &cpu in &cpus {
@@ -621,13 +629,13 @@ fn modify_attributes_moves_a_breakpoint_to_another_address() {
     assert_eq!(hits(&event), 10, "the breakpoint on a counts a's writes only");
 
     // `disabled` of the new attr applies (EventAttr opens disabled): clear it to keep counting.
-    event.modify_attributes(&on(b).disabled(false)).unwrap();
+    event.modify_attributes(&on(b).flag(attr_flags::DISABLED, false)).unwrap();
     poke(&mut w.a, 10);
     poke(&mut w.b, 7);
     assert_eq!(hits(&event), 17, "moved to b: b's 7 writes counted, a's no longer");
 
     // Only the address (len, type) may change: another field is refused, typed.
-    match event.modify_attributes(&on(a).disabled(false).sample_period(3)) {
+    match event.modify_attributes(&on(a).flag(attr_flags::DISABLED, false).sample_period(3)) {
         Err(e @ perfring_linux::LinuxError::ModifyRefused { errno: libc::EINVAL, breakpoint: true }) => println!("{e}"),
         other => panic!("a changed sample_period: {other:?}"),
     }

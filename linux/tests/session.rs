@@ -3,6 +3,7 @@
 //! the session's own descriptor through epoll, and the typed refusals of `open`. A kernel that
 //! refuses perf events makes each test skip (`perfring_test_support::skip`: a failure in CI).
 
+use perfring::record::attr_flags;
 use perfring::record::EventRecord;
 use std::os::fd::AsRawFd;
 use std::process::Command;
@@ -21,10 +22,19 @@ const WORK: &str = "i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done";
 #[test]
 fn a_commands_records_are_attributed_to_their_event_on_their_cpu() {
     let ids = st::IDENTIFIER | st::TID | st::CPU | st::PERIOD;
-    let clock = EventAttr::software(software::TASK_CLOCK).sample_period(200_000).sample_type(ids).sample_id_all(true);
-    let faults = EventAttr::software(software::PAGE_FAULTS).sample_period(1).sample_type(ids).sample_id_all(true);
-    let Some(mut session) = open(Session::command(["sh", "-c", WORK]).event(clock.comm(true).task(true)).event(faults))
-    else {
+    let clock = EventAttr::software(software::TASK_CLOCK)
+        .sample_period(200_000)
+        .sample_type(ids)
+        .flag(attr_flags::SAMPLE_ID_ALL, true);
+    let faults = EventAttr::software(software::PAGE_FAULTS)
+        .sample_period(1)
+        .sample_type(ids)
+        .flag(attr_flags::SAMPLE_ID_ALL, true);
+    let Some(mut session) = open(
+        Session::command(["sh", "-c", WORK])
+            .event(clock.flag(attr_flags::COMM, true).flag(attr_flags::TASK, true))
+            .event(faults),
+    ) else {
         return;
     };
     assert_eq!(session.rings().len(), session.cpus().len(), "one ring per CPU");
@@ -99,7 +109,7 @@ fn every_cpu_has_its_ring_and_the_session_fd_wakes_epoll() {
         .sample_period(1_000_000)
         .sample_type(st::CPU)
         .wakeup_events(1)
-        .exclude_kernel(false);
+        .flag(attr_flags::EXCLUDE_KERNEL, false);
     let Some(mut session) = open(Session::all_cpus().event(attr)) else { return };
     // The session's one descriptor in an epoll set of our own.
     // SAFETY: epoll_create1 has no memory preconditions; the fd is closed below.
@@ -164,8 +174,10 @@ fn open_refuses_no_events_ambiguous_events_and_a_missing_process() {
 /// ring has wrapped: what is delivered is the end of the run.
 #[test]
 fn an_overwrite_session_is_read_once_after_stop_newest_first() {
-    let faults =
-        EventAttr::software(software::PAGE_FAULTS).sample_period(1).sample_type(st::TID | st::TIME).sample_id_all(true);
+    let faults = EventAttr::software(software::PAGE_FAULTS)
+        .sample_period(1)
+        .sample_type(st::TID | st::TIME)
+        .flag(attr_flags::SAMPLE_ID_ALL, true);
     let work = "i=0; while [ $i -lt 300 ]; do i=$((i+1)); x=$(true); done";
     let Some(mut session) = open(Session::command(["sh", "-c", work]).event(faults).data_pages(1).overwrite(true))
     else {
@@ -203,8 +215,10 @@ fn an_overwrite_session_is_read_once_after_stop_newest_first() {
 /// newer ones — each ring read from where the last read stopped.
 #[test]
 fn an_overwrite_session_collected_while_it_runs_reads_each_record_once() {
-    let faults =
-        EventAttr::software(software::PAGE_FAULTS).sample_period(1).sample_type(st::TID | st::TIME).sample_id_all(true);
+    let faults = EventAttr::software(software::PAGE_FAULTS)
+        .sample_period(1)
+        .sample_type(st::TID | st::TIME)
+        .flag(attr_flags::SAMPLE_ID_ALL, true);
     // Forks for 0.6 s at least (a `true` each), whatever the machine's speed.
     let work = "s=$(date +%s%N); while [ $(( $(date +%s%N) - s )) -lt 600000000 ]; do x=$(true); done";
     let Some(mut session) = open(Session::command(["sh", "-c", work]).event(faults).data_pages(4).overwrite(true))

@@ -152,7 +152,7 @@ impl<'o, W: Write> Recording<'o, W> {
     fn tail(&mut self) -> Result<(), Error> {
         let o = self.o;
         if o.buildid_all {
-            self.data.hit_all_dsos();
+            self.data.dsos_mut().hit_all();
         }
         if o.overwrite || o.tail_synthesize {
             synthesize(&mut self.data, o)?;

@@ -22,6 +22,7 @@
 #![cfg(not(loom))]
 
 use crate::kernel;
+use perfring::record::attr_flags;
 
 use std::collections::BTreeMap;
 use std::process::Command;
@@ -284,7 +285,7 @@ fn backward_body() -> Result<(), Skip> {
     // with the preemptions of a busy machine). 1 page holds ~27: wraps at every read; the
     // reader gets the newest records that survived.
     for (name, pages) in [("backward, 32 pages", 32), ("backward, 1 page", 1)] {
-        let event = open_in(&attr.write_backward(true), Some(&forward))?;
+        let event = open_in(&attr.flag(attr_flags::WRITE_BACKWARD, true), Some(&forward))?;
         let ring = event.map(pages, false);
         backs.push(Backward { name, pages, event, ring });
     }

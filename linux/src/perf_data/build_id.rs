@@ -259,7 +259,8 @@ impl Dsos {
     }
 
     /// Count every file mapped so far, and the kernel, as hit (perf record's `--buildid-all`,
-    /// `dsos__hit_all`).
+    /// `dsos__hit_all`): through [`PerfData::dsos_mut`](super::PerfData::dsos_mut), before
+    /// [`finish`](super::PerfData::finish), after the last drain.
     pub fn hit_all(&mut self) {
         self.kernel_hit = true;
         self.hit.extend(0..self.files.len());

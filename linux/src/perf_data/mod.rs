@@ -9,13 +9,13 @@
 //!
 //! ```
 //! # fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! use perfring::record::sample_type as st;
+//! use perfring::record::{attr_flags as flag, sample_type as st};
 //! use perfring_linux::perf_data::PerfData;
 //! use perfring_linux::{software, EventAttr, Session};
 //! let path = std::env::temp_dir().join(format!("perf-data-doc-{}.data", std::process::id()));
 //! let out = PerfData::create_file(&path)?; // before the session: a bad path stops here
 //! let attr = EventAttr::software(software::PAGE_FAULTS).sample_period(1).sample_type(st::IP | st::TID | st::TIME);
-//! let mut session = Session::command(["true"]).event(attr.comm(true).mmap(true).mmap2(true)).open()?;
+//! let mut session = Session::command(["true"]).event(attr.flag(flag::COMM | flag::MMAP | flag::MMAP2, true)).open()?;
 //! let mut perf_data = PerfData::new(out, &session, &["page-faults".to_string()])?;
 //! session.start()?;
 //! while !session.wait(Some(std::time::Duration::from_millis(50)))? {
@@ -31,10 +31,10 @@
 
 mod bpf;
 mod build_id;
-pub mod build_id_cache;
+pub(crate) mod build_id_cache;
 mod cgroups;
 mod procfs;
-pub mod synthetic;
+pub(crate) mod synthetic;
 mod system;
 mod tracing;
 
@@ -52,8 +52,9 @@ pub use build_id::{
     build_id_of_elf, build_id_of_file, kernel_build_id, vdso_build_id, vdso_image, Dsos, KERNEL_DSO, VDSO_DSO,
 };
 pub use procfs::{all_pids, Synthesis, MISC_PROC_MAP_PARSE_TIMEOUT};
-pub use system::system_features;
-pub use tracing::{tracefs_root, tracepoint_name, tracing_data};
+pub(crate) use system::system_features;
+pub(crate) use tracing::tracing_data;
+pub use tracing::{tracefs_root, tracepoint_name};
 
 use crate::attr::event_type;
 use crate::{LinuxError, Session, SessionRecord};
@@ -99,7 +100,7 @@ pub fn event_name(attr: &perfring::record::Attr) -> String {
 
 /// The events of `session` as perf.data attrs: each attr as the kernel took it, with every id
 /// it was given (one per CPU and task it was opened on).
-pub fn file_attrs(session: &Session) -> Vec<FileAttr> {
+pub(crate) fn file_attrs(session: &Session) -> Vec<FileAttr> {
     let set = session.event_set();
     (0..set.events().len())
         .map(|i| {
@@ -559,13 +560,6 @@ impl<W: Write> PerfData<W> {
         Ok(lost)
     }
 
-    /// Give every file mapped so far (and the kernel) a build id in the file and the cache, hit
-    /// by a sample or not (perf record's `--buildid-all`); call it before
-    /// [`finish`](PerfData::finish), after the last drain.
-    pub fn hit_all_dsos(&mut self) {
-        self.dsos.hit_all();
-    }
-
     /// Samples written so far, by event.
     pub fn samples(&self) -> &[u64] {
         &self.samples
@@ -636,9 +630,9 @@ impl<W: Write> PerfData<W> {
 
     /// [`finish`](PerfData::finish), choosing what is done with build ids: `table` writes
     /// the BUILD_ID feature (`perf record -B` does not), `cache` also copies the files
-    /// samples hit into the build-id cache ([`build_id_cache`]; `perf record -N` does
-    /// not). A file that cannot be cached is passed over (perf warns at most). Returns the
-    /// output and the bytes of the data section.
+    /// samples hit into the build-id cache (perf's `~/.debug`: `<path>/<build id>/elf` and the
+    /// `.build-id/` links; `perf record -N` does not). A file that cannot be cached is passed
+    /// over (perf warns at most). Returns the output and the bytes of the data section.
     pub fn finish_with(mut self, table: bool, cache: bool) -> Result<(W, u64), LinuxError> {
         if self.pipe {
             let size = self.writer.data_size();

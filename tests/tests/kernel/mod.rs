@@ -39,9 +39,9 @@ pub fn software(config: perfring_linux::SoftwareEvent, period: u64) -> EventAttr
         .sample_period(period)
         .sample_type(SAMPLE_TYPE)
         .read_format(READ_FORMAT)
-        .sample_id_all(true)
+        .flag(attr_flags::SAMPLE_ID_ALL, true)
         .clockid(libc::CLOCK_MONOTONIC)
-        .exclude_kernel(false)
+        .flag(attr_flags::EXCLUDE_KERNEL, false)
 }
 
 /// How the records of an event are laid out, for this file's decoder.
