@@ -843,6 +843,14 @@ pub(crate) fn threads_report_as_perfs(label: &str, extra: &[&str]) {
         let _ = std::fs::remove_dir_all(&dir);
     }
     assert_eq!(tops[1].0, ["perfring_four", "perfring_two", "perfring_one"].map(String::from), "ours: {:?}", tops[1]);
+    // perf 6.1's own `--threads --overwrite` most often writes empty data.N streams (`perf
+    // record -q --threads -F 2000 --overwrite -- a 1 s spin`: 1 run in 6 had samples here, the
+    // cause in perf not traced): compared where perf's has samples; ours always has (above).
+    let perf_empty = tops[0].0.is_empty() && tops[0].1.iter().any(|w| w.contains("has no samples!"));
+    if extra.contains(&"--overwrite") && perf_empty {
+        println!("{label}: perf 6.1's directory has no samples (its --threads --overwrite race); ours checked alone");
+        return;
+    }
     assert_eq!(tops[1].0, tops[0].0, "top symbols, ours against perf's");
     assert!(tops[1].1.iter().all(|w| tops[0].1.contains(w)), "warnings of ours only: {:?}", tops[1].1);
 }
