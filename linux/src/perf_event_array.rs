@@ -82,27 +82,28 @@ pub struct PerfEventArrayBuilder {
 /// record at its next output; [`flush`](PerfEventArray::flush) takes it at once).
 ///
 /// ```no_run
-/// # fn example() -> Result<(), perfring_linux::LinuxError> {
-/// # let program_map_fd: std::os::fd::OwnedFd = unimplemented!();
-/// use std::time::Duration;
-/// use perfring_linux::{PerfEventArray, Wakeup};
-/// let (mut events, mut bytes) = (0u64, 0usize);
-/// let mut reader = PerfEventArray::builder()
-///     .map(program_map_fd) // the map the BPF program writes to (e.g. from aya or libbpf)
-///     .data_pages(64) // 256 KiB per CPU
-///     .wakeup(Wakeup::Watermark(64 << 10))
-///     .build(|sample| {
-///         let (head, tail) = sample.parts(); // `tail` is empty unless the payload wraps
-///         events += 1;
-///         bytes += head.len() + tail.len();
-///     })?;
-/// for _ in 0..10 {
-///     reader.poll(Some(Duration::from_millis(100)))?; // on a wakeup or a timeout: every ring
+/// // `program_map_fd`: the map the BPF program outputs to (from aya, libbpf, or your loader).
+/// fn read_events(program_map_fd: std::os::fd::OwnedFd) -> Result<(), perfring_linux::LinuxError> {
+///     use std::time::Duration;
+///     use perfring_linux::{PerfEventArray, Wakeup};
+///     let (mut events, mut bytes) = (0u64, 0usize);
+///     let mut reader = PerfEventArray::builder()
+///         .map(program_map_fd) // the map the BPF program writes to (e.g. from aya or libbpf)
+///         .data_pages(64) // 256 KiB per CPU
+///         .wakeup(Wakeup::Watermark(64 << 10))
+///         .build(|sample| {
+///             let (head, tail) = sample.parts(); // `tail` is empty unless the payload wraps
+///             events += 1;
+///             bytes += head.len() + tail.len();
+///         })?;
+///     for _ in 0..10 {
+///         reader.poll(Some(Duration::from_millis(100)))?; // on a wakeup or a timeout: every ring
+///     }
+///     let lost = reader.lost_total();
+///     drop(reader); // what came after the last wakeup, below the watermark: read here
+///     println!("{events} events ({bytes} bytes), {lost} lost");
+///     Ok(())
 /// }
-/// let lost = reader.lost_total();
-/// drop(reader); // what came after the last wakeup, below the watermark: read here
-/// println!("{events} events ({bytes} bytes), {lost} lost");
-/// # Ok(()) }
 /// ```
 pub struct PerfEventArray<F: FnMut(&RawSample<'_>)> {
     map: OwnedFd,

@@ -97,23 +97,23 @@ struct Ring {
 /// it is readable. (Such a caller chooses its own pause between reads.)
 ///
 /// ```no_run
-/// # fn example() -> Result<(), perfring_linux::LinuxError> {
-/// # let program_map_fd: std::os::fd::OwnedFd = unimplemented!();
-/// use std::time::Duration;
-/// use perfring_linux::RingBuffer;
-/// let (mut events, mut bytes) = (0u64, 0usize);
-/// // The map the BPF program outputs to (from aya, libbpf, or RingBuffer::create's map_fd).
-/// let mut reader = RingBuffer::from_map(program_map_fd, |_ring, sample: &[u8]| {
-///     events += 1;
-///     bytes += sample.len();
-/// })?;
-/// for _ in 0..10 {
-///     reader.poll(Some(Duration::from_millis(100)))?;
+/// // `program_map_fd`: the map the BPF program outputs to (from aya, libbpf, or your loader).
+/// fn read_events(program_map_fd: std::os::fd::OwnedFd) -> Result<(), perfring_linux::LinuxError> {
+///     use std::time::Duration;
+///     use perfring_linux::RingBuffer;
+///     let (mut events, mut bytes) = (0u64, 0usize);
+///     let mut reader = RingBuffer::from_map(program_map_fd, |_ring, sample: &[u8]| {
+///         events += 1;
+///         bytes += sample.len();
+///     })?;
+///     for _ in 0..10 {
+///         reader.poll(Some(Duration::from_millis(100)))?;
+///     }
+///     let discarded = reader.discarded();
+///     drop(reader);
+///     println!("{events} events ({bytes} bytes), {discarded} discarded");
+///     Ok(())
 /// }
-/// let discarded = reader.discarded();
-/// drop(reader);
-/// println!("{events} events ({bytes} bytes), {discarded} discarded");
-/// # Ok(()) }
 /// ```
 pub struct RingBuffer<F: FnMut(usize, &[u8])> {
     rings: Vec<Ring>,
