@@ -46,6 +46,9 @@ const READER_CPU: u32 = 1;
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Reader {
     Perfring(Option<Wakeup>),
+    /// perfring with `wakeup_events n` and no batch interval: a wait for a wakeup after every
+    /// read, libbpf's and aya's policy.
+    PerfringStrict(u32),
     /// perfring's default wakeup over a ring of this many pages.
     PerfringPages(usize),
     Aya {
@@ -62,6 +65,7 @@ impl Reader {
             Reader::Perfring(None) => "perfring, default (watermark ring/4)".into(),
             Reader::Perfring(Some(Wakeup::Events(n))) => format!("perfring, wakeup_events {n}"),
             Reader::Perfring(Some(Wakeup::Watermark(b))) => format!("perfring, watermark {b}"),
+            Reader::PerfringStrict(n) => format!("perfring, wakeup_events {n}, no batch interval"),
             Reader::PerfringPages(pages) => format!("perfring, default watermark, {pages} pages"),
             Reader::Aya { pages: None } => "aya, default (2 pages, wakeup_events 1)".into(),
             Reader::Aya { pages: Some(_) } => "aya, wakeup_events 1 (its only)".into(),
@@ -152,8 +156,9 @@ fn run_once(reader: Reader, mode: Mode, payload: usize, seconds: f64) -> Run {
 
 fn open(reader: Reader, map: OwnedFd) -> Box<dyn Bench> {
     match reader {
-        Reader::Perfring(wakeup) => Box::new(PerfringBench::new(map, wakeup, PAGES)),
-        Reader::PerfringPages(pages) => Box::new(PerfringBench::new(map, None, pages)),
+        Reader::Perfring(wakeup) => Box::new(PerfringBench::new(map, wakeup, PAGES, true)),
+        Reader::PerfringStrict(n) => Box::new(PerfringBench::new(map, Some(Wakeup::Events(n)), PAGES, false)),
+        Reader::PerfringPages(pages) => Box::new(PerfringBench::new(map, None, pages, true)),
         Reader::Aya { pages } => Box::new(aya_bench::AyaBench::new(map, pages)),
         Reader::Libbpf { sample_rate } => Box::new(libbpf_bench::LibbpfBench::new(map, sample_rate)),
     }
@@ -169,7 +174,7 @@ struct PerfringBench {
 }
 
 impl PerfringBench {
-    fn new(map: OwnedFd, wakeup: Option<Wakeup>, pages: usize) -> Self {
+    fn new(map: OwnedFd, wakeup: Option<Wakeup>, pages: usize, default_policy: bool) -> Self {
         let counts = std::rc::Rc::new(std::cell::Cell::new((0u64, 0u64)));
         let c = counts.clone();
         let on_sample: OnSample = Box::new(move |s: &RawSample<'_>| {
@@ -181,7 +186,11 @@ impl PerfringBench {
         if let Some(w) = wakeup {
             builder = builder.wakeup(w);
         }
-        PerfringBench { reader: builder.build(on_sample).expect("PerfEventArray"), counts }
+        let mut reader = builder.build(on_sample).expect("PerfEventArray");
+        if !default_policy {
+            reader.batch_interval(None);
+        }
+        PerfringBench { reader, counts }
     }
 }
 
@@ -414,8 +423,10 @@ fn main() {
         Reader::Aya { pages: None },
         Reader::Aya { pages: Some(PAGES) },
         Reader::Libbpf { sample_rate: None },
+        Reader::PerfringStrict(1),
         Reader::Perfring(Some(Wakeup::Events(1))),
         Reader::Libbpf { sample_rate: Some(SAMPLE_RATE) },
+        Reader::PerfringStrict(SAMPLE_RATE),
         Reader::Perfring(Some(Wakeup::Events(SAMPLE_RATE))),
         Reader::Perfring(None),
         // What closes the loss of an unthrottled producer: a ring that outlasts the reader's

@@ -3,7 +3,7 @@
 
 use perfring::record::attr_flags;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use perfring::backward::BackwardReader;
 use perfring::consumer::{Scratch, SplitRecord};
@@ -15,6 +15,9 @@ use crate::event::{online_cpus, Event, Target};
 use crate::raw_sample::{BpfRecord, RawSample};
 use crate::ring::Ring;
 use crate::sys;
+
+/// The default [batch interval](PerfEventArray::batch_interval) with [`Wakeup::Events`].
+const BATCH_INTERVAL: Duration = Duration::from_micros(50);
 
 /// When the kernel wakes the reader ([`PerfEventArrayBuilder::wakeup`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +70,22 @@ pub struct PerfEventArrayBuilder {
 /// so no record is left below the watermark. Each ring's `data_head` is read once per drain
 /// (perfring's acquire, (C)) and its `data_tail` stored once per drain (release, (D)). Lost
 /// outputs are counted per CPU from the kernel's PERF_RECORD_LOST records: [`lost`](PerfEventArray::lost).
+///
+/// # Wait policy
+///
+/// With [`Wakeup::Events`]`(n)` the kernel wakes a reader waiting in `epoll_wait` after every
+/// `n` records of a CPU: an interrupt and a wakeup of the sleeping thread, paid by the
+/// program's CPU, and a context switch paid by the reader. At `n = 1` (aya's only setting,
+/// libbpf's default) a busy stream costs both per record. [`poll`](PerfEventArray::poll)
+/// therefore weighs each read: if the samples it delivered came in faster than `n` per
+/// [batch interval](PerfEventArray::batch_interval) (50 µs) — the kernel would wake the
+/// reader more than once per interval — the next `poll` does not wait for a wakeup: it
+/// pauses for the interval and drains again, so that while the stream is busy nobody sleeps
+/// in `epoll_wait` to be woken, and the records of an interval are read in one batch. A
+/// slower stream goes back to waiting for the kernel's wakeup. A record then waits at most
+/// about one interval (plus the timer's slack) longer than with a wakeup per `n` records;
+/// `batch_interval(None)` waits for a wakeup every time. With [`Wakeup::Watermark`] (the default) the kernel already
+/// wakes once per watermark, and `poll` always waits.
 ///
 /// Readiness: the reader is [`AsFd`] (an epoll set of every ring: readable when one has a
 /// wakeup), for epoll, `tokio::io::unix::AsyncFd` or smol; a caller with its own loop may
@@ -121,6 +140,16 @@ pub struct PerfEventArray<F: FnMut(&RawSample<'_>)> {
     /// Where a backward ring's records are copied (they may be overwritten while read), and
     /// where a memory without views would copy (none here: the kernel's mappings lend views).
     scratch: Box<Scratch>,
+    /// The wait policy's pause ([`PerfEventArray::batch_interval`]).
+    interval: Option<Duration>,
+    /// Records per CPU between two of the kernel's wakeups (`wakeup_events`; 1 for a
+    /// watermark): what the wait policy weighs the rate against.
+    per_wakeup: u32,
+    /// When the last read of `poll` ended: the samples of the next one came in since.
+    last_read: Instant,
+    /// The stream is fast enough that the kernel would wake the reader more than once per
+    /// interval: the next `poll` pauses instead of waiting.
+    busy: bool,
     on_sample: F,
 }
 
@@ -219,6 +248,13 @@ impl PerfEventArrayBuilder {
             epoll,
             ready: Vec::new(),
             scratch: Box::new(Scratch::new()),
+            interval: matches!(wakeup, Wakeup::Events(1..)).then_some(BATCH_INTERVAL),
+            per_wakeup: match wakeup {
+                Wakeup::Events(n) => n.max(1),
+                Wakeup::Watermark(_) => 1,
+            },
+            last_read: Instant::now(),
+            busy: false,
             on_sample,
         };
         for cpu in cpus {
@@ -226,6 +262,12 @@ impl PerfEventArrayBuilder {
         }
         Ok(reader)
     }
+}
+
+/// Whether `samples` read after `span_ns` came faster than `per_wakeup` samples an `interval`:
+/// at that rate the kernel would wake a waiting reader more than once per interval.
+fn faster_than_wakeups(samples: u64, span_ns: u128, per_wakeup: u32, interval: Duration) -> bool {
+    u128::from(samples).saturating_mul(interval.as_nanos()) > u128::from(per_wakeup).saturating_mul(span_ns)
 }
 
 /// The caller's map, if it is a perf event array with an entry for every CPU up to `entries`.
@@ -275,10 +317,50 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
     /// Wait until a ring has a wakeup or `timeout` passes (`None`: forever), then drain every
     /// CPU's ring (a wakeup of one is a sign that the others may hold records below their
     /// watermark too). A signal ends the wait early (and the drain follows).
+    ///
+    /// With [`Wakeup::Events`], while the samples come in faster than one wakeup's worth per
+    /// [batch interval](PerfEventArray::batch_interval), the next call pauses for the interval
+    /// and drains instead of waiting for a wakeup: see [`PerfEventArray`], "Wait policy".
     pub fn poll(&mut self, timeout: Option<Duration>) -> Result<Drained, LinuxError> {
-        let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
+        let start = Instant::now();
+        if let (true, Some(interval)) = (self.busy, self.interval) {
+            std::thread::sleep(timeout.map_or(interval, |t| t.min(interval)));
+            let drained = self.consume()?;
+            self.weigh(drained.samples);
+            if drained.samples > 0 || drained.lost > 0 {
+                return Ok(drained);
+            }
+        }
+        let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
+        let ms = left.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
         self.epoll.wait(&mut self.ready, ms).map_err(io_err("epoll_wait"))?;
-        self.consume()
+        let drained = self.consume()?;
+        self.weigh(drained.samples);
+        Ok(drained)
+    }
+
+    /// The wait policy's decision after a read of `samples`: pause next time if, at the rate
+    /// they came in since the previous read, the kernel would wake the reader more than once
+    /// per interval (more than `per_wakeup` samples an interval).
+    fn weigh(&mut self, samples: u64) {
+        let now = Instant::now();
+        let span = now.saturating_duration_since(self.last_read).as_nanos();
+        self.last_read = now;
+        self.busy = self.interval.is_some_and(|interval| faster_than_wakeups(samples, span, self.per_wakeup, interval));
+    }
+
+    /// The wait policy of [`poll`](PerfEventArray::poll): while samples come in faster than
+    /// one wakeup's worth (`n` of [`Wakeup::Events`]`(n)`) per `interval`, pause `interval` and
+    /// drain again instead of waiting for a wakeup. Default: 50 µs with
+    /// [`Wakeup::Events`]`(n ≥ 1)` (a busy stream then costs the reader one pause per
+    /// interval, not a wakeup per `n` records, and its producers no wakeup of a sleeping
+    /// thread), `None` with [`Wakeup::Watermark`] (the kernel already wakes once per
+    /// watermark; a caller's interval then pauses while more than one sample comes per
+    /// interval). `None`: wait for a wakeup after every read, as libbpf's `perf_buffer__poll`
+    /// and aya do. The rings must hold what the program writes in one interval.
+    pub fn batch_interval(&mut self, interval: Option<Duration>) {
+        self.interval = interval;
+        self.busy &= interval.is_some();
     }
 
     /// Drain every CPU's ring now (libbpf's `perf_buffer__consume`).
@@ -475,5 +557,30 @@ impl<F: FnMut(&RawSample<'_>)> AsFd for PerfEventArray<F> {
 impl<F: FnMut(&RawSample<'_>)> AsRawFd for PerfEventArray<F> {
     fn as_raw_fd(&self) -> RawFd {
         self.epoll.fd().as_raw_fd()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const US: u128 = 1_000;
+
+    #[test]
+    fn the_wait_policy_pauses_only_when_wakeups_would_come_more_often_than_the_interval() {
+        let i = BATCH_INTERVAL;
+        // One wakeup per record: two records in 10 µs would be two wakeups in 10 µs.
+        assert!(faster_than_wakeups(2, 10 * US, 1, i));
+        assert!(faster_than_wakeups(9, 55 * US, 1, i));
+        // One record a millisecond: a wakeup a millisecond is fewer than one per interval.
+        assert!(!faster_than_wakeups(1, 1_000 * US, 1, i));
+        assert!(!faster_than_wakeups(0, 0, 1, i));
+        // One wakeup per 500 records: 4 M records/s is a wakeup per 125 µs (wait for it);
+        // 20 M/s, one per 25 µs (pause instead).
+        assert!(!faster_than_wakeups(580, 145 * US, 500, i));
+        assert!(faster_than_wakeups(1_000, 50 * US, 500, i));
+        // The edge: exactly one wakeup's worth per interval waits.
+        assert!(!faster_than_wakeups(500, 50 * US, 500, i));
+        assert!(!faster_than_wakeups(u64::MAX, u128::MAX / 2, u32::MAX, Duration::ZERO));
     }
 }

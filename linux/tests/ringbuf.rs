@@ -118,6 +118,47 @@ fn output_and_reserved_records_are_read_once_in_order_and_discards_never() {
 }
 
 #[test]
+fn a_stream_read_under_the_wait_policy_is_read_once_in_order_with_nothing_stranded() {
+    // The default batch interval: while the program streams, `poll` pauses and reads instead
+    // of waiting for a wakeup; when it stops, the pauses end with every record read. 20,000
+    // records of 40 bytes fit the 4 MiB ring: no output can fail.
+    let seen = Seen::default();
+    let Some(mut reader) = made("RingBuffer", RingBuffer::create(1024, record(&seen))) else { return };
+    let map = reader.map_fd(0).unwrap();
+    let Some(output) = loaded("ringbuf_output program", RingbufProgram::load(map, 32, Emit::Output, 0)) else {
+        return;
+    };
+    let cpu = first_cpu();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (read, polls) = std::thread::scope(|s| {
+        s.spawn(|| {
+            pin_to_cpu(cpu).expect("pinning to an online CPU");
+            for _ in 0..20 {
+                output.run(1000).unwrap();
+            }
+            done.store(true, std::sync::atomic::Ordering::Release);
+        });
+        let (mut read, mut polls) = (0, 0);
+        loop {
+            let finished = done.load(std::sync::atomic::Ordering::Acquire);
+            let got = reader.poll(Some(Duration::from_millis(10))).unwrap();
+            (read, polls) = (read + got, polls + 1);
+            if finished && got == 0 {
+                break (read, polls);
+            }
+        }
+    });
+    assert_eq!(reader.consume().unwrap(), 0, "every record was read by poll ({polls} calls)");
+    assert_eq!(output.counts(cpu).unwrap(), (20_000, 0, 0), "runs, failed, discards");
+    let seen = seen.borrow();
+    assert_eq!((read, seen.len()), (20_000, 20_000), "every record once");
+    for (seq, (ring, bytes)) in seen.iter().enumerate() {
+        assert_eq!(*ring, 0);
+        assert_eq!(bytes[..], output.expected(seq as u64, cpu)[..], "record {seq}: in order, as written");
+    }
+}
+
+#[test]
 fn a_full_rings_failed_reservations_are_the_programs_own_count() {
     let seen = Seen::default();
     // One page of 72-byte records (64-byte payloads): as many as leave a byte free fit (the
