@@ -12,7 +12,8 @@
 //! writer publish `data_head`, so the consumer never sees a record that a nested or interrupted
 //! writer is still filling, and never sees `data_head` go backwards. Records appear in
 //! reservation order. The [`Hooks`] trait lets a test or a simulator run a nested writer at each
-//! labelled `PreemptPoint` (the `test-hooks` feature); in production the hooks are empty and compile to nothing.
+//! labelled `PreemptPoint` (the `test-hooks` feature); in production the hooks are empty and
+//! compile to nothing.
 //!
 //! `Producer` is `!Sync`: two *threads* writing one producer would break the LIFO rule the nest
 //! protocol relies on. To share it with real interrupt handlers on one CPU, see [`CpuLocal`].
