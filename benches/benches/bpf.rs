@@ -17,31 +17,30 @@
 //!
 //! Every reader touches each payload the same way (its first 8 bytes into a checksum). Columns:
 //! events/s delivered (read by the reader, over the producing time), lost as the reader reports
-//! it and as the program counted it (its helper's failures), the reader thread's CPU time per
-//! million events (`getrusage(RUSAGE_THREAD)`, user + system). Each row is the median of
-//! `ROUNDS` runs, the readers interleaved within a round; `BENCH_SECONDS` sets a run's length.
+//! it and as the program counted it (its helper's failures), whether in every run the events
+//! read plus those failures are the program's runs, the reader thread's CPU time per million
+//! events (`CLOCK_THREAD_CPUTIME_ID`; back-to-back, less the time of the
+//! thread's `BPF_PROG_TEST_RUN` calls). Each row is the median of `ROUNDS` runs, the readers
+//! interleaved within a round; `BENCH_SECONDS` sets a run's length. The run and the tables are
+//! `common/bpf.rs`', shared with the ring buffer's benchmark.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use perfring_linux::{PerfEventArray, RawSample, Wakeup};
 
 #[path = "common/bpf.rs"]
 mod common;
-use common::{epoll_of, epoll_wait, first_word, median, thread_cpu};
-use perfring_test_support::bpf::{self, pin_to_cpu, OutputProgram};
+use common::{
+    epoll_of, epoll_wait, first_word, run_once, seconds, tables, Bench, Finished, Producer, PRODUCER_CPU, READER_CPU,
+    ROUNDS,
+};
+use perfring_test_support::bpf::{self, OutputProgram};
 
 /// Data pages per CPU's ring for every reader ("matched"), but aya's default row (2).
 const PAGES: usize = 64;
 /// The sampled mode's wakeup rate (bench_ringbufs' default `--rb-sample-rate`).
 const SAMPLE_RATE: u32 = 500;
-/// Runs per `BPF_PROG_TEST_RUN` call of the parallel producer; per batch of back-to-back.
-const REPEAT: u32 = 1000;
-const B2B_BATCH: u32 = 500;
-const ROUNDS: usize = 3;
-const PRODUCER_CPU: u32 = 0;
-const READER_CPU: u32 = 1;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Reader {
@@ -75,83 +74,16 @@ impl Reader {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
-    Parallel,
-    BackToBack,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Run {
-    events: u64,
-    lost_reported: u64,
-    lost_counted: u64,
-    cpu_s: f64,
-    secs: f64,
-    checksum: u64,
-}
-
-impl Run {
-    fn rate(&self) -> f64 {
-        self.events as f64 / self.secs
+impl Producer for OutputProgram {
+    fn run(&self, repeat: u32) {
+        OutputProgram::run(self, repeat).expect("BPF_PROG_TEST_RUN");
     }
-    fn cpu_per_m(&self) -> f64 {
-        self.cpu_s / (self.events.max(1) as f64 / 1e6)
+    fn runs_and_failed(&self) -> (u64, u64) {
+        [PRODUCER_CPU, READER_CPU]
+            .iter()
+            .map(|&c| self.counts(c).unwrap_or_default())
+            .fold((0, 0), |a, c| (a.0 + c.0, a.1 + c.1))
     }
-}
-
-/// A reader under test, on the reader's thread: `read(timeout)` waits up to `timeout` for a
-/// wakeup and reads; `finish` reads what is left. Both add to the run's events and checksum.
-trait Bench {
-    fn read(&mut self, timeout_ms: i32);
-    fn finish(&mut self) -> (u64, u64, u64);
-}
-
-fn run_once(reader: Reader, mode: Mode, payload: usize, seconds: f64) -> Run {
-    let map = bpf::create_map(4, 4, 4, 2).expect("BPF_MAP_CREATE (root?)");
-    let prog = OutputProgram::load(map.as_fd(), payload).expect("BPF_PROG_LOAD");
-    let stop = AtomicBool::new(false);
-    let run = std::thread::scope(|s| {
-        let reader_thread = s.spawn(|| {
-            pin_to_cpu(READER_CPU).expect("pin the reader");
-            let mut bench = open(reader, map.try_clone().expect("dup of the map"));
-            let (t0, c0) = (Instant::now(), thread_cpu());
-            let mut produced_for = None;
-            loop {
-                match mode {
-                    Mode::Parallel => bench.read(10),
-                    Mode::BackToBack => {
-                        prog.run(B2B_BATCH).expect("BPF_PROG_TEST_RUN");
-                        bench.read(0);
-                    }
-                }
-                let stopping = match mode {
-                    Mode::Parallel => stop.load(Ordering::Acquire),
-                    Mode::BackToBack => t0.elapsed().as_secs_f64() >= seconds,
-                };
-                if stopping {
-                    produced_for = produced_for.or(Some(t0.elapsed().as_secs_f64()));
-                    break;
-                }
-            }
-            let (events, lost, checksum) = bench.finish();
-            let cpu_s = thread_cpu() - c0;
-            drop(bench);
-            Run { events, lost_reported: lost, cpu_s, secs: produced_for.unwrap_or(seconds), checksum, lost_counted: 0 }
-        });
-        if mode == Mode::Parallel {
-            pin_to_cpu(PRODUCER_CPU).expect("pin the producer");
-            std::thread::sleep(Duration::from_millis(20)); // the reader is set up
-            let t0 = Instant::now();
-            while t0.elapsed().as_secs_f64() < seconds {
-                prog.run(REPEAT).expect("BPF_PROG_TEST_RUN");
-            }
-            stop.store(true, Ordering::Release);
-        }
-        reader_thread.join().expect("the reader thread")
-    });
-    let cpus = [PRODUCER_CPU, READER_CPU];
-    Run { lost_counted: cpus.iter().map(|&c| prog.counts(c).map_or(0, |c| c.1)).sum(), ..run }
 }
 
 fn open(reader: Reader, map: OwnedFd) -> Box<dyn Bench> {
@@ -198,10 +130,10 @@ impl Bench for PerfringBench {
     fn read(&mut self, timeout_ms: i32) {
         self.reader.poll(Some(Duration::from_millis(timeout_ms as u64))).expect("poll");
     }
-    fn finish(&mut self) -> (u64, u64, u64) {
+    fn finish(&mut self) -> Finished {
         self.reader.flush().expect("flush");
-        let (n, sum) = self.counts.get();
-        (n, self.reader.lost_total(), sum)
+        let (events, checksum) = self.counts.get();
+        Finished { events, lost_reported: Some(self.reader.lost_total()), checksum }
     }
 }
 
@@ -253,11 +185,11 @@ mod aya_bench {
                 self.drain(index);
             }
         }
-        fn finish(&mut self) -> (u64, u64, u64) {
+        fn finish(&mut self) -> Finished {
             for index in 0..self.buffers.len() {
                 self.drain(index);
             }
-            (self.events, self.lost, self.checksum)
+            Finished { events: self.events, lost_reported: Some(self.lost), checksum: self.checksum }
         }
     }
 }
@@ -395,10 +327,11 @@ mod libbpf_bench {
             // SAFETY: a live perf buffer.
             unsafe { perf_buffer__poll(self.pb, timeout_ms) };
         }
-        fn finish(&mut self) -> (u64, u64, u64) {
+        fn finish(&mut self) -> Finished {
             // SAFETY: a live perf buffer.
             unsafe { perf_buffer__consume(self.pb) };
-            (self.counts.events, self.counts.lost, self.counts.checksum)
+            let c = &self.counts;
+            Finished { events: c.events, lost_reported: Some(c.lost), checksum: c.checksum }
         }
     }
 
@@ -414,7 +347,6 @@ fn main() {
     if std::env::args().any(|a| a == "--list" || a == "--test") {
         return; // cargo's harness probes
     }
-    let seconds: f64 = std::env::var("BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
     if bpf::create_map(4, 4, 4, 2).is_err() {
         eprintln!("bench-bpf: BPF_MAP_CREATE refused: run as root");
         std::process::exit(1);
@@ -433,49 +365,11 @@ fn main() {
         // scheduling delays.
         Reader::PerfringPages(512),
     ];
-    // BENCH_ONLY=substring: the readers whose names contain it; BENCH_MODE=Parallel or
-    // BackToBack: that mode alone (for a profile).
-    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
-    let readers: Vec<Reader> = readers.into_iter().filter(|r| r.name().contains(&only)).collect();
-    let mode_only = std::env::var("BENCH_MODE").unwrap_or_default();
-    let modes: Vec<Mode> = [Mode::Parallel, Mode::BackToBack]
-        .into_iter()
-        .filter(|m| mode_only.is_empty() || format!("{m:?}") == mode_only)
-        .collect();
+    let seconds = seconds();
     println!("bench-bpf: {PAGES} data pages per CPU (aya's default row: 2; the last row: 512), producer on CPU {PRODUCER_CPU}, reader on CPU {READER_CPU}; median of {ROUNDS} runs of {seconds} s");
-    for &mode in &modes {
-        for payload in [8usize, 256] {
-            let mut runs: Vec<Vec<Run>> = vec![Vec::new(); readers.len()];
-            for _ in 0..ROUNDS {
-                for (i, &r) in readers.iter().enumerate() {
-                    runs[i].push(run_once(r, mode, payload, seconds));
-                }
-            }
-            println!("\n{mode:?}, {payload}-byte payload");
-            println!(
-                "{:<46} {:>10} {:>12} {:>12} {:>14}",
-                "reader", "M events/s", "lost (says)", "lost (prog)", "CPU s / M ev"
-            );
-            for (i, r) in readers.iter().enumerate() {
-                let rs = &runs[i];
-                let rate = median(rs.iter().map(Run::rate).collect());
-                let cpu = median(rs.iter().map(Run::cpu_per_m).collect());
-                // The lost counts of the median-rate run.
-                let m = rs
-                    .iter()
-                    .min_by(|a, b| (a.rate() - rate).abs().total_cmp(&(b.rate() - rate).abs()))
-                    .copied()
-                    .unwrap_or_default();
-                std::hint::black_box(m.checksum);
-                println!(
-                    "{:<46} {:>10.2} {:>12} {:>12} {:>14.3}",
-                    r.name(),
-                    rate / 1e6,
-                    m.lost_reported,
-                    m.lost_counted,
-                    cpu
-                );
-            }
-        }
-    }
+    tables("perf event array", &readers, Reader::name, |reader, mode, payload| {
+        let map = bpf::create_map(4, 4, 4, 2).expect("BPF_MAP_CREATE (root?)");
+        let prog = OutputProgram::load(map.as_fd(), payload).expect("BPF_PROG_LOAD");
+        run_once(mode, seconds, || open(reader, map.try_clone().expect("dup of the map")), &prog)
+    });
 }

@@ -19,30 +19,25 @@
 //! buffer's reader is told nothing of what the kernel could not reserve (the program sees the
 //! failure), so the column is the program's own count, and "exact" says whether the events read
 //! plus those failures are the program's runs; the reader's CPU time per million events
-//! (`getrusage(RUSAGE_THREAD)`, user + system, of the reader's thread; back-to-back, less the
+//! (`CLOCK_THREAD_CPUTIME_ID` of the reader's thread; back-to-back, less the
 //! time of the thread's `BPF_PROG_TEST_RUN` calls, which is the producer's: over 90% of it). Each row is the median of `ROUNDS` runs,
 //! the readers interleaved within a round; `BENCH_SECONDS` sets a run's length.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use perfring_linux::RingBuffer;
-use perfring_test_support::bpf::pin_to_cpu;
 use perfring_test_support::bpf_ringbuf::{create_ring, Emit, RingbufProgram, RINGBUF};
 
 #[path = "common/bpf.rs"]
 mod common;
-use common::{epoll_of, epoll_wait, first_word, median, thread_cpu};
+use common::{
+    epoll_of, epoll_wait, first_word, run_once, seconds, tables, Bench, Finished, Producer, PRODUCER_CPU, READER_CPU,
+    ROUNDS,
+};
 
 /// bench_ringbufs' `--rb-buf-size` default.
 const RING_BYTES: u32 = 512 << 10;
-/// Runs per `BPF_PROG_TEST_RUN` call of the parallel producer; per batch of back-to-back.
-const REPEAT: u32 = 1000;
-const B2B_BATCH: u32 = 500;
-const ROUNDS: usize = 3;
-const PRODUCER_CPU: u32 = 0;
-const READER_CPU: u32 = 1;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Reader {
@@ -65,91 +60,14 @@ impl Reader {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
-    Parallel,
-    BackToBack,
-}
-
-#[derive(Clone, Copy, Debug, Default)]
-struct Run {
-    events: u64,
-    runs: u64,
-    failed: u64,
-    cpu_s: f64,
-    secs: f64,
-    checksum: u64,
-}
-
-impl Run {
-    fn rate(&self) -> f64 {
-        self.events as f64 / self.secs
+impl Producer for RingbufProgram {
+    fn run(&self, repeat: u32) {
+        RingbufProgram::run(self, repeat).expect("BPF_PROG_TEST_RUN");
     }
-    fn cpu_per_m(&self) -> f64 {
-        self.cpu_s / (self.events.max(1) as f64 / 1e6)
+    fn runs_and_failed(&self) -> (u64, u64) {
+        let (runs, failed, _) = self.total().expect("the program's counts");
+        (runs, failed)
     }
-    /// Every run's output read, or counted failed by the program.
-    fn exact(&self) -> bool {
-        self.events + self.failed == self.runs
-    }
-}
-
-/// A reader under test, on the reader's thread: `read(timeout)` waits up to `timeout` for data
-/// and reads; `finish` reads what is left; both add to (events, checksum).
-trait Bench {
-    fn read(&mut self, timeout_ms: i32);
-    fn finish(&mut self) -> (u64, u64);
-}
-
-fn run_once(reader: Reader, mode: Mode, payload: usize, seconds: f64) -> Run {
-    let map = create_ring(RINGBUF, RING_BYTES).expect("BPF_MAP_CREATE (root?)");
-    let prog = RingbufProgram::load(map.as_fd(), payload, Emit::Output, 0).expect("BPF_PROG_LOAD");
-    let stop = AtomicBool::new(false);
-    let run = std::thread::scope(|s| {
-        let reader_thread = s.spawn(|| {
-            pin_to_cpu(READER_CPU).expect("pin the reader");
-            let mut bench = open(reader, map.try_clone().expect("dup of the map"));
-            let (t0, c0) = (Instant::now(), thread_cpu());
-            let mut produced_for = None;
-            // Back-to-back: the CPU time of the thread's BPF_PROG_TEST_RUN calls, not the reader's.
-            let mut producing = 0.0;
-            loop {
-                match mode {
-                    Mode::Parallel => bench.read(10),
-                    Mode::BackToBack => {
-                        let c = thread_cpu();
-                        prog.run(B2B_BATCH).expect("BPF_PROG_TEST_RUN");
-                        producing += thread_cpu() - c;
-                        bench.read(0);
-                    }
-                }
-                let stopping = match mode {
-                    Mode::Parallel => stop.load(Ordering::Acquire),
-                    Mode::BackToBack => t0.elapsed().as_secs_f64() >= seconds,
-                };
-                if stopping {
-                    produced_for = produced_for.or(Some(t0.elapsed().as_secs_f64()));
-                    break;
-                }
-            }
-            let (events, checksum) = bench.finish();
-            let cpu_s = thread_cpu() - c0 - producing;
-            drop(bench);
-            Run { events, cpu_s, secs: produced_for.unwrap_or(seconds), checksum, ..Run::default() }
-        });
-        if mode == Mode::Parallel {
-            pin_to_cpu(PRODUCER_CPU).expect("pin the producer");
-            std::thread::sleep(Duration::from_millis(20)); // the reader is set up
-            let t0 = Instant::now();
-            while t0.elapsed().as_secs_f64() < seconds {
-                prog.run(REPEAT).expect("BPF_PROG_TEST_RUN");
-            }
-            stop.store(true, Ordering::Release);
-        }
-        reader_thread.join().expect("the reader thread")
-    });
-    let (runs, failed, _) = prog.total().expect("the program's counts");
-    Run { runs, failed, ..run }
 }
 
 fn open(reader: Reader, map: OwnedFd) -> Box<dyn Bench> {
@@ -191,9 +109,10 @@ impl Bench for PerfringBench {
     fn read(&mut self, timeout_ms: i32) {
         self.reader.poll(Some(Duration::from_millis(timeout_ms as u64))).expect("poll");
     }
-    fn finish(&mut self) -> (u64, u64) {
+    fn finish(&mut self) -> Finished {
         self.reader.consume().expect("consume");
-        self.counts.get()
+        let (events, checksum) = self.counts.get();
+        Finished { events, lost_reported: None, checksum }
     }
 }
 
@@ -233,9 +152,9 @@ mod aya_bench {
                 self.drain();
             }
         }
-        fn finish(&mut self) -> (u64, u64) {
+        fn finish(&mut self) -> Finished {
             self.drain();
-            (self.events, self.checksum)
+            Finished { events: self.events, lost_reported: None, checksum: self.checksum }
         }
     }
 }
@@ -302,10 +221,10 @@ mod libbpf_bench {
             // SAFETY: a live ring buffer.
             unsafe { ring_buffer__poll(self.rb, timeout_ms) };
         }
-        fn finish(&mut self) -> (u64, u64) {
+        fn finish(&mut self) -> Finished {
             // SAFETY: a live ring buffer.
             unsafe { ring_buffer__consume(self.rb) };
-            (self.counts.events, self.counts.checksum)
+            Finished { events: self.counts.events, lost_reported: None, checksum: self.counts.checksum }
         }
     }
 
@@ -321,53 +240,20 @@ fn main() {
     if std::env::args().any(|a| a == "--list" || a == "--test") {
         return; // cargo's harness probes
     }
-    let seconds: f64 = std::env::var("BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0);
     if create_ring(RINGBUF, RING_BYTES).is_err() {
         eprintln!("bench-bpf: BPF_MAP_CREATE of a ring buffer refused: run as root (Linux 5.8+)");
         std::process::exit(1);
     }
     let readers = [Reader::Aya, Reader::Libbpf, Reader::PerfringWakeups, Reader::Perfring];
-    // BENCH_ONLY=substring: the readers whose names contain it; BENCH_MODE=Parallel or
-    // BackToBack: that mode alone (for a profile).
-    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
-    let readers: Vec<Reader> = readers.into_iter().filter(|r| r.name().contains(&only)).collect();
-    let mode_only = std::env::var("BENCH_MODE").unwrap_or_default();
-    let modes: Vec<Mode> = [Mode::Parallel, Mode::BackToBack]
-        .into_iter()
-        .filter(|m| mode_only.is_empty() || format!("{m:?}") == mode_only)
-        .collect();
+    let seconds = seconds();
     println!(
         "\nbench-bpf, BPF ring buffer: one {} KiB ring, bpf_ringbuf_output (flags 0) on CPU {PRODUCER_CPU}, reader on \
          CPU {READER_CPU}; median of {ROUNDS} runs of {seconds} s",
         RING_BYTES >> 10
     );
-    for &mode in &modes {
-        for payload in [8usize, 256] {
-            let mut runs: Vec<Vec<Run>> = vec![Vec::new(); readers.len()];
-            for _ in 0..ROUNDS {
-                for (i, &r) in readers.iter().enumerate() {
-                    runs[i].push(run_once(r, mode, payload, seconds));
-                }
-            }
-            println!("\nringbuf {mode:?}, {payload}-byte payload");
-            println!(
-                "{:<46} {:>10} {:>12} {:>7} {:>14}",
-                "reader", "M events/s", "lost (prog)", "exact", "CPU s / M ev"
-            );
-            for (i, r) in readers.iter().enumerate() {
-                let rs = &runs[i];
-                let rate = median(rs.iter().map(Run::rate).collect());
-                let cpu = median(rs.iter().map(Run::cpu_per_m).collect());
-                // The lost count of the median-rate run; exact if every run's counts add up.
-                let m = rs
-                    .iter()
-                    .min_by(|a, b| (a.rate() - rate).abs().total_cmp(&(b.rate() - rate).abs()))
-                    .copied()
-                    .unwrap_or_default();
-                std::hint::black_box(m.checksum);
-                let exact = if rs.iter().all(Run::exact) { "yes" } else { "NO" };
-                println!("{:<46} {:>10.2} {:>12} {:>7} {:>14.3}", r.name(), rate / 1e6, m.failed, exact, cpu);
-            }
-        }
-    }
+    tables("ringbuf", &readers, Reader::name, |reader, mode, payload| {
+        let map = create_ring(RINGBUF, RING_BYTES).expect("BPF_MAP_CREATE (root?)");
+        let prog = RingbufProgram::load(map.as_fd(), payload, Emit::Output, 0).expect("BPF_PROG_LOAD");
+        run_once(mode, seconds, || open(reader, map.try_clone().expect("dup of the map")), &prog)
+    });
 }

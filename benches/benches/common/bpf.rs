@@ -1,17 +1,24 @@
 //! What `make bench-bpf`'s two benchmarks (`bpf`: the perf event array's readers; `bpf_ringbuf`:
-//! the BPF ring buffer's) measure the same way: the reader thread's CPU time, the median of a
-//! row's runs, the first word of a payload, an epoll set for the peers that have none.
+//! the BPF ring buffer's) share — the method of the kernel's `bench_ringbufs.c`: a run
+//! ([`run_once`]: parallel or back-to-back, producer and reader pinned), the tables of medians
+//! ([`tables`]), the reader thread's CPU time, the first word of a payload, an epoll set for
+//! the peers that have none. Each benchmark brings its readers ([`Bench`]) and its program
+//! ([`Producer`]).
 
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
-/// The calling thread's CPU time (user + system), in seconds.
+use perfring_test_support::bpf::pin_to_cpu;
+
+/// The calling thread's CPU time (user + system), in seconds: `CLOCK_THREAD_CPUTIME_ID`, the
+/// scheduler's own count (`getrusage`'s split into user and system is scaled from ticks and
+/// kept monotonic, so that differences over short calls drift).
 pub fn thread_cpu() -> f64 {
-    // SAFETY: an all-zero rusage is a valid value for getrusage to fill.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a live, writable rusage; RUSAGE_THREAD is this thread.
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a live, writable timespec; the clock exists on every Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 /// The median of `v` (the upper one of an even count).
@@ -26,6 +33,14 @@ pub fn first_word(a: &[u8], b: &[u8]) -> u64 {
     if let Some(&[b0, b1, b2, b3, b4, b5, b6, b7]) = a.get(..8) {
         return u64::from_ne_bytes([b0, b1, b2, b3, b4, b5, b6, b7]);
     }
+    first_word_split(a, b)
+}
+
+/// [`first_word`] of a payload whose first part is shorter than 8 bytes: out of line, so that
+/// a reader's callback stays a leaf without spills for the common case.
+#[cold]
+#[inline(never)]
+fn first_word_split(a: &[u8], b: &[u8]) -> u64 {
     let mut w = [0u8; 8];
     let n = a.len().min(8);
     w[..n].copy_from_slice(&a[..n]);
@@ -56,4 +71,190 @@ pub fn epoll_wait(ep: &OwnedFd, timeout_ms: i32) -> Vec<usize> {
     // SAFETY: `evs` has room for 8 events.
     let n = unsafe { libc::epoll_wait(ep.as_raw_fd(), evs.as_mut_ptr(), 8, timeout_ms) };
     evs[..n.max(0) as usize].iter().map(|e| e.u64 as usize).collect()
+}
+
+/// The CPU the producer's thread is pinned to in parallel mode.
+pub const PRODUCER_CPU: u32 = 0;
+/// The CPU of the reader's thread (and of back-to-back's one thread).
+pub const READER_CPU: u32 = 1;
+/// Runs per `BPF_PROG_TEST_RUN` call of the parallel producer.
+pub const REPEAT: u32 = 1000;
+/// Runs per batch of back-to-back, between two reads.
+pub const B2B_BATCH: u32 = 500;
+/// Runs per row; a row's figures are their medians, the readers interleaved within a round.
+pub const ROUNDS: usize = 3;
+
+/// bench_ringbufs' two ways to run producer and reader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// The producer on `PRODUCER_CPU`, the reader beside it on `READER_CPU`.
+    Parallel,
+    /// One thread on `READER_CPU` runs `B2B_BATCH` outputs, then reads, in turn (`--rb-b2b`).
+    BackToBack,
+}
+
+/// What a reader delivered by the end of a run.
+pub struct Finished {
+    /// Events handed to the reader's callback.
+    pub events: u64,
+    /// Lost outputs as the reader reports them (`None`: it reports none, as a BPF ring
+    /// buffer's reader is told nothing of refused reservations).
+    pub lost_reported: Option<u64>,
+    /// The first words of the payloads, folded (kept alive so the reading is not optimized out).
+    pub checksum: u64,
+}
+
+/// A reader under test, on the reader's thread: `read(timeout)` waits up to `timeout` for data
+/// and reads; `finish` reads what is left and says what was delivered in all.
+pub trait Bench {
+    fn read(&mut self, timeout_ms: i32);
+    fn finish(&mut self) -> Finished;
+}
+
+/// A producer: a BPF program run by `BPF_PROG_TEST_RUN` on the calling thread, and its own
+/// count of runs and failed outputs (read after the run).
+pub trait Producer: Sync {
+    fn run(&self, repeat: u32);
+    fn runs_and_failed(&self) -> (u64, u64);
+}
+
+/// One run's figures.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Run {
+    pub events: u64,
+    pub lost_reported: Option<u64>,
+    /// The program's runs, and those whose output failed.
+    pub runs: u64,
+    pub failed: u64,
+    /// The reader thread's CPU time (back-to-back: less that of its `BPF_PROG_TEST_RUN` calls).
+    pub cpu_s: f64,
+    /// The producing time.
+    pub secs: f64,
+    pub checksum: u64,
+}
+
+impl Run {
+    fn rate(&self) -> f64 {
+        self.events as f64 / self.secs
+    }
+    fn cpu_per_m(&self) -> f64 {
+        self.cpu_s / (self.events.max(1) as f64 / 1e6)
+    }
+    /// Every run's output read, or counted failed by the program.
+    fn exact(&self) -> bool {
+        self.events + self.failed == self.runs
+    }
+}
+
+/// One run of `mode` for `seconds`: `open` makes the reader on the reader's thread (pinned to
+/// `READER_CPU`), `producer` outputs as the mode says.
+pub fn run_once(
+    mode: Mode,
+    seconds: f64,
+    open: impl FnOnce() -> Box<dyn Bench> + Send,
+    producer: &impl Producer,
+) -> Run {
+    let stop = AtomicBool::new(false);
+    let run = std::thread::scope(|s| {
+        let reader_thread = s.spawn(|| {
+            pin_to_cpu(READER_CPU).expect("pin the reader");
+            let mut bench = open();
+            let (t0, c0) = (Instant::now(), thread_cpu());
+            // Back-to-back: the CPU time of the thread's BPF_PROG_TEST_RUN calls, not the reader's.
+            let mut producing = 0.0;
+            let produced_for = loop {
+                match mode {
+                    Mode::Parallel => bench.read(10),
+                    Mode::BackToBack => {
+                        let c = thread_cpu();
+                        producer.run(B2B_BATCH);
+                        producing += thread_cpu() - c;
+                        bench.read(0);
+                    }
+                }
+                let stopping = match mode {
+                    Mode::Parallel => stop.load(Ordering::Acquire),
+                    Mode::BackToBack => t0.elapsed().as_secs_f64() >= seconds,
+                };
+                if stopping {
+                    break t0.elapsed().as_secs_f64();
+                }
+            };
+            let Finished { events, lost_reported, checksum } = bench.finish();
+            let cpu_s = thread_cpu() - c0 - producing;
+            drop(bench);
+            Run { events, lost_reported, cpu_s, secs: produced_for, checksum, ..Run::default() }
+        });
+        if mode == Mode::Parallel {
+            pin_to_cpu(PRODUCER_CPU).expect("pin the producer");
+            std::thread::sleep(Duration::from_millis(20)); // the reader is set up
+            let t0 = Instant::now();
+            while t0.elapsed().as_secs_f64() < seconds {
+                producer.run(REPEAT);
+            }
+            stop.store(true, Ordering::Release);
+        }
+        reader_thread.join().expect("the reader thread")
+    });
+    let (runs, failed) = producer.runs_and_failed();
+    Run { runs, failed, ..run }
+}
+
+/// `BENCH_SECONDS` (default 1): a run's length.
+pub fn seconds() -> f64 {
+    std::env::var("BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0)
+}
+
+/// The tables of a benchmark: for each mode (`BENCH_MODE=Parallel` or `BackToBack`: that one
+/// alone) and payload (8 and 256 bytes), `ROUNDS` rounds of every reader whose name contains
+/// `BENCH_ONLY`, then a row per reader: the medians of events/s and CPU per million events,
+/// the lost counts of its median-rate run, and whether every run's counts add up.
+pub fn tables<R: Copy>(
+    title: &str,
+    readers: &[R],
+    name: impl Fn(R) -> String,
+    mut run: impl FnMut(R, Mode, usize) -> Run,
+) {
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let readers: Vec<R> = readers.iter().copied().filter(|&r| name(r).contains(&only)).collect();
+    let mode_only = std::env::var("BENCH_MODE").unwrap_or_default();
+    let modes = [Mode::Parallel, Mode::BackToBack]
+        .into_iter()
+        .filter(|m| mode_only.is_empty() || format!("{m:?}") == mode_only);
+    for mode in modes {
+        for payload in [8usize, 256] {
+            let mut runs: Vec<Vec<Run>> = vec![Vec::new(); readers.len()];
+            for _ in 0..ROUNDS {
+                for (i, &r) in readers.iter().enumerate() {
+                    runs[i].push(run(r, mode, payload));
+                }
+            }
+            println!("\n{title} {mode:?}, {payload}-byte payload");
+            println!(
+                "{:<50} {:>10} {:>12} {:>12} {:>6} {:>14}",
+                "reader", "M events/s", "lost (says)", "lost (prog)", "exact", "CPU s / M ev"
+            );
+            for (r, rs) in readers.iter().zip(&runs) {
+                let rate = median(rs.iter().map(Run::rate).collect());
+                let cpu = median(rs.iter().map(Run::cpu_per_m).collect());
+                let m = rs
+                    .iter()
+                    .min_by(|a, b| (a.rate() - rate).abs().total_cmp(&(b.rate() - rate).abs()))
+                    .copied()
+                    .unwrap_or_default();
+                std::hint::black_box(m.checksum);
+                let says = m.lost_reported.map_or("-".to_string(), |n| n.to_string());
+                let exact = if rs.iter().all(Run::exact) { "yes" } else { "NO" };
+                println!(
+                    "{:<50} {:>10.2} {:>12} {:>12} {:>6} {:>14.3}",
+                    name(*r),
+                    rate / 1e6,
+                    says,
+                    m.failed,
+                    exact,
+                    cpu
+                );
+            }
+        }
+    }
 }
