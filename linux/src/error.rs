@@ -4,7 +4,6 @@
 
 use std::fmt;
 use std::io;
-#[cfg(feature = "perf-data")]
 use std::path::PathBuf;
 
 use perfring::bpf_ringbuf::{ReserveError, RingbufReadError};
@@ -208,6 +207,36 @@ pub enum LinuxError {
         /// The CPUs asked for.
         cpus: Vec<u32>,
     },
+    /// [`Cgroup::open`](crate::Cgroup::open): no cgroup of that name. `path` is where it was
+    /// looked for (`None`: no hierarchy to look in, neither a cgroup v1 mount with the
+    /// `perf_event` controller nor a cgroup2 mount in /proc/self/mounts).
+    NoSuchCgroup {
+        /// The name given.
+        name: String,
+        /// The directory it names.
+        path: Option<PathBuf>,
+        /// Why it could not be opened.
+        error: io::Error,
+    },
+    /// [`SessionBuilder::cgroup`](crate::SessionBuilder::cgroup) in a session that is not
+    /// CPU-wide: the kernel filters by cgroup only events opened per CPU for every task. Use
+    /// [`Scope::AllCpus`](crate::Scope::AllCpus) or [`Scope::Cpus`](crate::Scope::Cpus).
+    CgroupNotCpuWide {
+        /// The cgroup's name.
+        cgroup: String,
+        /// The event it was given to.
+        event: usize,
+    },
+    /// [`SessionBuilder::cgroup`](crate::SessionBuilder::cgroup) named an event the builder
+    /// does not have.
+    CgroupNoEvent {
+        /// The cgroup's name.
+        cgroup: String,
+        /// The event index given.
+        event: usize,
+        /// How many events the builder has.
+        events: usize,
+    },
     /// [`PerfEventArrayBuilder::map`](crate::PerfEventArrayBuilder::map) was given a map that is
     /// not a BPF_MAP_TYPE_PERF_EVENT_ARRAY (type 4, 4-byte keys and values) with an entry for
     /// every CPU read: give the map the program writes to, with `max_entries` at least the
@@ -358,7 +387,10 @@ impl fmt::Display for LinuxError {
             | LinuxError::InvalidPid { .. }
             | LinuxError::NoSuchProcess { .. }
             | LinuxError::BadGroup { .. }
-            | LinuxError::NoSuchCpu { .. }) => e.fmt_session(f),
+            | LinuxError::NoSuchCpu { .. }
+            | LinuxError::NoSuchCgroup { .. }
+            | LinuxError::CgroupNotCpuWide { .. }
+            | LinuxError::CgroupNoEvent { .. }) => e.fmt_session(f),
             #[cfg(feature = "perf-data")]
             e @ (LinuxError::PerfData(_) | LinuxError::File { .. } | LinuxError::NoSuchTracepointId { .. }) => {
                 e.fmt_perf_data(f)
@@ -558,6 +590,28 @@ impl LinuxError {
             LinuxError::NoSuchCpu { cpus } => {
                 write!(f, "none of the CPUs {cpus:?} is online (/sys/devices/system/cpu/online)")
             }
+            LinuxError::NoSuchCgroup { path: Some(path), error, .. } => write!(
+                f,
+                "no access to cgroup {} ({error}): give the name of a cgroup under {} (create one with mkdir)",
+                path.display(),
+                path.parent().unwrap_or(path).display()
+            ),
+            LinuxError::NoSuchCgroup { name, path: None, .. } => write!(
+                f,
+                "cgroup {name}: no cgroup hierarchy to find it in (no cgroup v1 mount with the perf_event \
+                 controller, no cgroup2 mount in /proc/self/mounts): mount one, e.g. `mount -t cgroup2 none \
+                 /sys/fs/cgroup`"
+            ),
+            LinuxError::CgroupNotCpuWide { cgroup, event } => write!(
+                f,
+                "event {event}: cgroup {cgroup} filters CPU-wide events only: open the session on all CPUs \
+                 (Scope::AllCpus, perf record -a) or some (Scope::Cpus)"
+            ),
+            LinuxError::CgroupNoEvent { cgroup, event, events } => write!(
+                f,
+                "cgroup {cgroup} was given to event {event}, but the session has {events} event(s): give it an \
+                 index of SessionBuilder::event"
+            ),
             _ => Ok(()),
         }
     }
@@ -577,7 +631,9 @@ impl LinuxError {
 impl std::error::Error for LinuxError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            LinuxError::Io { error, .. } | LinuxError::Exec { error, .. } => Some(error),
+            LinuxError::Io { error, .. } | LinuxError::Exec { error, .. } | LinuxError::NoSuchCgroup { error, .. } => {
+                Some(error)
+            }
             LinuxError::OpenEvent { error, .. } => Some(&**error),
             LinuxError::Layout(e) => Some(e),
             LinuxError::Read(e) | LinuxError::BadBpfRing { error: e, .. } => Some(e),

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use perfring::record::{read_format as rf, Attr, Endian, ReadValues};
 
 use crate::attr::{event_type, EventAttr};
+use crate::cgroup::Cgroup;
 use crate::claims::RingClaims;
 use crate::error::{io as io_err, LinuxError};
 use crate::sys;
@@ -90,13 +91,25 @@ pub struct Event {
 impl Event {
     /// Open `attr` on `target`, as a member of `group`'s group if given (the leader first).
     pub fn open(attr: &EventAttr, target: Target, group: Option<&Event>) -> Result<Event, LinuxError> {
+        Event::open_in(attr, target, None, group)
+    }
+
+    /// [`open`](Event::open), for the tasks of `cgroup` alone if one is given (then `target`
+    /// is a CPU: its pid is replaced by the cgroup's directory, with `PERF_FLAG_PID_CGROUP`).
+    pub(crate) fn open_in(
+        attr: &EventAttr,
+        target: Target,
+        cgroup: Option<&Cgroup>,
+        group: Option<&Event>,
+    ) -> Result<Event, LinuxError> {
         let (pid, cpu) = target.pid_cpu();
+        let who = cgroup.map_or(sys::Who::Task(pid), |c| sys::Who::Cgroup(c.dir()));
         let mut a = *attr.attr();
         let mut buf = [0u8; Attr::SIZE_VER8 as usize];
         for _ in 0..2 {
             a.to_bytes(Endian::NATIVE, &mut buf)
                 .map_err(|_| LinuxError::InvalidArgument { suspects: "attr.size (64..=136, a multiple of 8)" })?;
-            match sys::perf_event_open(&mut buf, pid, cpu, group.map(|g| g.fd.as_fd()), FLAG_FD_CLOEXEC) {
+            match sys::perf_event_open(&mut buf, who, cpu, group.map(|g| g.fd.as_fd()), FLAG_FD_CLOEXEC) {
                 Ok(fd) => {
                     let mut event = Event { fd, attr: a, id: 0, ring_claims: Arc::default() };
                     event.id = event.read_id()?;
@@ -116,6 +129,12 @@ impl Event {
                         return Err(LinuxError::AttrTooLarge { kernel_size: kernel });
                     }
                     a = shorter;
+                }
+                Err(e) if cgroup.is_some() && e.raw_os_error() == Some(libc::EINVAL) => {
+                    // perf_cgroup_connect: a group's events all watch one cgroup.
+                    return Err(LinuxError::InvalidArgument {
+                        suspects: "the cgroup (a group member must be in its leader's cgroup), then the attr's fields",
+                    });
                 }
                 Err(e) => return Err(classify(e, &a, target)),
             }

@@ -60,7 +60,7 @@
 //! | [`Event`] | open on a thread, a process, a CPU; groups; the ioctls; [`Counts`] from `read(2)` |
 //! | [`Ring`] | `1 + 2^n` pages, forward or backward, writable or overwrite ([`RingKind`]), each kind with its reader; its [`AuxArea`]; [`RingMapping`] |
 //! | [`ReadOnlyMapping`] | a read-only (overwrite) ring read with loads alone |
-//! | [`Session`] | events for a command, a process or all CPUs, a ring per CPU, records attributed ([`SessionRecord`]) |
+//! | [`Session`] | events for a command, a process or all CPUs, a ring per CPU, records attributed ([`SessionRecord`]); CPU-wide events filtered by a [`Cgroup`] |
 //! | [`launch`] | a command held before `exec` while its events are opened; SIGINT as "stop" |
 //! | [`wait()`], [`wait_all`] | readiness: [`AsFd`] everywhere, hang-up at task exit ([`Readiness`]) |
 //! | [`PerfEventArray`] | the reader of a BPF program's `bpf_perf_event_output`: a BPF_MAP_TYPE_PERF_EVENT_ARRAY of BPF_OUTPUT events, one ring per CPU, each [`RawSample`] zero-copy, wakeups by [`Wakeup`], lost counted per CPU, overwrite mode |
@@ -78,6 +78,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod attr;
+mod cgroup;
 mod claims;
 mod error;
 mod event;
@@ -98,6 +99,7 @@ mod user_ring_buffer;
 mod wait;
 
 pub use attr::{breakpoint, event_type, hardware, software, EventAttr, HardwareEvent, SoftwareEvent};
+pub use cgroup::Cgroup;
 pub use error::LinuxError;
 pub use event::{online_cpus, paranoid, Counts, Event, Target};
 pub use perf_event_array::{Drained, PerfEventArray, PerfEventArrayBuilder, Wakeup};

@@ -2,11 +2,13 @@
 
 use perfring::record::attr_flags;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::sync::Arc;
 use std::time::Duration;
 
 use perfring::consumer::Scratch;
 use perfring::record::{types, Endian, EventLayout, EventSet, IdEntry};
 
+use crate::cgroup::Cgroup;
 use crate::error::{io as io_err, LinuxError};
 use crate::event::{online_cpus, Event};
 use crate::launch::{Launch, Stdout};
@@ -60,6 +62,8 @@ pub struct SessionBuilder {
     stdout: Stdout,
     overwrite: bool,
     per_thread: bool,
+    /// [`cgroup`](SessionBuilder::cgroup): events (by index) filtered by a cgroup.
+    cgroups: Vec<(usize, Arc<Cgroup>)>,
 }
 
 impl SessionBuilder {
@@ -83,6 +87,23 @@ impl SessionBuilder {
     pub fn group_member(mut self, attr: EventAttr, leader: usize) -> Self {
         self.attrs.push(attr);
         self.leaders.push(Some(leader));
+        self
+    }
+
+    /// Have event `event` (an index of [`event`](SessionBuilder::event) and
+    /// [`group_member`](SessionBuilder::group_member) calls, before or after this one) count
+    /// and sample only the tasks of `cgroup`, as `perf record -a -e E -G NAME` does: each CPU's
+    /// event is opened with the cgroup's directory for `pid` (`PERF_FLAG_PID_CGROUP`), which
+    /// the kernel takes for CPU-wide events only. A second call for the same event replaces
+    /// the first's cgroup. A group member given a cgroup must be given its leader's (the kernel
+    /// refuses another: [`LinuxError::InvalidArgument`]).
+    ///
+    /// Refused by [`open`](SessionBuilder::open), before anything is opened: a scope that is
+    /// not CPU-wide ([`LinuxError::CgroupNotCpuWide`]: use [`Scope::AllCpus`] or
+    /// [`Scope::Cpus`]), an index past the events ([`LinuxError::CgroupNoEvent`]).
+    pub fn cgroup(mut self, event: usize, cgroup: Cgroup) -> Self {
+        self.cgroups.retain(|(e, _)| *e != event);
+        self.cgroups.push((event, Arc::new(cgroup)));
         self
     }
 
@@ -148,6 +169,15 @@ impl SessionBuilder {
         if !self.data_pages.is_power_of_two() {
             return Err(LinuxError::RingSize { data_pages: self.data_pages });
         }
+        for (event, c) in &self.cgroups {
+            let cgroup = c.name().to_string();
+            if *event >= self.attrs.len() {
+                return Err(LinuxError::CgroupNoEvent { cgroup, event: *event, events: self.attrs.len() });
+            }
+            if !self.scope.cpu_wide() {
+                return Err(LinuxError::CgroupNotCpuWide { cgroup, event: *event });
+            }
+        }
         for (member, leader) in self.leaders.iter().enumerate() {
             if let Some(l) = *leader {
                 if l >= member || self.leaders[l].is_some() {
@@ -196,7 +226,11 @@ impl SessionBuilder {
         }
         let rings = if per_thread { per_task(&tasks) } else { per_cpu(&tasks, &cpus) };
         let cpus: Vec<u32> = rings.iter().map(|r| r.cpu).collect();
-        let opened = open_events(&attrs, &self.leaders, &rings, self.data_pages, self.overwrite);
+        let mut cgroups: Vec<Option<&Cgroup>> = vec![None; attrs.len()];
+        for (event, c) in &self.cgroups {
+            cgroups[*event] = Some(c);
+        }
+        let opened = open_events(&attrs, &self.leaders, &cgroups, &rings, self.data_pages, self.overwrite);
         let (events, rings, set, epoll) = match opened {
             Ok(opened) => opened,
             Err(e) => {
@@ -415,6 +449,7 @@ impl Session {
             stdout: Stdout::Inherit,
             overwrite: false,
             per_thread: false,
+            cgroups: Vec::new(),
         }
     }
 

@@ -6,6 +6,7 @@ use std::os::fd::AsFd;
 
 use perfring::record::{Endian, EventLayout, EventSet, IdEntry};
 
+use crate::cgroup::Cgroup;
 use crate::error::{io as io_err, LinuxError};
 use crate::event::{Event, Target};
 use crate::ring::Ring;
@@ -50,12 +51,13 @@ pub(crate) fn per_task(tasks: &[i32]) -> Vec<RingPlan> {
     tasks.iter().map(|&t| RingPlan { cpu: ANY_CPU, targets: vec![(t, Target::Task(t))] }).collect()
 }
 
-/// Open each of `attrs` for each ring's targets; one ring of `data_pages` per plan, the first
+/// Open each of `attrs` for each ring's targets (in `cgroups[i]` alone where one is given); one ring of `data_pages` per plan, the first
 /// event of the plan owning it and the others pointed at it; `overwrite`: the rings mapped
 /// read-only and the events watched for hang-ups only.
 pub(crate) fn open_events(
     attrs: &[EventAttr],
     leaders: &[Option<usize>],
+    cgroups: &[Option<&Cgroup>],
     plans: &[RingPlan],
     data_pages: usize,
     overwrite: bool,
@@ -69,7 +71,8 @@ pub(crate) fn open_events(
             let first = events.len();
             for (index, attr) in attrs.iter().enumerate() {
                 let group = leaders.get(index).copied().flatten().map(|l| &events[first + l].event);
-                let event = Event::open(attr, target, group).map_err(|error| LinuxError::OpenEvent {
+                let cgroup = cgroups.get(index).copied().flatten();
+                let event = Event::open_in(attr, target, cgroup, group).map_err(|error| LinuxError::OpenEvent {
                     event: index,
                     cpu,
                     error: Box::new(error),

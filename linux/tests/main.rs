@@ -6,6 +6,7 @@ mod common;
 
 mod aux;
 mod bpf;
+mod cgroup;
 mod kernel;
 mod misuse;
 mod readiness;

@@ -83,6 +83,7 @@ fn run(o: &Options) -> Result<u8, Failure> {
     setup::preflight(o)?;
     let (mut specs, items) = setup::event_specs(o)?;
     let filters = setup::filters(o, &specs, &items)?;
+    let cgroups = setup::cgroups(o, &specs, &items)?;
     let freq = config::frequency(o).map_err(Failure::Invalid)?;
     if o.dry_run {
         return Ok(0);
@@ -94,7 +95,7 @@ fn run(o: &Options) -> Result<u8, Failure> {
     };
     catch_interrupts()?;
     let stdout = if matches!(output, Output::Stdout) { Stdout::ToStderr } else { Stdout::Inherit };
-    let (session, configured) = setup::open(o, &mut specs, freq, stdout)?;
+    let (session, configured) = setup::open(o, (&mut specs, &cgroups), freq, stdout)?;
     // -r: the recorder real-time once its command is held (the command keeps its policy).
     if let Some(priority) = o.realtime {
         perfring_linux::launch::set_realtime(priority)

@@ -5,7 +5,7 @@
 use std::ops::Range;
 
 use perfring_linux::launch::Stdout;
-use perfring_linux::{LinuxError, Scope, Session};
+use perfring_linux::{Cgroup, LinuxError, Scope, Session};
 
 use crate::cli::{self, Options};
 use crate::config::{self, Configured};
@@ -62,6 +62,34 @@ pub fn filters(o: &Options, specs: &[EventSpec], items: &[Range<usize>]) -> Resu
                 None => text.clone(),
                 Some(old) => format!("({old}) && ({text})"),
             });
+        }
+    }
+    Ok(out)
+}
+
+/// Each event's cgroup (`-G`), as perf's `parse_cgroups` assigns them: the names of all `-G`
+/// options, counted together, go to the events in turn (the Nth name to event N, an empty name
+/// skipping its event), each to an event defined before its `-G` (else perf's bare usage
+/// error); and while one name has been given in all, every event defined before it takes it.
+pub fn cgroups(o: &Options, specs: &[EventSpec], items: &[Range<usize>]) -> Result<Vec<Option<String>>, Failure> {
+    let mut out: Vec<Option<String>> = vec![None; specs.len()];
+    let mut given = 0;
+    for g in &o.cgroups {
+        let defined = items.get(..g.after).and_then(|i| i.last()).map_or(0, |r| r.end);
+        for name in &g.names {
+            if !name.is_empty() {
+                if given >= defined {
+                    return Err(Failure::Usage(String::new()));
+                }
+                out[given] = Some(name.clone());
+            }
+            given += 1;
+        }
+        if given == 1 {
+            // (perf 6.1 crashes here where the one name is empty and several events precede
+            // it; they are left unfiltered here.)
+            let first = out[0].clone();
+            out[..defined].fill(first);
         }
     }
     Ok(out)
@@ -167,7 +195,7 @@ pub fn scope(o: &Options) -> Scope {
 /// Open the session for `specs`, falling back as perf does; the events as configured.
 pub fn open(
     o: &Options,
-    specs: &mut [EventSpec],
+    (specs, cgroups): (&mut [EventSpec], &[Option<String>]),
     freq: Option<u64>,
     stdout: Stdout,
 ) -> Result<(Session, Vec<Configured>), Failure> {
@@ -186,6 +214,12 @@ pub fn open(
                 Some(l) => b.group_member(c.attr, l),
                 None => b.event(c.attr),
             };
+        }
+        // -G: the events of the command line (perf's tracking dummy, last, in none).
+        for (event, name) in cgroups.iter().enumerate() {
+            if let Some(name) = name {
+                b = b.cgroup(event, Cgroup::open(name)?);
+            }
         }
         match b.open() {
             Ok(mut session) => {
@@ -277,4 +311,49 @@ pub fn set_filters(session: &Session, filters: &[Option<String>], names: &[Strin
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::Cgroups;
+
+    /// perf's assignment, for `-e` items of `events` and `-G` options of `(after, names)`.
+    fn assigned(events: &[&str], gs: &[(usize, &str)]) -> Result<Vec<Option<String>>, String> {
+        let given = gs.iter().map(|&(after, n)| Cgroups { after, names: n.split(',').map(String::from).collect() });
+        let o = Options {
+            events: events.iter().map(|e| e.to_string()).collect(),
+            cgroups: given.collect(),
+            ..Options::default()
+        };
+        let (specs, items) = event_specs(&o).map_err(|_| "events".to_string())?;
+        cgroups(&o, &specs, &items).map_err(|e| match e {
+            Failure::Usage(m) => format!("usage: {m:?}"),
+            _ => "other".into(),
+        })
+    }
+
+    fn names(v: &[Option<&str>]) -> Vec<Option<String>> {
+        v.iter().map(|n| n.map(String::from)).collect()
+    }
+
+    #[test]
+    fn cgroups_go_to_events_as_perf_assigns_them() {
+        let c = "cpu-clock";
+        // By position among the events before each -G, counted over every -G; "" skips one.
+        assert_eq!(assigned(&[c, c], &[(2, "a,b")]), Ok(names(&[Some("a"), Some("b")])));
+        assert_eq!(assigned(&[c, c, c], &[(3, "a,,b")]), Ok(names(&[Some("a"), None, Some("b")])));
+        assert_eq!(assigned(&[c, c], &[(1, "a"), (2, "b")]), Ok(names(&[Some("a"), Some("b")])));
+        // One name in all: every event defined before it, not those after.
+        assert_eq!(assigned(&[c, c], &[(2, "a")]), Ok(names(&[Some("a"), Some("a")])));
+        assert_eq!(assigned(&[c, c], &[(1, "a")]), Ok(names(&[Some("a"), None])));
+        assert_eq!(assigned(&["cpu-clock,task-clock"], &[(1, "a")]), Ok(names(&[Some("a"), Some("a")])));
+        // ...and a second -G goes on counting from there.
+        assert_eq!(assigned(&[c, c], &[(2, "a"), (2, "b")]), Ok(names(&[Some("a"), Some("b")])));
+        // A name with no event defined before it at that position: perf's bare usage.
+        assert_eq!(assigned(&[c], &[(1, "a,b")]), Err("usage: \"\"".into()));
+        assert_eq!(assigned(&[c, c], &[(1, ",a")]), Err("usage: \"\"".into()));
+        assert_eq!(assigned(&[c], &[(1, ",a")]), Err("usage: \"\"".into()));
+        assert_eq!(assigned(&[c, c], &[(2, "a,,")]), Ok(names(&[Some("a"), None])));
+    }
 }

@@ -920,14 +920,3 @@ fn kcore() {
         assert_eq!(out.status.code(), Some(129), "{}", text(&out.stderr));
     }
 }
-
-/// The options of perf's this recorder does not take, each refused with the reason; perf takes
-/// them (a form each, for `every_option_has_a_perf_form`).
-#[test]
-fn refused_with_reasons() {
-    for form in ["-G", "--cgroup"] {
-        let out = common::record_with("ours").args(["-q", form, "x", "--", "true"]).output().unwrap();
-        assert_eq!(out.status.code(), Some(129), "{form}");
-        assert!(text(&out.stderr).contains("is not taken by perfring-record:"), "{form}: {}", text(&out.stderr));
-    }
-}

@@ -237,3 +237,122 @@ fn threads_compressed_and_overwrite() {
     crate::perf_forms::threads_report_as_perfs("threads-z-top", &["-z"]);
     crate::perf_forms::threads_report_as_perfs("threads-overwrite-top", &["--overwrite"]);
 }
+
+/// A cgroup made for a test under the hierarchy perf uses (a v1 mount with `perf_event`, else
+/// the cgroup2 mount, as perf's `cgroupfs_find_mountpoint` finds it), removed when dropped:
+/// its tasks moved back to the root first, then `rmdir`, retried while an exited task is
+/// still counted in it. `None` (a visible skip) without root or such a hierarchy.
+struct TestCgroup {
+    root: std::path::PathBuf,
+    name: String,
+}
+
+impl TestCgroup {
+    fn new(tag: &str) -> Option<TestCgroup> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            perfring_test_support::skip("-G needs root (a cgroup made for the test, every CPU recorded)");
+            return None;
+        }
+        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+        let rows: Vec<Vec<&str>> = mounts.lines().map(|l| l.split_whitespace().collect()).collect();
+        let v1 = rows.iter().find(|f| f.len() > 3 && f[2] == "cgroup" && f[3].split(',').any(|o| o == "perf_event"));
+        let Some(found) = v1.or_else(|| rows.iter().find(|f| f.len() > 2 && f[2] == "cgroup2")) else {
+            perfring_test_support::skip("no cgroup2 or perf_event cgroup hierarchy mounted");
+            return None;
+        };
+        let root = std::path::PathBuf::from(found[1].replace("\\040", " "));
+        let name = format!("perfring-record-{}-{tag}", std::process::id());
+        std::fs::create_dir(root.join(&name)).unwrap_or_else(|e| panic!("mkdir {name}: {e}"));
+        Some(TestCgroup { root, name })
+    }
+
+    fn dir(&self) -> std::path::PathBuf {
+        self.root.join(&self.name)
+    }
+}
+
+impl Drop for TestCgroup {
+    fn drop(&mut self) {
+        let procs = std::fs::read_to_string(self.dir().join("cgroup.procs")).unwrap_or_default();
+        for pid in procs.lines() {
+            std::fs::write(self.root.join("cgroup.procs"), pid).ok();
+        }
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while std::fs::remove_dir(self.dir()).is_err() && std::time::Instant::now() < end {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        if !std::thread::panicking() {
+            assert!(!self.dir().exists(), "test cgroup {} left behind", self.dir().display());
+        }
+    }
+}
+
+/// `-G`'s forms, by both recorders: perf's words and status where it refuses (a -G before any
+/// -e; not system-wide, -C included; a cgroup that does not exist; more names than events
+/// defined before it), perf's `perf evlist -v` where it records (the attrs are the same: the
+/// cgroup is in the open, not in the file, and perf's tracking dummy has none).
+#[test]
+fn cgroup_forms() {
+    let Some(cg) = TestCgroup::new("forms") else { return };
+    let name = cg.name.as_str();
+    let (absent, twice, skip_first) = (format!("{name}-absent"), format!("{name},{name}"), format!(",{name}"));
+    let clock = ["-e", "cpu-clock"];
+    each_as_perf(&[
+        ("cgroup-before-events", &["-a", "-G", name, "-e", "cpu-clock"], &["true"]),
+        ("cgroup-not-system-wide", &[clock[0], clock[1], "-G", name], &["true"]),
+        ("cgroup-cpus", &["-C", "0", clock[0], clock[1], "-G", name], &["true"]),
+        ("cgroup-absent", &["-a", clock[0], clock[1], "-G", &absent], &["true"]),
+        ("cgroup-no-such-event", &["-a", clock[0], clock[1], "-G", &twice], &["true"]),
+        ("cgroup", &["-a", clock[0], clock[1], "-G", name], &["true"]),
+        ("cgroup-long", &["-a", clock[0], clock[1], "-e", "task-clock", &format!("--cgroup={name}")], &["true"]),
+        ("cgroup-each", &["-a", clock[0], clock[1], "-G", name, "-e", "task-clock", "-G", name], &["true"]),
+        ("cgroup-skipped", &["-a", clock[0], clock[1], "-e", "task-clock", "-G", &skip_first], &["true"]),
+        ("cgroup-a-and-C", &["-a", "-C", "0", clock[0], clock[1], "-G", name], &["true"]),
+    ]);
+}
+
+/// With a task inside the cgroup (the command, which moves itself there first) and a busy task
+/// outside it, both recorders' files hold samples of the task inside alone (`perf script`).
+#[test]
+fn cgroup_samples_only_its_tasks() {
+    if !perfring_test_support::perf_available() {
+        return;
+    }
+    let Some(cg) = TestCgroup::new("samples") else { return };
+    let spin = |n: u32| format!("i=0; while [ $i -lt {n} ]; do i=$((i+1)); done");
+    for tool in ["perf", "ours"] {
+        let (file, pidfile) = (tmp(&format!("cgroup-{tool}.data")), tmp(&format!("cgroup-{tool}.pid")));
+        let inside = format!(
+            "echo $$ > {}/cgroup.procs && echo $$ > {} && {}",
+            cg.dir().display(),
+            pidfile.display(),
+            spin(200_000)
+        );
+        let mut outside = Command::new("sh").args(["-c", &spin(2_000_000)]).spawn().unwrap();
+        let out = common::record_with(tool)
+            .args(["-q", "-o"])
+            .arg(&file)
+            .args(["-a", "-e", "cpu-clock", "-G", &cg.name, "--", "sh", "-c", &inside])
+            .output()
+            .unwrap();
+        outside.kill().ok();
+        outside.wait().ok();
+        assert!(out.status.success(), "{tool}: {}", text(&out.stderr));
+        let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+        let script = Command::new("perf").args(["script", "-F", "pid,comm", "-i"]).arg(&file).output().unwrap();
+        assert!(script.status.success(), "{tool}: perf script: {}", text(&script.stderr));
+        let samples: Vec<String> =
+            text(&script.stdout).lines().map(|l| l.split_whitespace().collect::<Vec<_>>().join(" ")).collect();
+        let theirs = format!("{} sh", outside.id());
+        assert!(samples.len() > 20, "{tool}: {} samples of the task inside", samples.len());
+        assert!(!samples.contains(&theirs), "{tool}: the task outside ({theirs}) sampled");
+        assert!(
+            samples.iter().all(|s| s == &format!("sh {pid}") || s == &format!("{pid} sh")),
+            "{tool}: only {pid}: {samples:?}"
+        );
+        for f in [file, pidfile] {
+            std::fs::remove_file(f).ok();
+        }
+    }
+}

@@ -12,22 +12,8 @@ use std::path::{Path, PathBuf};
 use perfring::record::{Cgroup, Record, SampleId};
 use perfring_data::Writer;
 
+use crate::cgroup::mountpoint;
 use crate::LinuxError;
-
-/// Where perf's `cgroupfs_find_mountpoint(…, "perf_event")` finds the hierarchy: a `cgroup`
-/// mount with the `perf_event` option, else a `cgroup2` mount (from /proc/self/mounts).
-fn mountpoint() -> Option<PathBuf> {
-    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
-    let fields = |l: &str| -> Option<(String, String, String)> {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        Some((f.get(1)?.to_string(), f.get(2)?.to_string(), f.get(3)?.to_string()))
-    };
-    let all: Vec<_> = mounts.lines().filter_map(fields).collect();
-    let v1 = all.iter().find(|(_, fs, opts)| fs == "cgroup" && opts.split(',').any(|o| o == "perf_event"));
-    let found = v1.or_else(|| all.iter().find(|(_, fs, _)| fs == "cgroup2"))?;
-    // /proc/self/mounts escapes a space in a path as \040.
-    Some(PathBuf::from(found.0.replace("\\040", " ")))
-}
 
 /// A CGROUP record for each cgroup under the hierarchy perf samples, the root first, each
 /// directory before its children (in the order the directory lists them, as perf's

@@ -33,16 +33,34 @@ fn check(ret: libc::c_long) -> io::Result<libc::c_long> {
     }
 }
 
-/// `perf_event_open(attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC)`. `attr` is the attr's
-/// bytes, at least `attr.size` long; on E2BIG the kernel writes its own size into them.
+/// Whom `perf_event_open` measures: its `pid` argument.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Who<'a> {
+    /// A task by id (0: the caller; -1: every task, with a CPU).
+    Task(i32),
+    /// The tasks of a cgroup, by its directory's descriptor (`PERF_FLAG_PID_CGROUP`; a CPU
+    /// must be given).
+    Cgroup(BorrowedFd<'a>),
+}
+
+/// `PERF_FLAG_PID_CGROUP`: `pid` is a cgroup directory's descriptor.
+const FLAG_PID_CGROUP: u64 = 1 << 2;
+
+/// `perf_event_open(attr, pid, cpu, group_fd, flags)`, `pid` from `who` (with
+/// `PERF_FLAG_PID_CGROUP` added for a cgroup). `attr` is the attr's bytes, at least
+/// `attr.size` long; on E2BIG the kernel writes its own size into them.
 pub(crate) fn perf_event_open(
     attr: &mut [u8],
-    pid: i32,
+    who: Who<'_>,
     cpu: i32,
     group: Option<BorrowedFd<'_>>,
     flags: u64,
 ) -> io::Result<OwnedFd> {
     let group_fd = group.map_or(-1, |g| g.as_raw_fd());
+    let (pid, flags) = match who {
+        Who::Task(pid) => (pid, flags),
+        Who::Cgroup(dir) => (dir.as_raw_fd(), flags | FLAG_PID_CGROUP),
+    };
     // The kernel reads `attr.size` bytes (the first u32s say how many) and may write the size
     // back on E2BIG; refuse a buffer shorter than the size it claims.
     let size = u32::from_ne_bytes([attr[4], attr[5], attr[6], attr[7]]) as usize;
@@ -50,7 +68,8 @@ pub(crate) fn perf_event_open(
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
     // SAFETY: `attr` is a writable buffer of at least `attr.size` bytes (checked above), which
-    // is all the kernel reads or writes; the other arguments are plain integers.
+    // is all the kernel reads or writes; the other arguments are plain integers (a cgroup's
+    // descriptor is borrowed for the call, so it stays open through it).
     let fd = check(unsafe {
         libc::syscall(libc::SYS_perf_event_open, attr.as_mut_ptr(), pid, cpu, group_fd, flags as libc::c_ulong)
     })?;

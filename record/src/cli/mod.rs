@@ -47,6 +47,16 @@ pub struct Filter {
     pub exclude_perf: bool,
 }
 
+/// One `-G`: its names as given (split at commas; an empty one leaves its event unfiltered) and
+/// how many `-e` items came before it (the events it applies to are theirs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cgroups {
+    /// The `-e` items before it.
+    pub after: usize,
+    /// The names, in order.
+    pub names: Vec<String>,
+}
+
 /// `--threads`: which rings each reader thread takes (perf's parallel streaming).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Threads {
@@ -90,6 +100,8 @@ pub struct Options {
     pub data: bool,
     /// `--filter` and `--exclude-perf`, in their order.
     pub filters: Vec<Filter>,
+    /// `-G`, in their order.
+    pub cgroups: Vec<Cgroups>,
     /// `--phys-data`.
     pub phys_data: bool,
     /// `--data-page-size`.
@@ -291,6 +303,10 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Parsed, UsageErro
 fn check(o: &Options) -> Result<(), UsageError> {
     if (!o.pids.is_empty() || !o.tids.is_empty()) && o.cpu_wide() {
         return err("-p/-t and -a/-C exclude each other (PID/TID switch overriding CPU, as perf warns)");
+    }
+    // perf: after the default target, so a recording of every CPU without -a takes -G.
+    if !o.cgroups.is_empty() && !o.all_cpus {
+        return err("cgroup monitoring only available in system-wide mode");
     }
     if o.output() == "-" && (o.switch_output.is_some() || o.timestamp_filename) {
         return err("--switch-output and --timestamp-filename name files: not with -o - (pipe mode)");

@@ -6,7 +6,7 @@
 //! to perf.
 
 use super::values::{self, c_loose, c_number};
-use super::{err, CallGraph, Filter, Freq, Options, Threads, UsageError};
+use super::{err, CallGraph, Cgroups, Filter, Freq, Options, Threads, UsageError};
 use crate::cli::When;
 use perfring_linux::Affinity;
 
@@ -293,8 +293,9 @@ pub const OPTIONS: &[Opt] = &[
         takes: Value("name"),
         // perf 6.1 crashes on --no-cgroup: refused here.
         negatable: false,
-        help: "the events in these cgroups only (system-wide)",
-        effect: Effect::NotTaken("events are not opened on a cgroup here (PERF_FLAG_PID_CGROUP)"),
+        help: "each event defined before it, in turn, in this cgroup only (a comma list; an empty name: that \
+               event unfiltered; one name: every event before it); with -a",
+        effect: Effect::Set(cgroup),
     },
     row!(
         Some('D'),
@@ -662,6 +663,27 @@ fn exclude_perf(o: &mut Options, a: Arg<'_>) -> Result<(), UsageError> {
     }
     let text = format!("common_pid != {}", std::process::id());
     o.filters.push(Filter { item: last, text, exclude_perf: true });
+    Ok(())
+}
+
+/// `-G`: perf's `parse_cgroups` as far as the options alone say: events defined before it, and
+/// each name a cgroup that can be opened (perf's words where not: `no access to cgroup PATH`).
+/// Which event each name goes to is resolved once the events are known (`setup::cgroups`).
+fn cgroup(o: &mut Options, a: Arg<'_>) -> Result<(), UsageError> {
+    if o.events.is_empty() {
+        return err("must define events before cgroups");
+    }
+    let names: Vec<String> = a.text().split(',').map(String::from).collect();
+    for name in names.iter().filter(|n| !n.is_empty()) {
+        match perfring_linux::Cgroup::open(name) {
+            Ok(_) => {}
+            Err(perfring_linux::LinuxError::NoSuchCgroup { path: Some(path), .. }) => {
+                return err(format!("no access to cgroup {}", path.display()));
+            }
+            Err(e) => return err(e.to_string()),
+        }
+    }
+    o.cgroups.push(Cgroups { after: o.events.len(), names });
     Ok(())
 }
 

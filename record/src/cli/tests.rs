@@ -104,7 +104,16 @@ fn values_are_read_as_perfs_strtol_reads_them() {
     assert_eq!(run("-u nobody true").uid.as_deref(), Some("nobody"));
     assert_eq!((run("--aio true").aio, run("--aio=3 true").aio, run("--aio=9 true").aio), (1, 3, 4));
     assert_eq!((run("--aio=2 --no-aio true").aio, run("--aio=-1 true").aio), (0, -1));
-    assert!(refused("-G x true").contains("--cgroup is not taken"));
+    // -G: events before it, system-wide (by default too); the names kept for setup.
+    assert_eq!(refused("-a -G x -e cpu-clock"), "must define events before cgroups");
+    assert_eq!(refused("-e cpu-clock -G , true"), "cgroup monitoring only available in system-wide mode");
+    assert_eq!(refused("-C 0 -e cpu-clock -G , true"), "cgroup monitoring only available in system-wide mode");
+    let g = run("-e cpu-clock -G , -e cpu-clock --cgroup= -a true").cgroups;
+    assert_eq!(
+        g,
+        [Cgroups { after: 1, names: vec!["".into(), "".into()] }, Cgroups { after: 2, names: vec!["".into()] }]
+    );
+    assert_eq!(run("-e cpu-clock -G ,").cgroups.len(), 1, "no command: every CPU");
 }
 
 fn run(s: &str) -> Options {
