@@ -218,24 +218,20 @@ pub enum LinuxError {
         /// Why it could not be opened.
         error: io::Error,
     },
-    /// [`SessionBuilder::cgroup`](crate::SessionBuilder::cgroup) in a session that is not
-    /// CPU-wide: the kernel filters by cgroup only events opened per CPU for every task. Use
-    /// [`Scope::AllCpus`](crate::Scope::AllCpus) or [`Scope::Cpus`](crate::Scope::Cpus).
-    CgroupNotCpuWide {
+    /// [`SessionBuilder::cgroup`](crate::SessionBuilder::cgroup) where the kernel cannot take
+    /// it: the session is not CPU-wide (the kernel filters by cgroup only events opened per CPU
+    /// for every task: use [`Scope::AllCpus`](crate::Scope::AllCpus) or
+    /// [`Scope::Cpus`](crate::Scope::Cpus)), or the event index is past the builder's events
+    /// (give an index of [`SessionBuilder::event`](crate::SessionBuilder::event)).
+    CgroupMisplaced {
         /// The cgroup's name.
         cgroup: String,
         /// The event it was given to.
         event: usize,
-    },
-    /// [`SessionBuilder::cgroup`](crate::SessionBuilder::cgroup) named an event the builder
-    /// does not have.
-    CgroupNoEvent {
-        /// The cgroup's name.
-        cgroup: String,
-        /// The event index given.
-        event: usize,
-        /// How many events the builder has.
+        /// How many events the builder has (`event >= events`: no such event).
         events: usize,
+        /// Whether the session's scope is CPU-wide (`false`: the cgroup cannot filter it).
+        cpu_wide: bool,
     },
     /// [`PerfEventArrayBuilder::map`](crate::PerfEventArrayBuilder::map) was given a map that is
     /// not a BPF_MAP_TYPE_PERF_EVENT_ARRAY (type 4, 4-byte keys and values) with an entry for
@@ -389,8 +385,7 @@ impl fmt::Display for LinuxError {
             | LinuxError::BadGroup { .. }
             | LinuxError::NoSuchCpu { .. }
             | LinuxError::NoSuchCgroup { .. }
-            | LinuxError::CgroupNotCpuWide { .. }
-            | LinuxError::CgroupNoEvent { .. }) => e.fmt_session(f),
+            | LinuxError::CgroupMisplaced { .. }) => e.fmt_session(f),
             #[cfg(feature = "perf-data")]
             e @ (LinuxError::PerfData(_) | LinuxError::File { .. } | LinuxError::NoSuchTracepointId { .. }) => {
                 e.fmt_perf_data(f)
@@ -602,15 +597,15 @@ impl LinuxError {
                  controller, no cgroup2 mount in /proc/self/mounts): mount one, e.g. `mount -t cgroup2 none \
                  /sys/fs/cgroup`"
             ),
-            LinuxError::CgroupNotCpuWide { cgroup, event } => write!(
-                f,
-                "event {event}: cgroup {cgroup} filters CPU-wide events only: open the session on all CPUs \
-                 (Scope::AllCpus, perf record -a) or some (Scope::Cpus)"
-            ),
-            LinuxError::CgroupNoEvent { cgroup, event, events } => write!(
+            LinuxError::CgroupMisplaced { cgroup, event, events, .. } if event >= events => write!(
                 f,
                 "cgroup {cgroup} was given to event {event}, but the session has {events} event(s): give it an \
                  index of SessionBuilder::event"
+            ),
+            LinuxError::CgroupMisplaced { cgroup, event, .. } => write!(
+                f,
+                "event {event}: cgroup {cgroup} filters CPU-wide events only: open the session on all CPUs \
+                 (Scope::AllCpus, perf record -a) or some (Scope::Cpus)"
             ),
             _ => Ok(()),
         }

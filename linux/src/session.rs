@@ -99,8 +99,8 @@ impl SessionBuilder {
     /// refuses another: [`LinuxError::InvalidArgument`]).
     ///
     /// Refused by [`open`](SessionBuilder::open), before anything is opened: a scope that is
-    /// not CPU-wide ([`LinuxError::CgroupNotCpuWide`]: use [`Scope::AllCpus`] or
-    /// [`Scope::Cpus`]), an index past the events ([`LinuxError::CgroupNoEvent`]).
+    /// not CPU-wide, or an index past the events ([`LinuxError::CgroupMisplaced`]: use
+    /// [`Scope::AllCpus`] or [`Scope::Cpus`]; give an index of an event).
     pub fn cgroup(mut self, event: usize, cgroup: Cgroup) -> Self {
         self.cgroups.retain(|(e, _)| *e != event);
         self.cgroups.push((event, Arc::new(cgroup)));
@@ -171,11 +171,9 @@ impl SessionBuilder {
         }
         for (event, c) in &self.cgroups {
             let cgroup = c.name().to_string();
-            if *event >= self.attrs.len() {
-                return Err(LinuxError::CgroupNoEvent { cgroup, event: *event, events: self.attrs.len() });
-            }
-            if !self.scope.cpu_wide() {
-                return Err(LinuxError::CgroupNotCpuWide { cgroup, event: *event });
+            let (events, cpu_wide) = (self.attrs.len(), self.scope.cpu_wide());
+            if *event >= events || !cpu_wide {
+                return Err(LinuxError::CgroupMisplaced { cgroup, event: *event, events, cpu_wide });
             }
         }
         for (member, leader) in self.leaders.iter().enumerate() {

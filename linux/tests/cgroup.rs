@@ -154,9 +154,12 @@ fn a_cgroup_needs_a_cpu_wide_session_and_an_event() {
     };
     let Some(root) = cgroup() else { return };
     let refused = Session::command(["true"]).event(clock()).cgroup(0, root).open().unwrap_err();
-    assert!(matches!(&refused, LinuxError::CgroupNotCpuWide { cgroup, event: 0 } if cgroup == "/"), "{refused:?}");
+    assert!(
+        matches!(&refused, LinuxError::CgroupMisplaced { cgroup, event: 0, cpu_wide: false, .. } if cgroup == "/"),
+        "{refused:?}"
+    );
     assert!(refused.to_string().contains("Scope::AllCpus"), "{refused}");
     let Some(root) = cgroup() else { return };
     let refused = Session::all_cpus().event(clock()).cgroup(1, root).open().unwrap_err();
-    assert!(matches!(refused, LinuxError::CgroupNoEvent { event: 1, events: 1, .. }), "{refused:?}");
+    assert!(matches!(refused, LinuxError::CgroupMisplaced { event: 1, events: 1, cpu_wide: true, .. }), "{refused:?}");
 }
