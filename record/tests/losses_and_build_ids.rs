@@ -232,18 +232,27 @@ fn loaded_bpf_programs_are_named_as_in_perfs_file() {
         return perfring_test_support::skip("BPF_PROG_LOAD refused (no BPF JIT or syscall)");
     };
     let (ours, theirs, home) = (tmp("bpf-ours.data"), tmp("bpf-perf.data"), tmp("bpf-home"));
-    let out = recorder(&home).args(["-q", "-a", "-o", ours.to_str().unwrap(), "--", "sleep", "0.1"]).output().unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let out = Command::new("perf")
-        .env("HOME", &home)
-        .args(["record", "-q", "-a", "-o", theirs.to_str().unwrap(), "--", "sleep", "0.1"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
     let kinds = ["PERF_RECORD_KSYMBOL", "PERF_RECORD_BPF_EVENT"];
-    let (a, b) = (dump_lines(&ours, &kinds), dump_lines(&theirs, &kinds));
-    assert!(b.iter().any(|l| l.contains("perfring_t41")), "perf's file names the program: {b:?}");
-    assert_eq!(a, b, "KSYMBOL and BPF_EVENT records, ours against perf's");
+    // A system-wide recording also gets the kernel's records of programs that another process
+    // loads or unloads while it runs, and those land in one file only: a pair of recordings
+    // with such a load is made again (up to three pairs); a real difference stays.
+    for attempt in 1..=3 {
+        let out =
+            recorder(&home).args(["-q", "-a", "-o", ours.to_str().unwrap(), "--", "sleep", "0.1"]).output().unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let out = Command::new("perf")
+            .env("HOME", &home)
+            .args(["record", "-q", "-a", "-o", theirs.to_str().unwrap(), "--", "sleep", "0.1"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let (a, b) = (dump_lines(&ours, &kinds), dump_lines(&theirs, &kinds));
+        assert!(b.iter().any(|l| l.contains("perfring_t41")), "perf's file names the program: {b:?}");
+        if a == b || attempt == 3 {
+            assert_eq!(a, b, "KSYMBOL and BPF_EVENT records, ours against perf's (attempt {attempt})");
+            break;
+        }
+    }
     std::fs::remove_file(&ours).ok();
     std::fs::remove_file(&theirs).ok();
     std::fs::remove_dir_all(&home).ok();
