@@ -4,70 +4,15 @@
 //! index the builder lacks. The cgroups are made for the test (unique names, under the
 //! hierarchy perf uses) and removed after it; without root or such a hierarchy the tests skip.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use perfring::record::{attr_flags, sample_type as st, EventRecord};
 use perfring_linux::{software, Cgroup, EventAttr, LinuxError, Session};
+use perfring_test_support::cgroup::TestCgroup;
 
 use crate::common::open_session as open;
-
-/// The hierarchy perf samples (a v1 mount with `perf_event`, else the cgroup2 mount), read
-/// from /proc/self/mounts as the crate reads it.
-fn hierarchy() -> Option<PathBuf> {
-    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
-    let rows: Vec<Vec<&str>> = mounts.lines().map(|l| l.split_whitespace().collect()).collect();
-    let v1 = rows.iter().find(|f| f.len() > 3 && f[2] == "cgroup" && f[3].split(',').any(|o| o == "perf_event"));
-    let found = v1.or_else(|| rows.iter().find(|f| f.len() > 2 && f[2] == "cgroup2"))?;
-    Some(PathBuf::from(found[1].replace("\\040", " ")))
-}
-
-/// A cgroup made for one test and removed when dropped: its tasks moved back to the root
-/// first (a cgroup with tasks cannot be removed), then `rmdir`, retried while the kernel
-/// still counts a task that just exited.
-struct TestCgroup {
-    root: PathBuf,
-    name: String,
-}
-
-impl TestCgroup {
-    /// A new cgroup, or why not (a visible skip): not root, no hierarchy.
-    fn new(tag: &str) -> Option<TestCgroup> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            perfring_test_support::skip("making a cgroup needs root");
-            return None;
-        }
-        let Some(root) = hierarchy() else {
-            perfring_test_support::skip("no cgroup2 or perf_event cgroup hierarchy mounted");
-            return None;
-        };
-        let name = format!("perfring-test-{}-{tag}", std::process::id());
-        std::fs::create_dir(root.join(&name)).unwrap_or_else(|e| panic!("mkdir {name}: {e}"));
-        Some(TestCgroup { root, name })
-    }
-
-    fn dir(&self) -> PathBuf {
-        self.root.join(&self.name)
-    }
-}
-
-impl Drop for TestCgroup {
-    fn drop(&mut self) {
-        let procs = std::fs::read_to_string(self.dir().join("cgroup.procs")).unwrap_or_default();
-        for pid in procs.lines() {
-            std::fs::write(self.root.join("cgroup.procs"), pid).ok();
-        }
-        let end = Instant::now() + Duration::from_secs(5);
-        while std::fs::remove_dir(self.dir()).is_err() && Instant::now() < end {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if !std::thread::panicking() {
-            assert!(!self.dir().exists(), "test cgroup {} left behind", self.dir().display());
-        }
-    }
-}
 
 /// `sh` spinning for about 0.3 s of CPU, moved first into the cgroup at `dir` if given.
 fn busy(dir: Option<&Path>) -> Child {
@@ -86,7 +31,7 @@ fn clock() -> EventAttr {
 
 #[test]
 fn an_event_in_a_cgroup_samples_its_tasks_alone() {
-    let Some(cg) = TestCgroup::new("in") else { return };
+    let Some(cg) = TestCgroup::new("perfring-test", "in") else { return };
     let cgroup = Cgroup::open(&cg.name).unwrap();
     // Event 0 in the cgroup, event 1 everywhere.
     let Some(mut session) = open(Session::all_cpus().event(clock()).event(clock()).cgroup(0, cgroup)) else {
@@ -132,7 +77,7 @@ fn an_event_in_a_cgroup_samples_its_tasks_alone() {
 
 #[test]
 fn a_cgroup_that_does_not_exist_is_refused_with_its_path() {
-    let Some(cg) = TestCgroup::new("absent") else { return };
+    let Some(cg) = TestCgroup::new("perfring-test", "absent") else { return };
     let name = format!("{}/none", cg.name);
     match Cgroup::open(&name) {
         Err(e @ LinuxError::NoSuchCgroup { .. }) => {

@@ -7,6 +7,7 @@ use std::process::Command;
 
 use crate::common::{self, tmp};
 use crate::perf_forms::{each_as_perf, text, Sleeper};
+use perfring_test_support::cgroup::TestCgroup;
 
 /// A shell loop of about 0.1 s of CPU: samples to read.
 const BUSY: &[&str] = &["sh", "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"];
@@ -238,63 +239,13 @@ fn threads_compressed_and_overwrite() {
     crate::perf_forms::threads_report_as_perfs("threads-overwrite-top", &["--overwrite"]);
 }
 
-/// A cgroup made for a test under the hierarchy perf uses (a v1 mount with `perf_event`, else
-/// the cgroup2 mount, as perf's `cgroupfs_find_mountpoint` finds it), removed when dropped:
-/// its tasks moved back to the root first, then `rmdir`, retried while an exited task is
-/// still counted in it. `None` (a visible skip) without root or such a hierarchy.
-struct TestCgroup {
-    root: std::path::PathBuf,
-    name: String,
-}
-
-impl TestCgroup {
-    fn new(tag: &str) -> Option<TestCgroup> {
-        // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            perfring_test_support::skip("-G needs root (a cgroup made for the test, every CPU recorded)");
-            return None;
-        }
-        let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
-        let rows: Vec<Vec<&str>> = mounts.lines().map(|l| l.split_whitespace().collect()).collect();
-        let v1 = rows.iter().find(|f| f.len() > 3 && f[2] == "cgroup" && f[3].split(',').any(|o| o == "perf_event"));
-        let Some(found) = v1.or_else(|| rows.iter().find(|f| f.len() > 2 && f[2] == "cgroup2")) else {
-            perfring_test_support::skip("no cgroup2 or perf_event cgroup hierarchy mounted");
-            return None;
-        };
-        let root = std::path::PathBuf::from(found[1].replace("\\040", " "));
-        let name = format!("perfring-record-{}-{tag}", std::process::id());
-        std::fs::create_dir(root.join(&name)).unwrap_or_else(|e| panic!("mkdir {name}: {e}"));
-        Some(TestCgroup { root, name })
-    }
-
-    fn dir(&self) -> std::path::PathBuf {
-        self.root.join(&self.name)
-    }
-}
-
-impl Drop for TestCgroup {
-    fn drop(&mut self) {
-        let procs = std::fs::read_to_string(self.dir().join("cgroup.procs")).unwrap_or_default();
-        for pid in procs.lines() {
-            std::fs::write(self.root.join("cgroup.procs"), pid).ok();
-        }
-        let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
-        while std::fs::remove_dir(self.dir()).is_err() && std::time::Instant::now() < end {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        if !std::thread::panicking() {
-            assert!(!self.dir().exists(), "test cgroup {} left behind", self.dir().display());
-        }
-    }
-}
-
 /// `-G`'s forms, by both recorders: perf's words and status where it refuses (a -G before any
 /// -e; not system-wide, -C included; a cgroup that does not exist; more names than events
 /// defined before it), perf's `perf evlist -v` where it records (the attrs are the same: the
 /// cgroup is in the open, not in the file, and perf's tracking dummy has none).
 #[test]
 fn cgroup_forms() {
-    let Some(cg) = TestCgroup::new("forms") else { return };
+    let Some(cg) = TestCgroup::new("perfring-record", "forms") else { return };
     let name = cg.name.as_str();
     let (absent, twice, skip_first) = (format!("{name}-absent"), format!("{name},{name}"), format!(",{name}"));
     let clock = ["-e", "cpu-clock"];
@@ -319,7 +270,7 @@ fn cgroup_samples_only_its_tasks() {
     if !perfring_test_support::perf_available() {
         return;
     }
-    let Some(cg) = TestCgroup::new("samples") else { return };
+    let Some(cg) = TestCgroup::new("perfring-record", "samples") else { return };
     let spin = |n: u32| format!("i=0; while [ $i -lt {n} ]; do i=$((i+1)); done");
     for tool in ["perf", "ours"] {
         let (file, pidfile) = (tmp(&format!("cgroup-{tool}.data")), tmp(&format!("cgroup-{tool}.pid")));

@@ -1,6 +1,6 @@
-//! The one way a perfring test skips; and [`bpf`] and [`bpf_ringbuf`], the BPF toolkit of
+//! The one way a perfring test skips; [`bpf`] and [`bpf_ringbuf`], the BPF toolkit of
 //! perfring-linux's `PerfEventArray`, `RingBuffer` and `UserRingBuffer` tests, examples and
-//! benchmarks.
+//! benchmarks; and [`cgroup`], the cgroups made for the cgroup tests.
 //!
 //! A test that cannot run here (no `perf`, a kernel that refuses `perf_event_open`, no tracefs)
 //! calls [`skip`] and returns. A skip is never silent:
@@ -15,6 +15,7 @@
 
 pub mod bpf;
 pub mod bpf_ringbuf;
+pub mod cgroup;
 
 use std::fmt::Display;
 use std::io::Write;
