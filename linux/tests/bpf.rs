@@ -105,24 +105,13 @@ fn a_stream_read_under_the_wait_policy_is_read_once_in_order_with_nothing_strand
     let Some(mut reader) = open(builder, record(&seen)) else { return };
     let Some(prog) = load(&reader, 24) else { return };
     let cpu = reader.cpus()[0];
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let polls = std::thread::scope(|s| {
-        s.spawn(|| {
-            bpf::pin_to_cpu(cpu).expect("pinning to an online CPU");
-            for _ in 0..20 {
-                prog.run(1000).expect("BPF_PROG_TEST_RUN");
-            }
-            done.store(true, std::sync::atomic::Ordering::Release);
-        });
-        let mut polls = 0;
-        loop {
-            let finished = done.load(std::sync::atomic::Ordering::Acquire);
-            let got = reader.poll(Some(Duration::from_millis(10))).unwrap().samples;
-            polls += 1;
-            if finished && got == 0 {
-                break polls;
-            }
+    let produce = || {
+        for _ in 0..20 {
+            prog.run(1000).expect("BPF_PROG_TEST_RUN");
         }
+    };
+    let (_, polls) = crate::common::poll_while_streaming(cpu, produce, || {
+        reader.poll(Some(Duration::from_millis(10))).unwrap().samples
     });
     assert_eq!(reader.flush().unwrap().samples, 0, "every record was read by poll ({polls} calls)");
     let seen = seen.borrow();

@@ -129,25 +129,13 @@ fn a_stream_read_under_the_wait_policy_is_read_once_in_order_with_nothing_strand
         return;
     };
     let cpu = first_cpu();
-    let done = std::sync::atomic::AtomicBool::new(false);
-    let (read, polls) = std::thread::scope(|s| {
-        s.spawn(|| {
-            pin_to_cpu(cpu).expect("pinning to an online CPU");
-            for _ in 0..20 {
-                output.run(1000).unwrap();
-            }
-            done.store(true, std::sync::atomic::Ordering::Release);
-        });
-        let (mut read, mut polls) = (0, 0);
-        loop {
-            let finished = done.load(std::sync::atomic::Ordering::Acquire);
-            let got = reader.poll(Some(Duration::from_millis(10))).unwrap();
-            (read, polls) = (read + got, polls + 1);
-            if finished && got == 0 {
-                break (read, polls);
-            }
+    let produce = || {
+        for _ in 0..20 {
+            output.run(1000).unwrap();
         }
-    });
+    };
+    let (read, polls) =
+        crate::common::poll_while_streaming(cpu, produce, || reader.poll(Some(Duration::from_millis(10))).unwrap());
     assert_eq!(reader.consume().unwrap(), 0, "every record was read by poll ({polls} calls)");
     assert_eq!(output.counts(cpu).unwrap(), (20_000, 0, 0), "runs, failed, discards");
     let seen = seen.borrow();

@@ -115,3 +115,28 @@ impl Drop for ExeCopy {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// Run `produce` on a thread pinned to `cpu` while this thread calls `poll` (which returns
+/// what it read) until the producer has finished and a poll after that read nothing; returns
+/// (records read, polls made). A reader whose wait policy strands records below its pause
+/// would end the loop with records unread: the caller checks that nothing is left.
+pub fn poll_while_streaming(cpu: u32, produce: impl FnOnce() + Send, mut poll: impl FnMut() -> u64) -> (u64, u64) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            perfring_test_support::bpf::pin_to_cpu(cpu).expect("pinning to an online CPU");
+            produce();
+            done.store(true, Ordering::Release);
+        });
+        let (mut read, mut polls) = (0, 0);
+        loop {
+            let finished = done.load(Ordering::Acquire);
+            let got = poll();
+            (read, polls) = (read + got, polls + 1);
+            if finished && got == 0 {
+                break (read, polls);
+            }
+        }
+    })
+}
