@@ -15,9 +15,7 @@ use crate::event::{online_cpus, Event, Target};
 use crate::raw_sample::{BpfRecord, RawSample};
 use crate::ring::Ring;
 use crate::sys;
-
-/// The default [batch interval](PerfEventArray::batch_interval) with [`Wakeup::Events`].
-const BATCH_INTERVAL: Duration = Duration::from_micros(50);
+use crate::wait::BATCH_INTERVAL;
 
 /// When the kernel wakes the reader ([`PerfEventArrayBuilder::wakeup`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,8 +82,8 @@ pub struct PerfEventArrayBuilder {
 /// in `epoll_wait` to be woken, and the records of an interval are read in one batch. A
 /// slower stream goes back to waiting for the kernel's wakeup. A record then waits at most
 /// about one interval (plus the timer's slack) longer than with a wakeup per `n` records;
-/// `batch_interval(None)` waits for a wakeup every time. With [`Wakeup::Watermark`] (the default) the kernel already
-/// wakes once per watermark, and `poll` always waits.
+/// `batch_interval(None)` waits for a wakeup every time. With [`Wakeup::Watermark`] (the
+/// default) the kernel already wakes once per watermark, and `poll` always waits.
 ///
 /// Readiness: the reader is [`AsFd`] (an epoll set of every ring: readable when one has a
 /// wakeup), for epoll, `tokio::io::unix::AsyncFd` or smol; a caller with its own loop may

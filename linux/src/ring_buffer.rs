@@ -11,9 +11,7 @@ use crate::claims::MapClaim;
 use crate::error::{io as io_err, LinuxError};
 use crate::sys;
 
-/// How long [`RingBuffer::poll`] pauses between reads of a busy stream, unless told otherwise
-/// ([`RingBuffer::batch_interval`]).
-const BATCH_INTERVAL: Duration = Duration::from_micros(50);
+use crate::wait::BATCH_INTERVAL;
 
 /// A ring of a [`RingBuffer`] (or of a [`UserRingBuffer`](crate::UserRingBuffer)): its map,
 /// checked and claimed.

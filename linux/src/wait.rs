@@ -13,6 +13,11 @@ use std::time::Duration;
 use crate::error::{io as io_err, LinuxError};
 use crate::sys;
 
+/// How long the BPF readers' `poll` pauses between reads of a busy stream instead of waiting
+/// for a wakeup, unless told otherwise ([`RingBuffer::batch_interval`](crate::RingBuffer::batch_interval),
+/// [`PerfEventArray::batch_interval`](crate::PerfEventArray::batch_interval)).
+pub(crate) const BATCH_INTERVAL: Duration = Duration::from_micros(50);
+
 /// What `poll(2)` said of one descriptor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Readiness {
