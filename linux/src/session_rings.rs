@@ -51,9 +51,10 @@ pub(crate) fn per_task(tasks: &[i32]) -> Vec<RingPlan> {
     tasks.iter().map(|&t| RingPlan { cpu: ANY_CPU, targets: vec![(t, Target::Task(t))] }).collect()
 }
 
-/// Open each of `attrs` for each ring's targets (in `cgroups[i]` alone where one is given); one ring of `data_pages` per plan, the first
-/// event of the plan owning it and the others pointed at it; `overwrite`: the rings mapped
-/// read-only and the events watched for hang-ups only.
+/// Open each of `attrs` for each ring's targets (attr `i` for the tasks of `cgroups[i]` alone
+/// where one is given); one ring of `data_pages` per plan, the first event of the plan owning
+/// it and the others pointed at it; `overwrite`: the rings mapped read-only and the events
+/// watched for hang-ups only.
 pub(crate) fn open_events(
     attrs: &[EventAttr],
     leaders: &[Option<usize>],
