@@ -19,6 +19,9 @@ pub fn record_with(tool: &str) -> Command {
     if tool == "perf" {
         let mut c = Command::new("perf");
         c.arg("record");
+        // perf with the test runner's LD_LIBRARY_PATH (cargo adds its build folders) crashes far
+        // more often (heap corruption, `--affinity NODE`); the system's libraries, as a user runs it.
+        c.env_remove("LD_LIBRARY_PATH");
         c
     } else {
         Command::new(env!("CARGO_BIN_EXE_perfring-record"))
