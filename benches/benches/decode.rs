@@ -213,7 +213,7 @@ fn perfring_walk<F: FnMut(&Fields), const TIER: u8>(
 }
 
 /// The complete decode: `match rec.decode()` of every record, the loop a user writes first
-/// (the result bound by value); a SAMPLE's fields read from the decoded `Sample`.
+/// (the result bound by value); every field of a SAMPLE read from the decode's checked view.
 #[inline(always)]
 fn perfring_decode<F: FnMut(&Fields)>(
     set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>,
@@ -233,22 +233,22 @@ fn perfring_decode<F: FnMut(&Fields)>(
         }
         match set.attribute(&r).decode() {
             Ok(Record::Sample(s)) => sample(&Fields {
-                pid: s.tid.map(|t| t.pid),
-                tid: s.tid.map(|t| t.tid),
-                time: s.time,
-                ip: s.ip,
-                period: s.period,
-                addr: s.addr,
-                id: s.identifier.or(s.id),
-                stream_id: s.stream_id,
-                cpu: s.cpu.map(|c| c.cpu),
-                callchain: s.callchain.map(|c| c.len()),
-                raw: s.raw.map(<[u8]>::len),
-                phys_addr: s.phys_addr,
-                data_page_size: s.data_page_size,
-                code_page_size: s.code_page_size,
-                regs_user: s.regs_user.and_then(|r| r.regs.get(0)),
-                stack_user: s.stack_user.map(|s| s.data.len()),
+                pid: s.pid_tid().map(|t| t.pid),
+                tid: s.pid_tid().map(|t| t.tid),
+                time: s.time(),
+                ip: s.ip(),
+                period: s.period(),
+                addr: s.addr(),
+                id: s.identifier().or(s.id()),
+                stream_id: s.stream_id(),
+                cpu: s.cpu().map(|c| c.cpu),
+                callchain: s.callchain().ok().flatten().map(|c| c.len()),
+                raw: s.raw().ok().flatten().map(<[u8]>::len),
+                phys_addr: s.phys_addr().ok().flatten(),
+                data_page_size: s.data_page_size().ok().flatten(),
+                code_page_size: s.code_page_size().ok().flatten(),
+                regs_user: s.regs_user().ok().flatten().and_then(|r| r.regs.get(0)),
+                stack_user: s.stack_user().ok().flatten().map(|s| s.data.len()),
             }),
             Ok(other) => {
                 black_box(&other);

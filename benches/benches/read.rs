@@ -43,7 +43,7 @@ fn fold_bytes<S: Source>(r: &mut Reader<S>) -> ((u64, u64), u64) {
         n += 1;
         bytes += (rec.raw().bytes.len() + rec.raw().trailing.len()) as u64;
         if let Ok(Record::Sample(s)) = rec.decode() {
-            acc = acc.wrapping_add(s.ip.unwrap_or(0) ^ s.time.unwrap_or(0) ^ s.period.unwrap_or(0));
+            acc = acc.wrapping_add(s.ip().unwrap_or(0) ^ s.time().unwrap_or(0) ^ s.period().unwrap_or(0));
         }
     }
     ((n, acc), bytes)

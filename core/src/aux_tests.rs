@@ -12,6 +12,7 @@ use crate::memory::RingMemory;
 use crate::memory::{Area, ModelRing, Position};
 use crate::producer::{EventIdentity, Producer, ProducerConfig};
 use crate::record::Aux;
+use crate::record::Encode;
 use crate::record::{aux_flags, types, Endian, Header};
 use crate::split;
 use crate::test_memory::LoadHook;

@@ -9,6 +9,7 @@ use std::vec::Vec;
 use crate::consumer::{ReadError, Scratch};
 use crate::memory::{Area, LayoutError, Mapping, ModelRing, Position, RingMemory};
 use crate::producer::{EventIdentity, Hooks, OutputError, PreemptPoint, Producer, ProducerConfig};
+use crate::record::Encode;
 use crate::record::{sample_type, types, DecodeContext, Endian, Header, Lost, Record, SampleId, LOST_BODY_SIZE};
 use crate::test_memory::{HeadLoads, LoadHook};
 use crate::{split, split_with_hooks};

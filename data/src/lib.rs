@@ -69,7 +69,7 @@ pub const SECTION_SIZE: usize = 16;
 /// A small file for the README's examples: one event, one SAMPLE at ip 0x1234.
 #[doc(hidden)]
 pub fn doc_example_file() -> Result<Vec<u8>, PerfDataError> {
-    use perfring::record::{attr_flags, sample_type as st, Attr, Endian, Record, Sample};
+    use perfring::record::{attr_flags, sample_type as st, Attr, Endian, Sample};
     let attr = Attr {
         size: Attr::SIZE_VER7,
         sample_type: st::IP | st::TID,
@@ -77,9 +77,6 @@ pub fn doc_example_file() -> Result<Vec<u8>, PerfDataError> {
         ..Attr::default()
     };
     let mut w = Writer::new(std::io::Cursor::new(Vec::new()), Endian::NATIVE, vec![FileAttr { attr, ids: vec![1] }])?;
-    w.write_record(
-        &Record::Sample(Sample { ip: Some(0x1234), tid: Some(Default::default()), ..Sample::default() }),
-        0,
-    )?;
+    w.write_record(&Sample { ip: Some(0x1234), tid: Some(Default::default()), ..Sample::default() }, 0)?;
     Ok(w.finish()?.into_inner())
 }

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::io::{Seek, SeekFrom, Write};
 
-use perfring::record::{types, Attr, DecodeContext, Endian, Header, Record};
+use perfring::record::{types, Attr, DecodeContext, Encode, Endian, Header};
 
 use crate::attribution::Events;
 use crate::features::{self, Feature};
@@ -404,8 +404,9 @@ impl<W: Write> Writer<W> {
         Ok(())
     }
 
-    /// Encode `record` with event `event`'s context and write it.
-    pub fn write_record(&mut self, record: &Record<'_>, event: usize) -> Result<(), PerfDataError> {
+    /// Encode `record` (a [`Record`](perfring::record::Record), or a `Sample` built from values) with event `event`'s
+    /// context and write it.
+    pub fn write_record<R: Encode + ?Sized>(&mut self, record: &R, event: usize) -> Result<(), PerfDataError> {
         let ctx = *self.contexts.get(event).ok_or(PerfDataError::NoSuchEvent(event))?;
         let size = record.encoded_size(&ctx)?;
         let mut scratch = std::mem::take(&mut self.scratch);

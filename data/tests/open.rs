@@ -21,8 +21,8 @@ fn attrs() -> Vec<FileAttr> {
     vec![FileAttr { attr, ids: vec![1] }]
 }
 
-fn sample(ip: u64) -> Record<'static> {
-    Record::Sample(Sample { ip: Some(ip), tid: Some(Default::default()), ..Sample::default() })
+fn sample(ip: u64) -> Sample<'static> {
+    Sample { ip: Some(ip), tid: Some(Default::default()), ..Sample::default() }
 }
 
 /// Three SAMPLEs and a FINISHED_ROUND, in file or pipe mode.
@@ -47,7 +47,7 @@ fn read<S: perfring_data::Source>(mut r: Reader<S>) -> (Vec<u64>, Option<Vec<u8>
     let mut ips = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
         if let Ok(Record::Sample(s)) = rec.decode() {
-            ips.extend(s.ip);
+            ips.extend(s.ip());
         }
     }
     (ips, r.metadata().feature(perfring_data::features::HOSTNAME).map(<[u8]>::to_vec))

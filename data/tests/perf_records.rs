@@ -95,7 +95,7 @@ fn sample_file(endian: Endian) -> Vec<u8> {
     let mut w = Writer::new(Cursor::new(Vec::new()), endian, vec![FileAttr { attr, ids: vec![5] }]).unwrap();
     for ip in [0x10, 0x20] {
         let s = Sample { ip: Some(ip), tid: Some(Default::default()), time: Some(ip), ..Sample::default() };
-        w.write_record(&Record::Sample(s), 0).unwrap();
+        w.write_record(&s, 0).unwrap();
     }
     w.finish().unwrap().into_inner()
 }
@@ -105,7 +105,7 @@ fn ips(bytes: &[u8]) -> Vec<u64> {
     let mut v = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
         if let Record::Sample(s) = rec.decode().unwrap() {
-            v.push(s.ip.unwrap());
+            v.push(s.ip().unwrap());
         }
     }
     v

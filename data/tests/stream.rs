@@ -6,7 +6,7 @@
 use perfring::record::EventRecord;
 use std::io::Cursor;
 
-use perfring::record::{attr_flags, sample_type as st, types, Attr, Endian, Record, Sample};
+use perfring::record::{attr_flags, sample_type as st, types, Attr, Endian, Sample};
 use perfring_data::{FileAttr, Reader, Source, Writer};
 
 const ST: u64 = st::IDENTIFIER | st::IP | st::TID | st::TIME | st::CPU | st::PERIOD;
@@ -45,7 +45,7 @@ fn file(endian: Endian, pipe: bool) -> Vec<u8> {
                         period: Some(1),
                         ..Sample::default()
                     };
-                    $w.write_record(&Record::Sample(s), 0).unwrap();
+                    $w.write_record(&s, 0).unwrap();
                 }
                 if round == 30 {
                     $w.write_raw(&aux, &aux_data).unwrap();

@@ -29,7 +29,7 @@ fn attrs() -> Vec<FileAttr> {
 /// Two SAMPLEs of each event, a COMM, in `endian`, file or pipe mode.
 fn file(endian: Endian, pipe: bool) -> Vec<u8> {
     let ips: &'static [u64] = &[0x100, 0x200, 0x300];
-    let records: Vec<(Record<'static>, usize)> = (0..2u64)
+    let records: Vec<(Sample<'static>, usize)> = (0..2u64)
         .flat_map(|i| {
             let tid = Some(PidTid { pid: 7, tid: 8 + i as u32 });
             let s0 = Sample {
@@ -49,7 +49,7 @@ fn file(endian: Endian, pipe: bool) -> Vec<u8> {
                 phys_addr: Some(0x9000 + i),
                 ..Sample::default()
             };
-            [(Record::Sample(s0), 0), (Record::Sample(s1), 1)]
+            [(s0, 0), (s1, 1)]
         })
         .collect();
     let sid = SampleId { pid: 7, tid: 8, time: 999, identifier: 10, ..SampleId::default() }.masked(ST0);
@@ -88,7 +88,9 @@ fn check<S: perfring_data::Source>(mut reader: Reader<S>) -> usize {
         let view = r.view().unwrap();
         // The decode's own: a SAMPLE's fields, another record's trailer's.
         let decoded = match &full {
-            Record::Sample(s) => (s.time, s.identifier.or(s.id), s.tid.map(|t| t.pid), s.tid.map(|t| t.tid)),
+            Record::Sample(s) => {
+                (s.time(), s.identifier().or(s.id()), s.pid_tid().map(|t| t.pid), s.pid_tid().map(|t| t.tid))
+            }
             other => other.sample_id().map_or((None, None, None, None), |t| (t.time(), t.event_id(), t.pid(), t.tid())),
         };
         assert_eq!((view.time(), view.id(), view.pid(), view.tid()), decoded, "{r:?}");
@@ -101,13 +103,16 @@ fn check<S: perfring_data::Source>(mut reader: Reader<S>) -> usize {
         let v = r.sample().unwrap();
         assert_eq!(
             (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.period()),
-            (s.identifier, s.ip, s.tid, s.time, s.period)
+            (s.identifier(), s.ip(), s.pid_tid(), s.time(), s.period())
         );
-        assert_eq!((v.callchain(), v.phys_addr()), (Ok(s.callchain), Ok(s.phys_addr)));
+        assert_eq!((v.callchain(), v.phys_addr()), (Ok(s.callchain().unwrap()), Ok(s.phys_addr().unwrap())));
         match r.event().ok() {
             Some(0) => {
                 let f = r.fixed::<ST0>().unwrap();
-                assert_eq!((f.identifier(), f.ip(), f.time(), f.period()), (s.identifier, s.ip, s.time, s.period));
+                assert_eq!(
+                    (f.identifier(), f.ip(), f.time(), f.period()),
+                    (s.identifier(), s.ip(), s.time(), s.period())
+                );
                 assert_eq!(
                     r.fixed::<ST1>().err(),
                     Some(DecodeError::SampleTypeDiffers { sample_type: ST0, fixed: ST1 })
@@ -115,7 +120,7 @@ fn check<S: perfring_data::Source>(mut reader: Reader<S>) -> usize {
             }
             _ => {
                 let f = r.fixed::<ST1>().unwrap();
-                assert_eq!((f.identifier(), f.ip(), f.pid_tid()), (s.identifier, s.ip, s.tid));
+                assert_eq!((f.identifier(), f.ip(), f.pid_tid()), (s.identifier(), s.ip(), s.pid_tid()));
             }
         }
     }

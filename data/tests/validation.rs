@@ -28,7 +28,7 @@ fn file(attrs: Vec<FileAttr>) -> Vec<u8> {
             time: (t & st::TIME != 0).then_some(10 - i as u64),
             ..Sample::default()
         };
-        w.write_record(&Record::Sample(s), i).unwrap();
+        w.write_record(&s, i).unwrap();
     }
     w.finished_round().unwrap();
     w.finish().unwrap().into_inner()
@@ -281,7 +281,7 @@ fn a_duplicated_id_goes_to_the_last_event_listing_it_with_a_warning() {
     let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs.clone()).unwrap();
     let s =
         Sample { identifier: Some(11), ip: Some(1), tid: Some(Default::default()), time: Some(1), ..Sample::default() };
-    w.write_record(&Record::Sample(s), 0).unwrap();
+    w.write_record(&s, 0).unwrap();
     let bytes = w.finish().unwrap().into_inner();
     let mut r = Reader::from_bytes(&bytes).unwrap();
     assert_eq!(r.metadata().warnings(), [Warning::DuplicateId { count: 1, id: 11, previous: 0, event: 1 }]);
@@ -300,7 +300,7 @@ fn unknown_ids_are_counted_in_one_warning() {
             time: Some(1),
             ..Sample::default()
         };
-        w.write_record(&Record::Sample(s), 0).unwrap();
+        w.write_record(&s, 0).unwrap();
     }
     let bytes = w.finish().unwrap().into_inner();
     let mut r = Reader::from_bytes(&bytes).unwrap();
@@ -334,7 +334,7 @@ fn time_order_holds_two_rounds_as_perf_does() {
     // Round 1: samples at 5, 3, 4 and a COMM at 2; round 2: a late sample at 1, then 7;
     // round 3: 6.
     for time in [5, 3, 4] {
-        w.write_record(&Record::Sample(sample(time)), 0).unwrap();
+        w.write_record(&sample(time), 0).unwrap();
     }
     let comm = perfring::record::Comm {
         misc: 0,
@@ -346,16 +346,16 @@ fn time_order_holds_two_rounds_as_perf_does() {
     w.write_record(&Record::Comm(comm), 0).unwrap();
     w.finished_round().unwrap();
     for time in [1, 7] {
-        w.write_record(&Record::Sample(sample(time)), 0).unwrap();
+        w.write_record(&sample(time), 0).unwrap();
     }
     w.finished_round().unwrap();
-    w.write_record(&Record::Sample(sample(6)), 0).unwrap();
+    w.write_record(&sample(6), 0).unwrap();
     let bytes = w.finish().unwrap().into_inner();
     let mut r = Reader::from_bytes(&bytes).unwrap().time_ordered();
     let mut seen = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
         let time = match rec.decode().unwrap() {
-            Record::Sample(s) => s.time,
+            Record::Sample(s) => s.time(),
             Record::Comm(c) => c.sample_id.map(|s| s.time),
             _ => None,
         };
@@ -450,11 +450,11 @@ fn auxtrace_data_comes_with_its_record() {
         Sample { identifier: Some(22), ip: Some(5), tid: Some(Default::default()), time: Some(1), ..Sample::default() };
     let mut w = Writer::new(Cursor::new(Vec::new()), Endian::Little, attrs.clone()).unwrap();
     w.write_raw(&rec, &aux).unwrap();
-    w.write_record(&Record::Sample(sample), 1).unwrap();
+    w.write_record(&sample, 1).unwrap();
     let file_bytes = w.finish().unwrap().into_inner();
     let mut p = Writer::pipe(Vec::new(), Endian::Little, attrs).unwrap();
     p.write_raw(&rec, &aux).unwrap();
-    p.write_record(&Record::Sample(sample), 1).unwrap();
+    p.write_record(&sample, 1).unwrap();
     let pipe_bytes = p.finish_pipe().unwrap();
     let check = |r: &mut dyn FnMut() -> Option<Seen>| {
         let mut got = Vec::new();
@@ -519,7 +519,7 @@ fn time_order_over_many_rounds_delivers_everything_sorted() {
                 time: Some(time),
                 ..Sample::default()
             };
-            w.write_record(&Record::Sample(s), 0).unwrap();
+            w.write_record(&s, 0).unwrap();
         }
         w.finished_round().unwrap();
     }
@@ -528,8 +528,8 @@ fn time_order_over_many_rounds_delivers_everything_sorted() {
     let mut seen = Vec::new();
     while let Some(rec) = r.next_record().unwrap() {
         if let Record::Sample(s) = rec.decode().unwrap() {
-            assert_eq!(s.ip, s.time, "the record's bytes are its own after compaction");
-            seen.push(s.time.unwrap());
+            assert_eq!(s.ip(), s.time(), "the record's bytes are its own after compaction");
+            seen.push(s.time().unwrap());
         }
     }
     times.sort();
@@ -584,7 +584,7 @@ fn metadata_is_read_through_the_record_while_walking() {
             time: Some(1),
             ..Sample::default()
         };
-        w.write_record(&Record::Sample(s), event).unwrap();
+        w.write_record(&s, event).unwrap();
     }
     let bytes = w.finish_pipe().unwrap();
     let mut r = Reader::from_bytes(&bytes).unwrap();
@@ -592,7 +592,7 @@ fn metadata_is_read_through_the_record_while_walking() {
     while let Some(rec) = r.next_record().unwrap() {
         let meta = rec.metadata();
         let of_id = match rec.decode() {
-            Ok(Record::Sample(s)) => meta.event_set().event_of_id(s.identifier.unwrap()),
+            Ok(Record::Sample(s)) => meta.event_set().event_of_id(s.identifier().unwrap()),
             _ => None,
         };
         seen.push((rec.raw().header.type_, meta.attrs().len(), rec.event().ok(), of_id, meta.warnings().len()));
@@ -715,7 +715,7 @@ fn a_foreign_bitmap_without_hostname_is_read_as_perf_reads_it() {
     let attrs = vec![FileAttr { attr: attr(st::IP | st::TID, true), ids: vec![1] }];
     let mut w = Writer::new(Cursor::new(Vec::new()), endian, attrs).unwrap();
     let s = Sample { ip: Some(1), tid: Some(Default::default()), ..Sample::default() };
-    w.write_record(&Record::Sample(s), 0).unwrap();
+    w.write_record(&s, 0).unwrap();
     w.set_feature(features::OSRELEASE, &Feature::String("6.1".into())).unwrap();
     w.set_feature_bytes(35, features::encode_string("a", endian)).unwrap();
     w.set_feature_bytes(36, features::encode_string("b", endian)).unwrap();
@@ -763,7 +763,7 @@ fn a_foreign_bitmap_without_hostname_is_read_as_perf_reads_it() {
     // In this host's order, a bitmap without HOSTNAME is read as it is.
     let attrs = vec![FileAttr { attr: attr(st::IP | st::TID, true), ids: vec![1] }];
     let mut w = Writer::new(Cursor::new(Vec::new()), Endian::NATIVE, attrs).unwrap();
-    w.write_record(&Record::Sample(s), 0).unwrap();
+    w.write_record(&s, 0).unwrap();
     w.set_feature(features::OSRELEASE, &Feature::String("6.1".into())).unwrap();
     let bytes = w.finish().unwrap().into_inner();
     let r = Reader::from_bytes(&bytes).unwrap();

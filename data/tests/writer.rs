@@ -4,7 +4,7 @@
 use perfring::record::EventRecord;
 use std::io::Cursor;
 
-use perfring::record::{attr_flags, sample_type as st, types, Attr, Endian, Header, PidTid, Record, Sample};
+use perfring::record::{attr_flags, sample_type as st, types, Attr, Endian, Header, PidTid, Sample};
 use perfring_data::{FileAttr, Reader, Writer};
 
 fn attr() -> Attr {
@@ -18,14 +18,8 @@ fn attr() -> Attr {
     }
 }
 
-fn sample(time: u64) -> Record<'static> {
-    Record::Sample(Sample {
-        misc: 2,
-        ip: Some(0x1234),
-        tid: Some(PidTid { pid: 42, tid: 42 }),
-        time: Some(time),
-        ..Sample::default()
-    })
+fn sample(time: u64) -> Sample<'static> {
+    Sample { misc: 2, ip: Some(0x1234), tid: Some(PidTid { pid: 42, tid: 42 }), time: Some(time), ..Sample::default() }
 }
 
 /// AUXTRACE (71): `{header (48 bytes); u64 size, offset, reference; u32 idx, tid, cpu,

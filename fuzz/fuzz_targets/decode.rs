@@ -29,7 +29,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use perfring::record::{
-    branch_sample_type, sample_type as st, Attr, DecodeContext, DecodeError, EncodeError, Endian, EventLayout,
+    branch_sample_type, sample_type as st, Attr, DecodeContext, DecodeError, Encode, EncodeError, Endian, EventLayout,
     EventRecord, EventSet, Header, IdEntry, RawRecord, Record, Walker,
 };
 
@@ -70,7 +70,7 @@ where
 }
 
 fn ambiguous(rec: &Record<'_>, ctx: &DecodeContext) -> bool {
-    matches!(rec, Record::Sample(s) if s.branch_stack.is_some_and(|b| b.entries.is_empty()))
+    matches!(rec, Record::Sample(s) if s.branch_stack().ok().flatten().is_some_and(|b| b.entries.is_empty()))
         && ctx.branch_sample_type & branch_sample_type::HW_INDEX != 0
 }
 
@@ -112,8 +112,11 @@ fn fast_path<'a>(rec: &impl EventRecord<'a>, bytes: &[u8], ctx: &DecodeContext, 
         let fields = fields.map(|(t, i, s, c, p, d)| [t, i, s, wide(c), wide(p), wide(d)]);
         let want = perfring_tests::decode::identifying(full);
         assert_eq!(fields, Some(want), "{full:?}");
-        if let Record::Sample(s) = full {
+        if let Record::Sample(d) = full {
+            // The decode's view passed every check of the decode: its values decode.
+            let s = d.to_sample().expect("a decoded SAMPLE's view decodes whole");
             let v = sample.expect("a decoded SAMPLE has a view");
+            assert_eq!(&v, d, "the decode's view is the record's view");
             assert_eq!(
                 (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr()),
                 (s.identifier, s.ip, s.tid, s.time, s.addr)

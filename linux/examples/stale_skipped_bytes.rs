@@ -68,7 +68,7 @@ fn main() -> ExitCode {
         let read = session.drain(|r| match r.decode() {
             Ok(Record::Sample(s)) => {
                 samples += 1;
-                let Some(stack) = s.stack_user else { return errors += 1 };
+                let Ok(Some(stack)) = s.stack_user() else { return errors += 1 };
                 let valid = stack.valid().len();
                 if valid < stack.data.len() {
                     partial += 1;

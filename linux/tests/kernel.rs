@@ -120,11 +120,11 @@ fn two_events_in_one_ring_are_attributed_to_their_event() {
         let i = rec.event().unwrap();
         let Ok(Record::Sample(s)) = rec.decode() else { continue };
         per_event[i] += 1;
-        assert_eq!(s.identifier, Some([ea.id(), eb.id()][i]));
-        assert_eq!(s.tid.map(|t| t.tid), Some(gettid()));
+        assert_eq!(s.identifier(), Some([ea.id(), eb.id()][i]));
+        assert_eq!(s.pid_tid().map(|t| t.tid), Some(gettid()));
         match i {
-            0 => assert!(s.ip.is_some() && s.period.is_none()),
-            _ => assert!(s.ip.is_none() && s.period == Some(150_000)),
+            0 => assert!(s.ip().is_some() && s.period().is_none()),
+            _ => assert!(s.ip().is_none() && s.period() == Some(150_000)),
         }
     }
     assert!(per_event[0] > 20 && per_event[1] > 20, "samples per event: {per_event:?}");
@@ -160,7 +160,7 @@ fn a_backward_overwrite_ring_reads_newest_first_under_pause() {
     let summary = reader
         .read(&mut vec![0u8; 1 << 16], |r| {
             if let Ok(Record::Sample(s)) = set.attribute(r).decode() {
-                times.push(s.time.unwrap());
+                times.push(s.time().unwrap());
             }
         })
         .unwrap();
@@ -571,8 +571,8 @@ fn an_event_on_each_online_cpu_fills_that_cpus_ring() {
         let mut samples = 0;
         for r in drain(ring) {
             let Ok(Record::Sample(s)) = attributed(&set, &r).decode() else { continue };
-            assert_eq!(s.cpu.map(|c| c.cpu), Some(*cpu), "a sample of CPU {cpu}'s event names its CPU");
-            assert_eq!(s.identifier, Some(event.id()), "written by that CPU's event");
+            assert_eq!(s.cpu().map(|c| c.cpu), Some(*cpu), "a sample of CPU {cpu}'s event names its CPU");
+            assert_eq!(s.identifier(), Some(event.id()), "written by that CPU's event");
             samples += 1;
         }
         counts.push((*cpu, samples));

@@ -7,8 +7,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use perfring::record::{
-    attr_flags, Attr, DecodeContext, DecodeError, EventLayout, EventRecord, EventSet, Header, IdEntry, RawRecord,
-    Record,
+    attr_flags, types, Attr, DecodeContext, DecodeError, Encode, EncodeError, EventLayout, EventRecord, EventSet,
+    Header, IdEntry, RawRecord, Record, Sample, SampleId,
 };
 
 /// The attr whose records `ctx` lays out: the fields a decode context is made of.
@@ -57,6 +57,63 @@ pub fn decode<'a>(bytes: &'a [u8], ctx: &DecodeContext) -> Result<Record<'a>, De
     }
 }
 
+/// A record as values: the complete decode with a SAMPLE's view read into its [`Sample`] (what
+/// the round trips and the golden files compare, and what the encoder writes back).
+// A test value, compared and re-encoded, never in a loop that its size would slow.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Values<'a> {
+    /// A SAMPLE's fields.
+    Sample(Sample<'a>),
+    /// Any other record.
+    Record(Record<'a>),
+}
+
+impl<'a> Values<'a> {
+    /// `record`'s values; a SAMPLE's view that does not decode is that error (never, for a
+    /// view the complete decode gave).
+    pub fn of(record: Record<'a>) -> Result<Values<'a>, DecodeError> {
+        Ok(match record {
+            Record::Sample(v) => Values::Sample(v.to_sample()?),
+            other => Values::Record(other),
+        })
+    }
+    /// `header.type`.
+    pub fn type_(&self) -> u32 {
+        match self {
+            Values::Sample(_) => types::SAMPLE,
+            Values::Record(r) => r.type_(),
+        }
+    }
+    /// The `sample_id` trailer (`None` for a SAMPLE).
+    pub fn sample_id(&self) -> Option<&SampleId> {
+        match self {
+            Values::Sample(_) => None,
+            Values::Record(r) => r.sample_id(),
+        }
+    }
+}
+
+impl Encode for Values<'_> {
+    fn encoded_size(&self, ctx: &DecodeContext) -> Result<usize, EncodeError> {
+        match self {
+            Values::Sample(s) => s.encoded_size(ctx),
+            Values::Record(r) => r.encoded_size(ctx),
+        }
+    }
+    fn encode(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError> {
+        match self {
+            Values::Sample(s) => s.encode(ctx, out),
+            Values::Record(r) => r.encode(ctx, out),
+        }
+    }
+}
+
+/// [`decode`], as [`Values`].
+pub fn values<'a>(bytes: &'a [u8], ctx: &DecodeContext) -> Result<Values<'a>, DecodeError> {
+    Values::of(decode(bytes, ctx)?)
+}
+
 /// The values perf identifies a record by — time, event id (IDENTIFIER, else ID), stream id,
 /// cpu, pid, tid — as the complete decode holds them: a SAMPLE's fields, another record's
 /// `sample_id` trailer's. What a record's view (`EventRecord::view`) must read.
@@ -64,12 +121,12 @@ pub fn identifying(record: &Record<'_>) -> [Option<u64>; 6] {
     let wide = |v: Option<u32>| v.map(u64::from);
     match record {
         Record::Sample(s) => [
-            s.time,
-            s.identifier.or(s.id),
-            s.stream_id,
-            wide(s.cpu.map(|c| c.cpu)),
-            wide(s.tid.map(|t| t.pid)),
-            wide(s.tid.map(|t| t.tid)),
+            s.time(),
+            s.identifier().or(s.id()),
+            s.stream_id(),
+            wide(s.cpu().map(|c| c.cpu)),
+            wide(s.pid_tid().map(|t| t.pid)),
+            wide(s.pid_tid().map(|t| t.tid)),
         ],
         other => other.sample_id().map_or([None; 6], |t| {
             [t.time(), t.event_id(), t.stream_id(), wide(t.cpu()), wide(t.pid()), wide(t.tid())]

@@ -160,24 +160,24 @@ fn read_ours(bytes: &[u8], with_cpu_default: Option<bool>) -> Ours {
         let cpu_bit = attr.sample_type & st::CPU != 0;
         let with = *with_cpu.get_or_insert(cpu_bit);
         let Record::Sample(s) = rec.decode().unwrap() else { panic!("a SAMPLE decodes to a Sample") };
-        let tid = s.tid.unwrap();
+        let tid = s.pid_tid().unwrap();
         let tuple = |period| {
             (
                 tid.pid,
                 tid.tid,
-                s.time.unwrap(),
-                if with { Some(s.cpu.unwrap().cpu) } else { None },
-                s.ip.unwrap(),
+                s.time().unwrap(),
+                if with { Some(s.cpu().unwrap().cpu) } else { None },
+                s.ip().unwrap(),
                 period,
             )
         };
         // A READ sample (`:S`): perf delivers one sample per counter that moved, with the
         // difference as its period (`deliver_sample_group`); the reader gives those deliveries.
-        if s.read.is_some() {
+        if s.read().unwrap().is_some() {
             samples.extend(rec.read_deliveries().iter().map(|d| tuple(d.period)));
             continue;
         }
-        samples.push(tuple(s.period.unwrap_or(attr.sample_period)));
+        samples.push(tuple(s.period().unwrap_or(attr.sample_period)));
     }
     Ours { counts, samples, with_cpu: with_cpu.unwrap_or(false) }
 }
@@ -247,7 +247,7 @@ fn read_samples_are_delivered_per_member_as_perf_script_prints_them() {
             );
             assert!(rec.metadata().attrs()[d.event].ids.contains(&d.id));
             let Record::Sample(s) = rec.decode().unwrap() else { panic!("only samples deliver") };
-            ours.push((s.time.unwrap(), d.period, names[d.event].clone()));
+            ours.push((s.time().unwrap(), d.period, names[d.event].clone()));
         }
     }
     assert!(ours.len() > 20 && names.len() == 2, "{} deliveries, events {names:?}", ours.len());
@@ -584,8 +584,8 @@ fn a_threads_directory_reads_as_perf_reads_it() {
     while let Some(rec) = r.next_record().unwrap() {
         *counts.entry(stat_name(rec.raw().header.type_)).or_default() += 1;
         if let Ok(Record::Sample(s)) = rec.decode() {
-            let t = s.tid.unwrap();
-            samples.push((t.pid, t.tid, s.time.unwrap(), None, s.ip.unwrap(), s.period.unwrap_or(100000)));
+            let t = s.pid_tid().unwrap();
+            samples.push((t.pid, t.tid, s.time().unwrap(), None, s.ip().unwrap(), s.period().unwrap_or(100000)));
         }
     }
     assert_eq!(counts, perf_counts(&dir), "record counts by type");

@@ -24,7 +24,7 @@ use std::process::Command;
 
 use perfring::record::*;
 use perfring_data::{features, features::Feature, FileAttr, Reader, Writer};
-use perfring_tests::decode::decode;
+use perfring_tests::decode::{decode, Values};
 
 // ---------------------------------------------------------------------------------------------
 // Running perf and reading its dump.
@@ -173,15 +173,15 @@ impl<'f> FileView<'f> {
         let mut prefix = self.prefix(Some(sid.cpu), Some(sid.time), false);
         let head = match rec {
             Record::Sample(s) => {
-                prefix = self.prefix(s.cpu.map(|c| c.cpu), s.time, true);
-                self.sample_details(fr, s, a, &mut details);
-                let (pid, tid) = s.tid.map_or((-1, -1), |t| (t.pid as i32, t.tid as i32));
+                prefix = self.prefix(s.cpu().map(|c| c.cpu), s.time(), true);
+                self.sample_details(fr, &s.to_sample().unwrap(), a, &mut details);
+                let (pid, tid) = s.pid_tid().map_or((-1, -1), |t| (t.pid as i32, t.tid as i32));
                 format!(
                     "SAMPLE(IP, {:#x}): {pid}/{tid}: {} period: {} addr: {}",
-                    s.misc,
-                    chex(s.ip.unwrap_or(0)),
-                    s.period.unwrap_or(a.sample_period),
-                    chex(s.addr.unwrap_or(0))
+                    s.misc(),
+                    chex(s.ip().unwrap_or(0)),
+                    s.period().unwrap_or(a.sample_period),
+                    chex(s.addr().unwrap_or(0))
                 )
             }
             Record::Mmap(m) => format!(
@@ -531,9 +531,9 @@ fn check_raw_tracepoint_headers(path: &Path) {
     for fr in file.records() {
         if let (Some(i), Record::Sample(s)) = file.decode(&fr).unwrap() {
             let a = &file.attrs[i].attr;
-            if let (2, Some(raw)) = (a.type_, s.raw) {
+            if let (2, Some(raw)) = (a.type_, s.raw().unwrap()) {
                 assert_eq!(u64::from(file.endian.u16(raw[..2].try_into().unwrap())), a.config);
-                assert_eq!(file.endian.u32(raw[4..8].try_into().unwrap()), s.tid.unwrap().tid);
+                assert_eq!(file.endian.u32(raw[4..8].try_into().unwrap()), s.pid_tid().unwrap().tid);
                 assert_eq!((raw.len() + 4) % 8, 0);
                 n += 1;
             }
@@ -631,12 +631,12 @@ fn sid(ctx: &DecodeContext, identifier: u64, time: u64, cpu: u32) -> SampleId {
 }
 
 /// The records of the synthetic file, each with the index of the event whose context encodes it.
-fn synthetic_records<'a>(store: &'a Store, ctxs: &[DecodeContext], arrays: &'a Arrays) -> Vec<(usize, Record<'a>)> {
+fn synthetic_records<'a>(store: &'a Store, ctxs: &[DecodeContext], arrays: &'a Arrays) -> Vec<(usize, Values<'a>)> {
     let s = &store.strings;
     let sb = &ctxs[2];
     let t0 = 1_000_000;
     let side = |k: u64| Some(sid(sb, ID_SIDEBAND, t0 + k, (k % 2) as u32));
-    let mut v: Vec<(usize, Record<'a>)> = vec![
+    let v: Vec<(usize, Record<'a>)> = vec![
         (
             2,
             Record::Mmap(Mmap {
@@ -795,6 +795,7 @@ fn synthetic_records<'a>(store: &'a Store, ctxs: &[DecodeContext], arrays: &'a A
         ),
         (2, Record::AuxOutputHwId(AuxOutputHwId { misc: 0, hw_id: 0xabc, sample_id: side(26) })),
     ];
+    let mut v: Vec<(usize, Values<'_>)> = v.into_iter().map(|(i, r)| (i, Values::Record(r))).collect();
     v.extend(arrays.samples());
     v
 }
@@ -861,7 +862,7 @@ impl Arrays {
 
     /// Four samples of the every-bit event (kernel and user, each register ABI, with and
     /// without a stack dump, two cgroups) and two of the full-WEIGHT event.
-    fn samples(&self) -> Vec<(usize, Record<'_>)> {
+    fn samples(&self) -> Vec<(usize, Values<'_>)> {
         let full = |k: u64, kernel: bool, abi: u64, stack: bool, cgroup: u64| Sample {
             misc: if kernel { misc::KERNEL } else { misc::USER | misc::EXACT_IP },
             identifier: Some(ID_ALL),
@@ -924,18 +925,18 @@ impl Arrays {
             ..Sample::default()
         };
         vec![
-            (0, Record::Sample(full(0, true, REGS_ABI_64, true, CGROUP_A))),
-            (0, Record::Sample(full(1, false, REGS_ABI_64, false, CGROUP_B))),
-            (0, Record::Sample(full(2, false, REGS_ABI_NONE, true, CGROUP_B))),
-            (0, Record::Sample(full(3, false, REGS_ABI_32, true, CGROUP_B))),
-            (1, Record::Sample(weight(0))),
-            (1, Record::Sample(weight(1))),
+            (0, Values::Sample(full(0, true, REGS_ABI_64, true, CGROUP_A))),
+            (0, Values::Sample(full(1, false, REGS_ABI_64, false, CGROUP_B))),
+            (0, Values::Sample(full(2, false, REGS_ABI_NONE, true, CGROUP_B))),
+            (0, Values::Sample(full(3, false, REGS_ABI_32, true, CGROUP_B))),
+            (1, Values::Sample(weight(0))),
+            (1, Values::Sample(weight(1))),
         ]
     }
 }
 
 /// Write the synthetic file in `endian`, with the records `keep` accepts; returns its path.
-fn write_synthetic(endian: Endian, name: &str, keep: &dyn Fn(&Record<'_>) -> bool) -> PathBuf {
+fn write_synthetic(endian: Endian, name: &str, keep: &dyn Fn(&Values<'_>) -> bool) -> PathBuf {
     let store = Store::new();
     let arrays = Arrays::new();
     let attrs = synthetic_attrs().into_iter().map(|(attr, id)| FileAttr { attr, ids: vec![id] }).collect();
@@ -960,12 +961,12 @@ fn write_synthetic(endian: Endian, name: &str, keep: &dyn Fn(&Record<'_>) -> boo
 }
 
 /// The synthetic file decodes, with our reader, to exactly the records we wrote.
-fn check_synthetic_decodes(path: &Path, keep: &dyn Fn(&Record<'_>) -> bool) -> usize {
+fn check_synthetic_decodes(path: &Path, keep: &dyn Fn(&Values<'_>) -> bool) -> usize {
     let store = Store::new();
     let arrays = Arrays::new();
     let file = Capture::open(path);
     let ctxs: Vec<DecodeContext> = (0..3).map(|i| file.context(i).unwrap()).collect();
-    let expected: Vec<(usize, Record<'_>)> =
+    let expected: Vec<(usize, Values<'_>)> =
         synthetic_records(&store, &ctxs, &arrays).into_iter().filter(|(_, r)| keep(r)).collect();
     let mut n = 0;
     for fr in file.records() {
@@ -975,7 +976,7 @@ fn check_synthetic_decodes(path: &Path, keep: &dyn Fn(&Record<'_>) -> bool) -> u
         }
         let (want_attr, want) = &expected[n];
         assert_eq!(attr, Some(*want_attr), "event of record {n}");
-        assert_eq!(&rec, want, "record {n} ({:?})", file.endian);
+        assert_eq!(&Values::of(rec).unwrap(), want, "record {n} ({:?})", file.endian);
         n += 1;
     }
     assert_eq!(n, expected.len());
@@ -1143,7 +1144,7 @@ fn big_endian_copies_decode_to_the_same_fields() {
     if perf_ok {
         // perf 6.1 has no byte-swap for KSYMBOL and BPF_EVENT (it then reads garbage and
         // stops): leave them out of the files perf compares.
-        let keep = |r: &Record<'_>| !matches!(r, Record::Ksymbol(_) | Record::BpfEvent(_));
+        let keep = |r: &Values<'_>| !matches!(r, Values::Record(Record::Ksymbol(_) | Record::BpfEvent(_)));
         let le = write_synthetic(Endian::Little, "perf-le.data", &keep);
         let be = write_synthetic(Endian::Big, "perf-be.data", &keep);
         let dump = |p: &Path| parse_dump(&perf(&["report", "-D", "--stdio", "-i", p.to_str().unwrap()]));
@@ -1177,6 +1178,7 @@ fn big_endian_copies_decode_to_the_same_fields() {
             assert_eq!(fr.bytes, originals[n], "{name}: record {i} re-encoded");
             let (la, lr) = le.decode(&fr).unwrap();
             let (ba, br) = be.decode(&fb).unwrap();
+            let (lr, br) = (Values::of(lr).unwrap(), Values::of(br).unwrap());
             assert_eq!((la, lr), (ba, br), "{name}: record {i} in both orders");
             n += 1;
         }

@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::ffi::CString;
 
 use perfring::record::*;
-use perfring_tests::decode::decode;
+use perfring_tests::decode::{values as decode, Values};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -130,7 +130,7 @@ fn shape(m: &Material, ctx: &DecodeContext) -> Shaped {
 }
 
 /// Build a record of `m.kind`, valid for `ctx`, borrowing from `m` and `s`.
-fn build<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext) -> Record<'a> {
+fn build<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext) -> Values<'a> {
     let w = &m.words;
     let sid = ctx.sample_id_all.then(|| m.sid.masked(ctx.sample_type));
     let misc = m.misc;
@@ -153,7 +153,7 @@ fn build<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext) -> Record<'a> 
         }
     };
     let str0 = m.strings[0].as_c_str();
-    match m.kind {
+    Values::Record(match m.kind {
         0 => Record::Mmap(Mmap {
             misc,
             pid: w[0] as u32,
@@ -191,7 +191,7 @@ fn build<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext) -> Record<'a> 
             }
         }
         7 => Record::Read(ReadRecord { misc, pid: w[0] as u32, tid: w[1] as u32, values: read(5), sample_id: sid }),
-        8 => Record::Sample(sample(m, s, ctx, read(5))),
+        8 => return Values::Sample(sample(m, s, ctx, read(5))),
         9 => {
             let build_id = m.flags[0];
             let file = if build_id {
@@ -273,7 +273,7 @@ fn build<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext) -> Record<'a> 
             let size = (8 + m.bytes.len()) as u16;
             Record::Unknown { header: Header { type_, misc, size }, body: &m.bytes }
         }
-    }
+    })
 }
 
 /// A SAMPLE with exactly the fields of `ctx.sample_type`.
@@ -346,7 +346,7 @@ fn sample<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext, read: ReadVal
 }
 
 /// Encode, decode, compare; re-encode and compare bytes; cut short and expect errors.
-fn round_trip(rec: &Record<'_>, ctx: &DecodeContext) -> Result<usize, TestCaseError> {
+fn round_trip(rec: &Values<'_>, ctx: &DecodeContext) -> Result<usize, TestCaseError> {
     let size = rec.encoded_size(ctx).map_err(|e| TestCaseError::fail(format!("{e}: {rec:?}")))?;
     let mut buf = vec![0xa5u8; size + 8];
     let n = rec.encode(ctx, &mut buf).map_err(|e| TestCaseError::fail(format!("{e}")))?;
@@ -356,12 +356,12 @@ fn round_trip(rec: &Record<'_>, ctx: &DecodeContext) -> Result<usize, TestCaseEr
     let header = Header::parse(bytes, ctx.endian).unwrap();
     prop_assert_eq!(usize::from(header.size), n);
     prop_assert_eq!(header.type_, rec.type_());
-    if !matches!(rec, Record::Unknown { .. }) {
+    if !matches!(rec, Values::Record(Record::Unknown { .. })) {
         prop_assert_eq!(n % 8, 0, "typed records are 8-byte aligned");
     }
     let back = decode(bytes, ctx).map_err(|e| TestCaseError::fail(format!("{e}\n{rec:#?}")))?;
     prop_assert_eq!(&back, rec);
-    if let Record::Sample(s) = &back {
+    if let Values::Sample(s) = &back {
         // The view reads every field as the complete decode does, the tail after RAW included.
         let raw = perfring_tests::decode::raw(bytes, ctx).unwrap();
         let attributed = perfring_tests::decode::events_of(ctx).attribute(&raw);
@@ -398,7 +398,7 @@ fn round_trip(rec: &Record<'_>, ctx: &DecodeContext) -> Result<usize, TestCaseEr
         let mut cut = bytes[..len].to_vec();
         cut[6..8].copy_from_slice(&ctx.endian.put_u16(len as u16));
         let r = decode(&cut, ctx);
-        if let Record::Sample(s) = rec {
+        if let Values::Sample(s) = rec {
             // The READ counters of a prefix: an error, or (READ wholly inside the prefix) the
             // same counters; never a read past it.
             let raw = perfring_tests::decode::raw(&cut, ctx).unwrap();
@@ -407,15 +407,17 @@ fn round_trip(rec: &Record<'_>, ctx: &DecodeContext) -> Result<usize, TestCaseEr
                 prop_assert_eq!(c.counters().collect::<Vec<_>>(), counters_of(s.read), "prefix {} of {}", len, n);
             }
         }
-        if !matches!(rec, Record::Unknown { .. }) {
+        if !matches!(rec, Values::Record(Record::Unknown { .. })) {
             // A shorter string area or an unknown type can still be a valid record.
             let string_kind = matches!(
                 rec,
-                Record::Mmap(_) | Record::Mmap2(_) | Record::Comm(_) | Record::Cgroup(_) | Record::Ksymbol(_)
+                Values::Record(
+                    Record::Mmap(_) | Record::Mmap2(_) | Record::Comm(_) | Record::Cgroup(_) | Record::Ksymbol(_)
+                )
             );
             // A SAMPLE with HW_INDEX and nr = 0 may also read as the kernel's no-stack form
             // (see `BranchStack`): a prefix 8 bytes short can then be a valid sample.
-            let ambiguous = matches!(rec, Record::Sample(s) if s.branch_stack.is_some_and(|b| b.entries.is_empty()))
+            let ambiguous = matches!(rec, Values::Sample(s) if s.branch_stack.is_some_and(|b| b.entries.is_empty()))
                 && ctx.branch_sample_type & branch_sample_type::HW_INDEX != 0;
             prop_assert!(r.is_err() || string_kind || ambiguous, "prefix {len} of {n} decoded: {r:?}");
         }
@@ -461,7 +463,7 @@ fn random_records_of_every_type_round_trip() {
             c.bytes += n;
             c.big += usize::from(ctx.endian == Endian::Big);
             c.with_trailer += usize::from(rec.sample_id().is_some());
-            if let Record::Sample(s) = &rec {
+            if let Values::Sample(s) = &rec {
                 for (bit, count) in c.sample_bits.iter_mut().enumerate() {
                     *count += usize::from(ctx.sample_type & (1 << bit) != 0);
                 }
@@ -495,8 +497,8 @@ fn every_sample_bit_at_once_round_trips_in_both_orders() {
             let shaped = shape(&m, &ctx);
             let as_read = Material { kind: 7, ..m.clone() };
             let read = build(&as_read, &shaped, &ctx);
-            let Record::Read(r) = read else { unreachable!() };
-            let rec = Record::Sample(sample(&m, &shaped, &ctx, r.values));
+            let Values::Record(Record::Read(r)) = read else { unreachable!() };
+            let rec = Values::Sample(sample(&m, &shaped, &ctx, r.values));
             round_trip(&rec, &ctx)?;
             Ok(())
         })
@@ -534,7 +536,7 @@ fn the_producers_lost_record_is_the_general_encoders() {
             consumer.for_each(&mut [0u8; 256], |r| got.push(r.bytes.to_vec())).unwrap();
             prop_assert_eq!(got.len(), 2, "the LOST record, then the record");
             prop_assert_eq!(&got[0][..], &want[..n]);
-            prop_assert_eq!(decode(&got[0], &ctx), Ok(lost_rec));
+            prop_assert_eq!(decode(&got[0], &ctx), Ok(Values::Record(lost_rec)));
             Ok(())
         })
         .unwrap();

@@ -96,11 +96,14 @@ fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData,
         let seen = [view.time(), view.id(), view.stream_id(), wide(view.cpu()), wide(view.pid()), wide(view.tid())];
         assert_eq!(seen, perfring_tests::decode::identifying(&full), "{what}: time, id, stream_id, cpu, pid, tid");
     }
-    let Record::Sample(s) = full else {
+    let Record::Sample(d) = full else {
         assert_eq!(rec.sample().err(), Some(perfring::record::DecodeError::NotASample { type_: r.header.type_ }));
         return false;
     };
     let v = rec.sample().unwrap();
+    // The complete decode's SAMPLE is the same view, checked whole; its values the reference.
+    assert_eq!(d, v, "{what}");
+    let s = d.to_sample().unwrap();
     assert_eq!(r.header.misc, s.misc, "{what}");
     assert_eq!(v.identifier(), s.identifier, "{what}");
     assert_eq!(v.ip(), s.ip, "{what}");
@@ -197,7 +200,7 @@ fn big_endian_layouts_read_the_same_fields() {
         assert_eq!((v.time(), v.period(), v.addr(), r.raw().header.misc), (Some(1_000_000), Some(4000), None, 1));
         let Ok(Record::Sample(s)) = r.decode() else { panic!("{:?}", r.decode()) };
         assert_eq!(
-            (s.identifier, s.ip, s.time, s.period, s.misc),
+            (s.identifier(), s.ip(), s.time(), s.period(), s.misc()),
             (Some(7), Some(0xffff_8000_1234), Some(1_000_000), Some(4000), 1)
         );
         // A record shorter than the fixed fields is a typed error, not a short read.

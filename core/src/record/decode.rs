@@ -4,18 +4,18 @@
 
 use super::body::{self, Body};
 use super::header::{type_name, types, Header};
+use super::layout::SampleLayout;
 use super::{
     Aux, AuxOutputHwId, BpfEvent, CallchainDeferred, Cgroup, Comm, DecodeContext, DecodeError, Endian, ItraceStart,
-    Ksymbol, Lost, LostSamples, Mmap, Mmap2, Namespaces, ReadRecord, RecordRef, Sample, SampleId, Switch,
+    Ksymbol, Lost, LostSamples, Mmap, Mmap2, Namespaces, ReadRecord, RecordRef, SampleId, SampleView, Switch,
     SwitchCpuWide, Task, TextPoke, Throttle,
 };
 
 /// One record, borrowing strings, arrays and raw data from the bytes it was decoded from. One
 /// variant per record type of the uapi (and CALLCHAIN_DEFERRED); any other type (perf.data's
-/// types ≥ 64 included) is [`Record::Unknown`], raw.
-// SAMPLE is the large variant (about 0.5 KiB of options and borrowed views); without an
-// allocator it cannot be boxed, and a `Record` is a short-lived stack value anyway.
-#[allow(clippy::large_enum_variant)]
+/// types ≥ 64 included) is [`Record::Unknown`], raw. A SAMPLE is its [`SampleView`], every
+/// field checked to read (its values as a struct: [`SampleView::to_sample`]); the other types'
+/// fields are values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Record<'a> {
@@ -35,8 +35,9 @@ pub enum Record<'a> {
     Fork(Task),
     /// `PERF_RECORD_READ` (8).
     Read(ReadRecord<'a>),
-    /// `PERF_RECORD_SAMPLE` (9).
-    Sample(Sample<'a>),
+    /// `PERF_RECORD_SAMPLE` (9): the view of its fields, every check of [`Sample`](super::Sample)'s decode
+    /// made, so that each field reads (a field after RAW is still a `Result`, always `Ok`).
+    Sample(SampleView<'a>),
     /// `PERF_RECORD_MMAP2` (10), either form of its union.
     Mmap2(Mmap2<'a>),
     /// `PERF_RECORD_AUX` (11).
@@ -73,30 +74,21 @@ pub enum Record<'a> {
     },
 }
 
-/// Decode one record laid out for `ctx`: its bytes, exactly the record with its header
+/// Decode one record of the event of `layout`: its bytes, exactly the record with its header
 /// (`header.size` must be their length), or a [`RawRecord`](super::RawRecord), whose header is
-/// not parsed again. Never panics and never reads outside the record.
-// In line, with the SAMPLE decoded into the value returned: the caller's `Record` (its match
-// scrutinee, typically) is where the fields are stored as they are read, not a copy of a
-// `Sample` built apart (a `Record` is as large as its SAMPLE variant, half a KiB;
-// BENCHMARKS.md, "Decoding"). The other types are decoded out of line.
+/// not parsed again. Never panics and never reads outside the record. A SAMPLE is its checked
+/// view (a few words, not its fields copied: a `Record` is as large as MMAP2's fields); the
+/// other types are decoded out of line.
 #[inline(always)]
-pub(crate) fn decode<'a, R: RecordRef<'a>>(record: R, ctx: &DecodeContext) -> Result<Record<'a>, DecodeError> {
-    let out;
-    match header_of(record, ctx) {
-        Err(e) => out = Err(e),
-        Ok((header, bytes, endian)) if header.type_ == types::SAMPLE => {
-            let mut sample = Ok(Record::Sample(Sample { misc: header.misc, ..Sample::EMPTY }));
-            if let Ok(Record::Sample(s)) = &mut sample {
-                if let Err(e) = s.decode_in_place(bytes, ctx, endian) {
-                    sample = Err(e);
-                }
-            }
-            out = sample;
-        }
-        Ok((header, bytes, endian)) => out = decode_other(header, bytes, ctx, endian).map(Record::from),
+pub(crate) fn decode<'a, R: RecordRef<'a>>(record: R, layout: &'a SampleLayout) -> Result<Record<'a>, DecodeError> {
+    let ctx = layout.context();
+    let (header, bytes, endian) = header_of(record, ctx)?;
+    if header.type_ == types::SAMPLE {
+        let view = SampleView::of(bytes, layout, endian)?;
+        view.check()?;
+        return Ok(Record::Sample(view));
     }
-    out
+    decode_other(header, bytes, ctx, endian).map(Record::from)
 }
 
 /// [`decode`] of a record that is not a SAMPLE.
@@ -372,7 +364,7 @@ impl<'a> Record<'a> {
 
     /// `header.misc` as the encoder writes it.
     pub fn misc(&self) -> u16 {
-        dispatch!(self, b => Body::misc(b), s => s.misc, h, _body => h.misc)
+        dispatch!(self, b => Body::misc(b), s => s.misc(), h, _body => h.misc)
     }
 
     /// The `sample_id` trailer (`None` for SAMPLE, Unknown, and without `sample_id_all`). Any

@@ -1,20 +1,36 @@
-//! The encoder: [`Record::encoded_size`] and [`Record::encode`], the inverse of
-//! [`decode`](super::decode).
+//! The encoder: [`Encode`], for a [`Record`] and for a [`Sample`] built from values, the
+//! inverse of [`decode`](super::decode).
 
 use super::body;
 use super::cursor::Writer;
 use super::decode::dispatch;
-use super::{DecodeContext, EncodeError, Header, Record};
+use super::{DecodeContext, EncodeError, Header, Record, Sample};
 
-impl Record<'_> {
+/// What the encoder writes: a [`Record`] (any type; a SAMPLE's view is written as its
+/// [`Sample`]) or a [`Sample`] built from values. One pair of methods for both, so that a
+/// writer (a perf.data file's, a ring's) takes either.
+pub trait Encode {
     /// Size of the encoded record for `ctx`, header included, after checking that every field
     /// agrees with the context (optional fields present exactly when the context has them,
-    /// array lengths matching the masks, the trailer present exactly with `sample_id_all`).
-    pub fn encoded_size(&self, ctx: &DecodeContext) -> Result<usize, EncodeError> {
+    /// array lengths matching the masks, the trailer present exactly with `sample_id_all`). A
+    /// SAMPLE's view is decoded to its [`Sample`] first ([`EncodeError::Unreadable`] if it
+    /// does not decode).
+    fn encoded_size(&self, ctx: &DecodeContext) -> Result<usize, EncodeError>;
+
+    /// Encode into the start of `out` (which must hold [`encoded_size`](Encode::encoded_size)
+    /// bytes) in `ctx.endian` order, with `header.size` set; returns the size. Strings are
+    /// NUL-terminated and zero-padded to 8, RAW/STACK_USER/AUX data and TEXT_POKE bytes
+    /// zero-padded as the kernel pads them. Nothing is written when the fields disagree with
+    /// `ctx` or `out` is too short.
+    fn encode(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError>;
+}
+
+impl Encode for Record<'_> {
+    fn encoded_size(&self, ctx: &DecodeContext) -> Result<usize, EncodeError> {
         let size = dispatch!(
             self,
             b => body::size(b, ctx)?,
-            s => s.body_size(ctx)?.checked_add(Header::SIZE).ok_or(EncodeError::TooLarge { size: usize::MAX })?,
+            s => return s.to_sample().map_err(EncodeError::Unreadable)?.encoded_size(ctx),
             _h, body => body.len().saturating_add(Header::SIZE)
         );
         if size > usize::from(u16::MAX) {
@@ -23,20 +39,34 @@ impl Record<'_> {
         Ok(size)
     }
 
-    /// Encode into the start of `out` (which must hold [`Record::encoded_size`] bytes) in
-    /// `ctx.endian` order, with `header.size` set; returns the size. Strings are NUL-terminated
-    /// and zero-padded to 8, RAW/STACK_USER/AUX data and TEXT_POKE bytes zero-padded as the
-    /// kernel pads them. Nothing is written when the fields disagree with `ctx` or `out` is too
-    /// short.
-    pub fn encode(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError> {
+    fn encode(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError> {
+        if let Record::Sample(view) = self {
+            return view.to_sample().map_err(EncodeError::Unreadable)?.encode(ctx, out);
+        }
         let size = self.encoded_size(ctx)?;
         let header = Header { type_: self.type_(), misc: self.misc(), size: size as u16 };
         write(
             header,
             ctx,
             out,
-            |w| dispatch!(self, b => body::encode_rest(b, ctx, w), s => s.encode_body(w), _h, body => w.put(body)),
+            |w| dispatch!(self, b => body::encode_rest(b, ctx, w), _s => {}, _h, body => w.put(body)),
         )
+    }
+}
+
+impl Encode for Sample<'_> {
+    fn encoded_size(&self, ctx: &DecodeContext) -> Result<usize, EncodeError> {
+        let size = self.body_size(ctx)?.checked_add(Header::SIZE).ok_or(EncodeError::TooLarge { size: usize::MAX })?;
+        if size > usize::from(u16::MAX) {
+            return Err(EncodeError::TooLarge { size });
+        }
+        Ok(size)
+    }
+
+    fn encode(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError> {
+        let size = self.encoded_size(ctx)?;
+        let header = Header { type_: super::header::types::SAMPLE, misc: self.misc, size: size as u16 };
+        write(header, ctx, out, |w| self.encode_body(w))
     }
 }
 

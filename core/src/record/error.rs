@@ -221,7 +221,7 @@ impl core::error::Error for DecodeError {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EncodeError {
-    /// The output slice is shorter than [`Record::encoded_size`](super::Record::encoded_size).
+    /// The output slice is shorter than [`Encode::encoded_size`](super::Encode::encoded_size).
     BufferTooSmall {
         /// Bytes needed.
         need: usize,
@@ -259,6 +259,11 @@ pub enum EncodeError {
         /// The value.
         value: u64,
     },
+    /// A SAMPLE view to encode does not decode: one from
+    /// [`sample`](super::EventRecord::sample), whose fields after RAW are checked only when
+    /// read (the view of [`decode`](super::EventRecord::decode) always decodes). The decode's
+    /// error, which names the field.
+    Unreadable(DecodeError),
 }
 
 impl fmt::Display for EncodeError {
@@ -276,6 +281,7 @@ impl fmt::Display for EncodeError {
                 write!(f, "{field} has {got} items, the context asks for {expected}")
             }
             EncodeError::InvalidValue { field, value } => write!(f, "{field} cannot carry the value {value}"),
+            EncodeError::Unreadable(e) => write!(f, "the SAMPLE does not decode: {e}"),
         }
     }
 }

@@ -19,8 +19,9 @@
 //! and says what to do.
 
 use super::header::types;
+use super::layout::SampleLayout;
 use super::raw::RawRecord;
-use super::{DecodeContext, DecodeError, EventLayout, FixedSample, Record, RecordView, SampleView};
+use super::{DecodeContext, DecodeError, Endian, EventLayout, FixedSample, Record, RecordView, SampleView};
 
 /// A record and the event that wrote it: what every reader of this crate and of the std crates
 /// delivers. Implement [`raw`](Self::raw) and [`attribution`](Self::attribution); the tiers
@@ -38,9 +39,9 @@ use super::{DecodeContext, DecodeError, EventLayout, FixedSample, Record, Record
 ///     assert_eq!(rec.event(), Ok(0));
 ///     // The view: each field read when asked for.
 ///     assert_eq!(rec.sample().unwrap().ip(), Some(0x4000));
-///     // The complete decode: every field, every check.
+///     // The complete decode: every check made; a SAMPLE is its checked view.
 ///     let Ok(Record::Sample(s)) = rec.decode() else { panic!("a SAMPLE") };
-///     assert_eq!(s.tid.map(|t| (t.pid, t.tid)), Some((7, 8)));
+///     assert_eq!((s.pid(), s.tid()), (Some(7), Some(8)));
 /// }
 /// ```
 pub trait EventRecord<'a> {
@@ -103,23 +104,24 @@ pub trait EventRecord<'a> {
     /// [`Record::Unknown`] with its bytes as they are; a record whose event cannot be told is
     /// that error: it is never decoded with a guessed layout.
     ///
-    /// `match rec.decode()` is the loop to write: the decode is in line, and writes a SAMPLE's
-    /// fields where the caller's match keeps its value. A [`Record`] is as large as its SAMPLE
-    /// variant (544 bytes on 64-bit targets): bind the variants you use (`Ok(Record::Mmap2(m))`
-    /// moves that variant's fields alone); a catch-all `Ok(other)` whose reference leaves the
-    /// loop (to a function not in line) copies the whole value, about 140 instructions (figures
-    /// in BENCHMARKS.md, "Decoding").
+    /// A SAMPLE is [`Record::Sample`]: its [`SampleView`], every check of the decode made, so
+    /// that `match rec.decode()` by value moves a few words, not a SAMPLE's fields (a `Record`
+    /// is as large as MMAP2's fields); [`SampleView::to_sample`] gives them as values.
     #[inline(always)]
     fn decode(&self) -> Result<Record<'a>, DecodeError> {
         let raw = self.raw();
         match self.attribution() {
-            Ok((_, event)) => super::decode::decode(raw, event.context()),
-            // No event's layout: the raw form, its size checked as any record's.
-            Err(DecodeError::NotAnEventRecord { .. }) => super::decode::decode(raw, &DecodeContext::new(raw.endian)),
+            Ok((_, event)) => super::decode::decode(raw, &event.layout),
+            // No event's layout: the raw form, its size checked as any record's (in its own
+            // byte order, parsed with its header).
+            Err(DecodeError::NotAnEventRecord { .. }) => super::decode::decode(raw, &NO_EVENT),
             Err(e) => Err(e),
         }
     }
 }
+
+/// The layout a perf-only record type is decoded with: no field of any event.
+static NO_EVENT: SampleLayout = SampleLayout::new(&DecodeContext::new(Endian::NATIVE));
 
 /// A ring's or a walk's [`RawRecord`] with the event an [`EventSet`](super::EventSet) found for
 /// it ([`EventSet::attribute`](super::EventSet::attribute)): read it through [`EventRecord`].

@@ -619,7 +619,7 @@ mod tests {
         assert_eq!((v.ip(), v.id(), v.period()), (Some(0x400000), Some(22), Some(1)));
         assert_eq!(rec.view().unwrap().id(), Some(22));
         let Ok(crate::record::Record::Sample(d)) = rec.decode() else { panic!("{:?}", rec.decode()) };
-        assert_eq!((d.ip, d.period), (Some(0x400000), Some(1)));
+        assert_eq!((d.ip(), d.period()), (Some(0x400000), Some(1)));
         // perf-only records carry no id: no event, and their complete decode is raw.
         let round = [68, 0, 0, 0, 0, 0, 8, 0];
         let rec = set.attribute(&walk(&round, Endian::Little));

@@ -128,6 +128,9 @@ pub(crate) struct SampleLayout {
     /// alone when the PMU supplied no stack) only the whole record tells apart.
     pub(super) ambiguous_branch_stack: bool,
     pub(super) min_size: u16,
+    /// `min_size` when every field the event writes has a fixed size (the record is then
+    /// exactly that long), 0 otherwise.
+    pub(super) exact_size: u16,
     // Other records: byte distances from the end of the record back to the start of each
     // trailer field, ABSENT without `sample_id_all` or when the field is not in `sample_type`.
     pub(super) t_tid: u16,
@@ -166,6 +169,10 @@ const fn at(on: bool, off: usize) -> u16 {
         ABSENT
     }
 }
+
+/// The SAMPLE fields whose size is in the record (READ is one with GROUP).
+const VARIABLE_SIZE: u64 =
+    st::CALLCHAIN | st::RAW | st::BRANCH_STACK | st::REGS_USER | st::STACK_USER | st::REGS_INTR | st::AUX;
 
 /// The offsets of the fields after RAW ([`TAIL`] order) that sit at fixed offsets from the
 /// record's start, `off` being where they start when nothing variable precedes them: those
@@ -290,6 +297,11 @@ impl SampleLayout {
             walk_tail,
             ambiguous_branch_stack,
             min_size: min_size as u16,
+            exact_size: if t & VARIABLE_SIZE != 0 || (t & st::READ != 0 && ctx.read_format & rf::GROUP != 0) {
+                0
+            } else {
+                min_size as u16
+            },
             t_tid,
             t_time,
             t_id,

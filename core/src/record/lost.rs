@@ -81,7 +81,8 @@ mod tests {
     use super::*;
     use crate::record::decode::decode;
     use crate::record::encode::encode_body;
-    use crate::record::{sample_type as st, types, Endian, Record};
+    use crate::record::layout::SampleLayout;
+    use crate::record::{sample_type as st, types, Encode, Endian, Record};
 
     /// The producer's LOST encoder (the body's codec alone) writes the bytes the general
     /// encoder writes, and they decode back.
@@ -105,7 +106,7 @@ mod tests {
                 assert_eq!(Record::Lost(rec).encode(&ctx, &mut general), Ok(n));
                 assert_eq!(buf[..n], general[..n], "same bytes as the general encoder");
                 let expect = Lost { sample_id: sample_id.map(|s| s.masked(trailer)), ..rec };
-                assert_eq!(decode(&buf[..n], &ctx), Ok(Record::Lost(expect)));
+                assert_eq!(decode(&buf[..n], &SampleLayout::new(&ctx)), Ok(Record::Lost(expect)));
             }
         }
     }

@@ -8,7 +8,7 @@
 //! Every record reads the same way, whoever delivered it: an [`EventRecord`] (the record and
 //! the event that wrote it, found by perf's rules) gives each of three tiers in one call. The
 //! complete decode never panics and never reads out of bounds; every failure of any tier is a
-//! [`DecodeError`] naming the field and its offset. [`Record::encode`] is the inverse, into a
+//! [`DecodeError`] naming the field and its offset. [`Encode::encode`] is the inverse, into a
 //! `&mut [u8]`, with `header.size`, string and data padding set as the kernel sets them. Unknown
 //! types (perf.data's ≥ 64 included) decode to [`Record::Unknown`], raw.
 //!
@@ -35,7 +35,9 @@
 //! "Decoding"):
 //!
 //! **The complete decode** — [`decode`](EventRecord::decode) gives a [`Record`] with every
-//! field of every type, every check made; the reference the other tiers are tested against.
+//! field of every type, every check made. A SAMPLE is its [`SampleView`] (below), checked
+//! whole, so that each of its fields reads; [`SampleView::to_sample`] copies them into a
+//! [`Sample`], the values the encoder writes and the reference the views are tested against.
 //!
 //! ```
 //! use perfring::record::{sample_type as st, Attr, Endian, EventRecord, EventSet, Record, Walker};
@@ -45,7 +47,7 @@
 //! ring.extend_from_slice(&((8u64 << 32) | 7).to_ne_bytes()); // pid 7, tid 8
 //! for raw in Walker::new(&ring, Endian::NATIVE) {
 //!     match set.attribute(&raw.unwrap()).decode() {
-//!         Ok(Record::Sample(s)) => assert_eq!((s.ip, s.tid.map(|t| (t.pid, t.tid))), (Some(0x4000), Some((7, 8)))),
+//!         Ok(Record::Sample(s)) => assert_eq!((s.ip(), s.pid(), s.tid()), (Some(0x4000), Some(7), Some(8))),
 //!         other => panic!("a SAMPLE: {other:?}"),
 //!     }
 //! }
@@ -229,6 +231,7 @@ pub use chain::{callchain, CallchainDeferred};
 pub use context::DecodeContext;
 pub use decode::Record;
 pub(crate) use encode::encode_body;
+pub use encode::Encode;
 pub use endian::Endian;
 pub use error::{DecodeError, EncodeError};
 pub use event_record::{Attributed, EventRecord};

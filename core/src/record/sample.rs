@@ -235,32 +235,14 @@ impl<'a> Sample<'a> {
         self.misc & misc::EXACT_IP != 0
     }
 
-    /// Decode a whole SAMPLE record (`bytes` includes the 8-byte header).
+    /// Decode a whole SAMPLE record (`bytes` includes the 8-byte header): every field, every
+    /// check ([`SampleView::to_sample`](super::SampleView::to_sample) and the view's slow paths).
     #[inline]
     pub(crate) fn decode(bytes: &'a [u8], misc: u16, ctx: &DecodeContext) -> Result<Sample<'a>, DecodeError> {
         let mut s = Sample { misc, ..Sample::EMPTY };
-        s.decode_in_place(bytes, ctx, ctx.endian)?;
-        Ok(s)
-    }
-
-    /// Decode the SAMPLE record `bytes` into `self`, which holds its `misc` and no field
-    /// ([`EMPTY`](Self::EMPTY)'s): each field the event writes is stored where `self` lives as
-    /// it is read, so a `Sample` inside the caller's `Record` is decoded where it stays (a
-    /// `Sample` built apart and then moved there would be copied whole, half a KiB: see
-    /// BENCHMARKS.md, "Decoding"). On error `self` is left partly filled.
-    #[inline(always)]
-    pub(crate) fn decode_in_place(
-        &mut self,
-        bytes: &'a [u8],
-        ctx: &DecodeContext,
-        endian: Endian,
-    ) -> Result<(), DecodeError> {
-        match self.decode_form(bytes, ctx, endian, false) {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                *self = Self::decode_again(bytes, self.misc, ctx, endian, e)?;
-                Ok(())
-            }
+        match s.decode_form(bytes, ctx, ctx.endian, false) {
+            Ok(()) => Ok(s),
+            Err(e) => Self::decode_again(bytes, misc, ctx, ctx.endian, e),
         }
     }
 

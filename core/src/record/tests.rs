@@ -4,8 +4,27 @@
 
 use core::ffi::CStr;
 
-use super::decode::decode;
+use super::layout::SampleLayout;
 use super::*;
+
+extern crate std;
+
+/// The complete decode with the layout of `ctx`, kept for the process in a static (each test
+/// decodes a few records; memory a static reaches is not a leak to Miri).
+fn decode<'a>(rec: &'a [u8], ctx: &DecodeContext) -> Result<Record<'a>, DecodeError> {
+    static KEPT: std::sync::Mutex<std::vec::Vec<&'static SampleLayout>> = std::sync::Mutex::new(std::vec::Vec::new());
+    let layout: &'static SampleLayout = std::boxed::Box::leak(std::boxed::Box::new(SampleLayout::new(ctx)));
+    KEPT.lock().unwrap_or_else(|e| e.into_inner()).push(layout);
+    super::decode::decode(rec, layout)
+}
+
+/// The complete decode of a SAMPLE, its fields as values (or the error).
+fn sample<'a>(rec: &'a [u8], ctx: &DecodeContext) -> Result<Sample<'a>, DecodeError> {
+    match decode(rec, ctx)? {
+        Record::Sample(v) => Ok(v.to_sample().expect("a decoded SAMPLE's view decodes")),
+        other => panic!("not a SAMPLE: {other:?}"),
+    }
+}
 
 /// Little helper to assemble records by hand, field by field, in either order.
 struct Bytes {
@@ -93,7 +112,7 @@ fn sample_fields_come_in_kernel_order_not_bit_order() {
             .u64(8)
             .put(b"auxdata!"); // aux last
         let rec = b.finish(types::SAMPLE, misc::USER | misc::EXACT_IP);
-        let Ok(Record::Sample(s)) = decode(rec, &ctx(endian, t)) else { panic!("{:?}", decode(rec, &ctx(endian, t))) };
+        let Ok(s) = sample(rec, &ctx(endian, t)) else { panic!("{:?}", sample(rec, &ctx(endian, t))) };
         assert_eq!(s.identifier, Some(99));
         assert_eq!(s.ip, Some(0x1000));
         assert_eq!(s.tid, Some(PidTid { pid: 10, tid: 11 }));
@@ -112,7 +131,7 @@ fn sample_fields_come_in_kernel_order_not_bit_order() {
         assert_eq!(CpuMode::from_misc(s.misc), CpuMode::User);
         // And the encoder writes the same bytes back.
         let mut out = [0u8; 512];
-        let n = Record::Sample(s).encode(&ctx(endian, t), &mut out).unwrap();
+        let n = s.encode(&ctx(endian, t), &mut out).unwrap();
         assert_eq!(&out[..n], rec);
     }
 }
@@ -135,7 +154,7 @@ fn regs_have_values_only_with_an_abi_and_one_per_mask_bit() {
     let rec = b.finish(types::SAMPLE, 0);
     // The user mask has 5 bits, but abi NONE means no values; the intr mask has 3.
     let c = DecodeContext { sample_regs_user: 0x1f, sample_regs_intr: 0b1011, ..ctx(Endian::Little, t) };
-    let Ok(Record::Sample(s)) = decode(rec, &c) else { panic!() };
+    let Ok(s) = sample(rec, &c) else { panic!("{:?}", sample(rec, &c)) };
     assert_eq!(s.regs_user, Some(Regs::NONE));
     let intr = s.regs_intr.unwrap();
     assert_eq!(intr.abi, REGS_ABI_64);
@@ -152,13 +171,13 @@ fn stack_user_has_dyn_size_only_when_size_is_not_zero() {
     let mut b = Bytes::new(Endian::Little);
     b.u64(55).u64(0);
     let rec = b.finish(types::SAMPLE, 0);
-    let Ok(Record::Sample(s)) = decode(rec, &ctx(Endian::Little, t)) else { panic!() };
+    let Ok(s) = sample(rec, &ctx(Endian::Little, t)) else { panic!("{:?}", sample(rec, &ctx(Endian::Little, t))) };
     assert_eq!(s.stack_user, Some(StackUser::default()));
     assert_eq!(s.period, Some(55));
     let mut b = Bytes::new(Endian::Little);
     b.u64(55).u64(16).put(&[7; 16]).u64(5);
     let rec = b.finish(types::SAMPLE, 0);
-    let Ok(Record::Sample(s)) = decode(rec, &ctx(Endian::Little, t)) else { panic!() };
+    let Ok(s) = sample(rec, &ctx(Endian::Little, t)) else { panic!("{:?}", sample(rec, &ctx(Endian::Little, t))) };
     let stack = s.stack_user.unwrap();
     assert_eq!((stack.data.len(), stack.dyn_size, stack.valid().len()), (16, 5, 5));
 }
@@ -172,7 +191,7 @@ fn read_format_single_and_group_layouts() {
     b.u64(1).u64(2).u64(3).u64(4).u64(5);
     let rec = b.finish(types::SAMPLE, 0);
     let c = DecodeContext { read_format: rf::ALL & !rf::GROUP, ..ctx(Endian::Big, t) };
-    let Ok(Record::Sample(s)) = decode(rec, &c) else { panic!() };
+    let Ok(s) = sample(rec, &c) else { panic!("{:?}", sample(rec, &c)) };
     let single = ReadSingle { value: 1, time_enabled: Some(2), time_running: Some(3), id: Some(4), lost: Some(5) };
     assert_eq!(s.read, Some(ReadValues::Single(single)));
     // With GROUP: nr, enabled, running, then {value, id, lost} × nr.
@@ -180,7 +199,7 @@ fn read_format_single_and_group_layouts() {
     b.u64(2).u64(20).u64(30).u64(100).u64(1).u64(0).u64(200).u64(2).u64(9);
     let rec = b.finish(types::SAMPLE, 0);
     let c = DecodeContext { read_format: rf::ALL, ..ctx(Endian::Big, t) };
-    let Ok(Record::Sample(s)) = decode(rec, &c) else { panic!() };
+    let Ok(s) = sample(rec, &c) else { panic!("{:?}", sample(rec, &c)) };
     let entries =
         [GroupEntry { value: 100, id: Some(1), lost: Some(0) }, GroupEntry { value: 200, id: Some(2), lost: Some(9) }];
     let group =
@@ -198,7 +217,7 @@ fn branch_stack_hw_idx_and_the_kernels_no_stack_form() {
     let mut b = Bytes::new(Endian::Little);
     b.u64(42).u64(1).u64(5).u64(0x10).u64(0x20).u64(0b11);
     let rec = b.finish(types::SAMPLE, 0);
-    let Ok(Record::Sample(s)) = decode(rec, &c) else { panic!() };
+    let Ok(s) = sample(rec, &c) else { panic!("{:?}", sample(rec, &c)) };
     let bs = s.branch_stack.unwrap();
     assert_eq!(bs.hw_idx, Some(5));
     let e = bs.entries.get(0).unwrap();
@@ -210,18 +229,18 @@ fn branch_stack_hw_idx_and_the_kernels_no_stack_form() {
     let mut b = Bytes::new(Endian::Little);
     b.u64(42).u64(0).u64(5);
     let rec = b.finish(types::SAMPLE, 0);
-    let Ok(Record::Sample(s)) = decode(rec, &c) else { panic!() };
+    let Ok(s) = sample(rec, &c) else { panic!("{:?}", sample(rec, &c)) };
     assert_eq!(s.branch_stack.unwrap().hw_idx, Some(5));
     assert_eq!(s.period, Some(42));
     // The kernel's no-stack form: only nr = 0; the hw_idx reading runs out of bytes.
     let mut b = Bytes::new(Endian::Little);
     b.u64(42).u64(0);
     let rec = b.finish(types::SAMPLE, 0);
-    let Ok(Record::Sample(s)) = decode(rec, &c) else { panic!() };
+    let Ok(s) = sample(rec, &c) else { panic!("{:?}", sample(rec, &c)) };
     assert_eq!(s.branch_stack, Some(BranchStack::NONE));
     assert_eq!(s.period, Some(42));
     let mut out = [0u8; 64];
-    let n = Record::Sample(s).encode(&c, &mut out).unwrap();
+    let n = s.encode(&c, &mut out).unwrap();
     assert_eq!(&out[..n], rec);
     // A non-empty stack that does not fit is an error, not a re-read.
     let mut b = Bytes::new(Endian::Little);
@@ -237,16 +256,16 @@ fn branch_flags_are_renumbered_from_the_big_endian_bitfield() {
     let mut b = Bytes::new(Endian::Big);
     b.u64(1).u64(0x10).u64(0x20).u64(1 << 63 | 0x1234 << 44);
     let rec = b.finish(types::SAMPLE, 0);
-    let Ok(Record::Sample(s)) = decode(rec, &ctx(Endian::Big, t)) else { panic!() };
+    let Ok(s) = sample(rec, &ctx(Endian::Big, t)) else { panic!("{:?}", sample(rec, &ctx(Endian::Big, t))) };
     let f = s.branch_stack.unwrap().entries.get(0).unwrap().flags;
     assert!(f.mispred() && !f.predicted());
     assert_eq!(f.cycles(), 0x1234);
     assert_eq!(f, BranchFlags(1 | 0x1234 << 4));
     let mut out = [0u8; 64];
-    let n = Record::Sample(s).encode(&ctx(Endian::Big, t), &mut out).unwrap();
+    let n = s.encode(&ctx(Endian::Big, t), &mut out).unwrap();
     assert_eq!(&out[..n], rec);
     // Re-encoding in the other order renumbers the bitfield.
-    let n = Record::Sample(s).encode(&ctx(Endian::Little, t), &mut out).unwrap();
+    let n = s.encode(&ctx(Endian::Little, t), &mut out).unwrap();
     assert_eq!(Endian::Little.u64(out[32..40].try_into().unwrap()), 1 | 0x1234 << 4);
     assert_eq!(n, rec.len());
 }
@@ -321,14 +340,14 @@ fn raw_is_padded_so_that_size_plus_4_is_a_multiple_of_8() {
     let c = ctx(Endian::Little, sample_type::RAW);
     let s = Sample { raw: Some(&[9; 5]), ..Sample::default() };
     let mut out = [0u8; 64];
-    let n = Record::Sample(s).encode(&c, &mut out).unwrap();
+    let n = s.encode(&c, &mut out).unwrap();
     assert_eq!(n, 8 + 4 + 12);
     assert_eq!(Endian::Little.u32(out[8..12].try_into().unwrap()), 12);
-    let Ok(Record::Sample(back)) = decode(&out[..n], &c) else { panic!() };
+    let Ok(back) = sample(&out[..n], &c) else { panic!("{:?}", sample(&out[..n], &c)) };
     assert_eq!(back.raw, Some(&[9, 9, 9, 9, 9, 0, 0, 0, 0, 0, 0, 0][..]));
     // No raw data at all: size 4 and 4 zero bytes, as the kernel writes it.
     let s = Sample { raw: Some(&[]), ..Sample::default() };
-    let n = Record::Sample(s).encode(&c, &mut out).unwrap();
+    let n = s.encode(&c, &mut out).unwrap();
     assert_eq!(&out[8..n], &[4, 0, 0, 0, 0, 0, 0, 0]);
 }
 
@@ -406,7 +425,6 @@ fn every_error_is_typed_and_says_where() {
 
 #[test]
 fn errors_display_what_and_where() {
-    extern crate std;
     use std::string::ToString;
     let e = DecodeError::CountTooLarge { field: "sample.callchain.nr", count: 9, offset: 16 };
     assert_eq!(e.to_string(), "sample.callchain.nr = 9 does not fit in the record (items start at offset 16)");
@@ -465,8 +483,8 @@ fn every_prefix_of_a_full_sample_fails_cleanly() {
         ..Sample::default()
     };
     let mut out = [0u8; 1024];
-    let n = Record::Sample(s).encode(&c, &mut out).unwrap();
-    assert_eq!(decode(&out[..n], &c), Ok(Record::Sample(s)));
+    let n = s.encode(&c, &mut out).unwrap();
+    assert_eq!(sample(&out[..n], &c), Ok(s));
     for len in 8..n {
         let mut cut = [0u8; 1024];
         cut[..len].copy_from_slice(&out[..len]);
@@ -480,19 +498,13 @@ fn encoder_refuses_fields_that_disagree_with_the_context() {
     let c = ctx(Endian::Little, sample_type::IP | sample_type::REGS_USER);
     let mut out = [0u8; 64];
     let s = Sample { ip: Some(1), regs_user: Some(Regs::NONE), time: Some(3), ..Sample::default() };
-    assert_eq!(
-        Record::Sample(s).encode(&c, &mut out),
-        Err(EncodeError::FieldMismatch { field: "sample.time", expected: false })
-    );
+    assert_eq!(s.encode(&c, &mut out), Err(EncodeError::FieldMismatch { field: "sample.time", expected: false }));
     let s = Sample { regs_user: Some(Regs::NONE), ..Sample::default() };
-    assert_eq!(
-        Record::Sample(s).encode(&c, &mut out),
-        Err(EncodeError::FieldMismatch { field: "sample.ip", expected: true })
-    );
+    assert_eq!(s.encode(&c, &mut out), Err(EncodeError::FieldMismatch { field: "sample.ip", expected: true }));
     let c = DecodeContext { sample_regs_user: 0b111, ..c };
     let s = Sample { ip: Some(1), regs_user: Some(Regs { abi: 2, regs: U64Array::from_slice(&[1]) }), ..s };
     assert_eq!(
-        Record::Sample(s).encode(&c, &mut out),
+        s.encode(&c, &mut out),
         Err(EncodeError::CountMismatch { field: "sample.regs_user", expected: 3, got: 1 })
     );
     let sw = Record::Switch(Switch { misc: 0, sample_id: None });
@@ -506,7 +518,7 @@ fn encoder_refuses_fields_that_disagree_with_the_context() {
     let big = [0u8; 70000];
     let s = Sample { ip: Some(1), regs_user: Some(Regs::NONE), raw: Some(&big), ..Sample::default() };
     let c = DecodeContext { sample_type: sample_type::IP | sample_type::REGS_USER | sample_type::RAW, ..c };
-    assert!(matches!(Record::Sample(s).encoded_size(&c), Err(EncodeError::TooLarge { .. })));
+    assert!(matches!(s.encoded_size(&c), Err(EncodeError::TooLarge { .. })));
     let cg = Record::Cgroup(Cgroup { misc: 0, id: 1, path: name, sample_id: None });
     assert_eq!(cg.encoded_size(&DecodeContext::new(Endian::Big)), Ok(24));
 }
@@ -604,4 +616,15 @@ fn a_consumers_record_is_read_without_parsing_its_header_again() {
     assert_eq!(attributed.decode(), decode(&rec[..len], set.event(1).unwrap().context()));
     let lying = set.attribute(&RawRecord { header: Header { size: 8, ..raw.header }, ..raw });
     assert!(matches!(lying.decode(), Err(DecodeError::SizeMismatch { .. })));
+}
+
+/// The decode's SAMPLE is a view, so a `Record` is as large as MMAP2's fields (a `match
+/// rec.decode()` moves that much, not a SAMPLE's 25 decoded fields: BENCHMARKS.md, "the
+/// decode's SAMPLE is its checked view").
+#[test]
+fn a_record_is_as_large_as_mmap2_not_a_samples_fields() {
+    use core::mem::size_of;
+    assert!(size_of::<SampleView<'_>>() <= size_of::<Mmap2<'_>>());
+    assert!(size_of::<Record<'_>>() <= size_of::<Mmap2<'_>>() + 8, "MMAP2's fields and at most a tag");
+    assert!(size_of::<Sample<'_>>() > 3 * size_of::<Record<'_>>());
 }

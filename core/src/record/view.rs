@@ -93,10 +93,12 @@ fn tail_start(bytes: &[u8], layout: &SampleLayout, endian: Endian) -> usize {
 /// A SAMPLE record read through its event's layout. Fields of the fixed prefix are
 /// one load each; [`callchain`](SampleView::callchain) and [`raw`](SampleView::raw) walk only
 /// the fields before them; the fields after RAW are read from where they start (found when
-/// the view is made), one load each up to the first whose size depends on the record;
-/// the record's [`decode`](super::EventRecord::decode) gives the complete [`Sample`]. Each accessor is `None`
-/// exactly when the event's `sample_type` lacks the field, at the cost of a bit test; the
-/// fields can be read in any order at the same cost.
+/// the view is made), one load each up to the first whose size depends on the record. Each
+/// accessor is `None` exactly when the event's `sample_type` lacks the field, at the cost of a
+/// bit test; the fields can be read in any order at the same cost. The record's
+/// [`decode`](super::EventRecord::decode) gives this view with every check of the complete
+/// decode made ([`Record::Sample`](super::Record::Sample)); [`to_sample`](Self::to_sample) copies
+/// every field into a [`Sample`].
 #[derive(Debug, Clone, Copy)]
 pub struct SampleView<'a> {
     bytes: &'a [u8],
@@ -112,12 +114,60 @@ pub struct SampleView<'a> {
     tail: usize,
 }
 
+/// Two views are equal when they read the same bytes the same way: the record's bytes, their
+/// byte order and the event's decode context (its `sample_type`, `read_format`, masks).
+impl PartialEq for SampleView<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.bytes == other.bytes && self.endian == other.endian && self.layout.ctx == other.layout.ctx
+    }
+}
+impl Eq for SampleView<'_> {}
+
 impl<'a> SampleView<'a> {
+    /// Every field as values ([`Sample`], what the encoder writes), with every check of the
+    /// complete decode: the view's fields copied out, e.g. to keep or to encode them again.
+    pub fn to_sample(&self) -> Result<Sample<'a>, DecodeError> {
+        self.decode()
+    }
+
     /// The complete [`Sample`], for the accessors' slow paths (and the tests): every field,
     /// with every check of the complete decode.
     fn decode(&self) -> Result<Sample<'a>, DecodeError> {
         // In the record's byte order: the layout's offsets do not depend on it.
         Sample::decode(self.bytes, self.misc(), &super::DecodeContext { endian: self.endian, ..self.layout.ctx })
+    }
+
+    /// Every check of the complete decode ([`Sample`]'s), none of its copies: what makes the
+    /// [`Record::Sample`](super::Record::Sample) of [`decode`](super::EventRecord::decode) a
+    /// view whose every field reads. An event of fixed-size fields only: one compare of the
+    /// length; else a walk over the variable fields from where the view found the fields
+    /// after RAW start (the complete decode itself for an ambiguous BRANCH_STACK, and for the
+    /// error of a record that fails).
+    #[inline(always)]
+    pub(super) fn check(&self) -> Result<(), DecodeError> {
+        if self.bytes.len() == self.layout.exact_size as usize {
+            return Ok(());
+        }
+        Self::check_walk(self.bytes, self.layout, self.endian, self.tail)
+    }
+
+    #[inline(never)]
+    fn check_walk(bytes: &'a [u8], layout: &'a SampleLayout, endian: Endian, tail: usize) -> Result<(), DecodeError> {
+        // Where the fields after RAW start: found when the view was made if the event writes
+        // any of them (0 when that walk failed); else past READ, CALLCHAIN and RAW now.
+        let start = if layout.walk_tail { tail } else { tail_start(bytes, layout, endian) };
+        let v = SampleView { bytes, layout, endian, tail: start };
+        if layout.exact_size == 0 && !layout.ambiguous_branch_stack && start != 0 {
+            if let Ok(Some(mut r)) = v.walk_to(st::AUX) {
+                let aux_read = layout.ctx.sample_type & st::AUX == 0
+                    || r.u64("sample.aux.size").and_then(|size| r.take_counted(size, "sample.aux.size")).is_ok();
+                if aux_read && r.remaining() == 0 {
+                    return Ok(());
+                }
+            }
+        }
+        // The kernel's no-stack form of an ambiguous BRANCH_STACK, or the error.
+        v.decode().map(|_| ())
     }
 
     /// The view of a SAMPLE's `bytes` (its type checked by the caller) in `endian`, read in
@@ -166,9 +216,9 @@ impl<'a> SampleView<'a> {
         self.fixed(bit, off).and_then(|b| self.endian.u32_pair_at(&b, 0))
     }
 
-    /// `header.misc`.
+    /// `header.misc`: the CPU mode (`misc::CPUMODE_MASK`) and `EXACT_IP`.
     #[inline(always)]
-    pub(crate) fn misc(&self) -> u16 {
+    pub fn misc(&self) -> u16 {
         self.endian.u16([self.bytes[4], self.bytes[5]])
     }
     /// IDENTIFIER.

@@ -85,7 +85,7 @@ fn fields_after_a_callchain_cut_short_report_the_decode_error() {
     for (k, w) in [0x4000u64, 100, 1, 2, 3, 4, 5].iter().enumerate() {
         rec[8 + 8 * k..16 + 8 * k].copy_from_slice(&w.to_le_bytes());
     }
-    let Err(want) = decode(&rec[..], &ctx).map(|r| matches!(r, Record::Sample(_))) else {
+    let Err(want) = decode(&rec[..], &layout).map(|r| matches!(r, Record::Sample(_))) else {
         panic!("a callchain of 100 ips in 64 bytes decodes")
     };
     let v = sample(&layout, &rec[..]).unwrap();
@@ -96,6 +96,10 @@ fn fields_after_a_callchain_cut_short_report_the_decode_error() {
     assert_eq!(v.phys_addr(), Err(want));
     assert_eq!(v.data_page_size(), Ok(None));
     assert_eq!(v.aux(), Ok(None));
+    // A view the decode would refuse does not encode: the decode's error, not a guess.
+    use crate::record::{Encode, EncodeError};
+    assert_eq!(Record::Sample(v).encoded_size(&ctx), Err(EncodeError::Unreadable(want)));
+    assert_eq!(Record::Sample(v).encode(&ctx, &mut [0; 128]), Err(EncodeError::Unreadable(want)));
 }
 
 /// The fields after RAW read from where they start, found when the view is made past
@@ -122,7 +126,8 @@ fn fields_after_callchain_and_raw_read_in_any_order() {
     let size = 8 + body.len();
     let mut rec = Header { type_: types::SAMPLE, misc: 0, size: size as u16 }.to_bytes(e).to_vec();
     rec.extend_from_slice(&body);
-    let Ok(Record::Sample(s)) = decode(&rec[..], &ctx) else { panic!("decodes") };
+    let Ok(Record::Sample(s)) = decode(&rec[..], &layout) else { panic!("decodes") };
+    let s = s.to_sample().unwrap();
     let v = sample(&layout, &rec[..]).unwrap();
     assert_eq!(v.code_page_size(), Ok(s.code_page_size));
     assert_eq!(v.phys_addr(), Ok(s.phys_addr));
@@ -133,7 +138,7 @@ fn fields_after_callchain_and_raw_read_in_any_order() {
     // Cut before CODE_PAGE_SIZE: the decode's error, on that field alone.
     let mut cut = rec[..size - 8].to_vec();
     cut[6..8].copy_from_slice(&e.put_u16((size - 8) as u16));
-    let want = decode(&cut[..], &ctx).unwrap_err();
+    let want = decode(&cut[..], &layout).unwrap_err();
     let v = sample(&layout, &cut[..]).unwrap();
     assert_eq!(v.code_page_size(), Err(want));
     assert_eq!(v.phys_addr(), Ok(Some(0x9000)));

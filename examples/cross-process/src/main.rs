@@ -33,8 +33,8 @@ use perfring::consumer::{ReadError, Scratch};
 use perfring::memory::{Position, RingMemory};
 use perfring::producer::{EventIdentity, Producer, ProducerConfig};
 use perfring::record::{
-    attr_flags, sample_type as st, types, Attr, Comm, Endian, EventLayout, EventRecord, EventSet, IdEntry, PidTid,
-    Record, Sample, SampleId,
+    attr_flags, sample_type as st, types, Attr, Comm, Encode, Endian, EventLayout, EventRecord, EventSet, IdEntry,
+    PidTid, Record, Sample, SampleId,
 };
 use perfring_data::FileAttr;
 use shm::SharedMemory;
@@ -90,7 +90,7 @@ fn guest(fd: Option<i32>) -> Result<(), Error> {
     let n = comm.encode(&ctx, &mut buf)?;
     producer.output(&buf[..n], &EventIdentity::ANONYMOUS)?;
     for i in 0..SAMPLES {
-        let sample = Record::Sample(Sample {
+        let sample = Sample {
             misc: 2, // PERF_RECORD_MISC_USER
             identifier: Some(EVENT_ID),
             ip: Some(0x40_1000 + (i % 16) * 0x40),
@@ -98,7 +98,7 @@ fn guest(fd: Option<i32>) -> Result<(), Error> {
             time: Some(start + 1000 * (i + 1)),
             period: Some(10_000),
             ..Sample::default()
-        });
+        };
         let n = sample.encode(&ctx, &mut buf)?;
         // A full ring drops and counts; the host sees PERF_RECORD_LOST later.
         let _ = producer.output(&buf[..n], &EventIdentity::ANONYMOUS);

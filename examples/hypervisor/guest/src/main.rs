@@ -22,7 +22,7 @@ use core::arch::asm;
 use perfring::memory::Mapping;
 use perfring::memory::{Position, RingMemory};
 use perfring::producer::{EventIdentity, Producer, ProducerConfig};
-use perfring::record::{sample_type as st, Comm, DecodeContext, Endian, Mmap, PidTid, Record, Sample};
+use perfring::record::{sample_type as st, Comm, DecodeContext, Encode, Endian, Mmap, PidTid, Record, Sample};
 
 /// Where the VMM laid out the ring (guest-physical = guest-virtual: identity-mapped).
 const RING: usize = 0x20_0000;
@@ -88,7 +88,7 @@ struct Guest<'m> {
 }
 
 impl Guest<'_> {
-    fn write(&mut self, record: &Record<'_>) -> bool {
+    fn write(&mut self, record: &impl Encode) -> bool {
         let mut buf = [0u8; 256];
         let Ok(n) = record.encode(&self.ctx, &mut buf) else { fail(2) };
         self.attempts += 1;
@@ -104,7 +104,7 @@ impl Guest<'_> {
             period: Some(1),
             ..Sample::default()
         };
-        self.write(&Record::Sample(s));
+        self.write(&s);
     }
 }
 
