@@ -9,11 +9,16 @@ use super::memory::RingbufMemory;
 use crate::fences::{fence, R1_RB_CONSUMER_LOAD, R2_RB_PRODUCER_STORE, R3_RB_COMMIT, R4_RB_COMMIT_FENCE, RB_ONCE};
 use crate::loom::AtomicUsize;
 
-/// What a test or a simulator can do inside the producer.
+/// Callbacks from inside the producer; each default is empty and compiles to nothing.
+///
+/// [`wakeup`](RingbufHooks::wakeup) is for every producer. `in_lock`, which lets a test or a
+/// simulator reserve from inside the lock as an NMI would, exists only with the crate's
+/// `test-hooks` feature (as the perf producer's `Hooks::preempt`).
 pub trait RingbufHooks<M: RingbufMemory, L: ReserveLock>: Sized {
     /// Called with the lock held, before the reservation reads the positions: where an NMI on
     /// the holder's CPU would interrupt it (and find the lock taken, as the kernel's
     /// `spin_trylock_irqsave` does in NMI context).
+    #[cfg(any(test, feature = "test-hooks"))]
     #[inline(always)]
     fn in_lock(&self, producer: &RingbufProducer<M, L, Self>) {
         let _ = producer;
@@ -161,6 +166,7 @@ impl<M: RingbufMemory, L: ReserveLock, H: RingbufHooks<M, L>> RingbufProducer<M,
         // done before we write into the space it freed.
         let cons = self.mem.consumer_pos().load(R1_RB_CONSUMER_LOAD);
         let locked = self.lock.with(try_only, || {
+            #[cfg(any(test, feature = "test-hooks"))]
             self.hooks.in_lock(self);
             let prod = self.mem.producer_pos().load(RB_ONCE);
             let pend = self.advance_pending(prod);
