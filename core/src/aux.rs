@@ -25,42 +25,6 @@ use crate::memory::{Area, LayoutError, Position, RingMemory};
 use crate::producer::{EventIdentity, Hooks, OutputError, Producer};
 use crate::record::{aux_flags, encode_body, types, Aux, DecodeContext, Endian, SampleId};
 
-/// Why an AUX operation was refused.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum AuxError {
-    /// Non-overwrite mode and the consumer has not freed any space: the kernel disables the
-    /// event here until user space re-enables it.
-    NoSpace,
-    /// The driver tried to set `OVERWRITE` itself ("OVERWRITE is determined by
-    /// perf_aux_output_end()").
-    OverwriteFlag,
-    /// `output_end` was given more bytes than the handle offered, or a write overflowed it.
-    TooLarge {
-        /// Bytes asked for.
-        requested: usize,
-        /// Bytes the handle offers.
-        available: usize,
-    },
-    /// The PERF_RECORD_AUX could not be written to the data ring (it was counted as lost there).
-    RecordLost(OutputError),
-}
-
-impl core::fmt::Display for AuxError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            AuxError::NoSpace => f.write_str("no space in the AUX area"),
-            AuxError::OverwriteFlag => f.write_str("OVERWRITE is set by the core, not by drivers"),
-            AuxError::TooLarge { requested, available } => {
-                write!(f, "{requested} AUX bytes requested, {available} available")
-            }
-            AuxError::RecordLost(e) => write!(f, "PERF_RECORD_AUX not written: {e}"),
-        }
-    }
-}
-
-impl core::error::Error for AuxError {}
-
 /// The PMU driver's side of the AUX area.
 ///
 /// ```
@@ -131,10 +95,10 @@ impl AuxHandle {
     }
 
     /// Record a condition (`perf_aux_output_flag`): TRUNCATED, PARTIAL, COLLISION or PMU format
-    /// bits. OVERWRITE is refused: the core sets it.
-    pub fn flag(&mut self, flags: u64) -> Result<(), AuxError> {
+    /// bits. OVERWRITE is refused ([`OutputError::AuxOverwriteFlag`]): the core sets it.
+    pub fn flag(&mut self, flags: u64) -> Result<(), OutputError> {
         if flags & aux_flags::OVERWRITE != 0 {
-            return Err(AuxError::OverwriteFlag);
+            return Err(OutputError::AuxOverwriteFlag);
         }
         self.flags |= flags;
         Ok(())
@@ -164,8 +128,9 @@ impl<M: RingMemory> AuxProducer<M> {
         Ok(AuxProducer { mask: size - 1, overwrite, head, watermark, wakeup: head, mem })
     }
 
-    /// `perf_aux_output_begin`: start a stretch of hardware writes.
-    pub fn output_begin(&mut self) -> Result<AuxHandle, AuxError> {
+    /// `perf_aux_output_begin`: start a stretch of hardware writes. Non-overwrite mode with no
+    /// free space: [`OutputError::AuxNoSpace`].
+    pub fn output_begin(&mut self) -> Result<AuxHandle, OutputError> {
         let size = self.mask + 1;
         let available = if self.overwrite {
             // No tail, no (A): the hardware free-runs over the ring.
@@ -182,15 +147,16 @@ impl<M: RingMemory> AuxProducer<M> {
             }
         };
         if available == 0 {
-            return Err(AuxError::NoSpace);
+            return Err(OutputError::AuxNoSpace);
         }
         Ok(AuxHandle { start: self.head, written: 0, available, flags: 0 })
     }
 
-    /// The hardware writes `bytes` at the handle's position (wrapping the area's end).
-    pub fn write(&mut self, handle: &mut AuxHandle, bytes: &[u8]) -> Result<(), AuxError> {
+    /// The hardware writes `bytes` at the handle's position (wrapping the area's end). More
+    /// than the handle offers: [`OutputError::PastReservation`], nothing written.
+    pub fn write(&mut self, handle: &mut AuxHandle, bytes: &[u8]) -> Result<(), OutputError> {
         if bytes.len() > handle.available() {
-            return Err(AuxError::TooLarge { requested: bytes.len(), available: handle.available() });
+            return Err(OutputError::PastReservation { requested: bytes.len(), remaining: handle.available() });
         }
         let size = self.mask + 1;
         let mut pos = handle.position();
@@ -213,15 +179,20 @@ impl<M: RingMemory> AuxProducer<M> {
     /// into the data ring through `data` (written as `writer`). Returns the record emitted
     /// (`None` if the kernel would suppress it: size 0 and no flag but OVERWRITE) and whether
     /// the consumer should be woken.
+    ///
+    /// Errors: more than the stretch wrote (or, in overwrite mode, than the handle offers) is
+    /// [`OutputError::PastReservation`], and nothing is published; any other error is the data
+    /// ring's refusal of the `PERF_RECORD_AUX` (say [`OutputError::NoSpace`]): the stretch *is*
+    /// published, and the record was dropped (and counted lost, as the data ring counts).
     pub fn output_end<D: RingMemory, H: Hooks<D>>(
         &mut self,
         handle: AuxHandle,
         size: usize,
         data: &Producer<D, H>,
         writer: &EventIdentity,
-    ) -> Result<(Option<Aux>, bool), AuxError> {
+    ) -> Result<(Option<Aux>, bool), OutputError> {
         if size > handle.available || (!self.overwrite && size > handle.written) {
-            return Err(AuxError::TooLarge { requested: size, available: handle.written });
+            return Err(OutputError::PastReservation { requested: size, remaining: handle.written });
         }
         let mut wakeup = handle.flags & aux_flags::TRUNCATED != 0;
         let mut flags = handle.flags;
@@ -259,7 +230,7 @@ impl<M: RingMemory> AuxProducer<M> {
             };
             // The AUX body's codec alone, as the producer's LOST (see `encode_body`).
             let n = encode_body(types::AUX, &record, &ctx, &mut buf).unwrap_or(0);
-            data.output(&buf[..n], writer).map_err(AuxError::RecordLost)?;
+            data.output(&buf[..n], writer)?;
         }
         Ok((emit.then_some(record), wakeup))
     }

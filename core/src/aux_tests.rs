@@ -5,12 +5,12 @@ extern crate std;
 use core::cell::Cell;
 use std::vec::Vec;
 
-use crate::aux::{AuxConsumer, AuxError, AuxProducer};
+use crate::aux::{AuxConsumer, AuxProducer};
 use crate::consumer::Scratch;
 use crate::fences::{B_HEAD_STORE, LOCAL};
 use crate::memory::RingMemory;
 use crate::memory::{Area, ModelRing, Position};
-use crate::producer::{EventIdentity, Producer, ProducerConfig};
+use crate::producer::{EventIdentity, OutputError, Producer, ProducerConfig};
 use crate::record::Aux;
 use crate::record::Encode;
 use crate::record::{aux_flags, types, Endian, Header};
@@ -82,9 +82,9 @@ fn non_overwrite_aux_without_space_fails_until_the_consumer_frees() {
     let mut h = aux.output_begin().unwrap();
     assert_eq!(h.available(), 63, "CIRC_SPACE keeps one byte free");
     aux.write(&mut h, &[1; 63]).unwrap();
-    assert!(matches!(aux.write(&mut h, &[1]), Err(AuxError::TooLarge { .. })));
+    assert!(matches!(aux.write(&mut h, &[1]), Err(OutputError::PastReservation { .. })));
     aux.output_end(h, 63, &data, &EventIdentity::ANONYMOUS).unwrap();
-    assert_eq!(aux.output_begin().unwrap_err(), AuxError::NoSpace);
+    assert_eq!(aux.output_begin().unwrap_err(), OutputError::AuxNoSpace);
     let mut reader = AuxConsumer::new(mem).unwrap();
     let mut out = [0u8; 64];
     assert_eq!(reader.read(&mut out).1, 63);
@@ -96,7 +96,7 @@ fn drivers_may_not_set_overwrite_and_truncated_wakes() {
     let mut ring = Ring::new().unwrap();
     let ((data, mut c), mut aux) = aux_ring(&mut ring, false, 1 << 20);
     let mut h = aux.output_begin().unwrap();
-    assert_eq!(h.flag(aux_flags::OVERWRITE), Err(AuxError::OverwriteFlag));
+    assert_eq!(h.flag(aux_flags::OVERWRITE), Err(OutputError::AuxOverwriteFlag));
     h.flag(aux_flags::TRUNCATED | aux_flags::PARTIAL).unwrap();
     aux.write(&mut h, &[7; 8]).unwrap();
     let (rec, wake) = aux.output_end(h, 8, &data, &EventIdentity::ANONYMOUS).unwrap();
@@ -153,11 +153,14 @@ fn snapshot_returns_the_newest_bytes_oldest_first_and_says_when_data_was_overwri
 #[test]
 fn aux_errors_say_what_was_refused() {
     use std::string::ToString;
-    assert_eq!(AuxError::NoSpace.to_string(), "no space in the AUX area");
-    assert_eq!(AuxError::OverwriteFlag.to_string(), "OVERWRITE is set by the core, not by drivers");
-    assert_eq!(AuxError::TooLarge { requested: 9, available: 8 }.to_string(), "9 AUX bytes requested, 8 available");
-    let lost = AuxError::RecordLost(crate::producer::OutputError::NoSpace);
-    assert!(lost.to_string().starts_with("PERF_RECORD_AUX not written: "), "{lost}");
+    assert_eq!(
+        OutputError::AuxNoSpace.to_string(),
+        "no space in the AUX area: the consumer must free some (the kernel disables the event)"
+    );
+    assert_eq!(
+        OutputError::AuxOverwriteFlag.to_string(),
+        "OVERWRITE is set by the core, not by drivers: leave it out of the flags"
+    );
 }
 
 #[test]
@@ -192,7 +195,7 @@ fn non_overwrite_output_end_publishes_at_most_the_bytes_written() {
     aux.write(&mut h, &[1; 8]).unwrap();
     assert_eq!(
         aux.output_end(h, 9, &data, &EventIdentity::ANONYMOUS),
-        Err(AuxError::TooLarge { requested: 9, available: 8 }),
+        Err(OutputError::PastReservation { requested: 9, remaining: 8 }),
         "publishing bytes the hardware never wrote"
     );
     assert_eq!(aux.head(), 0, "nothing was published");
@@ -213,13 +216,13 @@ fn a_hostile_aux_tail_leaves_no_space_and_no_overflow() {
     let tail = mem.position(Position::AuxTail);
     // A tail exactly one area behind the head: "used" is the whole area.
     tail.store(0usize.wrapping_sub(64), LOCAL);
-    assert_eq!(aux.output_begin().unwrap_err(), AuxError::NoSpace);
+    assert_eq!(aux.output_begin().unwrap_err(), OutputError::AuxNoSpace);
     // A tail ahead of the head: "used" wraps to nearly 2^64.
     tail.store(8, LOCAL);
-    assert_eq!(aux.output_begin().unwrap_err(), AuxError::NoSpace);
+    assert_eq!(aux.output_begin().unwrap_err(), OutputError::AuxNoSpace);
     // One byte less than the area used: no space either (CIRC_SPACE keeps one byte free).
     tail.store(0usize.wrapping_sub(63), LOCAL);
-    assert_eq!(aux.output_begin().unwrap_err(), AuxError::NoSpace);
+    assert_eq!(aux.output_begin().unwrap_err(), OutputError::AuxNoSpace);
     tail.store(0usize.wrapping_sub(62), LOCAL);
     assert_eq!(aux.output_begin().unwrap().available(), 1);
 }

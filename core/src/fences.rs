@@ -250,60 +250,6 @@ pub const U6_URB_CONSUMER_STORE: Ordering = weaken_if(cfg!(perfring_weaken = "U6
 /// validated after); the failed-reservation counter (a statistic).
 pub const RB_ONCE: Ordering = Ordering::Relaxed;
 
-/// Whether this build is a fence mutant (`--cfg perfring_weaken=...`). Mutant builds are for
-/// `make loom-mutants` only; tests print this so a mutant is never mistaken for a release build.
-pub const MUTANT: Option<&str> = if cfg!(perfring_weaken = "A") {
-    Some("A")
-} else if cfg!(perfring_weaken = "B") {
-    Some("B")
-} else if cfg!(perfring_weaken = "C") {
-    Some("C")
-} else if cfg!(perfring_weaken = "D") {
-    Some("D")
-} else if cfg!(perfring_weaken = "S1") {
-    Some("S1")
-} else if cfg!(perfring_weaken = "S2") {
-    Some("S2")
-} else if cfg!(perfring_weaken = "S3") {
-    Some("S3")
-} else if cfg!(perfring_weaken = "S4") {
-    Some("S4")
-} else if cfg!(perfring_weaken = "R1") {
-    Some("R1")
-} else if cfg!(perfring_weaken = "R2") {
-    Some("R2")
-} else if cfg!(perfring_weaken = "R3") {
-    Some("R3")
-} else if cfg!(perfring_weaken = "R4") {
-    Some("R4")
-} else if cfg!(perfring_weaken = "R5") {
-    Some("R5")
-} else if cfg!(perfring_weaken = "R6") {
-    Some("R6")
-} else if cfg!(perfring_weaken = "R7") {
-    Some("R7")
-} else if cfg!(perfring_weaken = "R8") {
-    Some("R8")
-} else if cfg!(perfring_weaken = "R9") {
-    Some("R9")
-} else if cfg!(perfring_weaken = "R10") {
-    Some("R10")
-} else if cfg!(perfring_weaken = "U1") {
-    Some("U1")
-} else if cfg!(perfring_weaken = "U2") {
-    Some("U2")
-} else if cfg!(perfring_weaken = "U3") {
-    Some("U3")
-} else if cfg!(perfring_weaken = "U4") {
-    Some("U4")
-} else if cfg!(perfring_weaken = "U5") {
-    Some("U5")
-} else if cfg!(perfring_weaken = "U6") {
-    Some("U6")
-} else {
-    None
-};
-
 /// A fence with ordering `order`, skipped when a mutant weakened it to `Relaxed` (a relaxed fence
 /// is not allowed by the language). Public for memory implementations outside this crate that
 /// can only load relaxed (read-only memory: a relaxed load followed by the acquire fence of

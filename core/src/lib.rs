@@ -49,6 +49,22 @@
 //!
 //! [`record`]'s docs show each tier with an example, from the complete decode to the fastest.
 //!
+//! ## Errors
+//!
+//! One type per question a caller asks, each `#[non_exhaustive]`, each variant naming the field
+//! or value at fault and saying what to do; what a caller matches each for:
+//!
+//! | type | returned by | a caller matches |
+//! |---|---|---|
+//! | [`memory::LayoutError`] | every perf ring constructor (`Mapping`, `Producer`, `Consumer`, `BackwardReader`, AUX) | nothing, usually: fix the mapping or the sizes; `NoArea` for a mapping without an AUX area |
+//! | [`consumer::ReadError`] | the forward consumer and the backward reader | `LoadFailed` (retry), `WriterActive` (a backward read: pause and read again), `Overrun` (what was read is intact); the rest is a corrupt ring: [`skip_to_head`](consumer::Consumer::skip_to_head) |
+//! | [`producer::OutputError`] | the perf producer and the AUX area's driver side | `NoSpace`, `Paused`, `AuxNoSpace` (dropped, counted lost: go on); the rest is a caller bug |
+//! | [`bpf_ringbuf::RingbufError`] | every BPF ring buffer call | `NoSpace`, `Contended` (reserve later), `BusyTooLong`, `LoadFailed` (wait, or skip), `DrainBusy` (drain later) |
+//! | [`selfmon::SelfmonError`] | [`selfmon::read`] | `Unstable`: read again later |
+//! | [`record::DecodeError`] | every read tier of a record | `NotASample` (a SAMPLE's tier asked of another record); the rest names the field and offset at fault |
+//! | [`record::EncodeError`] | the record encoders | `BufferTooSmall` (pass `need` bytes), `Unreadable` (a SAMPLE view that does not decode: its `DecodeError`); the rest: the record disagrees with its context |
+//! | [`record::EventSetError`] | building an [`EventSet`](record::EventSet) | `EventsFull`, `IdsFull` (capacity); the rest: which rule of perf's the events break |
+//!
 //! ## Loom
 //!
 //! `RUSTFLAGS="--cfg loom"` swaps every atomic and data cell for loom's. The cfg is public: an

@@ -6,7 +6,7 @@ use std::fmt;
 use std::io;
 use std::path::PathBuf;
 
-use perfring::bpf_ringbuf::{ReserveError, RingbufReadError};
+use perfring::bpf_ringbuf::RingbufError;
 use perfring::consumer::ReadError;
 use perfring::memory::LayoutError;
 use perfring::record::EventSetError;
@@ -293,14 +293,14 @@ pub enum LinuxError {
     },
     /// A BPF ring buffer held what the kernel never writes (a `producer_pos` that is
     /// misaligned, went back or ran more than the ring ahead, a header whose length passes it,
-    /// a header `pg_off` the kernel would not write: see [`RingbufReadError`]). The records
+    /// a header `pg_off` the kernel would not write: see [`RingbufError`]). The records
     /// before it were delivered; the reader skipped `skipped` bytes, to `producer_pos`, so the
     /// next read goes on. Something other than the kernel writes the ring's pages.
     BadRingbuf {
         /// The ring's index in the [`RingBuffer`](crate::RingBuffer) (the order of `add`).
         ring: usize,
         /// What was wrong.
-        error: RingbufReadError,
+        error: RingbufError,
         /// Bytes skipped from it on.
         skipped: usize,
     },
@@ -310,7 +310,7 @@ pub enum LinuxError {
     /// larger), or the sample is larger than the ring can ever hold.
     Reserve {
         /// Why, with the sizes.
-        error: ReserveError,
+        error: RingbufError,
     },
     /// [`RawSample::contiguous`](crate::RawSample::contiguous) was given a buffer shorter than
     /// the payload that wraps: pass one of at least `needed` bytes (65,520 hold any).

@@ -4,7 +4,7 @@
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use perfring::bpf_ringbuf::{ReserveError, RingbufMapping, SpinLock, UserReservation};
+use perfring::bpf_ringbuf::{RingbufError, RingbufMapping, SpinLock, UserReservation};
 
 use crate::error::{io as io_err, LinuxError};
 use crate::ring_buffer::RingMap;
@@ -74,7 +74,7 @@ impl UserRingBuffer {
     }
 
     /// Reserve a sample of `size` bytes now. Errors: [`LinuxError::Reserve`] — the ring has no room for it now
-    /// ([`ReserveError::NoSpace`]), or ever ([`ReserveError::TooLarge`]).
+    /// ([`RingbufError::NoSpace`]), or ever ([`RingbufError::SampleTooLarge`]).
     pub fn reserve(&self, size: usize) -> Result<UserSample<'_>, LinuxError> {
         match self.maps.producer().reserve(size) {
             Ok(reservation) => Ok(UserSample { reservation }),
@@ -91,7 +91,7 @@ impl UserRingBuffer {
         let start = Instant::now();
         loop {
             let error = match self.reserve(size) {
-                Err(LinuxError::Reserve { error: error @ ReserveError::NoSpace { .. } }) => error,
+                Err(LinuxError::Reserve { error: error @ RingbufError::NoSpace { .. } }) => error,
                 other => return other,
             };
             let left = match timeout {

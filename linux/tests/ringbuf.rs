@@ -227,7 +227,7 @@ fn a_user_ring_buffers_samples_are_all_drained_by_a_program_none_lost() {
     assert_eq!(submitted + discarded, 20_000);
     // A sample larger than the ring: refused at once, typed.
     match ring.reserve(32 << 10) {
-        Err(LinuxError::Reserve { error: perfring::bpf_ringbuf::ReserveError::TooLarge { .. } }) => {}
+        Err(LinuxError::Reserve { error: perfring::bpf_ringbuf::RingbufError::SampleTooLarge { .. } }) => {}
         other => panic!("{other:?}"),
     }
     // A full ring with no drain: reserve says so, reserve_wait after its timeout.
@@ -235,7 +235,7 @@ fn a_user_ring_buffers_samples_are_all_drained_by_a_program_none_lost() {
         sample.submit();
     }
     let e = ring.reserve_wait(24, Some(Duration::from_millis(20))).unwrap_err();
-    assert!(matches!(e, LinuxError::Reserve { error: perfring::bpf_ringbuf::ReserveError::NoSpace { .. } }), "{e}");
+    assert!(matches!(e, LinuxError::Reserve { error: perfring::bpf_ringbuf::RingbufError::NoSpace { .. } }), "{e}");
     drain.run(1).unwrap();
     assert!(ring.reserve_wait(24, Some(Duration::from_secs(1))).is_ok(), "room again after a drain");
 }

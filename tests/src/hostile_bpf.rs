@@ -11,7 +11,7 @@ use std::cell::{Cell, RefCell};
 use std::ops::ControlFlow;
 
 use perfring::bpf_ringbuf::{
-    Config, Drain, Notify, Publish, ReserveError, RingbufConsumer, RingbufMemory, RingbufProducer, SpinLock, Wrapped,
+    Config, Drain, Notify, Publish, RingbufConsumer, RingbufError, RingbufMemory, RingbufProducer, SpinLock, Wrapped,
     BUSY_BIT,
 };
 use perfring::loom::{AtomicU32, AtomicUsize};
@@ -350,7 +350,9 @@ pub fn run_bpf_producer(case: &BpfProducerCase) {
                 open.push_back(r);
             }
             Err(
-                ReserveError::NoSpace { .. } | ReserveError::TooLarge { .. } | ReserveError::ConsumerPosInvalid { .. },
+                RingbufError::NoSpace { .. }
+                | RingbufError::SampleTooLarge { .. }
+                | RingbufError::ConsumerPosInvalid { .. },
             ) => failed += 1,
             Err(e) => panic!("unexpected reservation failure {e}"),
         }

@@ -10,8 +10,8 @@ use std::ops::ControlFlow;
 use std::sync::atomic::Ordering::Relaxed;
 
 use perfring::bpf_ringbuf::{
-    Config, Drain, DrainError, Notify, ReserveError, RingbufConsumer, RingbufMapping, RingbufMemory, RingbufProducer,
-    RingbufReadError, SpinLock, BUSY_BIT, DISCARD_BIT,
+    Config, Drain, Notify, RingbufConsumer, RingbufError, RingbufMapping, RingbufMemory, RingbufProducer, SpinLock,
+    BUSY_BIT, DISCARD_BIT,
 };
 use perfring_tests::hostile_bpf::{
     run_bpf_consumer, run_bpf_producer, BpfConsumerCase, BpfPeerWrite, BpfProducerCase, HostileBpfRing, PAGE_SIZE,
@@ -73,7 +73,7 @@ fn ring_with(len: u32, prod: usize, script: Vec<BpfPeerWrite>) -> HostileBpfRing
     ring
 }
 
-fn first_error(ring: &HostileBpfRing) -> Option<RingbufReadError> {
+fn first_error(ring: &HostileBpfRing) -> Option<RingbufError> {
     let mut c = RingbufConsumer::untrusted(ring).unwrap();
     let mut scratch = vec![0u8; 128];
     let mut batch = match c.batch() {
@@ -89,7 +89,7 @@ fn attack_header_length_past_the_ring_is_refused() {
     for len in [57, 1000, (1 << 30) - 1] {
         assert_eq!(
             first_error(&ring_with(len, 64, vec![])),
-            Some(RingbufReadError::RecordPastProducer { position: 0, size: len, available: 64 })
+            Some(RingbufError::RecordPastProducer { position: 0, size: len, available: 64 })
         );
     }
 }
@@ -98,7 +98,7 @@ fn attack_header_length_past_the_ring_is_refused() {
 fn attack_header_length_past_the_producer_is_refused() {
     assert_eq!(
         first_error(&ring_with(9, 16, vec![])),
-        Some(RingbufReadError::RecordPastProducer { position: 0, size: 9, available: 16 })
+        Some(RingbufError::RecordPastProducer { position: 0, size: 9, available: 16 })
     );
 }
 
@@ -109,33 +109,27 @@ fn attack_producer_pos_backwards_is_refused() {
     let mut scratch = [0u8; 64];
     assert_eq!(c.for_each(&mut scratch, |_| ()), Ok(1));
     ring.producer_pos().store(8, Relaxed);
-    assert_eq!(c.batch().err(), Some(RingbufReadError::ProducerPosBackwards { producer_pos: 8, last_seen: 16 }));
+    assert_eq!(c.batch().err(), Some(RingbufError::ProducerPosBackwards { producer_pos: 8, last_seen: 16 }));
 }
 
 #[test]
 fn attack_producer_pos_beyond_consumer_pos_plus_size_is_refused() {
     assert_eq!(
         first_error(&ring_with(8, 72, vec![])),
-        Some(RingbufReadError::ProducerPosTooFarAhead { producer_pos: 72, consumer_pos: 0, size: 64 })
+        Some(RingbufError::ProducerPosTooFarAhead { producer_pos: 72, consumer_pos: 0, size: 64 })
     );
 }
 
 #[test]
 fn attack_misaligned_producer_pos_is_refused() {
-    assert_eq!(
-        first_error(&ring_with(8, 20, vec![])),
-        Some(RingbufReadError::MisalignedProducerPos { producer_pos: 20 })
-    );
+    assert_eq!(first_error(&ring_with(8, 20, vec![])), Some(RingbufError::MisalignedProducerPos { producer_pos: 20 }));
 }
 
 #[test]
 fn attack_garbage_pg_off_is_refused() {
     let ring = ring_with(8, 16, vec![]);
     ring.set_header(0, 8, 0xdead_beef);
-    assert_eq!(
-        first_error(&ring),
-        Some(RingbufReadError::BadPageOffset { position: 0, pg_off: 0xdead_beef, expected: 3 })
-    );
+    assert_eq!(first_error(&ring), Some(RingbufError::BadPageOffset { position: 0, pg_off: 0xdead_beef, expected: 3 }));
     assert_eq!(PAGE_SIZE, ring.page_size());
 }
 
@@ -147,7 +141,7 @@ fn attack_record_busy_forever_is_reported_not_waited_for() {
     let mut scratch = [0u8; 64];
     let results: Vec<_> = (0..5).map(|_| c.for_each(&mut scratch, |_| ())).collect();
     assert_eq!(results[..4], [Ok(0), Ok(0), Ok(0), Ok(0)]);
-    assert_eq!(results[4], Err(RingbufReadError::BusyTooLong { position: 0, polls: 5 }));
+    assert_eq!(results[4], Err(RingbufError::BusyTooLong { position: 0, polls: 5 }));
     assert_eq!(c.skip_to_producer(), 16, "the caller gives up on it: the bytes are skipped and counted");
     assert_eq!(c.position(), 16);
 }
@@ -181,7 +175,7 @@ fn attack_producer_pos_moved_during_a_batch_is_ignored_until_the_next() {
     let mut c = RingbufConsumer::untrusted(&ring).unwrap();
     let mut scratch = [0u8; 64];
     assert_eq!(c.for_each(&mut scratch, |_| ()), Ok(1));
-    assert!(matches!(c.batch().err(), Some(RingbufReadError::ProducerPosTooFarAhead { .. })));
+    assert!(matches!(c.batch().err(), Some(RingbufError::ProducerPosTooFarAhead { .. })));
 }
 
 #[test]
@@ -194,13 +188,13 @@ fn attack_on_the_drain_a_discard_loop_is_bounded_and_garbage_is_typed() {
     let mut go = |_: &[u8]| ControlFlow::Continue(());
     assert_eq!(
         drain.drain(&mut scratch, Notify::Never, &mut go),
-        Err(DrainError::MisalignedProducerPos { producer_pos: 12 })
+        Err(RingbufError::MisalignedProducerPos { producer_pos: 12 })
     );
     let ring = ring_with(9, 16, vec![]);
     let drain = Drain::new(&ring, SpinLock::new()).unwrap();
     assert_eq!(
         drain.drain(&mut scratch, Notify::Never, &mut go),
-        Err(DrainError::RecordPastProducer { position: 0, size: 9, available: 16 })
+        Err(RingbufError::RecordPastProducer { position: 0, size: 9, available: 16 })
     );
     // A ring of discarded records and a peer that moves producer_pos 8 bytes on before every
     // peek (each takes four accesses: producer_pos, consumer_pos, the header, the skip's store):
@@ -229,7 +223,7 @@ fn attack_on_the_drain_a_discard_loop_is_bounded_and_garbage_is_typed() {
     ring.producer_pos().store(prod + 72, Relaxed);
     assert_eq!(
         drain.drain(&mut scratch, Notify::Never, &mut go),
-        Err(DrainError::ProducerPosTooFarAhead { producer_pos: prod + 72, consumer_pos: cons, size: 64 })
+        Err(RingbufError::ProducerPosTooFarAhead { producer_pos: prod + 72, consumer_pos: cons, size: 64 })
     );
 }
 
@@ -247,7 +241,7 @@ fn attack_consumer_pos_garbage_never_makes_the_producer_overwrite_a_record_being
         match p.reserve(8) {
             // Anything reserved lies after the open record and before it comes round again.
             Ok(r) => assert!(r.position() >= 16 && r.position() + 16 <= 64, "consumer_pos {cons:#x}: {r:?}"),
-            Err(ReserveError::ConsumerPosInvalid { .. } | ReserveError::NoSpace { .. }) => refused += 1,
+            Err(RingbufError::ConsumerPosInvalid { .. } | RingbufError::NoSpace { .. }) => refused += 1,
             Err(e) => panic!("consumer_pos {cons:#x}: {e}"),
         }
     }

@@ -8,8 +8,8 @@
 #![cfg(loom)]
 
 use loom::thread;
-use perfring::aux::{AuxConsumer, AuxError, AuxProducer};
-use perfring::producer::{EventIdentity, ProducerConfig};
+use perfring::aux::{AuxConsumer, AuxProducer};
+use perfring::producer::{EventIdentity, OutputError, ProducerConfig};
 use perfring::{memory::ModelRing, split};
 
 fn stretch(n: u8) -> [u8; 24] {
@@ -37,7 +37,7 @@ fn aux_head_tail_protocol_delivers_every_byte_intact() {
                         // Not enough room: end the stretch empty (the hardware wrote nothing).
                         aux.output_end(h, 0, &data, &EventIdentity::ANONYMOUS).unwrap();
                     }
-                    Err(AuxError::NoSpace) => {}
+                    Err(OutputError::AuxNoSpace) => {}
                     Err(e) => panic!("a protocol-following ring reported corruption: {e}"),
                 }
             }

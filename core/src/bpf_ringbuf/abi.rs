@@ -1,6 +1,8 @@
 //! The ABI of the BPF ring buffer: `include/uapi/linux/bpf.h`'s constants, the 8-byte record
 //! header, and the arithmetic the kernel and libbpf both apply to it.
 
+use super::error::RingbufError;
+
 /// Bit 31 of a header's `len` word: the record is reserved and not yet committed
 /// (`BPF_RINGBUF_BUSY_BIT`). A consumer stops at the first header that has it.
 pub const BUSY_BIT: u32 = 1 << 31;
@@ -73,32 +75,12 @@ pub enum Notify {
     Always,
 }
 
-/// Flags with bits other than [`BPF_RB_NO_WAKEUP`] and [`BPF_RB_FORCE_WAKEUP`]: the kernel
-/// refuses them with `-EINVAL` (`bpf_ringbuf_output`, `bpf_user_ringbuf_drain`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UnknownFlags {
-    /// The flags given.
-    pub flags: u64,
-}
-
-impl core::fmt::Display for UnknownFlags {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(
-            f,
-            "wakeup flags {:#x} have bits other than BPF_RB_NO_WAKEUP (1) and BPF_RB_FORCE_WAKEUP (2): pass 0, 1 or 2",
-            self.flags
-        )
-    }
-}
-
-impl core::error::Error for UnknownFlags {}
-
 impl Notify {
     /// The notification the kernel's flags ask for. Both bits set is [`Notify::Always`]: the
     /// kernel tests `BPF_RB_FORCE_WAKEUP` first.
-    pub const fn from_flags(flags: u64) -> Result<Notify, UnknownFlags> {
+    pub const fn from_flags(flags: u64) -> Result<Notify, RingbufError> {
         if flags & !(BPF_RB_NO_WAKEUP | BPF_RB_FORCE_WAKEUP) != 0 {
-            Err(UnknownFlags { flags })
+            Err(RingbufError::UnknownFlags { flags })
         } else if flags & BPF_RB_FORCE_WAKEUP != 0 {
             Ok(Notify::Always)
         } else if flags & BPF_RB_NO_WAKEUP != 0 {

@@ -16,131 +16,14 @@
 //! value seen, and at most the ring's size ahead of `consumer_pos`; per record, the header's
 //! `len` word is loaded once into a local and the record must end at or before that
 //! `producer_pos` (and, if asked, carry the `pg_off` the kernel writes). A bad value is a
-//! [`RingbufReadError`] and the batch stays before it: nothing past it is consumed, and no call loops.
-//! A batch takes at most `size / 8` steps (each record moves the position by at least 8 bytes,
-//! never past the batch's `producer_pos`).
+//! [`RingbufError`] and the batch stays before it: nothing past it is consumed, and no call
+//! loops. A batch takes at most `size / 8` steps (each record moves the position by at least 8
+//! bytes, never past the batch's `producer_pos`).
 
 use super::abi::{pg_off, record_len, BUSY_BIT, DISCARD_BIT, HEADER_SIZE};
-use super::memory::{RingbufMemory, SetupError};
+use super::error::RingbufError;
+use super::memory::RingbufMemory;
 use crate::fences::{fence, R5_RB_PRODUCER_LOAD, R6_RB_HEADER_LOAD, R7_RB_CONSUMER_STORE, R8_RB_SLEEP_FENCE, RB_ONCE};
-
-/// Why the consumer stopped. Never a panic; nothing past the fault was consumed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RingbufReadError {
-    /// `producer_pos` is not a multiple of 8: every record is 8-aligned, so no producer
-    /// publishes such a position.
-    MisalignedProducerPos {
-        /// `producer_pos` as loaded.
-        producer_pos: usize,
-    },
-    /// `producer_pos` is behind the value this consumer saw before (or behind its own
-    /// position): it went backwards.
-    ProducerPosBackwards {
-        /// `producer_pos` as loaded.
-        producer_pos: usize,
-        /// The last value seen.
-        last_seen: usize,
-    },
-    /// `producer_pos` is more than the ring's size ahead of `consumer_pos`: records would have
-    /// been overwritten unread.
-    ProducerPosTooFarAhead {
-        /// `producer_pos` as loaded.
-        producer_pos: usize,
-        /// This consumer's position.
-        consumer_pos: usize,
-        /// The ring's size.
-        size: usize,
-    },
-    /// A header's length puts the record's end past `producer_pos` (or past the ring).
-    RecordPastProducer {
-        /// The record's position.
-        position: usize,
-        /// The sample size in its header.
-        size: u32,
-        /// Bytes published from the record's position.
-        available: usize,
-    },
-    /// A header's `pg_off` is not what the kernel writes at that offset
-    /// ([`Config::check_pg_off`]).
-    BadPageOffset {
-        /// The record's position.
-        position: usize,
-        /// The `pg_off` found.
-        pg_off: u32,
-        /// The `pg_off` expected.
-        expected: u32,
-    },
-    /// The sample must be copied (the consumer is untrusted, or it wraps a singly mapped area
-    /// and [`Wrapped::Copy`] is set, or the memory lends no views) and `scratch` is too small.
-    ScratchTooSmall {
-        /// Bytes needed.
-        needed: usize,
-        /// The scratch's length.
-        scratch: usize,
-    },
-    /// The memory could not load the sample's bytes ([`RingbufMemory::load_words`] returned `false`).
-    /// Nothing was consumed: retry, or [`RingbufConsumer::skip_to_producer`].
-    LoadFailed {
-        /// The record's position.
-        position: usize,
-    },
-    /// The record at the consumer's position was BUSY at [`Config::busy_limit`] polls in a row:
-    /// its producer may have died. Keep waiting, or give up what is reserved with
-    /// [`RingbufConsumer::skip_to_producer`] (a producer that follows the kernel's protocol never
-    /// writes over a BUSY record, so nothing it is still writing gets overwritten).
-    BusyTooLong {
-        /// The record's position.
-        position: usize,
-        /// Polls that found it BUSY.
-        polls: u32,
-    },
-}
-
-impl core::fmt::Display for RingbufReadError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match *self {
-            RingbufReadError::MisalignedProducerPos { producer_pos } => write!(
-                f,
-                "producer_pos {producer_pos:#x} is not a multiple of 8: the producer page is corrupt (skip_to_producer \
-                 rounds it down)"
-            ),
-            RingbufReadError::ProducerPosBackwards { producer_pos, last_seen } => write!(
-                f,
-                "producer_pos {producer_pos:#x} went back from {last_seen:#x}: the producer page is corrupt or belongs \
-                 to another ring"
-            ),
-            RingbufReadError::ProducerPosTooFarAhead { producer_pos, consumer_pos, size } => write!(
-                f,
-                "producer_pos {producer_pos:#x} is more than the ring's {size:#x} bytes ahead of consumer_pos \
-                 {consumer_pos:#x}: records were overwritten unread, or the producer page is corrupt"
-            ),
-            RingbufReadError::RecordPastProducer { position, size, available } => write!(
-                f,
-                "the header at {position:#x} says {size} bytes, past producer_pos ({available} bytes published): the \
-                 header's len is corrupt"
-            ),
-            RingbufReadError::BadPageOffset { position, pg_off, expected } => write!(
-                f,
-                "the header at {position:#x} has pg_off {pg_off}, not the kernel's {expected}: the ring is corrupt, \
-                 or its page size is not the one configured"
-            ),
-            RingbufReadError::ScratchTooSmall { needed, scratch } => {
-                write!(f, "the sample needs {needed} bytes of scratch and {scratch} were given: pass a larger scratch")
-            }
-            RingbufReadError::LoadFailed { position } => {
-                write!(f, "the ring's memory could not load the record at {position:#x}: retry, or skip_to_producer")
-            }
-            RingbufReadError::BusyTooLong { position, polls } => write!(
-                f,
-                "the record at {position:#x} was still BUSY after {polls} polls: its producer may be gone; keep \
-                 waiting, or skip_to_producer"
-            ),
-        }
-    }
-}
-
-impl core::error::Error for RingbufReadError {}
 
 /// When the consumer stores `consumer_pos`, freeing what it read for the producers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -174,11 +57,11 @@ pub struct Config {
     pub wrapped: Wrapped,
     /// Check that each committed or discarded header's `pg_off` is what the kernel (and
     /// [`RingbufProducer`](super::RingbufProducer)) writes for the memory's page size
-    /// ([`RingbufMemory::page_size`]); a mismatch is [`RingbufReadError::BadPageOffset`]. Off for rings
+    /// ([`RingbufMemory::page_size`]); a mismatch is [`RingbufError::BadPageOffset`]. Off for rings
     /// whose producer writes no `pg_off`.
     pub check_pg_off: bool,
     /// After this many polls in a row that found the same record BUSY, report
-    /// [`RingbufReadError::BusyTooLong`] (then count again). `None`: wait forever, as libbpf does.
+    /// [`RingbufError::BusyTooLong`] (then count again). `None`: wait forever, as libbpf does.
     pub busy_limit: Option<u32>,
 }
 
@@ -271,7 +154,7 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
     /// The ring's producers never write bytes of a record between its commit and the consumer's
     /// release of it (`consumer_pos`), and nobody else stores `consumer_pos`. Otherwise a view
     /// could race a write. [`split`](super::split_ringbuf) is the safe way to get one.
-    pub unsafe fn trusted(mem: M) -> Result<Self, SetupError> {
+    pub unsafe fn trusted(mem: M) -> Result<Self, RingbufError> {
         Self::make(mem, true)
     }
 
@@ -281,7 +164,7 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
     /// an endless loop.
     ///
     /// ```
-    /// use perfring::bpf_ringbuf::{RingbufConsumer, RingbufMemory, ModelRingbuf, RingbufReadError, BUSY_BIT};
+    /// use perfring::bpf_ringbuf::{RingbufConsumer, RingbufMemory, ModelRingbuf, RingbufError, BUSY_BIT};
     /// use perfring::fences::RB_ONCE;
     ///
     /// let ring = ModelRingbuf::<8>::new().unwrap(); // 64 bytes
@@ -292,23 +175,23 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
     /// ring.producer_pos().store(16, RB_ONCE);
     /// assert_eq!(
     ///     consumer.for_each(&mut scratch, |_| {}),
-    ///     Err(RingbufReadError::RecordPastProducer { position: 0, size: 100, available: 16 })
+    ///     Err(RingbufError::RecordPastProducer { position: 0, size: 100, available: 16 })
     /// );
     /// // Or one that stays BUSY: nothing is read, nothing waits.
     /// ring.len_word(0).store(8 | BUSY_BIT, RB_ONCE);
     /// assert_eq!(consumer.for_each(&mut scratch, |_| {}), Ok(0));
     /// ```
-    pub fn untrusted(mem: M) -> Result<Self, SetupError> {
+    pub fn untrusted(mem: M) -> Result<Self, RingbufError> {
         Self::make(mem, false)
     }
 
-    fn make(mem: M, trusted: bool) -> Result<Self, SetupError> {
+    fn make(mem: M, trusted: bool) -> Result<Self, RingbufError> {
         let size = mem.size();
         super::memory::check_size(size)?;
         // Our own word: only a consumer stores it.
         let pos = mem.consumer_pos().load(RB_ONCE);
         if pos % 8 != 0 {
-            return Err(SetupError::MisalignedConsumerPos { consumer_pos: pos });
+            return Err(RingbufError::MisalignedConsumerPos { consumer_pos: pos });
         }
         Ok(RingbufConsumer {
             mem,
@@ -329,7 +212,7 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
     }
 
     /// Load `producer_pos` once (R5), validate it, and read the records up to it.
-    pub fn batch(&mut self) -> Result<RingbufBatch<'_, M>, RingbufReadError> {
+    pub fn batch(&mut self) -> Result<RingbufBatch<'_, M>, RingbufError> {
         let prod = self.load_producer()?;
         Ok(RingbufBatch { consumer: self, prod })
     }
@@ -340,7 +223,7 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
         &mut self,
         scratch: &mut [u8],
         mut f: impl FnMut(&RingbufRecord<'_>),
-    ) -> Result<usize, RingbufReadError> {
+    ) -> Result<usize, RingbufError> {
         let mut batch = self.batch()?;
         let mut n = 0;
         while let Some(record) = batch.next(scratch) {
@@ -357,7 +240,7 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
     ///
     /// The fence is what aya's reader lacked (7277a57e): without it, the re-check can miss a
     /// commit whose producer, in turn, saw the old `consumer_pos` and decided not to wake.
-    pub fn prepare_to_sleep(&mut self) -> Result<bool, RingbufReadError> {
+    pub fn prepare_to_sleep(&mut self) -> Result<bool, RingbufError> {
         self.publish();
         fence(R8_RB_SLEEP_FENCE);
         let prod = self.load_producer()?;
@@ -383,7 +266,7 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
 
     /// Bytes reserved and not yet consumed (committed, discarded or BUSY), or why
     /// `producer_pos` cannot be a producer's.
-    pub fn available(&self) -> Result<usize, RingbufReadError> {
+    pub fn available(&self) -> Result<usize, RingbufError> {
         let prod = self.mem.producer_pos().load(RB_ONCE);
         self.check_producer(prod)
     }
@@ -411,7 +294,7 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
         }
     }
 
-    fn load_producer(&mut self) -> Result<usize, RingbufReadError> {
+    fn load_producer(&mut self) -> Result<usize, RingbufError> {
         let prod = self.mem.producer_pos().load(R5_RB_PRODUCER_LOAD);
         self.check_producer(prod)?;
         self.last_prod = prod;
@@ -419,18 +302,18 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
     }
 
     /// Bytes between our position and `prod`, or why `prod` cannot be a producer's.
-    fn check_producer(&self, prod: usize) -> Result<usize, RingbufReadError> {
+    fn check_producer(&self, prod: usize) -> Result<usize, RingbufError> {
         let size = self.mask + 1;
         if prod % 8 != 0 {
-            return Err(RingbufReadError::MisalignedProducerPos { producer_pos: prod });
+            return Err(RingbufError::MisalignedProducerPos { producer_pos: prod });
         }
         // Behind the last value seen (in the wrapping sense: within half the counter range).
         if self.last_prod.wrapping_sub(prod).wrapping_sub(1) < usize::MAX / 2 {
-            return Err(RingbufReadError::ProducerPosBackwards { producer_pos: prod, last_seen: self.last_prod });
+            return Err(RingbufError::ProducerPosBackwards { producer_pos: prod, last_seen: self.last_prod });
         }
         let ahead = prod.wrapping_sub(self.pos);
         if ahead > size {
-            return Err(RingbufReadError::ProducerPosTooFarAhead { producer_pos: prod, consumer_pos: self.pos, size });
+            return Err(RingbufError::ProducerPosTooFarAhead { producer_pos: prod, consumer_pos: self.pos, size });
         }
         Ok(ahead)
     }
@@ -445,7 +328,7 @@ fn sample<'b, M: RingbufMemory>(
     position: usize,
     size: usize,
     scratch: &'b mut [u8],
-) -> Result<Payload<'b>, RingbufReadError> {
+) -> Result<Payload<'b>, RingbufError> {
     let ring = mem.size();
     let off = position.wrapping_add(HEADER_SIZE) & (ring - 1);
     if !trusted {
@@ -453,13 +336,12 @@ fn sample<'b, M: RingbufMemory>(
         // header, and the bytes are never read from the ring again.
         let padded = (size + 3) & !3;
         let scratch_len = scratch.len();
-        let dst = scratch
-            .get_mut(..padded)
-            .ok_or(RingbufReadError::ScratchTooSmall { needed: padded, scratch: scratch_len })?;
+        let dst =
+            scratch.get_mut(..padded).ok_or(RingbufError::ScratchTooSmall { needed: padded, scratch: scratch_len })?;
         let first = padded.min(ring - off);
         let (a, b) = dst.split_at_mut(first);
         if !(mem.load_words(off, a) && mem.load_words(0, b)) {
-            return Err(RingbufReadError::LoadFailed { position });
+            return Err(RingbufError::LoadFailed { position });
         }
         return Ok(Payload::One(&dst[..size]));
     }
@@ -478,8 +360,7 @@ fn sample<'b, M: RingbufMemory>(
         }
     }
     let scratch_len = scratch.len();
-    let dst =
-        scratch.get_mut(..size).ok_or(RingbufReadError::ScratchTooSmall { needed: size, scratch: scratch_len })?;
+    let dst = scratch.get_mut(..size).ok_or(RingbufError::ScratchTooSmall { needed: size, scratch: scratch_len })?;
     let first = size.min(ring - off);
     // SAFETY: the pieces are inside the area, committed and unwritten while we read them.
     unsafe {
@@ -503,7 +384,7 @@ impl<M: RingbufMemory> RingbufBatch<'_, M> {
     ///
     /// After an error the batch stays at the faulty record: calling again returns the same
     /// error.
-    pub fn next<'b>(&'b mut self, scratch: &'b mut [u8]) -> Option<Result<RingbufRecord<'b>, RingbufReadError>> {
+    pub fn next<'b>(&'b mut self, scratch: &'b mut [u8]) -> Option<Result<RingbufRecord<'b>, RingbufError>> {
         let c: &'b mut RingbufConsumer<M> = &mut *self.consumer;
         // At most size / 8 iterations: each moves `pos` by at least 8, never past `prod`.
         loop {
@@ -525,7 +406,7 @@ impl<M: RingbufMemory> RingbufBatch<'_, M> {
                 return match c.config.busy_limit {
                     Some(limit) if polls >= limit => {
                         c.busy = None;
-                        Some(Err(RingbufReadError::BusyTooLong { position, polls }))
+                        Some(Err(RingbufError::BusyTooLong { position, polls }))
                     }
                     _ => None,
                 };
@@ -534,14 +415,14 @@ impl<M: RingbufMemory> RingbufBatch<'_, M> {
             let available = self.prod.wrapping_sub(position);
             let total = match record_len(size as usize) {
                 Some(total) if total <= available => total,
-                _ => return Some(Err(RingbufReadError::RecordPastProducer { position, size, available })),
+                _ => return Some(Err(RingbufError::RecordPastProducer { position, size, available })),
             };
             if c.config.check_pg_off {
                 // Ordered by (R6): the producer stored it before the header was committed.
                 let found = c.mem.pg_off_word(off).load(RB_ONCE);
                 let expected = pg_off(off, c.mem.page_size());
                 if found != expected {
-                    return Some(Err(RingbufReadError::BadPageOffset { position, pg_off: found, expected }));
+                    return Some(Err(RingbufError::BadPageOffset { position, pg_off: found, expected }));
                 }
             }
             c.busy = None;

@@ -1,117 +1,16 @@
 //! The kernel's side of a `BPF_MAP_TYPE_USER_RINGBUF`: `bpf_user_ringbuf_drain`, validating
 //! each sample as `__bpf_user_ringbuf_peek` does (user space writes the whole ring: every word
 //! of it is untrusted), and `producer_pos` against the ring's size too, which the kernel does
-//! not ([`DrainError::ProducerPosTooFarAhead`]). For tests of a user-ringbuf producer, and for rings that follow the same
-//! protocol between two processes of ours.
+//! not ([`RingbufError::ProducerPosTooFarAhead`]). For tests of a user-ringbuf producer, and
+//! for rings that follow the same protocol between two processes of ours.
 
 use core::ops::ControlFlow;
 
 use super::abi::{record_len, Notify, BUSY_BIT, DISCARD_BIT, HEADER_SIZE, MAX_DRAIN_SAMPLES, MAX_DRAIN_SAMPLE_SIZE};
+use super::error::RingbufError;
 use super::lock::{ReserveLock, SpinLock};
-use super::memory::{check_size, RingbufMemory, SetupError};
+use super::memory::{check_size, RingbufMemory};
 use crate::fences::{RB_ONCE, U3_URB_PRODUCER_LOAD, U5_URB_HEADER_LOAD, U6_URB_CONSUMER_STORE};
-
-/// Why a drain stopped with an error, as `bpf_user_ringbuf_drain` fails. The samples before it
-/// were delivered and released (`consumer_pos` is past them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum DrainError {
-    /// Another drain holds the ring (`-EBUSY`): try again later.
-    Busy,
-    /// `producer_pos` is not a multiple of 8 (`-EINVAL`): the producer page is corrupt.
-    MisalignedProducerPos {
-        /// `producer_pos` as loaded.
-        producer_pos: usize,
-    },
-    /// `consumer_pos` is not a multiple of 8: only drains store it, always 8-aligned, and the
-    /// kernel maps its page read-only to user space, so its memory was corrupted.
-    MisalignedConsumerPos {
-        /// `consumer_pos` as loaded.
-        consumer_pos: usize,
-    },
-    /// `producer_pos` is more than the ring's size ahead of `consumer_pos`: no producer can
-    /// have reserved that much. (The kernel checks only each sample against it, and would drain
-    /// the ring's bytes over and over, up to `BPF_MAX_USER_RINGBUF_SAMPLES` per call; this drain
-    /// refuses, deliberately stricter.)
-    ProducerPosTooFarAhead {
-        /// `producer_pos` as loaded.
-        producer_pos: usize,
-        /// `consumer_pos`.
-        consumer_pos: usize,
-        /// The ring's size.
-        size: usize,
-    },
-    /// A header's length puts the sample's end past `producer_pos` (`-EINVAL`).
-    RecordPastProducer {
-        /// The record's position.
-        position: usize,
-        /// The sample size in its header.
-        size: u32,
-        /// Bytes published from the record's position.
-        available: usize,
-    },
-    /// A sample larger than a BPF dynptr can hold, [`MAX_DRAIN_SAMPLE_SIZE`](super::MAX_DRAIN_SAMPLE_SIZE)
-    /// (`-E2BIG`).
-    SampleTooLarge {
-        /// The record's position.
-        position: usize,
-        /// The sample size in its header.
-        size: u32,
-    },
-    /// The sample does not fit the caller's scratch (the kernel hands a BPF program a pointer
-    /// into the ring instead): pass a larger scratch.
-    ScratchTooSmall {
-        /// Bytes needed.
-        needed: usize,
-        /// The scratch's length.
-        scratch: usize,
-    },
-    /// The memory could not load the sample's bytes ([`RingbufMemory::load_words`] returned `false`).
-    LoadFailed {
-        /// The record's position.
-        position: usize,
-    },
-}
-
-impl core::fmt::Display for DrainError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match *self {
-            DrainError::Busy => write!(f, "another drain holds the ring (EBUSY): drain again later"),
-            DrainError::MisalignedProducerPos { producer_pos } => write!(
-                f,
-                "producer_pos {producer_pos:#x} is not a multiple of 8 (EINVAL): the producer wrote a corrupt position"
-            ),
-            DrainError::MisalignedConsumerPos { consumer_pos } => write!(
-                f,
-                "consumer_pos {consumer_pos:#x} is not a multiple of 8: the consumer page was corrupted (user space \
-                 cannot write it over the kernel's mapping)"
-            ),
-            DrainError::ProducerPosTooFarAhead { producer_pos, consumer_pos, size } => write!(
-                f,
-                "producer_pos {producer_pos:#x} is more than the ring's {size:#x} bytes ahead of consumer_pos \
-                 {consumer_pos:#x}: the producer wrote a corrupt position"
-            ),
-            DrainError::RecordPastProducer { position, size, available } => write!(
-                f,
-                "the header at {position:#x} says {size} bytes, past producer_pos ({available} bytes published) \
-                 (EINVAL): the producer wrote a corrupt header"
-            ),
-            DrainError::SampleTooLarge { position, size } => write!(
-                f,
-                "the sample at {position:#x} has {size} bytes, more than a BPF dynptr holds (E2BIG): the producer must \
-                 send smaller samples"
-            ),
-            DrainError::ScratchTooSmall { needed, scratch } => {
-                write!(f, "the sample needs {needed} bytes of scratch and {scratch} were given: pass a larger scratch")
-            }
-            DrainError::LoadFailed { position } => {
-                write!(f, "the ring's memory could not load the sample at {position:#x}: drain again")
-            }
-        }
-    }
-}
-
-impl core::error::Error for DrainError {}
 
 /// What one drain did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -137,9 +36,10 @@ enum Peek {
 }
 
 /// The kernel's drain of a user ringbuf (`bpf_user_ringbuf_drain`): one drain at a time (a
-/// second one fails with [`DrainError::Busy`], the kernel's `busy` word), samples in reservation
-/// order up to the first BUSY one, discarded ones skipped, every header validated before use,
-/// each sample copied into the caller's scratch with atomic loads before the callback sees it.
+/// second one fails with [`RingbufError::DrainBusy`], the kernel's `busy` word), samples in
+/// reservation order up to the first BUSY one, discarded ones skipped, every header validated
+/// before use, each sample copied into the caller's scratch with atomic loads before the
+/// callback sees it.
 pub struct Drain<M: RingbufMemory, L: ReserveLock = SpinLock> {
     mem: M,
     busy: L,
@@ -150,7 +50,7 @@ impl<M: RingbufMemory, L: ReserveLock> Drain<M, L> {
     /// A drain over `mem`; `busy` serializes drains (tried once, as the kernel's
     /// `atomic_try_cmpxchg(&rb->busy, ...)`). Any content of the ring is a sample or a typed
     /// error: the drain trusts nothing the producer wrote.
-    pub fn new(mem: M, busy: L) -> Result<Self, SetupError> {
+    pub fn new(mem: M, busy: L) -> Result<Self, RingbufError> {
         check_size(mem.size())?;
         let mask = mem.size() - 1;
         Ok(Drain { mem, busy, mask })
@@ -165,7 +65,7 @@ impl<M: RingbufMemory, L: ReserveLock> Drain<M, L> {
         scratch: &mut [u8],
         notify: Notify,
         mut f: impl FnMut(&[u8]) -> ControlFlow<()>,
-    ) -> Result<Drained, DrainError> {
+    ) -> Result<Drained, RingbufError> {
         let result = self.busy.with(true, || {
             let mut drained = Drained::default();
             // Samples and discards, each bounded by MAX_DRAIN_SAMPLES as the kernel's loop is.
@@ -187,7 +87,7 @@ impl<M: RingbufMemory, L: ReserveLock> Drain<M, L> {
             Ok(drained)
         });
         let (result, count) = match result {
-            None => return Err(DrainError::Busy),
+            None => return Err(RingbufError::DrainBusy),
             Some(Ok(d)) => (Ok(d), d.samples + d.discarded),
             Some(Err((e, d))) => (Err(e), d.samples + d.discarded),
         };
@@ -201,17 +101,17 @@ impl<M: RingbufMemory, L: ReserveLock> Drain<M, L> {
     }
 
     /// `__bpf_user_ringbuf_peek`, with the sample copied into `scratch`.
-    fn peek(&self, scratch: &mut [u8]) -> Result<Peek, DrainError> {
+    fn peek(&self, scratch: &mut [u8]) -> Result<Peek, RingbufError> {
         let ring = self.mask + 1;
         // (U3): the producer's BUSY header and everything before it.
         let prod = self.mem.producer_pos().load(U3_URB_PRODUCER_LOAD);
         if prod % 8 != 0 {
-            return Err(DrainError::MisalignedProducerPos { producer_pos: prod });
+            return Err(RingbufError::MisalignedProducerPos { producer_pos: prod });
         }
         // Our own word: only a drain stores it, under `busy`.
         let cons = self.mem.consumer_pos().load(RB_ONCE);
         if cons % 8 != 0 {
-            return Err(DrainError::MisalignedConsumerPos { consumer_pos: cons });
+            return Err(RingbufError::MisalignedConsumerPos { consumer_pos: cons });
         }
         let available = prod.wrapping_sub(cons);
         // The kernel's `cons_pos >= prod_pos`: nothing, or a producer position behind ours.
@@ -219,7 +119,7 @@ impl<M: RingbufMemory, L: ReserveLock> Drain<M, L> {
             return Ok(Peek::NoData);
         }
         if available > ring {
-            return Err(DrainError::ProducerPosTooFarAhead { producer_pos: prod, consumer_pos: cons, size: ring });
+            return Err(RingbufError::ProducerPosTooFarAhead { producer_pos: prod, consumer_pos: cons, size: ring });
         }
         let off = cons & self.mask;
         // (U4)'s partner (U5): a committed header comes with its sample's bytes.
@@ -227,12 +127,12 @@ impl<M: RingbufMemory, L: ReserveLock> Drain<M, L> {
         let size = len & !(BUSY_BIT | DISCARD_BIT);
         let total = record_len(size as usize).unwrap_or(usize::MAX);
         if total > available {
-            return Err(DrainError::RecordPastProducer { position: cons, size, available });
+            return Err(RingbufError::RecordPastProducer { position: cons, size, available });
         }
         // (The kernel's `-E2BIG` for a record larger than the ring cannot happen here: the
         // record fits what `producer_pos` published, which fits the ring.)
         if size as usize > MAX_DRAIN_SAMPLE_SIZE {
-            return Err(DrainError::SampleTooLarge { position: cons, size });
+            return Err(RingbufError::DrainSampleTooLarge { position: cons, size });
         }
         if len & DISCARD_BIT != 0 {
             // (U6): skipping frees the bytes too.
@@ -246,12 +146,12 @@ impl<M: RingbufMemory, L: ReserveLock> Drain<M, L> {
         let padded = (size + 3) & !3;
         let scratch_len = scratch.len();
         let dst =
-            scratch.get_mut(..padded).ok_or(DrainError::ScratchTooSmall { needed: padded, scratch: scratch_len })?;
+            scratch.get_mut(..padded).ok_or(RingbufError::ScratchTooSmall { needed: padded, scratch: scratch_len })?;
         let start = cons.wrapping_add(HEADER_SIZE) & self.mask;
         let first = padded.min(ring - start);
         let (a, b) = dst.split_at_mut(first);
         if !(self.mem.load_words(start, a) && self.mem.load_words(0, b)) {
-            return Err(DrainError::LoadFailed { position: cons });
+            return Err(RingbufError::LoadFailed { position: cons });
         }
         Ok(Peek::Sample { size, total })
     }

@@ -3,7 +3,8 @@
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
-use super::memory::{check_size, ExclusiveRingbuf, RingbufMemory, SetupError};
+use super::error::RingbufError;
+use super::memory::{check_size, ExclusiveRingbuf, RingbufMemory};
 use crate::fences::RB_ONCE;
 use crate::loom::{AtomicU32, AtomicUsize};
 
@@ -41,9 +42,9 @@ unsafe impl Send for RingbufMapping<'_> {}
 unsafe impl Sync for RingbufMapping<'_> {}
 
 /// Check a page size: a power of two that holds `producer_pos` and `pending_pos`.
-const fn check_page_size(page_size: usize) -> Result<(), SetupError> {
+const fn check_page_size(page_size: usize) -> Result<(), RingbufError> {
     if page_size < 16 || !page_size.is_power_of_two() {
-        return Err(SetupError::BadPageSize { page_size });
+        return Err(RingbufError::BadPageSize { page_size });
     }
     Ok(())
 }
@@ -56,16 +57,16 @@ impl<'a> RingbufMapping<'a> {
     /// Errors: `buf` not 8-byte aligned, `page_size` not a power of two of at least 16, or a data
     /// area (`buf.len() - 2 * page_size`) that is not a power of two in
     /// [`MIN_SIZE`](super::MIN_SIZE)..=[`MAX_SIZE`](super::MAX_SIZE).
-    pub fn new(buf: &'a mut [u8], page_size: usize) -> Result<Self, SetupError> {
+    pub fn new(buf: &'a mut [u8], page_size: usize) -> Result<Self, RingbufError> {
         let addr = buf.as_ptr() as usize;
         if addr % 8 != 0 {
-            return Err(SetupError::Misaligned { addr });
+            return Err(RingbufError::Misaligned { addr });
         }
         check_page_size(page_size)?;
         let size = page_size
             .checked_mul(2)
             .and_then(|pages| buf.len().checked_sub(pages))
-            .ok_or(SetupError::TooSmall { size: 0 })?;
+            .ok_or(RingbufError::RingTooSmall { size: 0 })?;
         check_size(size)?;
         buf.fill(0);
         let base = NonNull::from(buf).cast::<u8>();
@@ -105,10 +106,10 @@ impl<'a> RingbufMapping<'a> {
         size: usize,
         page_size: usize,
         double_mapped: bool,
-    ) -> Result<Self, SetupError> {
+    ) -> Result<Self, RingbufError> {
         for p in [consumer_page, producer_page] {
             if p.is_null() || p as usize % 8 != 0 {
-                return Err(SetupError::Misaligned { addr: p as usize });
+                return Err(RingbufError::Misaligned { addr: p as usize });
             }
         }
         check_page_size(page_size)?;

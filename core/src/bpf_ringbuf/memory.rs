@@ -1,5 +1,6 @@
 //! [`RingbufMemory`]: the seam between the BPF ring buffer's protocol and the memory it runs over.
 
+use super::error::RingbufError;
 use crate::loom::{AtomicU32, AtomicUsize};
 
 /// Smallest data area accepted, in bytes: one 8-byte record and the byte the kernel keeps free
@@ -185,82 +186,16 @@ unsafe impl<R: RingbufMemory + ?Sized> RingbufMemory for &R {
     }
 }
 
-/// Why a ring could not be laid out or attached. Never a panic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SetupError {
-    /// The data area's size (the map's `max_entries`) is not a power of two (the kernel refuses
-    /// such a map with `-EINVAL`).
-    NotPowerOfTwo {
-        /// The size given.
-        size: usize,
-    },
-    /// The data area is smaller than [`MIN_SIZE`].
-    TooSmall {
-        /// The size given.
-        size: usize,
-    },
-    /// The data area is larger than [`MAX_SIZE`].
-    TooLarge {
-        /// The size given.
-        size: usize,
-    },
-    /// RingbufMemory that is not 8-byte aligned (positions are `unsigned long`, headers 8-aligned).
-    Misaligned {
-        /// The address given.
-        addr: usize,
-    },
-    /// A page size that is not a power of two of at least 16: the producer page holds
-    /// `producer_pos` and `pending_pos`, and headers count pages in `pg_off`.
-    BadPageSize {
-        /// The page size given.
-        page_size: usize,
-    },
-    /// `consumer_pos` is not a multiple of 8 when the consumer attaches: every record position
-    /// is, so the consumer page was written by something that does not follow the protocol.
-    MisalignedConsumerPos {
-        /// The value found.
-        consumer_pos: usize,
-    },
-}
-
-impl core::fmt::Display for SetupError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match *self {
-            SetupError::NotPowerOfTwo { size } => {
-                write!(f, "ring size {size} (max_entries) is not a power of two: the kernel refuses it too")
-            }
-            SetupError::TooSmall { size } => {
-                write!(f, "ring size {size} (max_entries) is below the minimum {MIN_SIZE}")
-            }
-            SetupError::TooLarge { size } => {
-                write!(f, "ring size {size} (max_entries) is more than half the position range ({MAX_SIZE})")
-            }
-            SetupError::Misaligned { addr } => write!(f, "memory at {addr:#x} is not 8-byte aligned"),
-            SetupError::BadPageSize { page_size } => {
-                write!(f, "page size {page_size} is not a power of two of at least 16 (pass the system's page size)")
-            }
-            SetupError::MisalignedConsumerPos { consumer_pos } => write!(
-                f,
-                "consumer_pos {consumer_pos:#x} is not a multiple of 8: the consumer page was corrupted; \
-                 recreate the map"
-            ),
-        }
-    }
-}
-
-impl core::error::Error for SetupError {}
-
 /// Check that `size` can be a ring's data area.
-pub(super) const fn check_size(size: usize) -> Result<(), SetupError> {
+pub(super) const fn check_size(size: usize) -> Result<(), RingbufError> {
     if size > MAX_SIZE {
-        return Err(SetupError::TooLarge { size });
+        return Err(RingbufError::RingTooLarge { size });
     }
     if !size.is_power_of_two() {
-        return Err(SetupError::NotPowerOfTwo { size });
+        return Err(RingbufError::RingNotPowerOfTwo { size });
     }
     if size < MIN_SIZE {
-        return Err(SetupError::TooSmall { size });
+        return Err(RingbufError::RingTooSmall { size });
     }
     Ok(())
 }

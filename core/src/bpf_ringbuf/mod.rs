@@ -21,6 +21,7 @@
 //!
 //! | file | what it is |
 //! |---|---|
+//! | `error` | [`RingbufError`]: whatever a ring refuses, from its layout to a drain |
 //! | `abi` | `include/uapi/linux/bpf.h`'s constants, the header, [`record_len`], [`pg_off`], [`Notify`] |
 //! | `memory` | the [`RingbufMemory`] seam: positions, header words, copies and views |
 //! | `mapping` | [`RingbufMapping`]: the kernel's layout over real memory (singly or doubly mapped) |
@@ -53,13 +54,14 @@
 //! that is misaligned, goes backwards or runs more than the ring ahead, a header whose length
 //! passes `producer_pos`, a `pg_off` the kernel would not write — typed errors, with bounded
 //! work and no read outside the ring. Producers never trust `consumer_pos` further than the ring
-//! ([`ReserveError::ConsumerPosInvalid`]), and the kernel's `pending_pos` keeps a reservation
+//! ([`RingbufError::ConsumerPosInvalid`]), and the kernel's `pending_pos` keeps a reservation
 //! from lapping a record still being written whatever the consumer stores. The user ringbuf's
 //! [`Drain`] trusts nothing user space wrote, as the kernel's.
 
 mod abi;
 mod consumer;
 mod drain;
+mod error;
 mod lock;
 #[cfg(not(loom))]
 mod mapping;
@@ -72,17 +74,18 @@ mod user_producer;
 mod tests;
 
 pub use abi::{
-    pg_off, record_len, Notify, UnknownFlags, BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP, BUSY_BIT, DISCARD_BIT,
-    HEADER_SIZE, MAX_DRAIN_SAMPLES, MAX_DRAIN_SAMPLE_SIZE, MAX_SAMPLE_SIZE, META_PAGES,
+    pg_off, record_len, Notify, BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP, BUSY_BIT, DISCARD_BIT, HEADER_SIZE,
+    MAX_DRAIN_SAMPLES, MAX_DRAIN_SAMPLE_SIZE, MAX_SAMPLE_SIZE, META_PAGES,
 };
-pub use consumer::{Config, Payload, Publish, RingbufBatch, RingbufConsumer, RingbufReadError, RingbufRecord, Wrapped};
-pub use drain::{Drain, DrainError, Drained};
+pub use consumer::{Config, Payload, Publish, RingbufBatch, RingbufConsumer, RingbufRecord, Wrapped};
+pub use drain::{Drain, Drained};
+pub use error::RingbufError;
 pub use lock::{ReserveLock, SpinLock};
 #[cfg(not(loom))]
 pub use mapping::RingbufMapping;
-pub use memory::{ExclusiveRingbuf, RingbufMemory, SetupError, MAX_SIZE, MIN_SIZE};
+pub use memory::{ExclusiveRingbuf, RingbufMemory, MAX_SIZE, MIN_SIZE};
 pub use model::ModelRingbuf;
-pub use producer::{NoRingbufHooks, Reservation, ReserveError, RingbufHooks, RingbufProducer, WriteError};
+pub use producer::{NoRingbufHooks, Reservation, RingbufHooks, RingbufProducer};
 pub use user_producer::{UserProducer, UserReservation};
 
 /// The two ends of a ring whose memory `M` is borrowed for `'a`: a producer reserving under a
@@ -95,7 +98,7 @@ pub type Ends<'a, M> = (RingbufProducer<&'a M>, RingbufConsumer<&'a M>);
 /// producer writes this ring and no other consumer frees its bytes, which is what makes the
 /// trusted consumer and the producer safe to hand out. Share the producer by reference between
 /// the threads that produce.
-pub fn split_ringbuf<M: ExclusiveRingbuf>(mem: &mut M) -> Result<Ends<'_, M>, SetupError> {
+pub fn split_ringbuf<M: ExclusiveRingbuf>(mem: &mut M) -> Result<Ends<'_, M>, RingbufError> {
     let mem: &M = mem;
     // SAFETY: `mem` was borrowed exclusively and owns its ring alone (`ExclusiveRingbuf`): this is its
     // only producer, and the consumer's peer is this protocol-following producer.

@@ -1,7 +1,8 @@
 //! [`ModelRingbuf`]: a BPF ring buffer whose words are owned atomics and whose bytes are tracked
 //! cells.
 
-use super::memory::{check_size, ExclusiveRingbuf, RingbufMemory, SetupError};
+use super::error::RingbufError;
+use super::memory::{check_size, ExclusiveRingbuf, RingbufMemory};
 #[cfg(not(loom))]
 use crate::fences::RB_ONCE;
 use crate::loom::{AtomicU32, AtomicUsize, UnsafeCell};
@@ -55,7 +56,7 @@ impl<const WORDS: usize> ModelRingbuf<WORDS> {
     ///
     /// Errors if `WORDS * 8` is not a power of two of at least [`MIN_SIZE`](super::MIN_SIZE)
     /// bytes.
-    pub fn new() -> Result<Self, SetupError> {
+    pub fn new() -> Result<Self, RingbufError> {
         check_size(WORDS * 8)?;
         Ok(ModelRingbuf {
             consumer_pos: AtomicUsize::new(0),

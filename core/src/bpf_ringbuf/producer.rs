@@ -3,96 +3,22 @@
 //! `bpf_ringbuf_output` in `kernel/bpf/ringbuf.c`).
 
 use super::abi::{pg_off, record_len, Notify, BUSY_BIT, DISCARD_BIT, HEADER_SIZE, MAX_SAMPLE_SIZE};
+use super::error::RingbufError;
 use super::lock::{ReserveLock, SpinLock};
-use super::memory::{RingbufMemory, SetupError};
+use super::memory::RingbufMemory;
 use crate::fences::{fence, R1_RB_CONSUMER_LOAD, R2_RB_PRODUCER_STORE, R3_RB_COMMIT, R4_RB_COMMIT_FENCE, RB_ONCE};
 use crate::loom::AtomicUsize;
 
-/// Why a reservation failed. The kernel returns `NULL` for each (`-EAGAIN` from
-/// `bpf_ringbuf_output`); the producer counts every failure
-/// ([`RingbufProducer::failed_reservations`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum ReserveError {
-    /// The sample can never fit: above [`MAX_SAMPLE_SIZE`](super::MAX_SAMPLE_SIZE), or its
-    /// record (header and sample, rounded up to 8) larger than the ring.
-    TooLarge {
-        /// The sample size asked for.
-        size: usize,
-        /// The largest sample this ring takes.
-        max: usize,
-    },
-    /// Not enough free space now: the consumer has not freed it yet, or (with `pending_pos`)
-    /// an older record is still being written and the new one would lap it.
-    NoSpace {
-        /// Bytes the record needs (header included, rounded up to 8).
-        needed: usize,
-        /// Bytes that could be reserved now.
-        available: usize,
-    },
-    /// The lock was held and the reservation only tried it (`try_reserve`: the kernel's NMI
-    /// path, which gives up rather than deadlock on the holder it interrupted).
-    Contended,
-    /// `consumer_pos` is ahead of `producer_pos`, or more than the ring's size behind it: the
-    /// consumer page was written by something that does not follow the protocol. Nothing is
-    /// written while it says so (the kernel would compute free space from it).
-    ConsumerPosInvalid {
-        /// `consumer_pos` as loaded.
-        consumer_pos: usize,
-        /// `producer_pos` at the time.
-        producer_pos: usize,
-    },
-}
-
-impl core::fmt::Display for ReserveError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match *self {
-            ReserveError::TooLarge { size, max } => {
-                write!(f, "a {size}-byte sample cannot fit this ring (at most {max} bytes): use a larger ring")
-            }
-            ReserveError::NoSpace { needed, available } => write!(
-                f,
-                "ring full: the record needs {needed} bytes and {available} are free; the consumer must read \
-                 faster, or the ring be larger"
-            ),
-            ReserveError::Contended => {
-                write!(f, "the reservation lock was held and this reservation only tried it (NMI context)")
-            }
-            ReserveError::ConsumerPosInvalid { consumer_pos, producer_pos } => write!(
-                f,
-                "consumer_pos {consumer_pos:#x} is ahead of producer_pos {producer_pos:#x} or a whole ring behind \
-                 it: the consumer page is corrupt; the consumer must store a position it read up to"
-            ),
-        }
-    }
-}
-
-impl core::error::Error for ReserveError {}
-
-/// A write past the end of a reservation: nothing was written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WriteError {
-    /// Offset in the sample the write started at.
-    pub at: usize,
-    /// Bytes to write.
-    pub len: usize,
-    /// The sample's size.
-    pub size: usize,
-}
-
-impl core::fmt::Display for WriteError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{} bytes at {} do not fit a {}-byte reservation", self.len, self.at, self.size)
-    }
-}
-
-impl core::error::Error for WriteError {}
-
-/// What a test or a simulator can do inside the producer.
+/// Callbacks from inside the producer; each default is empty and compiles to nothing.
+///
+/// [`wakeup`](RingbufHooks::wakeup) is for every producer. `in_lock`, which lets a test or a
+/// simulator reserve from inside the lock as an NMI would, exists only with the crate's
+/// `test-hooks` feature (as the perf producer's `Hooks::preempt`).
 pub trait RingbufHooks<M: RingbufMemory, L: ReserveLock>: Sized {
     /// Called with the lock held, before the reservation reads the positions: where an NMI on
     /// the holder's CPU would interrupt it (and find the lock taken, as the kernel's
     /// `spin_trylock_irqsave` does in NMI context).
+    #[cfg(any(test, feature = "test-hooks"))]
     #[inline(always)]
     fn in_lock(&self, producer: &RingbufProducer<M, L, Self>) {
         let _ = producer;
@@ -159,7 +85,7 @@ impl<M: RingbufMemory, L: ReserveLock> RingbufProducer<M, L> {
     /// reference), or under the same lock with the same protocol; and the ring's consumer
     /// frees only what it has read (`consumer_pos`). [`split`](super::split_ringbuf) is the safe way to
     /// get one.
-    pub unsafe fn new(mem: M, lock: L) -> Result<Self, SetupError> {
+    pub unsafe fn new(mem: M, lock: L) -> Result<Self, RingbufError> {
         // SAFETY: the caller's contract.
         unsafe { Self::with_hooks(mem, lock, NoRingbufHooks) }
     }
@@ -170,7 +96,7 @@ impl<M: RingbufMemory, L: ReserveLock, H: RingbufHooks<M, L>> RingbufProducer<M,
     ///
     /// # Safety
     /// As for [`RingbufProducer::new`].
-    pub unsafe fn with_hooks(mem: M, lock: L, hooks: H) -> Result<Self, SetupError> {
+    pub unsafe fn with_hooks(mem: M, lock: L, hooks: H) -> Result<Self, RingbufError> {
         super::memory::check_size(mem.size())?;
         let mask = mem.size() - 1;
         Ok(RingbufProducer { mem, lock, hooks, mask, failed: AtomicUsize::new(0) })
@@ -180,21 +106,21 @@ impl<M: RingbufMemory, L: ReserveLock, H: RingbufHooks<M, L>> RingbufProducer<M,
     /// (`bpf_ringbuf_reserve`). The consumer stops at it until it is committed or discarded;
     /// dropping the [`Reservation`] discards it.
     #[inline]
-    pub fn reserve(&self, size: usize) -> Result<Reservation<'_, M, L, H>, ReserveError> {
+    pub fn reserve(&self, size: usize) -> Result<Reservation<'_, M, L, H>, RingbufError> {
         self.reserve_in(size, false)
     }
 
     /// [`reserve`](Self::reserve), taking the lock only if it is free: the kernel's path in NMI
     /// context, where waiting could spin forever on the holder the NMI interrupted. Fails with
-    /// [`ReserveError::Contended`] otherwise.
+    /// [`RingbufError::Contended`] otherwise.
     #[inline]
-    pub fn try_reserve(&self, size: usize) -> Result<Reservation<'_, M, L, H>, ReserveError> {
+    pub fn try_reserve(&self, size: usize) -> Result<Reservation<'_, M, L, H>, RingbufError> {
         self.reserve_in(size, true)
     }
 
     /// Reserve, copy `data`, commit (`bpf_ringbuf_output`). Returns whether the consumer was
     /// woken.
-    pub fn output(&self, data: &[u8], notify: Notify) -> Result<bool, ReserveError> {
+    pub fn output(&self, data: &[u8], notify: Notify) -> Result<bool, RingbufError> {
         let mut r = self.reserve(data.len())?;
         r.fill(data);
         Ok(r.submit(notify))
@@ -216,7 +142,7 @@ impl<M: RingbufMemory, L: ReserveLock, H: RingbufHooks<M, L>> RingbufProducer<M,
         &self.hooks
     }
 
-    fn reserve_in(&self, size: usize, try_only: bool) -> Result<Reservation<'_, M, L, H>, ReserveError> {
+    fn reserve_in(&self, size: usize, try_only: bool) -> Result<Reservation<'_, M, L, H>, RingbufError> {
         let result = self.reserve_pos(size, try_only);
         match result {
             Ok(pos) => Ok(Reservation { producer: self, pos, size, open: true }),
@@ -229,29 +155,30 @@ impl<M: RingbufMemory, L: ReserveLock, H: RingbufHooks<M, L>> RingbufProducer<M,
 
     /// `__bpf_ringbuf_reserve`: returns the new record's position.
     #[inline]
-    fn reserve_pos(&self, size: usize, try_only: bool) -> Result<usize, ReserveError> {
+    fn reserve_pos(&self, size: usize, try_only: bool) -> Result<usize, RingbufError> {
         let ring = self.mask + 1;
         let max = MAX_SAMPLE_SIZE.min(ring - HEADER_SIZE);
         let len = match record_len(size) {
             Some(len) if size <= MAX_SAMPLE_SIZE && len <= ring => len,
-            _ => return Err(ReserveError::TooLarge { size, max }),
+            _ => return Err(RingbufError::SampleTooLarge { size, max }),
         };
         // (R1), before the lock as in the kernel: what the consumer read before this store is
         // done before we write into the space it freed.
         let cons = self.mem.consumer_pos().load(R1_RB_CONSUMER_LOAD);
         let locked = self.lock.with(try_only, || {
+            #[cfg(any(test, feature = "test-hooks"))]
             self.hooks.in_lock(self);
             let prod = self.mem.producer_pos().load(RB_ONCE);
             let pend = self.advance_pending(prod);
             if prod.wrapping_sub(cons) > ring {
-                return Err(ReserveError::ConsumerPosInvalid { consumer_pos: cons, producer_pos: prod });
+                return Err(RingbufError::ConsumerPosInvalid { consumer_pos: cons, producer_pos: prod });
             }
             let new_prod = prod.wrapping_add(len);
             // The kernel's two space checks: the new record ends at most `size - 1` bytes after
             // what the consumer has freed, and after the oldest record still being written.
             if new_prod.wrapping_sub(cons) > self.mask || new_prod.wrapping_sub(pend) > self.mask {
                 let used = prod.wrapping_sub(cons).max(prod.wrapping_sub(pend));
-                return Err(ReserveError::NoSpace { needed: len, available: self.mask.saturating_sub(used) & !7 });
+                return Err(RingbufError::NoSpace { needed: len, available: self.mask.saturating_sub(used) & !7 });
             }
             let off = prod & self.mask;
             self.mem.pg_off_word(off).store(pg_off(off, self.mem.page_size()), RB_ONCE);
@@ -261,7 +188,7 @@ impl<M: RingbufMemory, L: ReserveLock, H: RingbufHooks<M, L>> RingbufProducer<M,
             self.mem.producer_pos().store(new_prod, R2_RB_PRODUCER_STORE);
             Ok(prod)
         });
-        locked.ok_or(ReserveError::Contended)?
+        locked.ok_or(RingbufError::Contended)?
     }
 
     /// The kernel's `pending_pos` walk (under the lock): move `pending_pos` past the records
@@ -340,10 +267,10 @@ impl<M: RingbufMemory, L: ReserveLock, H: RingbufHooks<M, L>> Reservation<'_, M,
     }
 
     /// Copy `src` into the sample at byte `at`.
-    pub fn write(&mut self, at: usize, src: &[u8]) -> Result<(), WriteError> {
+    pub fn write(&mut self, at: usize, src: &[u8]) -> Result<(), RingbufError> {
         let fits = at.checked_add(src.len()).is_some_and(|end| end <= self.size);
         if !fits {
-            return Err(WriteError { at, len: src.len(), size: self.size });
+            return Err(RingbufError::PastReservation { at, len: src.len(), size: self.size });
         }
         let mem = &self.producer.mem;
         let ring = self.producer.mask + 1;

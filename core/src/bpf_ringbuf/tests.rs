@@ -75,7 +75,7 @@ fn discarded_and_dropped_reservations_are_skipped_and_never_delivered() {
 struct Count {
     wakeups: Cell<u32>,
     nmi: Cell<bool>,
-    nmi_result: Cell<Option<ReserveError>>,
+    nmi_result: Cell<Option<RingbufError>>,
 }
 
 impl<M: RingbufMemory> RingbufHooks<M, SpinLock> for Count {
@@ -167,11 +167,11 @@ fn a_full_ring_fails_reservations_and_counts_them() {
     for _ in 0..7 {
         p.output(&[], Notify::Never).unwrap();
     }
-    assert_eq!(p.output(&[], Notify::Never), Err(ReserveError::NoSpace { needed: 8, available: 0 }));
-    assert_eq!(p.reserve(57).err(), Some(ReserveError::TooLarge { size: 57, max: 56 }));
+    assert_eq!(p.output(&[], Notify::Never), Err(RingbufError::NoSpace { needed: 8, available: 0 }));
+    assert_eq!(p.reserve(57).err(), Some(RingbufError::SampleTooLarge { size: 57, max: 56 }));
     assert_eq!(
         p.reserve(MAX_SAMPLE_SIZE + 1).err(),
-        Some(ReserveError::TooLarge { size: MAX_SAMPLE_SIZE + 1, max: 56 })
+        Some(RingbufError::SampleTooLarge { size: MAX_SAMPLE_SIZE + 1, max: 56 })
     );
     assert_eq!(p.failed_reservations(), 3);
     assert_eq!(drain(&mut c).len(), 7);
@@ -179,7 +179,7 @@ fn a_full_ring_fails_reservations_and_counts_them() {
     let mut r = p.reserve(40).unwrap();
     assert_eq!(r.position() & 63, 56);
     r.write(0, &sample(3, 40)).unwrap();
-    assert_eq!(r.write(1, &sample(3, 40)), Err(WriteError { at: 1, len: 40, size: 40 }));
+    assert_eq!(r.write(1, &sample(3, 40)), Err(RingbufError::PastReservation { at: 1, len: 40, size: 40 }));
     r.submit(Notify::Never);
     assert_eq!(drain(&mut c), [sample(3, 40)]);
 }
@@ -194,7 +194,7 @@ fn pending_pos_keeps_a_reservation_from_lapping_a_busy_record() {
                                                // A consumer that claims to have read everything (it cannot have: the first record is
                                                // BUSY): the kernel's consumer_pos check alone would let the next reservations reach [0, 16).
     p.memory().consumer_pos().store(48, RB_ONCE);
-    assert_eq!(p.reserve(8).err(), Some(ReserveError::NoSpace { needed: 16, available: 8 }));
+    assert_eq!(p.reserve(8).err(), Some(RingbufError::NoSpace { needed: 16, available: 8 }));
     a.submit(Notify::Never);
     // Committed: pending_pos walks past it (and the two after it).
     let b = p.reserve(8).unwrap();
@@ -208,9 +208,9 @@ fn a_consumer_pos_ahead_of_the_producer_is_refused_not_believed() {
     let (p, _c) = split_ringbuf(&mut ring).unwrap();
     p.output(&[1], Notify::Never).unwrap();
     p.memory().consumer_pos().store(64, RB_ONCE);
-    assert_eq!(p.reserve(1).err(), Some(ReserveError::ConsumerPosInvalid { consumer_pos: 64, producer_pos: 16 }));
+    assert_eq!(p.reserve(1).err(), Some(RingbufError::ConsumerPosInvalid { consumer_pos: 64, producer_pos: 16 }));
     p.memory().consumer_pos().store(16usize.wrapping_sub(72), RB_ONCE);
-    assert!(matches!(p.reserve(1), Err(ReserveError::ConsumerPosInvalid { .. })));
+    assert!(matches!(p.reserve(1), Err(RingbufError::ConsumerPosInvalid { .. })));
 }
 
 #[test]
@@ -221,7 +221,7 @@ fn an_nmi_inside_the_lock_fails_its_reservation_and_it_is_counted() {
     // SAFETY: the only producer of `ring`.
     let p = unsafe { RingbufProducer::with_hooks(&ring, SpinLock::new(), hooks) }.unwrap();
     let r = p.reserve(8).unwrap();
-    assert_eq!(p.hooks().nmi_result.get(), Some(ReserveError::Contended));
+    assert_eq!(p.hooks().nmi_result.get(), Some(RingbufError::Contended));
     assert_eq!(p.failed_reservations(), 1);
     assert_eq!(r.position(), 0);
     r.submit(Notify::Never);
@@ -295,7 +295,7 @@ fn page_offsets_are_the_kernels_and_a_wrong_one_is_an_error() {
     let mut batch = c.batch().unwrap();
     assert!(batch.next(&mut scratch).unwrap().is_ok());
     let err = batch.next(&mut scratch).unwrap().unwrap_err();
-    assert_eq!(err, RingbufReadError::BadPageOffset { position: 16, pg_off: 9, expected: 4 });
+    assert_eq!(err, RingbufError::BadPageOffset { position: 16, pg_off: 9, expected: 4 });
     assert_eq!(batch.next(&mut scratch).unwrap().unwrap_err(), err, "the batch stays at the fault");
     drop(batch);
     assert_eq!(c.position(), 16);
@@ -315,21 +315,21 @@ fn hostile_positions_are_typed_errors() {
     let mut c = RingbufConsumer::untrusted(&ring).unwrap();
     let prod = ring.producer_pos();
     prod.store(12, RB_ONCE);
-    assert_eq!(c.batch().err(), Some(RingbufReadError::MisalignedProducerPos { producer_pos: 12 }));
+    assert_eq!(c.batch().err(), Some(RingbufError::MisalignedProducerPos { producer_pos: 12 }));
     prod.store(72, RB_ONCE);
     assert_eq!(
         c.batch().err(),
-        Some(RingbufReadError::ProducerPosTooFarAhead { producer_pos: 72, consumer_pos: 0, size: 64 })
+        Some(RingbufError::ProducerPosTooFarAhead { producer_pos: 72, consumer_pos: 0, size: 64 })
     );
     prod.store(usize::MAX - 7, RB_ONCE);
-    assert!(matches!(c.batch().err(), Some(RingbufReadError::ProducerPosBackwards { .. })));
+    assert!(matches!(c.batch().err(), Some(RingbufError::ProducerPosBackwards { .. })));
     // Accepted at 16, then moved back to 8.
     put_header(&ring, 0, BUSY_BIT, 3);
     prod.store(16, RB_ONCE);
     assert_eq!(drain(&mut c).len(), 0);
     prod.store(8, RB_ONCE);
-    assert_eq!(c.batch().err(), Some(RingbufReadError::ProducerPosBackwards { producer_pos: 8, last_seen: 16 }));
-    assert_eq!(c.available(), Err(RingbufReadError::ProducerPosBackwards { producer_pos: 8, last_seen: 16 }));
+    assert_eq!(c.batch().err(), Some(RingbufError::ProducerPosBackwards { producer_pos: 8, last_seen: 16 }));
+    assert_eq!(c.available(), Err(RingbufError::ProducerPosBackwards { producer_pos: 8, last_seen: 16 }));
 }
 
 #[test]
@@ -343,7 +343,7 @@ fn a_header_length_past_the_producer_or_the_ring_is_an_error_not_a_read() {
         let mut batch = c.batch().unwrap();
         let err = batch.next(&mut scratch).unwrap().unwrap_err();
         assert!(
-            matches!(err, RingbufReadError::RecordPastProducer { position: 0, available: 16, .. }),
+            matches!(err, RingbufError::RecordPastProducer { position: 0, available: 16, .. }),
             "{len:#x}: {err:?}"
         );
     }
@@ -359,11 +359,11 @@ fn a_record_busy_forever_is_reported_after_the_limit_and_can_be_skipped() {
     let mut scratch = [0u8; 64];
     assert_eq!(c.for_each(&mut scratch, |_| ()), Ok(0));
     assert_eq!(c.for_each(&mut scratch, |_| ()), Ok(0));
-    assert_eq!(c.for_each(&mut scratch, |_| ()), Err(RingbufReadError::BusyTooLong { position: 0, polls: 3 }));
+    assert_eq!(c.for_each(&mut scratch, |_| ()), Err(RingbufError::BusyTooLong { position: 0, polls: 3 }));
     assert_eq!(c.skip_to_producer(), 32);
     assert_eq!(p.memory().consumer_pos().load(RB_ONCE), 32);
     // The producer does not lap the record still being written, whatever the consumer did.
-    assert!(matches!(p.reserve(24), Err(ReserveError::NoSpace { .. })));
+    assert!(matches!(p.reserve(24), Err(RingbufError::NoSpace { .. })));
     stuck.submit(Notify::Never);
     p.output(&[2], Notify::Never).unwrap();
     assert_eq!(drain(&mut c), [vec![2]]);
@@ -380,9 +380,12 @@ fn a_stale_producer_position_yields_no_phantom_records() {
     assert_eq!(drain(&mut c).len(), 0);
     assert_eq!(c.prepare_to_sleep(), Ok(true));
     ring.producer_pos().store(0, RB_ONCE);
-    assert_eq!(c.batch().err(), Some(RingbufReadError::ProducerPosBackwards { producer_pos: 0, last_seen: 4096 }));
+    assert_eq!(c.batch().err(), Some(RingbufError::ProducerPosBackwards { producer_pos: 0, last_seen: 4096 }));
     ring.consumer_pos().store(4100, RB_ONCE);
-    assert_eq!(RingbufConsumer::untrusted(&ring).err(), Some(SetupError::MisalignedConsumerPos { consumer_pos: 4100 }));
+    assert_eq!(
+        RingbufConsumer::untrusted(&ring).err(),
+        Some(RingbufError::MisalignedConsumerPos { consumer_pos: 4100 })
+    );
 }
 
 #[test]
@@ -392,7 +395,7 @@ fn a_small_scratch_or_a_failing_memory_is_an_error_and_consumes_nothing() {
     p.output(&sample(1, 20), Notify::Never).unwrap();
     let mut u = RingbufConsumer::untrusted(p.memory()).unwrap();
     let mut small = [0u8; 16];
-    assert_eq!(u.for_each(&mut small, |_| ()), Err(RingbufReadError::ScratchTooSmall { needed: 20, scratch: 16 }));
+    assert_eq!(u.for_each(&mut small, |_| ()), Err(RingbufError::ScratchTooSmall { needed: 20, scratch: 16 }));
     assert_eq!(u.position(), 0);
     assert_eq!(drain(&mut u), [sample(1, 20)]);
 }
@@ -400,16 +403,29 @@ fn a_small_scratch_or_a_failing_memory_is_an_error_and_consumes_nothing() {
 #[test]
 fn layouts_are_validated_with_typed_errors() {
     let mut buf = Aligned([0u8; 2 * 64 + 96]);
-    assert_eq!(RingbufMapping::new(&mut buf.0, 64).err(), Some(SetupError::NotPowerOfTwo { size: 96 }));
-    assert_eq!(RingbufMapping::new(&mut buf.0[..2 * 64 + 8], 64).err(), Some(SetupError::TooSmall { size: 8 }));
-    assert_eq!(RingbufMapping::new(&mut buf.0, 24).err(), Some(SetupError::BadPageSize { page_size: 24 }));
+    assert_eq!(RingbufMapping::new(&mut buf.0, 64).err(), Some(RingbufError::RingNotPowerOfTwo { size: 96 }));
+    assert_eq!(RingbufMapping::new(&mut buf.0[..2 * 64 + 8], 64).err(), Some(RingbufError::RingTooSmall { size: 8 }));
+    assert_eq!(RingbufMapping::new(&mut buf.0, 24).err(), Some(RingbufError::BadPageSize { page_size: 24 }));
     assert_eq!(
-        RingbufMapping::new(&mut buf.0[1..], 64).err().map(|e| matches!(e, SetupError::Misaligned { .. })),
+        RingbufMapping::new(&mut buf.0[1..], 64).err().map(|e| matches!(e, RingbufError::Misaligned { .. })),
         Some(true)
     );
-    assert_eq!(RingbufMapping::new(&mut buf.0[..100], 64).err(), Some(SetupError::TooSmall { size: 0 }));
-    assert_eq!(ModelRingbuf::<3>::new().err(), Some(SetupError::NotPowerOfTwo { size: 24 }));
-    assert_eq!(ModelRingbuf::<1>::new().err(), Some(SetupError::TooSmall { size: 8 }));
+    assert_eq!(RingbufMapping::new(&mut buf.0[..100], 64).err(), Some(RingbufError::RingTooSmall { size: 0 }));
+    assert_eq!(ModelRingbuf::<3>::new().err(), Some(RingbufError::RingNotPowerOfTwo { size: 24 }));
+    assert_eq!(ModelRingbuf::<1>::new().err(), Some(RingbufError::RingTooSmall { size: 8 }));
+}
+
+/// The messages spell out the constants they name (the error file imports none of them).
+#[test]
+fn error_messages_carry_the_constants_they_name() {
+    use std::string::ToString;
+    let small = RingbufError::RingTooSmall { size: 8 }.to_string();
+    assert!(small.contains(&std::format!("{MIN_SIZE} bytes (MIN_SIZE)")), "{small}");
+    let flags = RingbufError::UnknownFlags { flags: 4 }.to_string();
+    let named = std::format!("BPF_RB_NO_WAKEUP ({BPF_RB_NO_WAKEUP}) and BPF_RB_FORCE_WAKEUP ({BPF_RB_FORCE_WAKEUP})");
+    assert!(flags.contains(&named), "{flags}");
+    let write = RingbufError::PastReservation { at: 1, len: 40, size: 40 }.to_string();
+    assert_eq!(write, "40 bytes at 1 do not fit a 40-byte reservation: write within the sample");
 }
 
 #[test]
@@ -418,7 +434,7 @@ fn wakeup_flags_are_the_kernels() {
     assert_eq!(Notify::from_flags(BPF_RB_NO_WAKEUP), Ok(Notify::Never));
     assert_eq!(Notify::from_flags(BPF_RB_FORCE_WAKEUP), Ok(Notify::Always));
     assert_eq!(Notify::from_flags(3), Ok(Notify::Always), "the kernel tests FORCE first");
-    assert_eq!(Notify::from_flags(4), Err(UnknownFlags { flags: 4 }));
+    assert_eq!(Notify::from_flags(4), Err(RingbufError::UnknownFlags { flags: 4 }));
     for n in [Notify::Adaptive, Notify::Never, Notify::Always] {
         assert_eq!(Notify::from_flags(n.flags()), Ok(n));
     }
@@ -439,7 +455,7 @@ fn user_ring<M: RingbufMemory + Copy>(ring: M) -> (UserProducer<M>, Drain<M>) {
 }
 
 /// Drain everything once, collecting the samples.
-fn drain_user<M: RingbufMemory>(d: &Drain<M>, notify: Notify) -> (Vec<Vec<u8>>, Result<Drained, DrainError>) {
+fn drain_user<M: RingbufMemory>(d: &Drain<M>, notify: Notify) -> (Vec<Vec<u8>>, Result<Drained, RingbufError>) {
     let mut scratch = vec![0u8; 1 << 16];
     let mut got = Vec::new();
     let r = d.drain(&mut scratch, notify, |s| {
@@ -480,7 +496,7 @@ fn the_user_ringbuf_fills_the_whole_area_and_wraps() {
         drop(r); // discarded
     }
     // libbpf fills all 64 bytes.
-    assert_eq!(p.reserve(0).err(), Some(ReserveError::NoSpace { needed: 8, available: 0 }));
+    assert_eq!(p.reserve(0).err(), Some(RingbufError::NoSpace { needed: 8, available: 0 }));
     assert_eq!(p.failed_reservations(), 1);
     assert_eq!(drain_user(&d, Notify::Never).1, Ok(Drained { samples: 0, discarded: 4, woke: false }));
     let mut r = p.reserve(20).unwrap(); // [64, 96)
@@ -491,7 +507,7 @@ fn the_user_ringbuf_fills_the_whole_area_and_wraps() {
     r.write(0, &sample(5, 40)).unwrap();
     r.submit();
     assert_eq!(drain_user(&d, Notify::Never).0, [sample(5, 40)]);
-    assert_eq!(p.reserve(57).err(), Some(ReserveError::TooLarge { size: 57, max: 56 }));
+    assert_eq!(p.reserve(57).err(), Some(RingbufError::SampleTooLarge { size: 57, max: 56 }));
 }
 
 #[test]
@@ -511,7 +527,7 @@ fn a_drain_stops_when_the_callback_says_and_one_drain_runs_at_a_time() {
         inner = Some(d.drain(&mut s, Notify::Adaptive, |_| ControlFlow::Continue(())));
         ControlFlow::Break(())
     });
-    assert_eq!(inner, Some(Err(DrainError::Busy)));
+    assert_eq!(inner, Some(Err(RingbufError::DrainBusy)));
     assert_eq!(r, Ok(Drained { samples: 1, discarded: 0, woke: true }));
     assert_eq!(drain_user(&d, Notify::Never).0, [vec![1], vec![2]]);
 }
@@ -521,23 +537,23 @@ fn the_drain_validates_what_user_space_wrote() {
     let ring = ModelRingbuf::<8>::new().unwrap();
     let d = Drain::new(&ring, SpinLock::new()).unwrap();
     ring.producer_pos().store(12, RB_ONCE);
-    assert_eq!(drain_user(&d, Notify::Adaptive).1, Err(DrainError::MisalignedProducerPos { producer_pos: 12 }));
+    assert_eq!(drain_user(&d, Notify::Adaptive).1, Err(RingbufError::MisalignedProducerPos { producer_pos: 12 }));
     ring.producer_pos().store(16, RB_ONCE);
     put_header(&ring, 0, 9, 0);
     assert_eq!(
         drain_user(&d, Notify::Adaptive).1,
-        Err(DrainError::RecordPastProducer { position: 0, size: 9, available: 16 })
+        Err(RingbufError::RecordPastProducer { position: 0, size: 9, available: 16 })
     );
     ring.producer_pos().store(64, RB_ONCE);
     put_header(&ring, 0, 100, 0);
     assert_eq!(
         drain_user(&d, Notify::Adaptive).1,
-        Err(DrainError::RecordPastProducer { position: 0, size: 100, available: 64 })
+        Err(RingbufError::RecordPastProducer { position: 0, size: 100, available: 64 })
     );
     ring.producer_pos().store(72, RB_ONCE);
     assert_eq!(
         drain_user(&d, Notify::Adaptive).1,
-        Err(DrainError::ProducerPosTooFarAhead { producer_pos: 72, consumer_pos: 0, size: 64 }),
+        Err(RingbufError::ProducerPosTooFarAhead { producer_pos: 72, consumer_pos: 0, size: 64 }),
         "the kernel would drain such a ring's bytes again and again: refused"
     );
     // A producer position behind the consumer's: nothing to drain, as in the kernel.
@@ -555,6 +571,6 @@ fn the_drain_validates_what_user_space_wrote() {
     let mut small = [0u8; 8];
     assert_eq!(
         d.drain(&mut small, Notify::Never, |_| ControlFlow::Continue(())),
-        Err(DrainError::ScratchTooSmall { needed: 40, scratch: 8 })
+        Err(RingbufError::ScratchTooSmall { needed: 40, scratch: 8 })
     );
 }

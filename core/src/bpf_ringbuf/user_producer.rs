@@ -3,9 +3,9 @@
 //! `user_ring_buffer__reserve`, `__submit` and `__discard` (`tools/lib/bpf/ringbuf.c`).
 
 use super::abi::{record_len, BUSY_BIT, DISCARD_BIT, HEADER_SIZE, MAX_SAMPLE_SIZE};
+use super::error::RingbufError;
 use super::lock::{ReserveLock, SpinLock};
-use super::memory::{check_size, RingbufMemory, SetupError};
-use super::producer::{ReserveError, WriteError};
+use super::memory::{check_size, RingbufMemory};
 use crate::fences::{RB_ONCE, U1_URB_CONSUMER_LOAD, U2_URB_PRODUCER_STORE, U4_URB_COMMIT};
 use crate::loom::AtomicUsize;
 
@@ -53,7 +53,7 @@ impl<M: RingbufMemory, L: ReserveLock> UserProducer<M, L> {
     /// This value is the ring's only producer (shared by reference), and the ring's consumer
     /// (the kernel's drain, or [`Drain`](super::Drain)) stores in `consumer_pos` only positions
     /// up to which it has finished reading: the producer writes the bytes it frees.
-    pub unsafe fn new(mem: M, lock: L) -> Result<Self, SetupError> {
+    pub unsafe fn new(mem: M, lock: L) -> Result<Self, RingbufError> {
         check_size(mem.size())?;
         let mask = mem.size() - 1;
         Ok(UserProducer { mem, lock, mask, failed: AtomicUsize::new(0) })
@@ -61,7 +61,7 @@ impl<M: RingbufMemory, L: ReserveLock> UserProducer<M, L> {
 
     /// Reserve a sample of `size` bytes (`user_ring_buffer__reserve`): its header says BUSY
     /// until it is submitted or discarded; dropping the reservation discards it.
-    pub fn reserve(&self, size: usize) -> Result<UserReservation<'_, M, L>, ReserveError> {
+    pub fn reserve(&self, size: usize) -> Result<UserReservation<'_, M, L>, RingbufError> {
         match self.reserve_pos(size) {
             Ok(pos) => Ok(UserReservation { producer: self, pos, size, open: true }),
             Err(e) => {
@@ -81,12 +81,12 @@ impl<M: RingbufMemory, L: ReserveLock> UserProducer<M, L> {
         &self.mem
     }
 
-    fn reserve_pos(&self, size: usize) -> Result<usize, ReserveError> {
+    fn reserve_pos(&self, size: usize) -> Result<usize, RingbufError> {
         let ring = self.mask + 1;
         let total = match record_len(size) {
             // libbpf: E2BIG for a size with a flag bit, or a record larger than the ring.
             Some(total) if size <= MAX_SAMPLE_SIZE && total <= ring => total,
-            _ => return Err(ReserveError::TooLarge { size, max: MAX_SAMPLE_SIZE.min(ring - HEADER_SIZE) }),
+            _ => return Err(RingbufError::SampleTooLarge { size, max: MAX_SAMPLE_SIZE.min(ring - HEADER_SIZE) }),
         };
         let locked = self.lock.with(false, || {
             // (U1): the drain's reads of what it freed are done before we write there.
@@ -95,10 +95,10 @@ impl<M: RingbufMemory, L: ReserveLock> UserProducer<M, L> {
             let prod = self.mem.producer_pos().load(RB_ONCE);
             let used = prod.wrapping_sub(cons);
             if used > ring {
-                return Err(ReserveError::ConsumerPosInvalid { consumer_pos: cons, producer_pos: prod });
+                return Err(RingbufError::ConsumerPosInvalid { consumer_pos: cons, producer_pos: prod });
             }
             if ring - used < total {
-                return Err(ReserveError::NoSpace { needed: total, available: ring - used });
+                return Err(RingbufError::NoSpace { needed: total, available: ring - used });
             }
             let off = prod & self.mask;
             // libbpf writes 0 into pg_off; the kernel never reads it.
@@ -110,7 +110,7 @@ impl<M: RingbufMemory, L: ReserveLock> UserProducer<M, L> {
             Ok(prod)
         });
         // Waiting for the lock always ends with it taken.
-        locked.unwrap_or(Err(ReserveError::Contended))
+        locked.unwrap_or(Err(RingbufError::Contended))
     }
 
     /// `user_ringbuf_commit`: the header's final `len` (U4).
@@ -147,10 +147,10 @@ impl<M: RingbufMemory, L: ReserveLock> UserReservation<'_, M, L> {
     }
 
     /// Copy `src` into the sample at byte `at`.
-    pub fn write(&mut self, at: usize, src: &[u8]) -> Result<(), WriteError> {
+    pub fn write(&mut self, at: usize, src: &[u8]) -> Result<(), RingbufError> {
         let fits = at.checked_add(src.len()).is_some_and(|end| end <= self.size);
         if !fits {
-            return Err(WriteError { at, len: src.len(), size: self.size });
+            return Err(RingbufError::PastReservation { at, len: src.len(), size: self.size });
         }
         let p = self.producer;
         let start = self.pos.wrapping_add(HEADER_SIZE).wrapping_add(at) & p.mask;

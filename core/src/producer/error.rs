@@ -4,7 +4,9 @@ use crate::record::MAX_RECORD_SIZE;
 
 /// Why a record was not written: `output_begin` returned no handle (the record was dropped
 /// and counted as lost, or refused before counting), or a [`Handle`](super::Handle) write went
-/// past its reservation.
+/// past its reservation; and why the AUX area's driver side
+/// ([`AuxProducer`](crate::aux::AuxProducer)) refused: the same questions of the AUX area, and
+/// its `output_end` returns the data ring's refusal of the `PERF_RECORD_AUX` it emits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum OutputError {
@@ -34,14 +36,23 @@ pub enum OutputError {
         /// The record's length in bytes.
         len: usize,
     },
-    /// A [`Handle`](super::Handle) write or skip past the reservation: nothing was written.
+    /// A [`Handle`](super::Handle) write or skip past the reservation, an
+    /// [`AuxHandle`](crate::aux::AuxHandle) write past the space it offers, or an AUX
+    /// `output_end` of more bytes than the stretch wrote: nothing was written or published.
     /// Write exactly the size reserved.
     PastReservation {
-        /// Bytes the write asked for.
+        /// Bytes the write (or the `output_end`) asked for.
         requested: usize,
-        /// Bytes left in the reservation.
+        /// Bytes left in the reservation (an AUX `output_end`: bytes the stretch wrote).
         remaining: usize,
     },
+    /// Non-overwrite AUX area and the consumer has not freed any space
+    /// ([`AuxProducer::output_begin`](crate::aux::AuxProducer::output_begin)): the kernel
+    /// disables the event here until user space re-enables it.
+    AuxNoSpace,
+    /// The driver tried to set `OVERWRITE` itself ([`AuxHandle::flag`](crate::aux::AuxHandle::flag);
+    /// "OVERWRITE is determined by perf_aux_output_end()").
+    AuxOverwriteFlag,
 }
 
 impl core::fmt::Display for OutputError {
@@ -57,6 +68,12 @@ impl core::fmt::Display for OutputError {
             ),
             OutputError::PastReservation { requested, remaining } => {
                 write!(f, "write of {requested} bytes does not fit: {remaining} left in the reservation")
+            }
+            OutputError::AuxNoSpace => {
+                f.write_str("no space in the AUX area: the consumer must free some (the kernel disables the event)")
+            }
+            OutputError::AuxOverwriteFlag => {
+                f.write_str("OVERWRITE is set by the core, not by drivers: leave it out of the flags")
             }
         }
     }

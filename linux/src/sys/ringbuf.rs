@@ -6,7 +6,7 @@ use std::io;
 use std::os::fd::BorrowedFd;
 
 use perfring::bpf_ringbuf::{
-    Config, RingbufBatch, RingbufConsumer, RingbufMapping, RingbufReadError, SetupError, SpinLock, UserProducer,
+    Config, RingbufBatch, RingbufConsumer, RingbufError, RingbufMapping, SpinLock, UserProducer,
 };
 
 use super::Mmap;
@@ -43,7 +43,7 @@ fn map(fd: BorrowedFd<'_>, size: usize, side: Side) -> io::Result<(Mmap, Mmap, R
     Ok((consumer, producer, mapping))
 }
 
-fn setup_to_io(e: SetupError) -> io::Error {
+fn setup_to_io(e: RingbufError) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, e)
 }
 
@@ -70,12 +70,12 @@ impl KernelRingbuf {
     }
 
     /// The records up to `producer_pos` (their views borrow this value, and so the mappings).
-    pub(crate) fn batch(&mut self) -> Result<RingbufBatch<'_, RingbufMapping<'static>>, RingbufReadError> {
+    pub(crate) fn batch(&mut self) -> Result<RingbufBatch<'_, RingbufMapping<'static>>, RingbufError> {
         self.consumer.batch()
     }
 
     /// [`RingbufConsumer::prepare_to_sleep`]: publish, fence, look again.
-    pub(crate) fn prepare_to_sleep(&mut self) -> Result<bool, RingbufReadError> {
+    pub(crate) fn prepare_to_sleep(&mut self) -> Result<bool, RingbufError> {
         self.consumer.prepare_to_sleep()
     }
 

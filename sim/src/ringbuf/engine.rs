@@ -12,7 +12,7 @@
 use std::cell::{Cell, RefCell};
 
 use perfring::bpf_ringbuf::{
-    Config as ReadConfig, Notify, Publish, Reservation, ReserveError, RingbufConsumer, RingbufHooks, RingbufMemory,
+    Config as ReadConfig, Notify, Publish, Reservation, RingbufConsumer, RingbufError, RingbufHooks, RingbufMemory,
     RingbufProducer, SpinLock,
 };
 
@@ -89,7 +89,7 @@ impl<'r> RingbufHooks<&'r HeapRing, SpinLock> for SimHooks {
     fn in_lock(&self, producer: &RingbufProducer<&'r HeapRing, SpinLock, Self>) {
         if self.rng.borrow_mut().chance(self.nmi_permille) {
             match producer.try_reserve(8) {
-                Err(ReserveError::Contended) => self.nmi_failed.set(self.nmi_failed.get() + 1),
+                Err(RingbufError::Contended) => self.nmi_failed.set(self.nmi_failed.get() + 1),
                 _ => self.nmi_got_in.set(true),
             }
         }
@@ -295,7 +295,7 @@ impl<'p, 'r> Session<'_, 'p, 'r> {
                 self.stacks[cpu].push(Open { level, seq, size, written: 0, res });
                 stats.max_depth = stats.max_depth.max(self.stacks[cpu].len() as u32);
             }
-            Err(ReserveError::NoSpace { .. } | ReserveError::TooLarge { .. }) => {
+            Err(RingbufError::NoSpace { .. } | RingbufError::SampleTooLarge { .. }) => {
                 self.oracle.failed();
                 stats.failed_full += 1;
             }
