@@ -29,18 +29,15 @@ const RUN: Duration = Duration::from_millis(1000);
 const BATCH: Duration = Duration::from_millis(5);
 const ROUNDS: usize = 5;
 
-fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid timespec for the call to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+#[path = "common/clock.rs"]
+mod clock;
+use clock::thread_cpu;
 
 #[derive(Default, Clone, Copy)]
 struct Run {
     records: u64,
     samples: u64,
-    cpu_ns: u64,
+    cpu_s: f64,
     checksum: u64,
     /// PERF_RECORD_LOST records seen (the ring overflowed).
     lost_records: u64,
@@ -53,7 +50,7 @@ impl Run {
         self.checksum ^= ip.unwrap_or(0) ^ u64::from(tid.unwrap_or(0)) ^ time.unwrap_or(0) ^ period.unwrap_or(0);
     }
     fn ns_per_record(&self) -> f64 {
-        self.cpu_ns as f64 / self.records.max(1) as f64
+        self.cpu_s * 1e9 / self.records.max(1) as f64
     }
 }
 
@@ -63,9 +60,9 @@ fn measure(mut drain: impl FnMut(&mut Run)) -> Run {
     let start = Instant::now();
     while start.elapsed() < RUN {
         std::thread::sleep(BATCH);
-        let t0 = thread_cpu_ns();
+        let t0 = thread_cpu();
         drain(&mut run);
-        run.cpu_ns += thread_cpu_ns() - t0;
+        run.cpu_s += thread_cpu() - t0;
     }
     run
 }
