@@ -105,6 +105,7 @@ fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData,
     assert_eq!(d, v, "{what}");
     let s = d.to_sample().unwrap();
     assert_eq!(r.header.misc, s.misc, "{what}");
+    assert_eq!((v.misc(), v.exact_ip()), (s.misc, s.exact_ip()), "{what}");
     assert_eq!(v.identifier(), s.identifier, "{what}");
     assert_eq!(v.ip(), s.ip, "{what}");
     assert_eq!(v.pid_tid(), s.tid, "{what}");

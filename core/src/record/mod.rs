@@ -163,7 +163,7 @@
 //! # `header.misc` (`PERF_RECORD_MISC_*`)
 //!
 //! [`misc`] has the constants (test them on [`Record::misc`]; [`Comm::is_exec`],
-//! [`Switch::is_out`] and [`Sample::exact_ip`] read the type-specific ones): `CPUMODE_MASK` (bits 0–2,
+//! [`Switch::is_out`] and [`SampleView::exact_ip`] read the type-specific ones): `CPUMODE_MASK` (bits 0–2,
 //! [`CpuMode`]), `PROC_MAP_PARSE_TIMEOUT` (12), `MMAP_DATA` / `COMM_EXEC` / `FORK_EXEC` /
 //! `SWITCH_OUT` (13), `EXACT_IP` / `SWITCH_OUT_PREEMPT` / `MMAP_BUILD_ID` (14), `EXT_RESERVED`
 //! (15).

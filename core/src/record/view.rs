@@ -221,6 +221,11 @@ impl<'a> SampleView<'a> {
     pub fn misc(&self) -> u16 {
         self.endian.u16([self.bytes[4], self.bytes[5]])
     }
+    /// `PERF_RECORD_MISC_EXACT_IP`: the IP is exactly the one of the sampled instruction.
+    #[inline(always)]
+    pub fn exact_ip(&self) -> bool {
+        self.misc() & super::misc::EXACT_IP != 0
+    }
     /// IDENTIFIER.
     #[inline(always)]
     pub fn identifier(&self) -> Option<u64> {
