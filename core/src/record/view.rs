@@ -98,8 +98,9 @@ fn tail_start(bytes: &[u8], layout: &SampleLayout, endian: Endian) -> usize {
 /// bit test; the fields can be read in any order at the same cost. The record's
 /// [`decode`](super::EventRecord::decode) gives this view with every check of the complete
 /// decode made ([`Record::Sample`](super::Record::Sample)); [`to_sample`](Self::to_sample) copies
-/// every field into a [`Sample`].
-#[derive(Debug, Clone, Copy)]
+/// every field into a [`Sample`]. Two views are equal when they read the same bytes the same
+/// way (the bytes, their byte order, the event's layout).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SampleView<'a> {
     bytes: &'a [u8],
     layout: &'a SampleLayout,
@@ -113,15 +114,6 @@ pub struct SampleView<'a> {
     /// view.
     tail: usize,
 }
-
-/// Two views are equal when they read the same bytes the same way: the record's bytes, their
-/// byte order and the event's decode context (its `sample_type`, `read_format`, masks).
-impl PartialEq for SampleView<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.bytes == other.bytes && self.endian == other.endian && self.layout.ctx == other.layout.ctx
-    }
-}
-impl Eq for SampleView<'_> {}
 
 impl<'a> SampleView<'a> {
     /// Every field as values ([`Sample`], what the encoder writes), with every check of the
