@@ -84,11 +84,26 @@ pub(crate) fn decode<'a, R: RecordRef<'a>>(record: R, layout: &'a SampleLayout) 
     let ctx = layout.context();
     let (header, bytes, endian) = header_of(record, ctx)?;
     if header.type_ == types::SAMPLE {
-        let view = SampleView::of(bytes, layout, endian)?;
+        let Ok(view) = SampleView::of(bytes, layout, endian) else {
+            return Err(short_sample(bytes, header.misc, layout, endian));
+        };
         view.check()?;
         return Ok(Record::Sample(view));
     }
     decode_other(header, bytes, ctx, endian).map(Record::from)
+}
+
+/// The error of a SAMPLE shorter than its event's fixed fields, as the complete decode of its
+/// values names it (the first field cut, at its offset), not the view's length check.
+#[cold]
+#[inline(never)]
+fn short_sample(bytes: &[u8], misc: u16, layout: &SampleLayout, endian: Endian) -> DecodeError {
+    let ctx = DecodeContext { endian, ..*layout.context() };
+    match super::Sample::decode(bytes, misc, &ctx) {
+        Err(e) => e,
+        // (Not reached: a record shorter than the fixed fields has a field cut.)
+        Ok(_) => super::layout::too_short(usize::from(layout.min_size), bytes.len()),
+    }
 }
 
 /// [`decode`] of a record that is not a SAMPLE.

@@ -628,3 +628,77 @@ fn a_record_is_as_large_as_mmap2_not_a_samples_fields() {
     assert!(size_of::<Record<'_>>() <= size_of::<Mmap2<'_>>() + 8, "MMAP2's fields and at most a tag");
     assert!(size_of::<Sample<'_>>() > 3 * size_of::<Record<'_>>());
 }
+
+/// The decode's check of a SAMPLE (`SampleView::check`: a length compare, or a walk over the
+/// variable fields) gives exactly the complete decode's answer: each record accepted decodes to
+/// the values encoded; a record 8 bytes too long, and every prefix cut at a word, fail with the
+/// error `Sample`'s own decode gives.
+#[test]
+fn the_decodes_check_of_a_sample_answers_as_the_full_decode() {
+    use read_format as rf;
+    use sample_type as st;
+    let ips = [0x10u64, 0x20, 0x30];
+    let regs = [1u64, 2];
+    let group = [GroupEntry { value: 5, id: Some(6), lost: None }, GroupEntry { value: 7, id: Some(8), lost: None }];
+    let cases: [(u64, u64, Sample<'_>); 4] = [
+        (
+            st::IP | st::TID | st::TIME | st::PHYS_ADDR,
+            0,
+            Sample { ip: Some(1), tid: Some(PidTid::default()), time: Some(2), phys_addr: Some(3), ..Sample::EMPTY },
+        ),
+        (
+            st::IP | st::CALLCHAIN,
+            0,
+            Sample { ip: Some(1), callchain: Some(U64Array::from_slice(&ips)), ..Sample::EMPTY },
+        ),
+        (
+            st::IP | st::CALLCHAIN | st::REGS_USER | st::STACK_USER | st::PHYS_ADDR,
+            0,
+            Sample {
+                ip: Some(1),
+                callchain: Some(U64Array::from_slice(&ips)),
+                regs_user: Some(Regs { abi: REGS_ABI_64, regs: U64Array::from_slice(&regs) }),
+                stack_user: Some(StackUser { data: &[9; 16], dyn_size: 8 }),
+                phys_addr: Some(4),
+                ..Sample::EMPTY
+            },
+        ),
+        (
+            st::READ | st::RAW | st::CGROUP | st::AUX,
+            rf::GROUP | rf::ID,
+            Sample {
+                read: Some(ReadValues::Group(ReadGroup {
+                    time_enabled: None,
+                    time_running: None,
+                    entries: GroupEntries::from_slice(&group),
+                })),
+                raw: Some(&[1, 2, 3, 4]),
+                cgroup: Some(5),
+                aux: Some(&[6; 8]),
+                ..Sample::EMPTY
+            },
+        ),
+    ];
+    for (t, read_format, s) in cases {
+        for endian in [Endian::Little, Endian::Big] {
+            let c = DecodeContext { read_format, sample_regs_user: 0b11, ..ctx(endian, t) };
+            let mut out = [0u8; 256];
+            let n = s.encode(&c, &mut out).unwrap();
+            let full = |bytes: &[u8]| Sample::decode(bytes, 0, &c).map(|_| ());
+            let checked = |bytes: &[u8]| decode(bytes, &c).map(|_| ());
+            assert_eq!(sample(&out[..n], &c), Ok(s), "{t:#x}: the values encoded");
+            // 8 bytes too many, then every prefix cut at a word.
+            let header = |len: usize| Header { type_: types::SAMPLE, misc: 0, size: len as u16 }.to_bytes(endian);
+            let mut long = out;
+            long[..8].copy_from_slice(&header(n + 8));
+            assert_eq!(checked(&long[..n + 8]), full(&long[..n + 8]), "{t:#x}: 8 bytes too many");
+            assert!(checked(&long[..n + 8]).is_err());
+            for len in (8..n).step_by(8) {
+                let mut cut = out;
+                cut[..8].copy_from_slice(&header(len));
+                assert_eq!(checked(&cut[..len]), full(&cut[..len]), "{t:#x}: cut to {len} of {n}");
+                assert!(checked(&cut[..len]).is_err(), "{t:#x}: cut to {len} of {n}");
+            }
+        }
+    }
+}
