@@ -84,8 +84,9 @@ pub(crate) fn decode<'a, R: RecordRef<'a>>(record: R, layout: &'a SampleLayout) 
     let ctx = layout.context();
     let (header, bytes, endian) = header_of(record, ctx)?;
     if header.type_ == types::SAMPLE {
-        let Ok(view) = SampleView::of(bytes, layout, endian) else {
-            return Err(short_sample(bytes, header.misc, layout, endian));
+        let view = match SampleView::of(bytes, layout, endian) {
+            Ok(view) => view,
+            Err(e) => return Err(short_sample(bytes, header.misc, layout, endian, e)),
         };
         view.check()?;
         return Ok(Record::Sample(view));
@@ -94,16 +95,13 @@ pub(crate) fn decode<'a, R: RecordRef<'a>>(record: R, layout: &'a SampleLayout) 
 }
 
 /// The error of a SAMPLE shorter than its event's fixed fields, as the complete decode of its
-/// values names it (the first field cut, at its offset), not the view's length check.
+/// values names it (the first field cut, at its offset), not the view's length check (`short`).
 #[cold]
 #[inline(never)]
-fn short_sample(bytes: &[u8], misc: u16, layout: &SampleLayout, endian: Endian) -> DecodeError {
+fn short_sample(bytes: &[u8], misc: u16, layout: &SampleLayout, endian: Endian, short: DecodeError) -> DecodeError {
     let ctx = DecodeContext { endian, ..*layout.context() };
-    match super::Sample::decode(bytes, misc, &ctx) {
-        Err(e) => e,
-        // (Not reached: a record shorter than the fixed fields has a field cut.)
-        Ok(_) => super::layout::too_short(usize::from(layout.min_size), bytes.len()),
-    }
+    // (`short` is not reached: a record shorter than the fixed fields has a field cut.)
+    super::Sample::decode(bytes, misc, &ctx).err().unwrap_or(short)
 }
 
 /// [`decode`] of a record that is not a SAMPLE.

@@ -33,10 +33,7 @@ impl Encode for Record<'_> {
             s => return s.to_sample().map_err(EncodeError::Unreadable)?.encoded_size(ctx),
             _h, body => body.len().saturating_add(Header::SIZE)
         );
-        if size > usize::from(u16::MAX) {
-            return Err(EncodeError::TooLarge { size });
-        }
-        Ok(size)
+        fits(size)
     }
 
     fn encode(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError> {
@@ -56,11 +53,7 @@ impl Encode for Record<'_> {
 
 impl Encode for Sample<'_> {
     fn encoded_size(&self, ctx: &DecodeContext) -> Result<usize, EncodeError> {
-        let size = self.body_size(ctx)?.checked_add(Header::SIZE).ok_or(EncodeError::TooLarge { size: usize::MAX })?;
-        if size > usize::from(u16::MAX) {
-            return Err(EncodeError::TooLarge { size });
-        }
-        Ok(size)
+        fits(self.body_size(ctx)?.saturating_add(Header::SIZE))
     }
 
     fn encode(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError> {
@@ -79,12 +72,17 @@ pub(crate) fn encode_body<'a, T: body::Body<'a>>(
     ctx: &DecodeContext,
     out: &mut [u8],
 ) -> Result<usize, EncodeError> {
-    let size = body::size(rec, ctx)?;
+    let size = fits(body::size(rec, ctx)?)?;
+    let header = Header { type_, misc: rec.misc(), size: size as u16 };
+    write(header, ctx, out, |w| body::encode_rest(rec, ctx, w))
+}
+
+/// `size` (header included), if `header.size` can say it; else [`EncodeError::TooLarge`].
+fn fits(size: usize) -> Result<usize, EncodeError> {
     if size > usize::from(u16::MAX) {
         return Err(EncodeError::TooLarge { size });
     }
-    let header = Header { type_, misc: rec.misc(), size: size as u16 };
-    write(header, ctx, out, |w| body::encode_rest(rec, ctx, w))
+    Ok(size)
 }
 
 /// Write `header` then `rest` into the first `header.size` bytes of `out`.

@@ -195,6 +195,13 @@ fn all_read(r: &Reader<'_>) -> Result<(), DecodeError> {
     Ok(())
 }
 
+/// AUX at `r`: `size`, then that many bytes (padding included); the view reads it the same way.
+#[inline(always)]
+pub(super) fn aux_data<'a>(r: &mut Reader<'a>) -> Result<&'a [u8], DecodeError> {
+    let size = r.u64("sample.aux.size")?;
+    r.take_counted(size, "sample.aux.size")
+}
+
 #[cold]
 fn trailing(offset: usize, extra: usize) -> DecodeError {
     DecodeError::TrailingBytes { record: "PERF_RECORD_SAMPLE", offset, extra }
@@ -431,8 +438,7 @@ impl<'a> Sample<'a> {
             }
         }
         if t & st::AUX != 0 {
-            let size = r.u64("sample.aux.size")?;
-            s.aux = Some(r.take_counted(size, "sample.aux.size")?);
+            s.aux = Some(aux_data(r)?);
         }
         Ok(())
     }

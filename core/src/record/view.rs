@@ -15,6 +15,7 @@ use super::cursor::Reader;
 use super::header::{types, Header};
 use super::layout::{too_short, SampleLayout, ABSENT, TAIL};
 use super::read_format as rf;
+use super::sample::aux_data;
 use super::sample_type as st;
 use super::{
     BranchStack, DecodeError, Endian, PidTid, ReadValues, Regs, Sample, SampleCpu, StackUser, U64Array, Weight,
@@ -117,14 +118,9 @@ pub struct SampleView<'a> {
 
 impl<'a> SampleView<'a> {
     /// Every field as values ([`Sample`], what the encoder writes), with every check of the
-    /// complete decode: the view's fields copied out, e.g. to keep or to encode them again.
+    /// complete decode: the view's fields copied out, e.g. to keep or to encode them again (and
+    /// the accessors' slow paths).
     pub fn to_sample(&self) -> Result<Sample<'a>, DecodeError> {
-        self.decode()
-    }
-
-    /// The complete [`Sample`], for the accessors' slow paths (and the tests): every field,
-    /// with every check of the complete decode.
-    fn decode(&self) -> Result<Sample<'a>, DecodeError> {
         // In the record's byte order: the layout's offsets do not depend on it.
         Sample::decode(self.bytes, self.misc(), &super::DecodeContext { endian: self.endian, ..self.layout.ctx })
     }
@@ -151,15 +147,14 @@ impl<'a> SampleView<'a> {
         let v = SampleView { bytes, layout, endian, tail: start };
         if layout.exact_size == 0 && !layout.ambiguous_branch_stack && start != 0 {
             if let Ok(Some(mut r)) = v.walk_to(st::AUX) {
-                let aux_read = layout.ctx.sample_type & st::AUX == 0
-                    || r.u64("sample.aux.size").and_then(|size| r.take_counted(size, "sample.aux.size")).is_ok();
+                let aux_read = layout.ctx.sample_type & st::AUX == 0 || aux_data(&mut r).is_ok();
                 if aux_read && r.remaining() == 0 {
                     return Ok(());
                 }
             }
         }
         // The kernel's no-stack form of an ambiguous BRANCH_STACK, or the error.
-        v.decode().map(|_| ())
+        v.to_sample().map(|_| ())
     }
 
     /// The view of a SAMPLE's `bytes` (its type checked by the caller) in `endian`, read in
@@ -451,7 +446,7 @@ impl<'a> SampleView<'a> {
         let v = SampleView { bytes, layout, endian, tail };
         match v.walk_to(bit) {
             Ok(Some(mut r)) => r.u64("").ok(),
-            Ok(None) => v.decode().ok().as_ref().and_then(of),
+            Ok(None) => v.to_sample().ok().as_ref().and_then(of),
             Err(_) => None,
         }
     }
@@ -471,7 +466,7 @@ impl<'a> SampleView<'a> {
         let v = SampleView { bytes, layout, endian, tail };
         let read = match v.walk_to(bit) {
             Ok(Some(mut r)) => r.u64(field).map(Some),
-            Ok(None) => v.decode().map(|s| of(&s)),
+            Ok(None) => v.to_sample().map(|s| of(&s)),
             Err(e) => Err(e),
         };
         match read {
@@ -500,7 +495,7 @@ impl<'a> SampleView<'a> {
         let v = SampleView { bytes, layout, endian, tail };
         match v.walk_to(st::BRANCH_STACK)? {
             Some(mut r) => BranchStack::decode(&mut r, layout.ctx.branch_sample_type, false).map(Some),
-            None => Ok(v.decode()?.branch_stack),
+            None => Ok(v.to_sample()?.branch_stack),
         }
     }
 
@@ -561,7 +556,7 @@ impl<'a> SampleView<'a> {
         let v = SampleView { bytes, layout, endian, tail };
         match v.walk_to(bit)? {
             Some(mut r) => Regs::decode(&mut r, words.into(), field).map(Some),
-            None => Ok(of(&v.decode()?)),
+            None => Ok(of(&v.to_sample()?)),
         }
     }
 
@@ -597,7 +592,7 @@ impl<'a> SampleView<'a> {
         let v = SampleView { bytes, layout, endian, tail };
         match v.walk_to(st::STACK_USER)? {
             Some(mut r) => stack_user(&mut r).map(Some),
-            None => Ok(v.decode()?.stack_user),
+            None => Ok(v.to_sample()?.stack_user),
         }
     }
 
@@ -667,11 +662,8 @@ impl<'a> SampleView<'a> {
             None => v.walk_to(st::AUX)?,
         };
         match r {
-            Some(mut r) => {
-                let size = r.u64("sample.aux.size")?;
-                r.take_counted(size, "sample.aux.size").map(Some)
-            }
-            None => Ok(v.decode()?.aux),
+            Some(mut r) => aux_data(&mut r).map(Some),
+            None => Ok(v.to_sample()?.aux),
         }
     }
 }

@@ -33,7 +33,7 @@ fn fixed_fields_read_what_the_decode_reads_at_the_edge() {
             }
             let rec = &rec[..size];
             let v = sample(&layout, rec).unwrap();
-            let d = v.decode().unwrap();
+            let d = v.to_sample().unwrap();
             assert_eq!(
                 (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr(), v.id(), v.stream_id(), v.cpu(), v.period()),
                 (d.identifier, d.ip, d.tid, d.time, d.addr, d.id.or(d.identifier), d.stream_id, d.cpu, d.period),
