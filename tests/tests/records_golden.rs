@@ -178,7 +178,7 @@ impl<'f> FileView<'f> {
                 let (pid, tid) = s.pid_tid().map_or((-1, -1), |t| (t.pid as i32, t.tid as i32));
                 format!(
                     "SAMPLE(IP, {:#x}): {pid}/{tid}: {} period: {} addr: {}",
-                    s.misc(),
+                    rec.misc(),
                     chex(s.ip().unwrap_or(0)),
                     s.period().unwrap_or(a.sample_period),
                     chex(s.addr().unwrap_or(0))

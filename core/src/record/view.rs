@@ -203,9 +203,9 @@ impl<'a> SampleView<'a> {
         self.fixed(bit, off).and_then(|b| self.endian.u32_pair_at(&b, 0))
     }
 
-    /// `header.misc`: the CPU mode (`misc::CPUMODE_MASK`) and `EXACT_IP`.
+    /// `header.misc` (for users: `rec.raw().header.misc`, or the decoded `Record::misc`).
     #[inline(always)]
-    pub fn misc(&self) -> u16 {
+    pub(crate) fn misc(&self) -> u16 {
         self.endian.u16([self.bytes[4], self.bytes[5]])
     }
     /// `PERF_RECORD_MISC_EXACT_IP`: the IP is exactly the one of the sampled instruction.
