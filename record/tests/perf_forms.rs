@@ -831,21 +831,32 @@ pub(crate) fn threads_report_as_perfs(label: &str, extra: &[&str]) {
     let work = common::build(&format!("three-{label}"), THREE);
     let mut tops = Vec::new();
     for tool in ["perf", "ours"] {
-        let dir = tmp(&format!("{label}-{tool}.data"));
-        let _ = std::fs::remove_dir_all(&dir);
-        let mut c = common::record_with(tool);
-        c.env("HOME", tmp(&format!("home-{label}-{tool}"))).args(["-q", "--threads", "-F", "2000"]).args(extra);
-        c.arg("-o");
-        let out = c.arg(&dir).arg("--").arg(&work).output().unwrap();
-        assert!(out.status.success(), "{tool}: {}", text(&out.stderr));
-        let cpus = perfring_linux::online_cpus().unwrap().len();
-        for n in 0..cpus {
-            assert!(dir.join(format!("data.{n}")).is_file(), "{tool}: data.{n}");
+        // perf 6.1's own directory now and then reports its workload's samples as bare
+        // addresses (`0x00005562a2157455`: no map found for them; seen once, in a CI run of
+        // `--threads -z` on a loaded machine; 26 runs here, idle and with three spinning
+        // threads, did not repeat it; the cause in perf not traced). perf is run again then,
+        // up to 4 times. Ours is run once and must resolve every time (the assert below).
+        for attempt in 1..=(if tool == "perf" { 4 } else { 1 }) {
+            let dir = tmp(&format!("{label}-{tool}.data"));
+            let _ = std::fs::remove_dir_all(&dir);
+            let mut c = common::record_with(tool);
+            c.env("HOME", tmp(&format!("home-{label}-{tool}"))).args(["-q", "--threads", "-F", "2000"]).args(extra);
+            c.arg("-o");
+            let out = c.arg(&dir).arg("--").arg(&work).output().unwrap();
+            assert!(out.status.success(), "{tool}: {}", text(&out.stderr));
+            let cpus = perfring_linux::online_cpus().unwrap().len();
+            for n in 0..cpus {
+                assert!(dir.join(format!("data.{n}")).is_file(), "{tool}: data.{n}");
+            }
+            let (syms, warnings) = top_symbols(&dir, 3);
+            println!("{tool} (run {attempt}): {syms:?} {warnings:?}");
+            let _ = std::fs::remove_dir_all(&dir);
+            let unresolved = syms.iter().any(|s| s.starts_with("0x"));
+            if !unresolved || attempt == 4 || tool != "perf" {
+                tops.push((syms, warnings));
+                break;
+            }
         }
-        let (syms, warnings) = top_symbols(&dir, 3);
-        println!("{tool}: {syms:?} {warnings:?}");
-        tops.push((syms, warnings));
-        let _ = std::fs::remove_dir_all(&dir);
     }
     assert_eq!(tops[1].0, ["perfring_four", "perfring_two", "perfring_one"].map(String::from), "ours: {:?}", tops[1]);
     // perf 6.1's own `--threads --overwrite` most often writes empty data.N streams (`perf
