@@ -13,7 +13,9 @@
 //! time with `BatchWriter::output` inside `Producer::batch` (the batch's open and publish
 //! included, shared by its 16 records).
 //! `instructions consumer N`: the same N writes, then one batch reading all N records; the
-//! Makefile subtracts the producer run to get the consumer's share.
+//! Makefile subtracts the producer run to get the consumer's share. `instructions consumer-split
+//! N`: the same, the batch read with `Batch::next_split` (one or two views a record, the loop of
+//! perfring-linux's BPF perf-event-array reader).
 //!
 //! `instructions decode N`: N SAMPLE records of two events (IDENTIFIER|IP|TID|TIME|
 //! PERIOD, 48 bytes, ids alternating over four), built in a buffer, then walked with `Walker`,
@@ -47,6 +49,7 @@ fn main() {
         "producer-owned" => run::<40>(n, Ends::Owned),
         "producer-batch" => run::<40>(n, Ends::Batch),
         "consumer" => run::<40>(n, Ends::Split(true)),
+        "consumer-split" => run::<40>(n, Ends::SplitViews),
         "rtrb-producer" => rtrb_run(n, false),
         "rtrb-consumer" => rtrb_run(n, true),
         "decode-setup" => decode_run::<{ Decode::SETUP }>(n),
@@ -70,6 +73,8 @@ enum Ends {
     Owned,
     /// `split`'s producer writing in batches of 16 (`BatchWriter::output` in `Producer::batch`).
     Batch,
+    /// `split`, the records read in one batch by `Batch::next_split` (the BPF readers' loop).
+    SplitViews,
 }
 
 /// N records of `SIZE` bytes (8-byte header + payload), then optionally one batch read of them.
@@ -106,6 +111,21 @@ fn run<const SIZE: usize>(n: usize, ends: Ends) {
                 });
             }
             write_records(&producer, record, n % 16);
+        }
+        Ends::SplitViews => {
+            let (producer, mut consumer) = split(&mut map, ProducerConfig::default()).unwrap();
+            write_records(&producer, record, n);
+            let mut scratch = [0u8; 64];
+            let (mut sum, mut read) = (0u64, 0usize);
+            let mut batch = consumer.batch().unwrap();
+            while let Some(r) = batch.next_split(&mut scratch) {
+                let Ok(r) = r else { std::process::abort() };
+                sum += u64::from(r.first[8]);
+                read += 1;
+            }
+            drop(batch);
+            assert_eq!(read, n);
+            black_box(sum);
         }
         Ends::Split(consume) => {
             let (producer, mut consumer) = split(&mut map, ProducerConfig::default()).unwrap();

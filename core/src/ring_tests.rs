@@ -181,6 +181,36 @@ fn next_split_views_a_wrapped_record_as_two_slices_of_the_ring_and_copies_nothin
 }
 
 #[test]
+fn next_split_reads_batches_of_many_records_across_the_end_as_written() {
+    // Records of 8 to 200 bytes, several batches of up to 900 bytes each lap of a 1 KiB area:
+    // the contiguous fast path and the wrapping path alternate inside one batch, and every
+    // record comes back whole, in order, each batch ending at the head.
+    let mut buf = Aligned([0u8; 4096 + 1024]);
+    let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
+    let (p, mut c) = split(&mut map, ProducerConfig::default()).unwrap();
+    c.configure(crate::consumer::ConsumerConfig::EVERY_BATCH);
+    let mut scratch = [0u8; 8];
+    let (mut size, mut tag, mut wrapped) = (8usize, 0u8, 0);
+    for _ in 0..60 {
+        let mut want = std::vec::Vec::new();
+        while want.iter().map(std::vec::Vec::len).sum::<usize>() + size <= 900 {
+            let r = record(tag, size);
+            p.output(&r, &EventIdentity::ANONYMOUS).unwrap();
+            want.push(r);
+            (tag, size) = (tag.wrapping_add(1), if size >= 200 { 8 } else { size + 24 });
+        }
+        let mut batch = c.batch().unwrap();
+        for (i, w) in want.iter().enumerate() {
+            let r = batch.next_split(&mut scratch).unwrap().unwrap();
+            wrapped += usize::from(!r.second.is_empty());
+            assert_eq!([r.first, r.second].concat(), *w, "record {i} of the batch");
+        }
+        assert!(batch.next_split(&mut scratch).is_none());
+    }
+    assert!(wrapped >= 20, "{wrapped} records wrapped the end");
+}
+
+#[test]
 fn next_split_makes_every_check_of_next() {
     // A header of size 0, one not a multiple of 8 and one past the head: the same typed errors
     // as `next`, repeated on a second call (the batch stays at the faulty record).

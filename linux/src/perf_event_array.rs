@@ -409,17 +409,11 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
                         drained.samples += 1;
                         continue;
                     }
-                    match BpfRecord::parse_in(&record, cpu) {
-                        Ok(BpfRecord::Sample(sample)) => {
-                            on_sample(&sample);
-                            drained.samples += 1;
-                        }
-                        Ok(BpfRecord::Lost(n)) => drained.lost += n,
-                        Ok(BpfRecord::Other { .. }) => {}
-                        Err(_) => {
-                            failed = BpfRecord::parse(&record, cpu).err();
-                            break;
-                        }
+                    let SplitRecord { header, first, second, offset } = record;
+                    let parts = (first, second, offset);
+                    if let Err(error) = other_record(header, parts, cpu, &mut drained, on_sample) {
+                        failed = Some(error);
+                        break;
                     }
                 }
             }
@@ -523,6 +517,30 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
 
 /// `error` with the bytes the reader skipped from the faulty record on (`bytes` after it were
 /// skipped to the head).
+/// A record of [`PerfEventArray::consume_ring`]'s loop other than a whole SAMPLE: a payload the
+/// ring's end cuts, LOST, another type, or a record too short for its fields (the error). Out
+/// of line and given the record by value, so that the loop's common case keeps the record in
+/// registers (by reference, the compiler stored all six of its words on every record).
+#[cold]
+#[inline(never)]
+fn other_record<F: FnMut(&RawSample<'_>)>(
+    header: perfring::record::Header,
+    (first, second, offset): (&[u8], &[u8], u64),
+    cpu: u32,
+    drained: &mut Drained,
+    on_sample: &mut F,
+) -> Result<(), LinuxError> {
+    match BpfRecord::parse(&SplitRecord { header, first, second, offset }, cpu)? {
+        BpfRecord::Sample(sample) => {
+            on_sample(&sample);
+            drained.samples += 1;
+        }
+        BpfRecord::Lost(n) => drained.lost += n,
+        BpfRecord::Other { .. } => {}
+    }
+    Ok(())
+}
+
 fn with_skipped(error: LinuxError, bytes: usize) -> LinuxError {
     match error {
         LinuxError::BadBpfRing { cpu, error, .. } => LinuxError::BadBpfRing { cpu, error, skipped: bytes },
