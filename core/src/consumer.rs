@@ -27,6 +27,7 @@ use core::marker::PhantomData;
 use crate::fences::{C_HEAD_LOAD, D_TAIL_STORE, LOCAL};
 use crate::memory::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
 use crate::record::{Endian, Header, RawRecord};
+pub use crate::scratch::Scratch;
 
 /// Trust in the producer, chosen by type: [`Trusted`] or [`Untrusted`].
 pub trait Trust: sealed::Sealed {
@@ -180,36 +181,6 @@ impl core::fmt::Display for ReadError {
 }
 
 impl core::error::Error for ReadError {}
-
-/// Scratch space large enough for any record (65528 bytes, rounded up), 8-byte aligned.
-#[repr(C, align(8))]
-pub struct Scratch([u8; 65536]);
-
-impl Scratch {
-    /// A zeroed scratch buffer. 64 KiB: put it in a `static` or a `Box` on small stacks.
-    pub const fn new() -> Self {
-        Scratch([0; 65536])
-    }
-}
-
-impl Default for Scratch {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl core::ops::Deref for Scratch {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        &self.0
-    }
-}
-
-impl core::ops::DerefMut for Scratch {
-    fn deref_mut(&mut self) -> &mut [u8] {
-        &mut self.0
-    }
-}
 
 /// A record read from a ring at free-running `position`: its validated header (for an
 /// untrusted ring, the one snapshot that was checked) and its `header.size` bytes, a view into
@@ -564,6 +535,15 @@ impl<M: RingMemory, T: Trust> Batch<'_, M, T> {
         self.head.wrapping_sub(self.pos)
     }
 
+    /// The fast path's test for the record at `pos` of a trusted ring: a nonzero multiple of 8
+    /// bytes ending inside `[pos, end)` (published, contiguous) is taken in place.
+    #[inline(always)]
+    fn in_place_ok(&self, header: Header) -> bool {
+        let len = usize::from(header.size);
+        // `len - 1 < end - pos` is `0 < len <= end - pos`.
+        len % 8 == 0 && len.wrapping_sub(1) < self.end.wrapping_sub(self.pos)
+    }
+
     /// The fast path of a trusted ring: a header of a nonzero multiple of 8 bytes that ends
     /// inside `[pos, end)` (published, contiguous) is one test, and the record a view. Anything
     /// else goes out of line to [`read_checked`]; every record of an untrusted ring takes it
@@ -579,14 +559,12 @@ impl<M: RingMemory, T: Trust> Batch<'_, M, T> {
             // are published and unwritten until we release them (trusted protocol).
             unsafe { c.mem.read(Area::Data, off, &mut raw) };
             let header = Header::from_bytes(raw, Endian::NATIVE);
-            let len = usize::from(header.size);
-            // `len - 1 < end - pos` is `0 < len <= end - pos`.
-            if len % 8 == 0 && len.wrapping_sub(1) < self.end.wrapping_sub(position) {
+            if self.in_place_ok(header) {
                 // SAFETY: [off, off+len) is inside the area (it ends at or before `end`, which is
                 // at or before the area's end) and published (before `head`); it stays
                 // unwritten until the batch, which this borrow outlives not, stores the tail.
                 let bytes = unsafe { in_place(&c.mem, off, header.size, scratch)? };
-                self.pos = position.wrapping_add(len);
+                self.pos = position.wrapping_add(usize::from(header.size));
                 return Ok(ring_record(header, bytes, position));
             }
         }
@@ -627,22 +605,17 @@ impl<M: RingMemory> Batch<'_, M, Trusted> {
         // published (below head) and unwritten until we release them (trusted protocol).
         unsafe { c.mem.read(Area::Data, off, &mut raw) };
         let header = Header::from_bytes(raw, Endian::NATIVE);
-        let len = usize::from(header.size);
-        // The fast path, as `read_one`'s: a nonzero multiple of 8 that ends inside `[pos, end)`
-        // (published, contiguous) is one view; `end` stays what it was.
-        if len % 8 == 0 && len.wrapping_sub(1) < self.end.wrapping_sub(position) {
-            // SAFETY: [off, off + len) is inside the area (it ends at or before `end`, at or
-            // before the area's end) and published; unwritten until the batch stores the tail.
+        if self.in_place_ok(header) {
+            // SAFETY: as in `read_one`: inside the area, published, unwritten until the tail.
             let first = unsafe { in_place(&c.mem, off, header.size, scratch)? };
-            self.pos = position.wrapping_add(len);
+            self.pos = position.wrapping_add(usize::from(header.size));
             return Ok(SplitRecord { header, first, second: &[], offset: position as u64 });
         }
         let len = check_size(header.size, position, self.head.wrapping_sub(position))?;
         let first_len = len.min(size_total - off);
         // SAFETY: [off, off + first_len) and [0, len - first_len) are inside the area (the first
-        // ends at or before its end, the second is shorter than the record), published (the
-        // record is within the head) and unwritten until the batch, which these borrows
-        // outlive not, stores the tail.
+        // ends at or before its end, the second is shorter than the record), published (within
+        // the head) and unwritten until the batch, which these borrows outlive not, stores the tail.
         let views = unsafe { (c.mem.view(Area::Data, off, first_len), c.mem.view(Area::Data, 0, len - first_len)) };
         let (first, second): (&'b [u8], &'b [u8]) = match views {
             (Some(first), Some(second)) => (first, second),

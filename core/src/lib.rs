@@ -97,6 +97,7 @@ mod pad;
 pub mod page;
 pub mod producer;
 pub mod record;
+mod scratch;
 pub mod security;
 pub mod selfmon;
 mod split;

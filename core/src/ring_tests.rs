@@ -211,11 +211,38 @@ fn next_split_reads_batches_of_many_records_across_the_end_as_written() {
 }
 
 #[test]
+fn next_split_views_a_record_that_does_not_wrap_once() {
+    // The fast path: one view per record that ends before the ring's end; the general path
+    // (taken for a record that wraps) views the two parts, so a record that does not wrap costs
+    // one call of `view`, never two.
+    let ring = ModelRing::<128>::new().unwrap();
+    let counted = HeadLoads::new(&ring);
+    // SAFETY: the only producer of this ring, and its only consumer (one thread).
+    let p = unsafe { Producer::new(&counted, ProducerConfig::default()) }.unwrap();
+    // SAFETY: as above.
+    let mut c = unsafe { crate::consumer::Consumer::trusted(&counted) }.unwrap();
+    for tag in 0..10 {
+        p.output(&record(tag, 48), &EventIdentity::ANONYMOUS).unwrap();
+    }
+    let mut scratch = Scratch::new();
+    let mut batch = c.batch().unwrap();
+    counted.views.set(0);
+    let mut read = 0;
+    while let Some(r) = batch.next_split(&mut scratch) {
+        assert!(r.unwrap().second.is_empty());
+        read += 1;
+    }
+    assert_eq!((read, counted.views.get()), (10, 10), "one view a record");
+}
+
+#[test]
 fn next_split_makes_every_check_of_next() {
-    // A header of size 0, one not a multiple of 8 and one past the head: the same typed errors
-    // as `next`, repeated on a second call (the batch stays at the faulty record).
+    // A header of size 0, two not a multiple of 8 (one shorter than a header) and one past the
+    // head: the same typed errors as `next`, repeated on a second call (the batch stays at the
+    // faulty record).
     for (size, expect) in [
         (0u16, ReadError::ZeroSize { position: 0 }),
+        (4, ReadError::MisalignedSize { position: 0, size: 4 }),
         (12, ReadError::MisalignedSize { position: 0, size: 12 }),
         (64, ReadError::SizeBeyondHead { position: 0, size: 64, available: 16 }),
     ] {
@@ -1188,7 +1215,7 @@ fn the_producer_loads_data_tail_again_only_when_the_space_it_cached_runs_short()
     // (`fits`); the consumer's word (a cache line the consumer's core writes) is loaded again
     // only when that check fails (`reload_space`), and the new space end is cached in turn.
     let ring = ModelRing::<64>::new().unwrap(); // 512 bytes: 511 of space
-    let counted = HeadLoads { ring: &ring, loads: Cell::new(0), tail_loads: Cell::new(0) };
+    let counted = HeadLoads::new(&ring);
     // SAFETY: the only producer of this ring.
     let p = unsafe { Producer::new(&counted, ProducerConfig::default()) }.unwrap();
     let w = EventIdentity::ANONYMOUS;
@@ -1220,7 +1247,7 @@ fn a_nearly_empty_ring_gets_a_second_head_load_and_a_fuller_one_only_one() {
     let pace = crate::consumer::Pace { min_bytes: 32, spins: 0 };
     for (unread, loads) in [(0usize, 2usize), (16, 2), (24, 2), (32, 1), (40, 1), (56, 1)] {
         let ring = ModelRing::<8>::new().unwrap();
-        let counted = HeadLoads { ring: &ring, loads: Cell::new(0), tail_loads: Cell::new(0) };
+        let counted = HeadLoads::new(&ring);
         let mut c = crate::consumer::Consumer::untrusted(&counted).unwrap();
         c.configure(crate::consumer::ConsumerConfig { tail: crate::consumer::TailPolicy::EveryBatch, pace });
         ring.position(Position::DataHead).store(unread, crate::fences::LOCAL);

@@ -52,11 +52,20 @@ unsafe impl<M: RingMemory> RingMemory for LoadHook<'_, M> {
 
 /// `ring`, counting the calls of [`RingMemory::position`] for `data_head` (each is one load of
 /// it by a reader) in `loads` and for `data_tail` (each is one load of it by a producer) in
-/// `tail_loads`; every call goes to the ring.
+/// `tail_loads`, and the calls of [`RingMemory::view`] in `views`; every call goes to the ring.
 pub(crate) struct HeadLoads<'a, M: RingMemory> {
     pub(crate) ring: &'a M,
     pub(crate) loads: core::cell::Cell<usize>,
     pub(crate) tail_loads: core::cell::Cell<usize>,
+    pub(crate) views: core::cell::Cell<usize>,
+}
+
+impl<'a, M: RingMemory> HeadLoads<'a, M> {
+    /// `ring`, nothing counted yet.
+    pub(crate) fn new(ring: &'a M) -> Self {
+        let zero = core::cell::Cell::new(0);
+        HeadLoads { ring, loads: zero.clone(), tail_loads: zero.clone(), views: zero }
+    }
 }
 
 // SAFETY: forwards every call to `ring`, which upholds the contract.
@@ -93,6 +102,7 @@ unsafe impl<M: RingMemory> RingMemory for HeadLoads<'_, M> {
         self.ring.load_words(area, offset, dst)
     }
     unsafe fn view(&self, area: Area, offset: usize, len: usize) -> Option<&[u8]> {
+        self.views.set(self.views.get() + 1);
         // SAFETY: the caller upholds `view`'s contract.
         unsafe { self.ring.view(area, offset, len) }
     }
