@@ -245,6 +245,8 @@ bench-instructions:
 	b1=$$(count producer-batch 100000); b2=$$(count producer-batch 200000); \
 	c1=$$(count consumer 100000); c2=$$(count consumer 200000); \
 	k1=$$(count consumer-split 100000); k2=$$(count consumer-split 200000); \
+	g1=$$(count ringbuf-producer 100000); g2=$$(count ringbuf-producer 200000); \
+	h1=$$(count ringbuf-consumer 100000); h2=$$(count ringbuf-consumer 200000); \
 	r1=$$(count rtrb-producer 100000); r2=$$(count rtrb-producer 200000); \
 	s1=$$(count rtrb-consumer 100000); s2=$$(count rtrb-consumer 200000); \
 	u1=$$(count decode 100000); u2=$$(count decode 200000); \
@@ -263,6 +265,8 @@ bench-instructions:
 	echo "producer, 40-byte records 16 per batch (BatchWriter::output), split:  $$(( (b2 - b1) / 100000 )) instructions per record"; \
 	echo "consumer (batch read, per 40-byte record):                            $$cons instructions per record"; \
 	echo "consumer, split views (Batch::next_split, the BPF readers' loop):     $$(( ((k2 - k1) - (p2 - p1)) / 100000 )) instructions per record"; \
+	echo "BPF ring buffer, producer (RingbufProducer::output of 8 bytes):       $$(( (g2 - g1) / 100000 )) instructions per record"; \
+	echo "BPF ring buffer, consumer (RingbufBatch::next, trusted, a view each):  $$(( ((h2 - h1) - (g2 - g1)) / 100000 )) instructions per record"; \
 	echo "reference, rtrb producer (write_chunk(32) + 32-byte copy + commit):    $$rprod instructions per record"; \
 	echo "reference, rtrb consumer (read_chunk(32) + commit, per record):        $$rcons instructions per record"; \
 	echo "decoder: walk + event lookup (2 events) + the event index, ip, pid, tid, time, period, per SAMPLE (IDENTIFIER|IP|TID|TIME|PERIOD):"; \

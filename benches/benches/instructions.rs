@@ -16,6 +16,10 @@
 //! Makefile subtracts the producer run to get the consumer's share. `instructions consumer-split
 //! N`: the same, the batch read with `Batch::next_split` (one or two views a record, the loop of
 //! perfring-linux's BPF perf-event-array reader).
+//! `instructions ringbuf-producer N` / `ringbuf-consumer N`: the BPF ring buffer: N ×
+//! `RingbufProducer::output` of an 8-byte sample (a 16-byte record, `Notify::Never`), then one
+//! batch reading them (`RingbufBatch::next`, the consumer perfring-linux's `RingBuffer` runs:
+//! trusted, `pg_off` unchecked); the Makefile subtracts the producer run.
 //!
 //! `instructions decode N`: N SAMPLE records of two events (IDENTIFIER|IP|TID|TIME|
 //! PERIOD, 48 bytes, ids alternating over four), built in a buffer, then walked with `Walker`,
@@ -50,6 +54,8 @@ fn main() {
         "producer-batch" => run::<40>(n, Ends::Batch),
         "consumer" => run::<40>(n, Ends::Split(true)),
         "consumer-split" => run::<40>(n, Ends::SplitViews),
+        "ringbuf-producer" => ringbuf_run(n, false),
+        "ringbuf-consumer" => ringbuf_run(n, true),
         "rtrb-producer" => rtrb_run(n, false),
         "rtrb-consumer" => rtrb_run(n, true),
         "decode-setup" => decode_run::<{ Decode::SETUP }>(n),
@@ -138,6 +144,38 @@ fn run<const SIZE: usize>(n: usize, ends: Ends) {
                 black_box(sum);
             }
         }
+    }
+}
+
+/// The BPF ring buffer: `n` 8-byte samples output, then, if `consume`, read in one batch.
+fn ringbuf_run(n: usize, consume: bool) {
+    use perfring::bpf_ringbuf::{split_ringbuf, Config, Notify, RingbufMapping};
+    // 4 MiB of data (room for 262,144 records of 16 bytes) after the two control pages.
+    let (page, ring) = (4096, 4 << 20);
+    assert!(n * 16 < ring);
+    let mut mem = vec![0u64; (2 * page + ring) / 8];
+    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
+    let mut map = RingbufMapping::new(bytes, page).unwrap();
+    let (producer, mut consumer) = split_ringbuf(&mut map).unwrap();
+    consumer.configure(Config { check_pg_off: false, ..Config::default() });
+    let sample: &[u8; 8] = black_box(&[0x5A; 8]);
+    for _ in 0..n {
+        if producer.output(sample, Notify::Never).is_err() {
+            std::process::abort();
+        }
+    }
+    if consume {
+        let (mut sum, mut read) = (0u64, 0usize);
+        let mut batch = consumer.batch().unwrap();
+        while let Some(r) = batch.next(&mut []) {
+            let Ok(r) = r else { std::process::abort() };
+            sum += u64::from(r.payload.parts().0[0]);
+            read += 1;
+        }
+        drop(batch);
+        assert_eq!(read, n);
+        black_box(sum);
     }
 }
 
