@@ -515,12 +515,11 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
     }
 }
 
-/// `error` with the bytes the reader skipped from the faulty record on (`bytes` after it were
-/// skipped to the head).
 /// A record of [`PerfEventArray::consume_ring`]'s loop other than a whole SAMPLE: a payload the
 /// ring's end cuts, LOST, another type, or a record too short for its fields (the error). Out
-/// of line and given the record by value, so that the loop's common case keeps the record in
-/// registers (by reference, the compiler stored all six of its words on every record).
+/// of line and given the record's parts as values, so that the loop's common case keeps the
+/// record in registers (given a reference, the compiler stored all six of its words on every
+/// record).
 #[cold]
 #[inline(never)]
 fn other_record<F: FnMut(&RawSample<'_>)>(
@@ -541,6 +540,8 @@ fn other_record<F: FnMut(&RawSample<'_>)>(
     Ok(())
 }
 
+/// `error` with the bytes the reader skipped from the faulty record on (`bytes` after it were
+/// skipped to the head).
 fn with_skipped(error: LinuxError, bytes: usize) -> LinuxError {
     match error {
         LinuxError::BadBpfRing { cpu, error, .. } => LinuxError::BadBpfRing { cpu, error, skipped: bytes },

@@ -101,10 +101,10 @@ impl<'a> BpfRecord<'a> {
         })
     }
 
-    /// [`parse`](BpfRecord::parse) with the bytes a bad record needs as its error: what the
-    /// reader's loop calls, so that no `LinuxError` is made (and moved) per record.
+    /// [`parse`](BpfRecord::parse) with the bytes a bad record needs as its error (`parse`
+    /// names the record around it).
     #[inline]
-    pub(crate) fn parse_in(record: &SplitRecord<'a>, cpu: u32) -> Result<BpfRecord<'a>, u64> {
+    fn parse_in(record: &SplitRecord<'a>, cpu: u32) -> Result<BpfRecord<'a>, u64> {
         match Self::whole_payload(record) {
             Some(payload) => Ok(BpfRecord::Sample(RawSample::whole(cpu, payload))),
             None => Self::parse_split(record, cpu),
