@@ -411,7 +411,7 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
                     }
                     let SplitRecord { header, first, second, offset } = record;
                     let parts = (first, second, offset);
-                    if let Err(error) = other_record(header, parts, cpu, &mut drained, on_sample) {
+                    if let Err(error) = deliver(header, parts, cpu, &mut drained, on_sample) {
                         failed = Some(error);
                         break;
                     }
@@ -442,16 +442,8 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
             if failed.is_some() {
                 return;
             }
-            let record = SplitRecord { header: raw.header, first: raw.bytes, second: &[], offset: raw.offset };
-            match BpfRecord::parse(&record, cpu) {
-                Ok(BpfRecord::Sample(sample)) => {
-                    on_sample(&sample);
-                    drained.samples += 1;
-                }
-                Ok(BpfRecord::Lost(n)) => drained.lost += n,
-                Ok(BpfRecord::Other { .. }) => {}
-                Err(e) => failed = Some(e),
-            }
+            let parts = (raw.bytes, &[][..], raw.offset);
+            failed = deliver(raw.header, parts, cpu, &mut drained, on_sample).err();
         });
         let written = prev.wrapping_sub(reader.prev()) as u64;
         *prev = reader.prev();
@@ -515,14 +507,16 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
     }
 }
 
-/// A record of [`PerfEventArray::consume_ring`]'s loop other than a whole SAMPLE: a payload the
-/// ring's end cuts, LOST, another type, or a record too short for its fields (the error). Out
-/// of line and given the record's parts as values, so that the loop's common case keeps the
+/// One record delivered: a SAMPLE's RAW payload to the callback, a LOST record's count added, any
+/// other type skipped, a record too short for its fields the error. Every record of
+/// [`PerfEventArray::read_backward`], and those of [`PerfEventArray::consume_ring`]'s loop other
+/// than a whole SAMPLE (a payload the ring's end cuts, LOST, another type): cold and out of line
+/// for that loop, and given the record's parts as values, so that its common case keeps the
 /// record in registers (given a reference, the compiler stored all six of its words on every
 /// record).
 #[cold]
 #[inline(never)]
-fn other_record<F: FnMut(&RawSample<'_>)>(
+fn deliver<F: FnMut(&RawSample<'_>)>(
     header: perfring::record::Header,
     (first, second, offset): (&[u8], &[u8], u64),
     cpu: u32,
