@@ -89,9 +89,7 @@ fn run<const SIZE: usize>(n: usize, ends: Ends) {
     let ring = 16 << 20;
     assert!(n * SIZE < ring);
     let mut mem = vec![0u64; (4096 + ring) / 8];
-    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
-    let mut map = Mapping::new(bytes, 4096).unwrap();
+    let mut map = Mapping::new(as_bytes(&mut mem), 4096).unwrap();
     let mut record = [0x5Au8; SIZE];
     let header = Header { type_: types::SAMPLE, misc: 0, size: SIZE as u16 };
     record[..8].copy_from_slice(&header.to_bytes(Endian::NATIVE));
@@ -147,6 +145,12 @@ fn run<const SIZE: usize>(n: usize, ends: Ends) {
     }
 }
 
+/// Ring memory: `mem`'s words as bytes (8-aligned, as both rings' layouts require).
+fn as_bytes(mem: &mut [u64]) -> &mut [u8] {
+    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
+    unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) }
+}
+
 /// The BPF ring buffer: `n` 8-byte samples output, then, if `consume`, read in one batch.
 fn ringbuf_run(n: usize, consume: bool) {
     use perfring::bpf_ringbuf::{split_ringbuf, Config, Notify, RingbufMapping};
@@ -154,9 +158,7 @@ fn ringbuf_run(n: usize, consume: bool) {
     let (page, ring) = (4096, 4 << 20);
     assert!(n * 16 < ring);
     let mut mem = vec![0u64; (2 * page + ring) / 8];
-    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
-    let mut map = RingbufMapping::new(bytes, page).unwrap();
+    let mut map = RingbufMapping::new(as_bytes(&mut mem), page).unwrap();
     let (producer, mut consumer) = split_ringbuf(&mut map).unwrap();
     consumer.configure(Config { check_pg_off: false, ..Config::default() });
     let sample: &[u8; 8] = black_box(&[0x5A; 8]);
