@@ -6,8 +6,8 @@
 use std::io::Cursor;
 
 use perfring::record::{
-    attr_flags, sample_type as st, types, Attr, Comm, DecodeError, Endian, EventRecord, PidTid, Record, Sample,
-    SampleId, U64Array,
+    attr_flags, sample_type as st, types, Attr, Comm, DecodeError, Endian, Entries, EventRecord, PidTid, Record,
+    Sample, SampleId,
 };
 use perfring_data::{FileAttr, Reader, Writer};
 
@@ -45,7 +45,7 @@ fn file(endian: Endian, pipe: bool) -> Vec<u8> {
                 ip: Some(0x5000 + i),
                 tid,
                 time: Some(1005 + 10 * i),
-                callchain: Some(U64Array::from_slice(ips)),
+                callchain: Some(Entries::from_slice(ips)),
                 phys_addr: Some(0x9000 + i),
                 ..Sample::default()
             };

@@ -754,7 +754,7 @@ fn synthetic_records<'a>(store: &'a Store, ctxs: &[DecodeContext], arrays: &'a A
                 misc: 0,
                 pid: PID,
                 tid: TID,
-                links: NamespaceLinks::from_slice(&arrays.namespaces),
+                links: Entries::from_slice(&arrays.namespaces),
                 sample_id: side(20),
             }),
         ),
@@ -877,29 +877,29 @@ impl Arrays {
             read: Some(ReadValues::Group(ReadGroup {
                 time_enabled: Some(5000 + k),
                 time_running: Some(4000 + k),
-                entries: GroupEntries::from_slice(&self.group[k as usize]),
+                entries: Entries::from_slice(&self.group[k as usize]),
             })),
             callchain: Some(if kernel {
-                U64Array::from_slice(&self.callchain_k)
+                Entries::from_slice(&self.callchain_k)
             } else {
-                U64Array::from_slice(&self.callchain_u)
+                Entries::from_slice(&self.callchain_u)
             }),
             raw: Some(&self.raw[k as usize]),
             branch_stack: Some(BranchStack {
                 hw_idx: Some(k),
-                entries: BranchEntries::from_slice(if k % 2 == 0 { &self.branches } else { &self.branches[..1] }),
+                entries: Entries::from_slice(if k % 2 == 0 { &self.branches } else { &self.branches[..1] }),
                 counters: None,
             }),
             regs_user: Some(if abi == REGS_ABI_NONE {
                 Regs::NONE
             } else {
-                Regs { abi, regs: U64Array::from_slice(&self.regs_user) }
+                Regs { abi, regs: Entries::from_slice(&self.regs_user) }
             }),
             stack_user: Some(if stack { StackUser { data: &self.stack, dyn_size: 40 } } else { StackUser::default() }),
             weight: Some(Weight::Struct(WeightStruct { var1_dw: 300 + k as u32, var2_w: 0x12, var3_w: 0x34 })),
             data_src: Some(0x001e_0508_0021 + k),
             transaction: Some(0xab + k),
-            regs_intr: Some(Regs { abi: REGS_ABI_64, regs: U64Array::from_slice(&self.regs_intr) }),
+            regs_intr: Some(Regs { abi: REGS_ABI_64, regs: Entries::from_slice(&self.regs_intr) }),
             phys_addr: Some(0x1_2345_6000 + k),
             cgroup: Some(cgroup),
             data_page_size: Some(if k % 2 == 0 { 4096 } else { 2 << 20 }),

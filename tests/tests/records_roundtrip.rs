@@ -140,7 +140,7 @@ fn build<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext) -> Values<'a> 
             ReadValues::Group(ReadGroup {
                 time_enabled: opt(read_format::TOTAL_TIME_ENABLED, w[base]),
                 time_running: opt(read_format::TOTAL_TIME_RUNNING, w[base + 1]),
-                entries: GroupEntries::from_slice(&s.group),
+                entries: Entries::from_slice(&s.group),
             })
         } else {
             ReadValues::Single(ReadSingle {
@@ -229,7 +229,7 @@ fn build<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext) -> Values<'a> 
             misc,
             pid: w[0] as u32,
             tid: w[1] as u32,
-            links: NamespaceLinks::from_slice(&s.links),
+            links: Entries::from_slice(&s.links),
             sample_id: sid,
         }),
         16 => Record::Ksymbol(Ksymbol {
@@ -264,7 +264,7 @@ fn build<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext) -> Values<'a> 
         21 => Record::CallchainDeferred(CallchainDeferred {
             misc,
             cookie: w[0],
-            ips: U64Array::from_slice(&w[1..1 + m.counts[4] * 3]),
+            ips: Entries::from_slice(&w[1..1 + m.counts[4] * 3]),
             sample_id: sid,
         }),
         _ => {
@@ -288,7 +288,7 @@ fn sample<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext, read: ReadVal
         if abi == REGS_ABI_NONE {
             Regs::NONE
         } else {
-            Regs { abi, regs: U64Array::from_slice(&m.regs[from..from + n]) }
+            Regs { abi, regs: Entries::from_slice(&m.regs[from..from + n]) }
         }
     };
     let abi = |i: usize| [REGS_ABI_NONE, REGS_ABI_32, REGS_ABI_64, w[i] | 3][m.counts[i % 6] % 4];
@@ -300,8 +300,8 @@ fn sample<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext, read: ReadVal
     } else {
         BranchStack {
             hw_idx: hw_idx_flag.then_some(w[40]),
-            entries: BranchEntries::from_slice(&s.branches),
-            counters: counters_flag.then(|| U64Array::from_slice(&w[..s.branches.len()])),
+            entries: Entries::from_slice(&s.branches),
+            counters: counters_flag.then(|| Entries::from_slice(&w[..s.branches.len()])),
         }
     };
     Sample {
@@ -316,7 +316,7 @@ fn sample<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext, read: ReadVal
         cpu: on(st::CPU).then_some(SampleCpu { cpu: w[7] as u32, res: (w[7] >> 32) as u32 }),
         period: v(st::PERIOD, 8),
         read: on(st::READ).then_some(read),
-        callchain: on(st::CALLCHAIN).then(|| U64Array::from_slice(&w[10..10 + m.counts[5] * 4])),
+        callchain: on(st::CALLCHAIN).then(|| Entries::from_slice(&w[10..10 + m.counts[5] * 4])),
         raw: on(st::RAW).then_some(&m.raw[..]),
         branch_stack: on(st::BRANCH_STACK).then_some(branch),
         regs_user: on(st::REGS_USER).then(|| regs(ctx.sample_regs_user, abi(2), 0)),

@@ -85,7 +85,7 @@ pub use lock::{ReserveLock, SpinLock};
 pub use mapping::RingbufMapping;
 pub use memory::{ExclusiveRingbuf, RingbufMemory, MAX_SIZE, MIN_SIZE};
 pub use model::ModelRingbuf;
-pub use producer::{NoRingbufHooks, Reservation, RingbufHooks, RingbufProducer};
+pub use producer::{Reservation, RingbufHooks, RingbufProducer};
 pub use user_producer::{UserProducer, UserReservation};
 
 /// The two ends of a ring whose memory `M` is borrowed for `'a`: a producer reserving under a

@@ -8,6 +8,7 @@ use super::lock::{ReserveLock, SpinLock};
 use super::memory::RingbufMemory;
 use crate::fences::{fence, R1_RB_CONSUMER_LOAD, R2_RB_PRODUCER_STORE, R3_RB_COMMIT, R4_RB_COMMIT_FENCE, RB_ONCE};
 use crate::loom::AtomicUsize;
+use crate::producer::NoHooks;
 
 /// Callbacks from inside the producer; each default is empty and compiles to nothing.
 ///
@@ -33,11 +34,9 @@ pub trait RingbufHooks<M: RingbufMemory, L: ReserveLock>: Sized {
     }
 }
 
-/// RingbufHooks that do nothing (wakeups are then only the commits' return values).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoRingbufHooks;
-
-impl<M: RingbufMemory, L: ReserveLock> RingbufHooks<M, L> for NoRingbufHooks {}
+/// [`NoHooks`], the perf producer's hooks that do nothing, are this producer's too (wakeups are
+/// then only the commits' return values).
+impl<M: RingbufMemory, L: ReserveLock> RingbufHooks<M, L> for NoHooks {}
 
 /// The producer side of a `BPF_MAP_TYPE_RINGBUF` as the kernel runs it: any number of contexts
 /// (CPUs, and interrupts nested on them) reserve under one lock, write their samples, and commit
@@ -67,7 +66,7 @@ impl<M: RingbufMemory, L: ReserveLock> RingbufHooks<M, L> for NoRingbufHooks {}
 /// let n = consumer.for_each(&mut scratch, |r| assert_eq!(r.payload.copy_to(&mut got), 5)).unwrap();
 /// assert_eq!((n, &got), (1, b"hello"));
 /// ```
-pub struct RingbufProducer<M: RingbufMemory, L: ReserveLock = SpinLock, H: RingbufHooks<M, L> = NoRingbufHooks> {
+pub struct RingbufProducer<M: RingbufMemory, L: ReserveLock = SpinLock, H: RingbufHooks<M, L> = NoHooks> {
     mem: M,
     lock: L,
     hooks: H,
@@ -87,7 +86,7 @@ impl<M: RingbufMemory, L: ReserveLock> RingbufProducer<M, L> {
     /// get one.
     pub unsafe fn new(mem: M, lock: L) -> Result<Self, RingbufError> {
         // SAFETY: the caller's contract.
-        unsafe { Self::with_hooks(mem, lock, NoRingbufHooks) }
+        unsafe { Self::with_hooks(mem, lock, NoHooks) }
     }
 }
 
@@ -243,7 +242,7 @@ impl<M: RingbufMemory, L: ReserveLock, H: RingbufHooks<M, L>> RingbufProducer<M,
 /// [`discard`](Self::discard) it. Dropped without either, it is discarded
 /// ([`Notify::Adaptive`]), so the consumer never waits behind it forever.
 #[must_use = "a reservation is discarded when dropped"]
-pub struct Reservation<'p, M: RingbufMemory, L: ReserveLock = SpinLock, H: RingbufHooks<M, L> = NoRingbufHooks> {
+pub struct Reservation<'p, M: RingbufMemory, L: ReserveLock = SpinLock, H: RingbufHooks<M, L> = NoHooks> {
     producer: &'p RingbufProducer<M, L, H>,
     pos: usize,
     size: usize,

@@ -111,7 +111,8 @@ const OVERWRITE_OUTERMOST: u32 = 0x8000_0001;
 /// before the general path reopens or closes it again, on every reservation it makes).
 const FAST_PATH_CLOSED: usize = usize::MAX >> 2;
 
-/// Hooks that do nothing.
+/// Hooks that do nothing: the default of [`Producer`] and of the BPF ring buffer's
+/// [`RingbufProducer`](crate::bpf_ringbuf::RingbufProducer).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoHooks;
 

@@ -10,7 +10,7 @@ use core::fmt;
 use super::bitfield::{from_msb_first, to_msb_first};
 use super::branch_sample_type::{COUNTERS, HW_INDEX};
 use super::cursor::{Reader, Writer};
-use super::{DecodeError, EncodeError, Endian, U64Array};
+use super::{DecodeError, EncodeError, Endian, Entries};
 
 /// Field widths of the flags bitfield in declaration order: mispred, predicted, in_tx, abort,
 /// cycles, type, spec, new_type, priv, reserved.
@@ -95,90 +95,38 @@ pub struct BranchEntry {
     pub flags: BranchFlags,
 }
 
-/// The entries of a branch stack: borrowed record words, or a native slice for encoding.
-#[derive(Clone, Copy)]
-pub struct BranchEntries<'a> {
-    repr: Repr<'a>,
+impl super::entries::sealed::Sealed for BranchEntry {
+    type Layout = Endian;
+    #[inline(always)]
+    fn stride(_: Endian) -> usize {
+        24
+    }
+    #[inline]
+    fn read(bytes: &[u8], endian: Endian) -> BranchEntry {
+        let word = |at| endian.u64_at(bytes, at).unwrap_or(0);
+        BranchEntry { from: word(0), to: word(8), flags: BranchFlags::from_wire(word(16), endian) }
+    }
+    fn endian(endian: Endian) -> Endian {
+        endian
+    }
+    fn fmt_entry(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
 }
 
-#[derive(Clone, Copy)]
-enum Repr<'a> {
-    /// `3 × nr` words in `endian` order, flags in that order's bitfield layout.
-    Words(U64Array<'a>, Endian),
-    Slice(&'a [BranchEntry]),
-}
+impl super::Entry for BranchEntry {}
 
-impl<'a> BranchEntries<'a> {
-    /// No entries.
-    pub const EMPTY: BranchEntries<'static> = BranchEntries { repr: Repr::Slice(&[]) };
-
-    /// Wrap native entries (for building records to encode).
-    pub const fn from_slice(entries: &'a [BranchEntry]) -> BranchEntries<'a> {
-        BranchEntries { repr: Repr::Slice(entries) }
-    }
-
-    /// Number of entries (`nr`).
-    pub fn len(&self) -> usize {
-        match self.repr {
-            Repr::Words(w, _) => w.len() / 3,
-            Repr::Slice(s) => s.len(),
-        }
-    }
-
-    /// Whether there are no entries.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The entry at `index`.
-    pub fn get(&self, index: usize) -> Option<BranchEntry> {
-        match self.repr {
-            Repr::Words(w, endian) => {
-                if index >= self.len() {
-                    return None;
-                }
-                let base = index.checked_mul(3)?;
-                Some(BranchEntry {
-                    from: w.get(base)?,
-                    to: w.get(base + 1)?,
-                    flags: BranchFlags::from_wire(w.get(base + 2)?, endian),
-                })
-            }
-            Repr::Slice(s) => s.get(index).copied(),
-        }
-    }
-
-    /// The entries in order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = BranchEntry> + 'a {
-        let this = *self;
-        (0..this.len()).map(move |i| this.get(i).unwrap_or_default())
-    }
-
-    fn encode(&self, w: &mut Writer<'_>) {
-        match self.repr {
-            Repr::Words(words, endian) if endian == w.endian => w.u64s(&words),
-            _ => {
-                for e in self.iter() {
-                    w.u64(e.from);
-                    w.u64(e.to);
-                    w.u64(e.flags.to_wire(w.endian));
-                }
+/// Write branch entries (a bulk copy when the record's bytes are already in `w`'s order).
+fn encode_entries(entries: &Entries<'_, BranchEntry>, w: &mut Writer<'_>) {
+    match entries.bytes_in(w.endian) {
+        Some(bytes) => w.put(bytes),
+        None => {
+            for e in entries.iter() {
+                w.u64(e.from);
+                w.u64(e.to);
+                w.u64(e.flags.to_wire(w.endian));
             }
         }
-    }
-}
-
-impl PartialEq for BranchEntries<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.len() == other.len() && self.iter().eq(other.iter())
-    }
-}
-
-impl Eq for BranchEntries<'_> {}
-
-impl fmt::Debug for BranchEntries<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
     }
 }
 
@@ -195,14 +143,14 @@ pub struct BranchStack<'a> {
     /// `hw_idx`: `Some` when `HW_INDEX` is set (except in the no-stack form).
     pub hw_idx: Option<u64>,
     /// The `nr` entries, most recent branch first.
-    pub entries: BranchEntries<'a>,
+    pub entries: Entries<'a, BranchEntry>,
     /// One counter word per entry: `Some` when `COUNTERS` is set (except in the no-stack form).
-    pub counters: Option<U64Array<'a>>,
+    pub counters: Option<Entries<'a, u64>>,
 }
 
 impl<'a> BranchStack<'a> {
     /// The no-stack form: what the kernel writes when the PMU supplied no branch stack.
-    pub const NONE: BranchStack<'static> = BranchStack { hw_idx: None, entries: BranchEntries::EMPTY, counters: None };
+    pub const NONE: BranchStack<'static> = BranchStack { hw_idx: None, entries: Entries::EMPTY, counters: None };
 
     /// Decode; `no_stack_form` selects the kernel's `nr = 0`-only form (see the type docs).
     pub(crate) fn decode(
@@ -219,10 +167,9 @@ impl<'a> BranchStack<'a> {
             return Ok(BranchStack::NONE);
         }
         let hw_idx = if branch_sample_type & HW_INDEX != 0 { Some(r.u64("sample.branch_stack.hw_idx")?) } else { None };
-        let words = r.u64s(nr, 3, "sample.branch_stack.nr")?;
-        let entries = BranchEntries { repr: Repr::Words(words, r.endian) };
+        let entries = r.entries(nr, r.endian, "sample.branch_stack.nr")?;
         let counters = if branch_sample_type & COUNTERS != 0 {
-            Some(r.u64s(nr, 1, "sample.branch_stack.counters")?)
+            Some(r.entries(nr, r.endian, "sample.branch_stack.counters")?)
         } else {
             None
         };
@@ -275,7 +222,7 @@ impl<'a> BranchStack<'a> {
         if let Some(i) = self.hw_idx {
             w.u64(i);
         }
-        self.entries.encode(w);
+        encode_entries(&self.entries, w);
         if let Some(c) = &self.counters {
             w.u64s(c);
         }

@@ -7,7 +7,7 @@
 
 use super::body::{common_fields, Body};
 use super::cursor::{Reader, Writer};
-use super::{DecodeContext, DecodeError, EncodeError, SampleId, U64Array};
+use super::{DecodeContext, DecodeError, EncodeError, Entries, SampleId};
 
 /// The context markers of a callchain (uapi `enum perf_callchain_context`) and the kernel's
 /// depth limit.
@@ -47,7 +47,7 @@ pub struct CallchainDeferred<'a> {
     /// Matches the cookie in the samples it completes.
     pub cookie: u64,
     /// The ips.
-    pub ips: U64Array<'a>,
+    pub ips: Entries<'a, u64>,
     /// The trailer (with `sample_id_all`).
     pub sample_id: Option<SampleId>,
 }
@@ -62,7 +62,7 @@ impl<'a> Body<'a> for CallchainDeferred<'a> {
     ) -> Result<Self, DecodeError> {
         let cookie = r.u64("callchain_deferred.cookie")?;
         let nr = r.u64("callchain_deferred.nr")?;
-        let ips = r.u64s(nr, 1, "callchain_deferred.nr")?;
+        let ips = r.entries(nr, r.endian, "callchain_deferred.nr")?;
         Ok(CallchainDeferred { misc, cookie, ips, sample_id })
     }
     fn body_size(&self, _: &DecodeContext) -> Result<usize, EncodeError> {

@@ -7,7 +7,7 @@
 
 use core::ffi::CStr;
 
-use super::{DecodeError, Endian, U64Array};
+use super::{DecodeError, Endian, Entries, Entry};
 
 /// Reads fields in order from `bytes[pos..end]`, where `bytes` is the whole record (so offsets
 /// in errors are record offsets) and `end` excludes the `sample_id` trailer, if any.
@@ -91,28 +91,21 @@ impl<'a> Reader<'a> {
         self.take(n, field)
     }
 
-    /// `count` items of `words` u64 each, where `count` was read from the input.
+    /// `count` entries laid out as `layout` says, where `count` was read from the input;
+    /// `CountTooLarge` when the input does not hold them.
     #[inline]
-    pub(crate) fn u64s(&mut self, count: u64, words: usize, field: &'static str) -> Result<U64Array<'a>, DecodeError> {
-        let offset = self.offset();
-        let s = self.u64_bytes(count, words, field)?;
-        U64Array::from_bytes(s, self.endian).ok_or(DecodeError::CountTooLarge { field, count, offset })
-    }
-
-    /// The bytes of [`u64s`](Self::u64s): `count × words` u64s, `CountTooLarge` when the
-    /// input does not hold them.
-    #[inline]
-    pub(crate) fn u64_bytes(&mut self, count: u64, words: usize, field: &'static str) -> Result<&'a [u8], DecodeError> {
+    pub(crate) fn entries<T: Entry>(
+        &mut self,
+        count: u64,
+        layout: T::Layout,
+        field: &'static str,
+    ) -> Result<Entries<'a, T>, DecodeError> {
         let too_large = DecodeError::CountTooLarge { field, count, offset: self.offset() };
-        let bytes = usize::try_from(count)
-            .ok()
-            .and_then(|c| c.checked_mul(words))
-            .and_then(|w| w.checked_mul(8))
-            .ok_or(too_large)?;
+        let bytes = usize::try_from(count).ok().and_then(|c| c.checked_mul(T::stride(layout))).ok_or(too_large)?;
         if bytes > self.remaining() {
             return Err(too_large);
         }
-        self.take(bytes, field)
+        Ok(Entries::from_bytes(self.take(bytes, field)?, layout))
     }
 
     #[inline(always)]
@@ -282,9 +275,9 @@ impl<'o> Writer<'o> {
     }
 
     /// Every value of `values`, in this writer's order (a bulk copy when the bytes already are).
-    pub(crate) fn u64s(&mut self, values: &U64Array<'_>) {
-        match values.raw_bytes() {
-            Some((bytes, endian)) if endian == self.endian => self.put(bytes),
+    pub(crate) fn u64s(&mut self, values: &Entries<'_, u64>) {
+        match values.bytes_in(self.endian) {
+            Some(bytes) => self.put(bytes),
             _ => {
                 for v in values.iter() {
                     self.u64(v);

@@ -176,7 +176,6 @@
 //! bit on big-endian machines). WEIGHT_STRUCT's union needs nothing: its declaration is
 //! reversed on big-endian machines, so the fields are the same bits of the u64 on both.
 
-mod array;
 mod attr;
 mod aux_records;
 mod bitfield;
@@ -191,6 +190,7 @@ mod cursor;
 mod decode;
 mod encode;
 mod endian;
+mod entries;
 mod error;
 mod event_record;
 mod event_set;
@@ -218,14 +218,13 @@ mod walk;
 #[cfg(test)]
 mod tests;
 
-pub use array::{U64Array, U64Iter};
 pub use attr::{flags as attr_flags, Attr};
 pub use aux_records::{aux_flags, Aux, AuxOutputHwId, ItraceStart};
 pub use bpf::{
     BpfEvent, Ksymbol, BPF_EVENT_PROG_LOAD, BPF_EVENT_PROG_UNLOAD, BPF_TAG_SIZE, KSYMBOL_FLAGS_UNREGISTER,
     KSYMBOL_TYPE_BPF, KSYMBOL_TYPE_OOL,
 };
-pub use branch::{BranchEntries, BranchEntry, BranchFlags, BranchStack};
+pub use branch::{BranchEntry, BranchFlags, BranchStack};
 pub use cgroup::Cgroup;
 pub use chain::{callchain, CallchainDeferred};
 pub use context::DecodeContext;
@@ -233,6 +232,7 @@ pub use decode::Record;
 pub(crate) use encode::encode_body;
 pub use encode::Encode;
 pub use endian::Endian;
+pub use entries::{Entries, EntriesIter, Entry};
 pub use error::{DecodeError, EncodeError};
 pub use event_record::{Attributed, EventRecord};
 pub use event_set::{EventSet, EventSetError};
@@ -242,11 +242,11 @@ pub use id_table::IdEntry;
 pub use layout::EventLayout;
 pub use lost::{Lost, LostSamples, LOST_BODY_SIZE};
 pub use mmap::{Mmap, Mmap2, Mmap2File, BUILD_ID_MAX};
-pub use namespaces::{ns_index, NamespaceLink, NamespaceLinks, Namespaces};
+pub use namespaces::{ns_index, NamespaceLink, Namespaces};
 pub use raw::RawRecord;
 pub(crate) use raw::RecordRef;
 pub use read::ReadRecord;
-pub use read_values::{read_format, GroupEntries, GroupEntry, ReadGroup, ReadSingle, ReadValues};
+pub use read_values::{read_format, GroupEntry, ReadGroup, ReadSingle, ReadValues};
 pub use regs::{Regs, ABI_32 as REGS_ABI_32, ABI_64 as REGS_ABI_64, ABI_NONE as REGS_ABI_NONE};
 pub use sample::{PidTid, Sample, SampleCpu, StackUser, Weight, WeightStruct};
 pub use sample_id::SampleId;

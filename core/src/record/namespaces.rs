@@ -4,7 +4,7 @@ use core::fmt;
 
 use super::body::{common_fields, Body};
 use super::cursor::{Reader, Writer};
-use super::{DecodeContext, DecodeError, EncodeError, SampleId, U64Array};
+use super::{DecodeContext, DecodeError, EncodeError, Endian, Entries, SampleId};
 
 /// Index of each namespace in [`Namespaces::links`] (uapi `NET_NS_INDEX` …).
 pub mod ns_index {
@@ -35,67 +35,24 @@ pub struct NamespaceLink {
     pub ino: u64,
 }
 
-/// The `nr_namespaces` links: borrowed record words, or a native slice for encoding.
-#[derive(Clone, Copy)]
-pub struct NamespaceLinks<'a> {
-    repr: Repr<'a>,
-}
-
-#[derive(Clone, Copy)]
-enum Repr<'a> {
-    Words(U64Array<'a>),
-    Slice(&'a [NamespaceLink]),
-}
-
-impl<'a> NamespaceLinks<'a> {
-    /// Wrap native links (for building records to encode).
-    pub const fn from_slice(links: &'a [NamespaceLink]) -> NamespaceLinks<'a> {
-        NamespaceLinks { repr: Repr::Slice(links) }
+impl super::entries::sealed::Sealed for NamespaceLink {
+    type Layout = Endian;
+    #[inline(always)]
+    fn stride(_: Endian) -> usize {
+        16
     }
-    /// Number of links (`nr_namespaces`).
-    pub fn len(&self) -> usize {
-        match self.repr {
-            Repr::Words(w) => w.len() / 2,
-            Repr::Slice(s) => s.len(),
-        }
+    fn read(bytes: &[u8], endian: Endian) -> NamespaceLink {
+        NamespaceLink { dev: endian.u64_at(bytes, 0).unwrap_or(0), ino: endian.u64_at(bytes, 8).unwrap_or(0) }
     }
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    fn endian(endian: Endian) -> Endian {
+        endian
     }
-    /// The link at `index` ([`ns_index`]).
-    pub fn get(&self, index: usize) -> Option<NamespaceLink> {
-        match self.repr {
-            Repr::Words(w) => {
-                if index >= self.len() {
-                    return None;
-                }
-                let base = index.checked_mul(2)?;
-                Some(NamespaceLink { dev: w.get(base)?, ino: w.get(base + 1)? })
-            }
-            Repr::Slice(s) => s.get(index).copied(),
-        }
-    }
-    /// The links in index order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = NamespaceLink> + 'a {
-        let this = *self;
-        (0..this.len()).map(move |i| this.get(i).unwrap_or_default())
+    fn fmt_entry(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
     }
 }
 
-impl PartialEq for NamespaceLinks<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.len() == other.len() && self.iter().eq(other.iter())
-    }
-}
-
-impl Eq for NamespaceLinks<'_> {}
-
-impl fmt::Debug for NamespaceLinks<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
+impl super::Entry for NamespaceLink {}
 
 /// `PERF_RECORD_NAMESPACES`: `{u32 pid, tid; u64 nr_namespaces; {u64 dev, ino}[nr]}` +
 /// `sample_id`.
@@ -108,7 +65,7 @@ pub struct Namespaces<'a> {
     /// Thread id.
     pub tid: u32,
     /// One link per namespace, in [`ns_index`] order (the kernel writes 7).
-    pub links: NamespaceLinks<'a>,
+    pub links: Entries<'a, NamespaceLink>,
     /// The trailer (with `sample_id_all`).
     pub sample_id: Option<SampleId>,
 }
@@ -124,8 +81,8 @@ impl<'a> Body<'a> for Namespaces<'a> {
         let pid = r.u32("namespaces.pid")?;
         let tid = r.u32("namespaces.tid")?;
         let nr = r.u64("namespaces.nr_namespaces")?;
-        let words = r.u64s(nr, 2, "namespaces.nr_namespaces")?;
-        Ok(Namespaces { misc, pid, tid, links: NamespaceLinks { repr: Repr::Words(words) }, sample_id })
+        let links = r.entries(nr, r.endian, "namespaces.nr_namespaces")?;
+        Ok(Namespaces { misc, pid, tid, links, sample_id })
     }
     fn body_size(&self, _: &DecodeContext) -> Result<usize, EncodeError> {
         self.links
@@ -138,10 +95,10 @@ impl<'a> Body<'a> for Namespaces<'a> {
         w.u32(self.pid);
         w.u32(self.tid);
         w.u64(self.links.len() as u64);
-        match self.links.repr {
-            Repr::Words(words) => w.u64s(&words),
-            Repr::Slice(s) => {
-                for l in s {
+        match self.links.bytes_in(w.endian) {
+            Some(bytes) => w.put(bytes),
+            None => {
+                for l in self.links.iter() {
                     w.u64(l.dev);
                     w.u64(l.ino);
                 }

@@ -8,7 +8,8 @@
 use core::fmt;
 
 use super::cursor::{Reader, Writer};
-use super::{DecodeError, EncodeError};
+use super::entries::EntriesIter;
+use super::{DecodeError, EncodeError, Endian, Entries};
 use read_format::{GROUP, ID, LOST, TOTAL_TIME_ENABLED, TOTAL_TIME_RUNNING};
 
 /// The `read_format` bits (`enum perf_event_read_format`) and the block size they give.
@@ -77,7 +78,7 @@ pub struct ReadGroup<'a> {
     /// TOTAL_TIME_RUNNING.
     pub time_running: Option<u64>,
     /// The `nr` entries, the leader first.
-    pub entries: GroupEntries<'a>,
+    pub entries: Entries<'a, GroupEntry>,
 }
 
 /// One counter of a group. `id` and `lost` are `Some` exactly when their bits are set.
@@ -91,101 +92,56 @@ pub struct GroupEntry {
     pub lost: Option<u64>,
 }
 
-/// The entries of a group block: borrowed record words, or a native slice for encoding.
-#[derive(Clone, Copy)]
-pub struct GroupEntries<'a> {
-    repr: GroupRepr<'a>,
+/// How a group's entries lie in a record: `stride` bytes each, the value first, the id and the
+/// lost count (when `read_format` has them) at `id_at` and `lost_at`. (Bytes: an entry is at
+/// most three words. `usize`s made every decoded `ReadGroup` larger: the complete decode of the
+/// group-read capture took 505 instructions a record with them, 501 with these.)
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct GroupLayout {
+    stride: u8,
+    id_at: u8,
+    lost_at: u8,
+    endian: Endian,
 }
 
-#[derive(Clone, Copy)]
-enum GroupRepr<'a> {
-    /// Record bytes: the entries read where they lie.
-    Counters(Block<'a>),
-    Slice(&'a [GroupEntry]),
-}
+/// `GroupLayout`'s offset for a word the entries do not have.
+const NONE: u8 = u8::MAX;
 
-impl<'a> GroupEntries<'a> {
-    /// Wrap native entries (for building records to encode).
-    pub const fn from_slice(entries: &'a [GroupEntry]) -> GroupEntries<'a> {
-        GroupEntries { repr: GroupRepr::Slice(entries) }
-    }
-
-    fn stride(has_id: bool, has_lost: bool) -> usize {
-        1 + usize::from(has_id) + usize::from(has_lost)
-    }
-
-    /// Number of entries (`nr`).
-    pub fn len(&self) -> usize {
-        match &self.repr {
-            GroupRepr::Counters(c) => c.len(),
-            GroupRepr::Slice(s) => s.len(),
-        }
-    }
-
-    /// Whether there are no entries.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The entry at `index`.
-    pub fn get(&self, index: usize) -> Option<GroupEntry> {
-        match &self.repr {
-            GroupRepr::Counters(c) => c.get(index),
-            GroupRepr::Slice(s) => s.get(index).copied(),
-        }
-    }
-
-    /// The entries in order: each entry's words read where they lie, one step of the stride
-    /// apiece (no index arithmetic per entry).
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = GroupEntry> + Clone + 'a {
-        self.entries()
-    }
-
-    /// [`GroupEntries::iter`] as its named type, for [`ReadValues::counters`].
-    fn entries(&self) -> GroupIter<'a> {
-        let repr = match &self.repr {
-            GroupRepr::Counters(block) => IterRepr::Counters(BlockIter { block: *block }),
-            GroupRepr::Slice(s) => IterRepr::Slice(s.iter()),
-        };
-        GroupIter { repr }
-    }
-}
-
-/// The entries of a [`GroupEntries`] in order ([`GroupEntries::iter`]).
-#[derive(Clone)]
-struct GroupIter<'a> {
-    repr: IterRepr<'a>,
-}
-
-#[derive(Clone)]
-enum IterRepr<'a> {
-    /// Record bytes: the entries where they lie.
-    Counters(BlockIter<'a>),
-    /// Native entries.
-    Slice(core::slice::Iter<'a, GroupEntry>),
-}
-
-impl Iterator for GroupIter<'_> {
-    type Item = GroupEntry;
-
+impl GroupLayout {
+    /// `{value, [id], [lost]}` in `endian` order.
     #[inline]
-    fn next(&mut self) -> Option<GroupEntry> {
-        match &mut self.repr {
-            IterRepr::Counters(c) => c.next(),
-            IterRepr::Slice(s) => s.next().copied(),
+    fn new(endian: Endian, has_id: bool, has_lost: bool) -> GroupLayout {
+        GroupLayout {
+            stride: 8 * (1 + u8::from(has_id) + u8::from(has_lost)),
+            id_at: if has_id { 8 } else { NONE },
+            lost_at: if has_lost { 8 + 8 * u8::from(has_id) } else { NONE },
+            endian,
         }
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = match &self.repr {
-            IterRepr::Counters(c) => c.len(),
-            IterRepr::Slice(s) => s.len(),
-        };
-        (n, Some(n))
     }
 }
 
-impl ExactSizeIterator for GroupIter<'_> {}
+impl super::entries::sealed::Sealed for GroupEntry {
+    type Layout = GroupLayout;
+    #[inline(always)]
+    fn stride(layout: GroupLayout) -> usize {
+        usize::from(layout.stride)
+    }
+    /// The entry in `counter` (`stride` bytes, which hold every word the offsets name): two or
+    /// three loads.
+    #[inline]
+    fn read(counter: &[u8], layout: GroupLayout) -> GroupEntry {
+        let word = |at: u8| (at != NONE).then(|| layout.endian.u64_at(counter, usize::from(at)).unwrap_or(0));
+        GroupEntry { value: word(0).unwrap_or(0), id: word(layout.id_at), lost: word(layout.lost_at) }
+    }
+    fn endian(layout: GroupLayout) -> Endian {
+        layout.endian
+    }
+    fn fmt_entry(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+impl super::Entry for GroupEntry {}
 
 /// The counters of a READ block in the record's order ([`ReadValues::counters`]), each a
 /// [`GroupEntry`] (its value, and its id and lost count exactly when `read_format` has `ID` /
@@ -198,99 +154,7 @@ struct ReadCounters<'a> {
     /// The counter of a block without GROUP, not yet read.
     one: Option<GroupEntry>,
     /// A group's entries not yet read.
-    rest: GroupIter<'a>,
-}
-
-/// A group's entries where they lie in the record, one stride at a time.
-#[derive(Clone)]
-struct BlockIter<'a> {
-    /// The entries not yet read.
-    block: Block<'a>,
-}
-
-/// Counters where they lie in a record: `stride` bytes each, the value first. A group's
-/// entries ([`GroupEntries`]) and their iterator are both one of these.
-#[derive(Clone, Copy)]
-struct Block<'a> {
-    /// A whole number of counters.
-    bytes: &'a [u8],
-    /// A counter's bytes, and where in one its id and lost count are (`NONE`: not written).
-    /// (Bytes: a block is at most five words. `usize`s made every decoded `ReadGroup` larger:
-    /// the complete decode of the group-read capture took 505 instructions a record with them,
-    /// 501 with these.)
-    stride: u8,
-    id_at: u8,
-    lost_at: u8,
-    endian: super::Endian,
-}
-
-/// `Block`'s offset for a field the block does not have.
-const NONE: u8 = u8::MAX;
-
-impl<'a> Block<'a> {
-    /// A group's entries, `bytes` (a whole number of them): `{value, [id], [lost]}` each.
-    #[inline]
-    fn group(bytes: &'a [u8], endian: super::Endian, has_id: bool, has_lost: bool) -> Block<'a> {
-        Self::laid_out(bytes, 8 * GroupEntries::stride(has_id, has_lost), 8, has_id, has_lost, endian)
-    }
-
-    /// Counters of `stride` bytes each, the id (if any) at `first` and the lost count after it
-    /// (`stride` and `first` at most 40: a READ block without GROUP is at most five words).
-    #[inline]
-    fn laid_out(
-        bytes: &'a [u8],
-        stride: usize,
-        first: usize,
-        has_id: bool,
-        has_lost: bool,
-        endian: super::Endian,
-    ) -> Block<'a> {
-        let (stride, first) = (stride as u8, first as u8);
-        Block {
-            bytes,
-            stride,
-            id_at: if has_id { first } else { NONE },
-            lost_at: if has_lost { first + 8 * u8::from(has_id) } else { NONE },
-            endian,
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.bytes.len().checked_div(usize::from(self.stride)).unwrap_or(0)
-    }
-
-    /// The counter at `index`, `None` past the last.
-    fn get(&self, index: usize) -> Option<GroupEntry> {
-        let stride = usize::from(self.stride);
-        let start = index.checked_mul(stride)?;
-        let counter = self.bytes.get(start..start.checked_add(stride)?)?;
-        Some(self.entry(counter))
-    }
-
-    /// The counter in `counter` (`stride` bytes, which hold every word the offsets name).
-    #[inline]
-    fn entry(&self, counter: &[u8]) -> GroupEntry {
-        let word = |at: u8| (at != NONE).then(|| self.endian.u64_at(counter, usize::from(at)).unwrap_or(0));
-        GroupEntry { value: word(0).unwrap_or(0), id: word(self.id_at), lost: word(self.lost_at) }
-    }
-}
-
-impl Iterator for BlockIter<'_> {
-    type Item = GroupEntry;
-
-    #[inline]
-    fn next(&mut self) -> Option<GroupEntry> {
-        let b = &mut self.block;
-        let (counter, rest) = b.bytes.split_at_checked(usize::from(b.stride))?;
-        b.bytes = rest;
-        Some(b.entry(counter))
-    }
-}
-
-impl BlockIter<'_> {
-    fn len(&self) -> usize {
-        self.block.len()
-    }
+    rest: EntriesIter<'a, GroupEntry>,
 }
 
 impl Iterator for ReadCounters<'_> {
@@ -311,20 +175,6 @@ impl Iterator for ReadCounters<'_> {
 }
 
 impl ExactSizeIterator for ReadCounters<'_> {}
-
-impl PartialEq for GroupEntries<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.len() == other.len() && self.iter().eq(other.iter())
-    }
-}
-
-impl Eq for GroupEntries<'_> {}
-
-impl fmt::Debug for GroupEntries<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.iter()).finish()
-    }
-}
 
 fn opt(r: &mut Reader<'_>, read_format: u64, bit: u64, field: &'static str) -> Result<Option<u64>, DecodeError> {
     if read_format & bit != 0 {
@@ -382,9 +232,9 @@ impl<'a> ReadValues<'a> {
         match self {
             ReadValues::Single(s) => ReadCounters {
                 one: Some(GroupEntry { value: s.value, id: s.id, lost: s.lost }),
-                rest: GroupEntries::from_slice(&[]).entries(),
+                rest: Entries::EMPTY.iter(),
             },
-            ReadValues::Group(g) => ReadCounters { one: None, rest: g.entries.entries() },
+            ReadValues::Group(g) => ReadCounters { one: None, rest: g.entries.iter() },
         }
     }
 
@@ -395,8 +245,7 @@ impl<'a> ReadValues<'a> {
             let time_running = opt(r, read_format, TOTAL_TIME_RUNNING, "read.time_running")?;
             let has_id = read_format & ID != 0;
             let has_lost = read_format & LOST != 0;
-            let bytes = r.u64_bytes(nr, GroupEntries::stride(has_id, has_lost), "read.nr")?;
-            let entries = GroupEntries { repr: GroupRepr::Counters(Block::group(bytes, r.endian, has_id, has_lost)) };
+            let entries = r.entries(nr, GroupLayout::new(r.endian, has_id, has_lost), "read.nr")?;
             Ok(ReadValues::Group(ReadGroup { time_enabled, time_running, entries }))
         } else {
             let value = r.u64("read.value")?;
@@ -438,7 +287,7 @@ impl<'a> ReadValues<'a> {
                     check(e.id, ID, "read.entries.id")?;
                     check(e.lost, LOST, "read.entries.lost")?;
                 }
-                let stride = 8 * GroupEntries::stride(read_format & ID != 0, read_format & LOST != 0);
+                let stride = 8 * (1 + usize::from(read_format & ID != 0) + usize::from(read_format & LOST != 0));
                 g.entries
                     .len()
                     .checked_mul(stride)
@@ -462,10 +311,10 @@ impl<'a> ReadValues<'a> {
                 for v in [g.time_enabled, g.time_running].into_iter().flatten() {
                     w.u64(v);
                 }
-                match &g.entries.repr {
+                match g.entries.bytes_in(w.endian) {
                     // (A bulk copy when the record's bytes are already in the output's order.)
-                    GroupRepr::Counters(c) if c.endian == w.endian => w.put(c.bytes),
-                    _ => {
+                    Some(bytes) => w.put(bytes),
+                    None => {
                         for e in g.entries.iter() {
                             w.u64(e.value);
                             for v in [e.id, e.lost].into_iter().flatten() {
@@ -494,13 +343,13 @@ mod tests {
             bytes[8 * i..8 * i + 8].copy_from_slice(&w.to_be_bytes());
         }
         let big = super::super::Endian::Big;
-        let recorded = GroupEntries { repr: GroupRepr::Counters(Block::group(&bytes, big, true, true)) };
+        let recorded = Entries::from_bytes(&bytes, GroupLayout::new(big, true, true));
         let want: [GroupEntry; 3] = core::array::from_fn(|i| GroupEntry {
             value: 10 * (i as u64 + 1),
             id: Some(i as u64 + 1),
             lost: Some(100 * (i as u64 + 1)),
         });
-        let slice = GroupEntries::from_slice(&want);
+        let slice = Entries::from_slice(&want);
         for entries in [recorded, slice] {
             let mut it = entries.iter();
             assert_eq!(it.len(), 3);
@@ -515,14 +364,14 @@ mod tests {
             assert_eq!(entries.get(usize::MAX), None);
         }
         // Without LOST: a stride of two words.
-        let two = GroupEntries { repr: GroupRepr::Counters(Block::group(&bytes[..64], big, true, false)) };
+        let two = Entries::<GroupEntry>::from_bytes(&bytes[..64], GroupLayout::new(big, true, false));
         assert_eq!(two.len(), 4);
         assert_eq!(two.iter().map(|e| (e.value, e.id, e.lost)).nth(1), Some((100, Some(20), None)));
         assert_eq!(two.get(3), Some(GroupEntry { value: 30, id: Some(3), lost: None }));
         assert_eq!(two.get(4), None);
         // Values alone: a stride of one word; the largest indexes are past the end, not a
         // wrapped offset.
-        let one = GroupEntries { repr: GroupRepr::Counters(Block::group(&bytes[..16], big, false, false)) };
+        let one = Entries::<GroupEntry>::from_bytes(&bytes[..16], GroupLayout::new(big, false, false));
         assert_eq!(one.get(1), Some(GroupEntry { value: 1, id: None, lost: None }));
         assert_eq!(one.get(2), None);
         assert_eq!(one.get(usize::MAX / 8), None);
@@ -546,7 +395,7 @@ mod tests {
             fmt::write(&mut b, format_args!("{v:?}")).unwrap();
             (b.0, b.1)
         };
-        let (b, n) = show(&GroupEntries::from_slice(&[GroupEntry { value: 5, id: Some(6), lost: None }]));
+        let (b, n) = show(&Entries::from_slice(&[GroupEntry { value: 5, id: Some(6), lost: None }]));
         assert_eq!(&b[..n], b"[GroupEntry { value: 5, id: Some(6), lost: None }]");
         let mut rec = [0u8; 24];
         for (i, w) in [1u64, 5, 6].iter().enumerate() {

@@ -4,7 +4,7 @@
 //! `sample_regs_intr`.
 
 use super::cursor::{Reader, Writer};
-use super::{DecodeError, EncodeError, U64Array};
+use super::{DecodeError, EncodeError, Entries};
 
 /// `PERF_SAMPLE_REGS_ABI_NONE`: no registers follow (e.g. a kernel thread for REGS_USER).
 pub const ABI_NONE: u64 = 0;
@@ -19,12 +19,12 @@ pub struct Regs<'a> {
     /// `PERF_SAMPLE_REGS_ABI_*`.
     pub abi: u64,
     /// The values: empty when `abi` is [`ABI_NONE`], else one per bit of the mask.
-    pub regs: U64Array<'a>,
+    pub regs: Entries<'a, u64>,
 }
 
 impl<'a> Regs<'a> {
     /// No registers (`abi` = NONE).
-    pub const NONE: Regs<'static> = Regs { abi: ABI_NONE, regs: U64Array::EMPTY };
+    pub const NONE: Regs<'static> = Regs { abi: ABI_NONE, regs: Entries::EMPTY };
 
     /// Pairs of (register number, value), given the attr mask the dump was taken with: the
     /// register numbers are the mask's set bits (arch-specific: `enum perf_event_x86_regs`, …).
@@ -39,9 +39,9 @@ impl<'a> Regs<'a> {
     pub(crate) fn decode(r: &mut Reader<'a>, words: u32, field: &'static str) -> Result<Regs<'a>, DecodeError> {
         let abi = r.u64(field)?;
         if abi == ABI_NONE {
-            return Ok(Regs { abi, regs: U64Array::EMPTY });
+            return Ok(Regs { abi, regs: Entries::EMPTY });
         }
-        let regs = r.u64s(u64::from(words), 1, field)?;
+        let regs = r.entries(u64::from(words), r.endian, field)?;
         Ok(Regs { abi, regs })
     }
 

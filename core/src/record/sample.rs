@@ -5,7 +5,7 @@
 use super::branch_sample_type::HW_INDEX;
 use super::cursor::{pad8, Reader, Writer};
 use super::sample_type as st;
-use super::{misc, BranchStack, DecodeContext, DecodeError, EncodeError, Endian, ReadValues, Regs, U64Array};
+use super::{misc, BranchStack, DecodeContext, DecodeError, EncodeError, Endian, Entries, ReadValues, Regs};
 
 /// SAMPLE's TID field: `{u32 pid, u32 tid}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
@@ -118,7 +118,7 @@ pub struct Sample<'a> {
     pub read: Option<ReadValues<'a>>,
     /// Field 11: CALLCHAIN (bit 5): `nr` then the ips, with context markers
     /// ([`callchain`](super::callchain)).
-    pub callchain: Option<U64Array<'a>>,
+    pub callchain: Option<Entries<'a, u64>>,
     /// Field 12: RAW (bit 10): the `size` bytes, padding included (opaque, "phase of the moon").
     pub raw: Option<&'a [u8]>,
     /// Field 13: BRANCH_STACK (bit 11).
@@ -349,7 +349,7 @@ impl<'a> Sample<'a> {
         }
         if t & st::CALLCHAIN != 0 {
             let nr = r.u64("sample.callchain.nr")?;
-            s.callchain = Some(r.u64s(nr, 1, "sample.callchain.nr")?);
+            s.callchain = Some(r.entries(nr, r.endian, "sample.callchain.nr")?);
         }
         if t & st::RAW != 0 {
             let size = r.u32("sample.raw.size")?;

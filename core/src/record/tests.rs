@@ -121,7 +121,7 @@ fn sample_fields_come_in_kernel_order_not_bit_order() {
         assert_eq!((s.id, s.stream_id), (Some(7), Some(8)));
         assert_eq!(s.cpu, Some(SampleCpu { cpu: 3, res: 0 }));
         assert_eq!(s.period, Some(100));
-        assert_eq!(s.callchain, Some(U64Array::from_slice(&[callchain::CONTEXT_USER, 0x1234])));
+        assert_eq!(s.callchain, Some(Entries::from_slice(&[callchain::CONTEXT_USER, 0x1234])));
         assert_eq!(s.raw, Some(&[1u8, 2, 3, 4][..]));
         assert_eq!(s.weight, Some(Weight::Struct(WeightStruct { var1_dw: 1, var2_w: 2, var3_w: 3 })));
         assert_eq!((s.phys_addr, s.cgroup), (Some(0x5000), Some(77)));
@@ -202,8 +202,7 @@ fn read_format_single_and_group_layouts() {
     let Ok(s) = sample(rec, &c) else { panic!("{:?}", sample(rec, &c)) };
     let entries =
         [GroupEntry { value: 100, id: Some(1), lost: Some(0) }, GroupEntry { value: 200, id: Some(2), lost: Some(9) }];
-    let group =
-        ReadGroup { time_enabled: Some(20), time_running: Some(30), entries: GroupEntries::from_slice(&entries) };
+    let group = ReadGroup { time_enabled: Some(20), time_running: Some(30), entries: Entries::from_slice(&entries) };
     assert_eq!(s.read, Some(ReadValues::Group(group)));
     assert_eq!(read_format::read_size(rf::ALL, 2), rec.len() - 8);
 }
@@ -225,6 +224,7 @@ fn branch_stack_hw_idx_and_the_kernels_no_stack_form() {
         (e.from, e.to, e.flags.mispred(), e.flags.predicted(), e.flags.in_tx()),
         (0x10, 0x20, true, true, false)
     );
+    assert_eq!(std::format!("{:?}", bs.entries), "[BranchEntry { from: 16, to: 32, flags: BranchFlags(0x3) }]");
     // nr 0 with hw_idx: read as perf reads it.
     let mut b = Bytes::new(Endian::Little);
     b.u64(42).u64(0).u64(5);
@@ -288,6 +288,37 @@ fn non_sample_records_read_the_trailer_from_the_end() {
     let c2 = DecodeContext { sample_id_all: false, ..c };
     let Ok(Record::Comm(comm)) = decode(rec, &c2) else { panic!() };
     assert_eq!((comm.comm, comm.sample_id), (c"bash", None));
+}
+
+/// NAMESPACES' links are read where they lie, in either byte order, print as a list, and
+/// encode back to the same bytes (in bulk in the record's order, link by link in the other).
+#[test]
+fn namespace_links_read_in_either_order_and_encode_back() {
+    for endian in [Endian::Little, Endian::Big] {
+        let c = ctx(endian, 0);
+        let mut b = Bytes::new(endian);
+        b.u32(7).u32(8).u64(2).u64(0x11).u64(0x4000_0001).u64(0x22).u64(0x4000_0002);
+        let rec = b.finish(types::NAMESPACES, 0);
+        let Ok(Record::Namespaces(n)) = decode(rec, &c) else { panic!("a NAMESPACES record") };
+        let want = [NamespaceLink { dev: 0x11, ino: 0x4000_0001 }, NamespaceLink { dev: 0x22, ino: 0x4000_0002 }];
+        assert_eq!((n.pid, n.tid, n.links.len()), (7, 8, 2));
+        assert_eq!(n.links.get(1), Some(want[1]));
+        assert!(n.links.iter().eq(want));
+        assert_eq!(n.links, Entries::from_slice(&want));
+        assert_eq!(
+            std::format!("{:?}", n.links),
+            "[NamespaceLink { dev: 17, ino: 1073741825 }, NamespaceLink { dev: 34, ino: 1073741826 }]"
+        );
+        for out_endian in [Endian::Little, Endian::Big] {
+            let mut out = [0u8; 64];
+            let len = Record::Namespaces(n).encode(&ctx(out_endian, 0), &mut out).unwrap();
+            let Ok(Record::Namespaces(back)) = decode(&out[..len], &ctx(out_endian, 0)) else { panic!() };
+            assert_eq!(back, n, "{endian:?} record encoded in {out_endian:?} order");
+            if out_endian == endian {
+                assert_eq!(&out[..len], rec);
+            }
+        }
+    }
 }
 
 #[test]
@@ -460,21 +491,21 @@ fn every_prefix_of_a_full_sample_fails_cleanly() {
         read: Some(ReadValues::Group(ReadGroup {
             time_enabled: Some(11),
             time_running: Some(12),
-            entries: GroupEntries::from_slice(&entries),
+            entries: Entries::from_slice(&entries),
         })),
-        callchain: Some(U64Array::from_slice(&[13, 14])),
+        callchain: Some(Entries::from_slice(&[13, 14])),
         raw: Some(&[15; 4]),
         branch_stack: Some(BranchStack {
             hw_idx: Some(16),
-            entries: BranchEntries::from_slice(&branches),
-            counters: Some(U64Array::from_slice(&[17])),
+            entries: Entries::from_slice(&branches),
+            counters: Some(Entries::from_slice(&[17])),
         }),
-        regs_user: Some(Regs { abi: REGS_ABI_64, regs: U64Array::from_slice(&[18, 19]) }),
+        regs_user: Some(Regs { abi: REGS_ABI_64, regs: Entries::from_slice(&[18, 19]) }),
         stack_user: Some(StackUser { data: &[20; 16], dyn_size: 8 }),
         weight: Some(Weight::Struct(WeightStruct { var1_dw: 21, var2_w: 22, var3_w: 23 })),
         data_src: Some(24),
         transaction: Some(25),
-        regs_intr: Some(Regs { abi: REGS_ABI_32, regs: U64Array::from_slice(&[26, 27]) }),
+        regs_intr: Some(Regs { abi: REGS_ABI_32, regs: Entries::from_slice(&[26, 27]) }),
         phys_addr: Some(28),
         cgroup: Some(29),
         data_page_size: Some(30),
@@ -502,7 +533,7 @@ fn encoder_refuses_fields_that_disagree_with_the_context() {
     let s = Sample { regs_user: Some(Regs::NONE), ..Sample::default() };
     assert_eq!(s.encode(&c, &mut out), Err(EncodeError::FieldMismatch { field: "sample.ip", expected: true }));
     let c = DecodeContext { sample_regs_user: 0b111, ..c };
-    let s = Sample { ip: Some(1), regs_user: Some(Regs { abi: 2, regs: U64Array::from_slice(&[1]) }), ..s };
+    let s = Sample { ip: Some(1), regs_user: Some(Regs { abi: 2, regs: Entries::from_slice(&[1]) }), ..s };
     assert_eq!(
         s.encode(&c, &mut out),
         Err(EncodeError::CountMismatch { field: "sample.regs_user", expected: 3, got: 1 })
@@ -649,15 +680,15 @@ fn the_decodes_check_of_a_sample_answers_as_the_full_decode() {
         (
             st::IP | st::CALLCHAIN,
             0,
-            Sample { ip: Some(1), callchain: Some(U64Array::from_slice(&ips)), ..Sample::EMPTY },
+            Sample { ip: Some(1), callchain: Some(Entries::from_slice(&ips)), ..Sample::EMPTY },
         ),
         (
             st::IP | st::CALLCHAIN | st::REGS_USER | st::STACK_USER | st::PHYS_ADDR,
             0,
             Sample {
                 ip: Some(1),
-                callchain: Some(U64Array::from_slice(&ips)),
-                regs_user: Some(Regs { abi: REGS_ABI_64, regs: U64Array::from_slice(&regs) }),
+                callchain: Some(Entries::from_slice(&ips)),
+                regs_user: Some(Regs { abi: REGS_ABI_64, regs: Entries::from_slice(&regs) }),
                 stack_user: Some(StackUser { data: &[9; 16], dyn_size: 8 }),
                 phys_addr: Some(4),
                 ..Sample::EMPTY
@@ -670,7 +701,7 @@ fn the_decodes_check_of_a_sample_answers_as_the_full_decode() {
                 read: Some(ReadValues::Group(ReadGroup {
                     time_enabled: None,
                     time_running: None,
-                    entries: GroupEntries::from_slice(&group),
+                    entries: Entries::from_slice(&group),
                 })),
                 raw: Some(&[1, 2, 3, 4]),
                 cgroup: Some(5),

@@ -18,7 +18,7 @@ use super::read_format as rf;
 use super::sample::aux_data;
 use super::sample_type as st;
 use super::{
-    BranchStack, DecodeError, Endian, PidTid, ReadValues, Regs, Sample, SampleCpu, StackUser, U64Array, Weight,
+    BranchStack, DecodeError, Endian, Entries, PidTid, ReadValues, Regs, Sample, SampleCpu, StackUser, Weight,
     WeightStruct,
 };
 
@@ -73,7 +73,7 @@ fn tail_start(bytes: &[u8], layout: &SampleLayout, endian: Endian) -> usize {
         layout.fixed_end as usize
     };
     if t & st::CALLCHAIN != 0 {
-        // `nr`, then `nr` u64s: what `Reader::u64s` accepts.
+        // `nr`, then `nr` u64s: what `Reader::entries` accepts.
         let Some(nr) = endian.u64_at(bytes, at) else { return 0 };
         let room = (bytes.len() - at - 8) / 8;
         if nr > room as u64 {
@@ -307,13 +307,13 @@ impl<'a> SampleView<'a> {
 
     /// CALLCHAIN: `nr` ips with context markers; walks a READ group before it, if any.
     #[inline(always)]
-    pub fn callchain(&self) -> Result<Option<U64Array<'a>>, DecodeError> {
+    pub fn callchain(&self) -> Result<Option<Entries<'a, u64>>, DecodeError> {
         if self.layout.ctx.sample_type & st::CALLCHAIN == 0 {
             return Ok(None);
         }
         let mut r = self.after_read()?;
         let nr = r.u64("sample.callchain.nr")?;
-        r.u64s(nr, 1, "sample.callchain.nr").map(Some)
+        r.entries(nr, r.endian, "sample.callchain.nr").map(Some)
     }
 
     /// RAW: the `size` bytes (padding included); walks READ and CALLCHAIN before it.
@@ -326,7 +326,7 @@ impl<'a> SampleView<'a> {
         let mut r = self.after_read()?;
         if t & st::CALLCHAIN != 0 {
             let nr = r.u64("sample.callchain.nr")?;
-            r.u64s(nr, 1, "sample.callchain.nr")?;
+            r.entries::<u64>(nr, r.endian, "sample.callchain.nr")?;
         }
         let size = r.u32("sample.raw.size")?;
         r.take_counted(u64::from(size), "sample.raw.size").map(Some)
@@ -363,7 +363,7 @@ impl<'a> SampleView<'a> {
             let mut r = self.after_read()?;
             if t & st::CALLCHAIN != 0 {
                 let nr = r.u64("sample.callchain.nr")?;
-                r.u64s(nr, 1, "sample.callchain.nr")?;
+                r.entries::<u64>(nr, r.endian, "sample.callchain.nr")?;
             }
             if t & st::RAW != 0 {
                 let size = r.u32("sample.raw.size")?;
@@ -673,7 +673,7 @@ impl<'a> SampleView<'a> {
 fn skip_regs(r: &mut Reader<'_>, words: u8, field: &'static str) -> Result<(), DecodeError> {
     let abi = r.u64(field)?;
     if abi != super::REGS_ABI_NONE {
-        r.u64s(u64::from(words), 1, field)?;
+        r.entries::<u64>(u64::from(words), r.endian, field)?;
     }
     Ok(())
 }

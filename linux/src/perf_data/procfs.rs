@@ -8,7 +8,7 @@ use std::io::Write;
 
 use std::time::{Duration, Instant};
 
-use perfring::record::{ns_index, Comm, Mmap2, Mmap2File, NamespaceLink, NamespaceLinks, Namespaces, Record, SampleId};
+use perfring::record::{ns_index, Comm, Entries, Mmap2, Mmap2File, NamespaceLink, Namespaces, Record, SampleId};
 use perfring_data::Writer;
 
 use crate::LinuxError;
@@ -54,8 +54,7 @@ pub fn synthesize_namespaces<W: Write>(w: &mut Writer<W>, pid: u32, tid: u32) ->
             .map_or(NamespaceLink { dev: 0, ino: 0 }, |m| NamespaceLink { dev: m.dev(), ino: m.ino() })
     });
     let sample_id = Some(SampleId { pid, tid, ..SampleId::default() }.masked(ctx.sample_type));
-    let rec =
-        Record::Namespaces(Namespaces { misc: 0, pid, tid, links: NamespaceLinks::from_slice(&links), sample_id });
+    let rec = Record::Namespaces(Namespaces { misc: 0, pid, tid, links: Entries::from_slice(&links), sample_id });
     Ok(w.write_record(&rec, 0)?)
 }
 
