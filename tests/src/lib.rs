@@ -17,6 +17,22 @@ use perfring::consumer::{Consumer, ReadError, Trust};
 use perfring::memory::RingMemory;
 use perfring::record::{types, Endian, Header};
 
+/// The end of a property test over a generator: print how many cases met each situation, fail
+/// with the run's error if it had one, then fail if no case met a situation (the generator no
+/// longer covers it).
+pub fn report_coverage<E: std::fmt::Display>(test: &str, cases: u32, counters: &[(&str, u64)], result: Result<(), E>) {
+    println!("{test}: {cases} cases;");
+    for (name, n) in counters {
+        println!("  cases {name}: {n}");
+    }
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    for (name, n) in counters {
+        assert!(*n > 0, "no case {name}: the generator no longer covers it");
+    }
+}
+
 /// A test record of `len` bytes (a multiple of 8, ≥ 16): header {SAMPLE, misc 0, len}, then the
 /// 8-byte sequence number `seq`, then bytes derived from `seq` so that every byte is checkable.
 pub fn record(seq: u64, len: usize) -> Vec<u8> {

@@ -137,16 +137,7 @@ fn oracle_holds_for_random_sessions_with_the_current_put_handle() {
         ("with AUX snapshots that lost data", SNAPSHOT_LOSS.load(Relaxed)),
         ("with BTS branches dropped for a full AUX area", BTS_DROPPED.load(Relaxed)),
     ];
-    println!("sim_props: {} cases;", cases());
-    for (name, n) in counters {
-        println!("  cases {name}: {n}");
-    }
-    if let Err(e) = result {
-        panic!("{e}");
-    }
-    for (name, n) in counters {
-        assert!(n > 0, "no case {name}: the generator no longer covers it");
-    }
+    perfring_tests::report_coverage("sim_props", cases(), &counters, result);
 }
 
 #[test]

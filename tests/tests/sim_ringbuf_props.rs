@@ -97,14 +97,5 @@ fn the_ringbuf_oracle_holds_for_random_sessions() {
         ("with the lost-wakeup check after sleeps", WAKEUPS_CHECKED.load(Relaxed)),
         ("with a consumer driven by wakeups alone", SLEEPS.load(Relaxed)),
     ];
-    println!("sim_ringbuf_props: {} cases;", cases());
-    for (name, n) in counters {
-        println!("  cases {name}: {n}");
-    }
-    if let Err(e) = result {
-        panic!("{e}");
-    }
-    for (name, n) in counters {
-        assert!(n > 0, "no case {name}: the generator no longer covers it");
-    }
+    perfring_tests::report_coverage("sim_ringbuf_props", cases(), &counters, result);
 }
