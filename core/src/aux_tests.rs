@@ -12,7 +12,6 @@ use crate::memory::RingMemory;
 use crate::memory::{Area, ModelRing, Position};
 use crate::producer::{EventIdentity, OutputError, Producer, ProducerConfig};
 use crate::record::Aux;
-use crate::record::Encode;
 use crate::record::{aux_flags, types, Endian, Header};
 use crate::split;
 use crate::test_memory::LoadHook;
@@ -177,7 +176,7 @@ fn aux_record_carries_the_writers_sample_id_trailer() {
     assert_eq!(rec, Some(Aux { misc: 0, aux_offset: 0, aux_size: 16, flags: 0, sample_id: Some(sid) }));
     let ctx = DecodeContext { sample_type: st, sample_id_all: true, ..DecodeContext::new(Endian::NATIVE) };
     let mut expect = [0u8; 56];
-    assert_eq!(Record::Aux(rec.unwrap()).encode(&ctx, &mut expect), Ok(56));
+    assert_eq!(Record::Aux(rec.unwrap()).encode_in(&ctx, &mut expect), Ok(56));
     let mut got = Vec::new();
     c.for_each(&mut Scratch::new(), |r| got.push(r.bytes.to_vec())).unwrap();
     assert_eq!(got.len(), 1);

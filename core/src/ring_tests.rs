@@ -9,7 +9,6 @@ use std::vec::Vec;
 use crate::consumer::{ReadError, Scratch};
 use crate::memory::{Area, LayoutError, Mapping, ModelRing, Position, RingMemory};
 use crate::producer::{EventIdentity, Hooks, OutputError, PreemptPoint, Producer, ProducerConfig};
-use crate::record::Encode;
 use crate::record::{sample_type, types, DecodeContext, Endian, Header, Lost, Record, SampleId, LOST_BODY_SIZE};
 use crate::test_memory::{HeadLoads, LoadHook};
 use crate::{split, split_with_hooks};
@@ -316,7 +315,7 @@ fn lost_record_carries_the_current_writers_sample_id_trailer() {
     assert_eq!(h.size, 24 + 32);
     let mut expect = [0u8; 56];
     let ctx = DecodeContext { sample_type: st, sample_id_all: true, ..DecodeContext::new(Endian::NATIVE) };
-    Record::Lost(Lost { misc: 0, id: 42, lost: 1, sample_id: Some(sid) }).encode(&ctx, &mut expect).unwrap();
+    Record::Lost(Lost { misc: 0, id: 42, lost: 1, sample_id: Some(sid) }).encode_in(&ctx, &mut expect).unwrap();
     assert_eq!(&bytes[..], &expect[..]);
     // Trailer layout: {pid, tid}, time, {cpu, res}, identifier.
     assert_eq!(&bytes[24..28], &10u32.to_ne_bytes());
@@ -520,7 +519,7 @@ fn batch_output_refusals_are_counted_and_reported_after_the_batch() {
     assert_eq!(got.iter().map(|(h, _)| h.type_).collect::<Vec<_>>(), [types::LOST, types::SAMPLE]);
     let mut expect = [0u8; 24];
     Record::Lost(Lost { misc: 0, id: 0, lost: 2, sample_id: None })
-        .encode(&DecodeContext::new(Endian::NATIVE), &mut expect)
+        .encode_in(&DecodeContext::new(Endian::NATIVE), &mut expect)
         .unwrap();
     assert_eq!(got[0].1, expect, "one LOST record counting both refusals");
     assert_eq!(got[1].1, record(4, 16));

@@ -75,7 +75,7 @@ pub(crate) fn deliver<'a>(
 ) {
     out.clear();
     let Ok((_, layout)) = record.attribution() else { return };
-    if layout.context().sample_type & st::READ == 0 {
+    if layout.attr().sample_type & st::READ == 0 {
         return;
     }
     let Ok(Some(values)) = record.sample().and_then(|v| v.read()) else { return };

@@ -89,7 +89,7 @@ impl<S: Source> Reader<S> {
             && loc
                 .event
                 .and_then(|e| self.meta.events.layout(e))
-                .is_some_and(|layout| layout.context().sample_type & sample_type::READ != 0);
+                .is_some_and(|layout| layout.attr().sample_type & sample_type::READ != 0);
         if reads {
             let (mut deliveries, mut table) =
                 (std::mem::take(&mut self.deliveries), std::mem::take(&mut self.read_values));

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::io::{Seek, SeekFrom, Write};
 
-use perfring::record::{types, Attr, DecodeContext, Encode, Endian, Header};
+use perfring::record::{types, Attr, Encode, Endian, EventLayout, Header};
 
 use crate::attribution::Events;
 use crate::features::{self, Feature};
@@ -58,7 +58,7 @@ pub struct Writer<W: Write> {
     endian: Endian,
     mode: Mode,
     attrs: Vec<FileAttr>,
-    contexts: Vec<DecodeContext>,
+    layouts: Vec<EventLayout>,
     data_offset: u64,
     data_size: u64,
     features: BTreeMap<u32, Vec<u8>>,
@@ -253,13 +253,13 @@ fn compressed_feature(level: i32) -> Feature {
 
 impl<W: Write> Writer<W> {
     fn bare(out: W, endian: Endian, mode: Mode, attrs: Vec<FileAttr>, data_offset: u64) -> Writer<W> {
-        let contexts = attrs.iter().map(|a| DecodeContext::from_attr(&a.attr, endian)).collect();
+        let layouts = attrs.iter().map(|a| EventLayout::new(&a.attr, endian)).collect();
         Writer {
             out,
             endian,
             mode,
             attrs,
-            contexts,
+            layouts,
             data_offset,
             data_size: 0,
             features: BTreeMap::new(),
@@ -338,11 +338,6 @@ impl<W: Write> Writer<W> {
         &self.attrs
     }
 
-    /// The decoding context of event `event` (what [`Writer::write_record`] encodes with).
-    pub fn context(&self, event: usize) -> Option<DecodeContext> {
-        self.contexts.get(event).copied()
-    }
-
     /// File offset of the data section.
     pub fn data_offset(&self) -> u64 {
         self.data_offset
@@ -405,15 +400,17 @@ impl<W: Write> Writer<W> {
     }
 
     /// Encode `record` (a [`Record`](perfring::record::Record), or a `Sample` built from values) with event `event`'s
-    /// context and write it.
+    /// layout and write it.
     pub fn write_record<R: Encode + ?Sized>(&mut self, record: &R, event: usize) -> Result<(), PerfDataError> {
-        let ctx = *self.contexts.get(event).ok_or(PerfDataError::NoSuchEvent(event))?;
-        let size = record.encoded_size(&ctx)?;
+        let layout = self.layouts.get(event).ok_or(PerfDataError::NoSuchEvent(event))?;
+        let size = record.encoded_size(layout)?;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         scratch.resize(size, 0);
-        let r =
-            record.encode(&ctx, &mut scratch).map_err(PerfDataError::from).and_then(|_| self.write_raw(&scratch, &[]));
+        let r = record
+            .encode(layout, &mut scratch)
+            .map_err(PerfDataError::from)
+            .and_then(|_| self.write_raw(&scratch, &[]));
         self.scratch = scratch;
         r
     }

@@ -28,20 +28,21 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use perfring_tests::decode::Ctx;
 use perfring::record::{
-    branch_sample_type, sample_type as st, Attr, DecodeContext, DecodeError, Encode, EncodeError, Endian, EventLayout,
+    branch_sample_type, sample_type as st, Attr, DecodeError, Encode, EncodeError, Endian, EventLayout,
     EventRecord, EventSet, Header, IdEntry, RawRecord, Record, Walker,
 };
 
 const HEAD: usize = 41;
 
-fn context(head: &[u8; HEAD]) -> DecodeContext {
+fn context(head: &[u8; HEAD]) -> Ctx {
     let word = |i: usize| {
         let mut w = [0u8; 8];
         w.copy_from_slice(&head[8 * i..8 * i + 8]);
         u64::from_le_bytes(w)
     };
-    DecodeContext {
+    Ctx {
         sample_type: word(0),
         read_format: word(1),
         sample_regs_user: word(2),
@@ -69,16 +70,17 @@ where
     }
 }
 
-fn ambiguous(rec: &Record<'_>, ctx: &DecodeContext) -> bool {
+fn ambiguous(rec: &Record<'_>, ctx: &Ctx) -> bool {
     matches!(rec, Record::Sample(s) if s.branch_stack().ok().flatten().is_some_and(|b| b.entries.is_empty()))
         && ctx.branch_sample_type & branch_sample_type::HW_INDEX != 0
 }
 
-fn encode(rec: &Record<'_>, ctx: &DecodeContext) -> Option<Vec<u8>> {
-    match rec.encoded_size(ctx) {
+fn encode(rec: &Record<'_>, ctx: &Ctx) -> Option<Vec<u8>> {
+    let layout = ctx.layout();
+    match rec.encoded_size(&layout) {
         Ok(n) => {
             let mut out = vec![0u8; n];
-            assert_eq!(rec.encode(ctx, &mut out), Ok(n), "{rec:?}");
+            assert_eq!(rec.encode(&layout, &mut out), Ok(n), "{rec:?}");
             Some(out)
         }
         Err(EncodeError::TooLarge { .. }) => None,
@@ -100,7 +102,7 @@ fn two_events(attr: &Attr, endian: Endian) -> EventSet<[EventLayout; 2], [IdEntr
 
 /// The views against the complete decode (when it succeeded), and the two-event set and the
 /// walkers on the same bytes.
-fn fast_path<'a>(rec: &impl EventRecord<'a>, bytes: &[u8], ctx: &DecodeContext, full: Option<&Record<'_>>) {
+fn fast_path<'a>(rec: &impl EventRecord<'a>, bytes: &[u8], ctx: &Ctx, full: Option<&Record<'_>>) {
     let fields = rec.view().ok().map(|v| (v.time(), v.id(), v.stream_id(), v.cpu(), v.pid(), v.tid()));
     let sample = rec.sample();
     if let Ok(v) = &sample {

@@ -1,4 +1,4 @@
-//! The complete decode of a record with a bare [`DecodeContext`] (the encoder's round trips, the
+//! The complete decode of a record laid out by a bare [`Ctx`] (the encoder's round trips, the
 //! golden files, the fuzzer's corpus), through the one public door every reader uses:
 //! [`EventRecord::decode`] of the record attributed by a set of one event, the event of the
 //! attr `ctx` describes.
@@ -7,12 +7,65 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use perfring::record::{
-    attr_flags, types, Attr, DecodeContext, DecodeError, Encode, EncodeError, EventLayout, EventRecord, EventSet,
-    Header, IdEntry, RawRecord, Record, Sample, SampleId,
+    attr_flags, types, Attr, DecodeError, Encode, EncodeError, Endian, EventLayout, EventRecord, EventSet, Header,
+    IdEntry, RawRecord, Record, Sample, SampleId,
 };
 
-/// The attr whose records `ctx` lays out: the fields a decode context is made of.
-pub fn attr_of(ctx: &DecodeContext) -> Attr {
+/// What the tests vary of an event: the attr fields that lay out its records, and their byte
+/// order (hashable and small, so that a property test can generate one and key a table by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ctx {
+    /// `attr.sample_type`.
+    pub sample_type: u64,
+    /// `attr.read_format`.
+    pub read_format: u64,
+    /// `attr.sample_id_all`.
+    pub sample_id_all: bool,
+    /// `attr.sample_regs_user`.
+    pub sample_regs_user: u64,
+    /// `attr.sample_regs_intr`.
+    pub sample_regs_intr: u64,
+    /// `attr.branch_sample_type`.
+    pub branch_sample_type: u64,
+    /// The records' byte order.
+    pub endian: Endian,
+}
+
+impl Ctx {
+    /// Every field 0: SAMPLE records are a bare header, no trailers.
+    pub const fn new(endian: Endian) -> Ctx {
+        Ctx {
+            sample_type: 0,
+            read_format: 0,
+            sample_id_all: false,
+            sample_regs_user: 0,
+            sample_regs_intr: 0,
+            branch_sample_type: 0,
+            endian,
+        }
+    }
+
+    /// The context of `attr`'s records in `endian` order.
+    pub const fn of(attr: &Attr, endian: Endian) -> Ctx {
+        Ctx {
+            sample_type: attr.sample_type,
+            read_format: attr.read_format,
+            sample_id_all: attr.has(attr_flags::SAMPLE_ID_ALL),
+            sample_regs_user: attr.sample_regs_user,
+            sample_regs_intr: attr.sample_regs_intr,
+            branch_sample_type: attr.branch_sample_type,
+            endian,
+        }
+    }
+
+    /// The event's layout: what the encoder takes.
+    pub fn layout(&self) -> EventLayout {
+        EventLayout::new(&attr_of(self), self.endian)
+    }
+}
+
+/// The attr whose records `ctx` lays out.
+pub fn attr_of(ctx: &Ctx) -> Attr {
     Attr {
         sample_type: ctx.sample_type,
         read_format: ctx.read_format,
@@ -29,9 +82,9 @@ type One = EventSet<[EventLayout; 1], [IdEntry; 0]>;
 /// The set of the one event `ctx` describes. Each distinct context's set is made once per
 /// thread and kept for the process (a test decodes with a few contexts, a property test with
 /// at most its cases'), so that what it decodes may borrow it for as long as the record.
-pub fn events_of(ctx: &DecodeContext) -> &'static One {
+pub fn events_of(ctx: &Ctx) -> &'static One {
     thread_local! {
-        static SETS: RefCell<HashMap<DecodeContext, &'static One>> = RefCell::new(HashMap::new());
+        static SETS: RefCell<HashMap<Ctx, &'static One>> = RefCell::new(HashMap::new());
     }
     SETS.with(|sets| {
         *sets
@@ -43,14 +96,14 @@ pub fn events_of(ctx: &DecodeContext) -> &'static One {
 
 /// The record `bytes` (one whole record, header included) in `ctx`'s byte order, its header
 /// read from them: `None` when they are shorter than a header.
-pub fn raw<'a>(bytes: &'a [u8], ctx: &DecodeContext) -> Option<RawRecord<'a>> {
+pub fn raw<'a>(bytes: &'a [u8], ctx: &Ctx) -> Option<RawRecord<'a>> {
     let header = Header::parse(bytes, ctx.endian)?;
     Some(RawRecord { header, bytes, offset: 0, endian: ctx.endian, trailing: &[] })
 }
 
 /// The complete decode of `bytes` (one whole record) laid out for `ctx`: every field, every
 /// check, as [`EventRecord::decode`] gives it.
-pub fn decode<'a>(bytes: &'a [u8], ctx: &DecodeContext) -> Result<Record<'a>, DecodeError> {
+pub fn decode<'a>(bytes: &'a [u8], ctx: &Ctx) -> Result<Record<'a>, DecodeError> {
     match raw(bytes, ctx) {
         Some(raw) => events_of(ctx).attribute(&raw).decode(),
         None => Err(DecodeError::Truncated { field: "header", offset: 0, need: Header::SIZE, have: bytes.len() }),
@@ -95,22 +148,22 @@ impl<'a> Values<'a> {
 }
 
 impl Encode for Values<'_> {
-    fn encoded_size(&self, ctx: &DecodeContext) -> Result<usize, EncodeError> {
+    fn encoded_size(&self, layout: &EventLayout) -> Result<usize, EncodeError> {
         match self {
-            Values::Sample(s) => s.encoded_size(ctx),
-            Values::Record(r) => r.encoded_size(ctx),
+            Values::Sample(s) => s.encoded_size(layout),
+            Values::Record(r) => r.encoded_size(layout),
         }
     }
-    fn encode(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError> {
+    fn encode(&self, layout: &EventLayout, out: &mut [u8]) -> Result<usize, EncodeError> {
         match self {
-            Values::Sample(s) => s.encode(ctx, out),
-            Values::Record(r) => r.encode(ctx, out),
+            Values::Sample(s) => s.encode(layout, out),
+            Values::Record(r) => r.encode(layout, out),
         }
     }
 }
 
 /// [`decode`], as [`Values`].
-pub fn values<'a>(bytes: &'a [u8], ctx: &DecodeContext) -> Result<Values<'a>, DecodeError> {
+pub fn values<'a>(bytes: &'a [u8], ctx: &Ctx) -> Result<Values<'a>, DecodeError> {
     Values::of(decode(bytes, ctx)?)
 }
 

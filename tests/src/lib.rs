@@ -1,7 +1,7 @@
 //! Shared helpers of the cross-crate tests: record builders and a checking drain that every
 //! model uses, so that each model checks every byte and the conservation law the same way.
 
-/// Decoding a record with a bare `DecodeContext`, through the one public door.
+/// Decoding a record laid out by a bare context (`decode::Ctx`), through the one public door.
 pub mod decode;
 /// The scripted hostile peer.
 pub mod hostile;

@@ -24,7 +24,7 @@ use std::process::Command;
 
 use perfring::record::*;
 use perfring_data::{features, features::Feature, FileAttr, Reader, Writer};
-use perfring_tests::decode::{decode, Values};
+use perfring_tests::decode::{decode, Ctx, Values};
 
 // ---------------------------------------------------------------------------------------------
 // Running perf and reading its dump.
@@ -625,13 +625,13 @@ const CGROUP_B: u64 = 0x78;
 const PID: u32 = 4242;
 const TID: u32 = 4243;
 
-fn sid(ctx: &DecodeContext, identifier: u64, time: u64, cpu: u32) -> SampleId {
+fn sid(ctx: &Ctx, identifier: u64, time: u64, cpu: u32) -> SampleId {
     SampleId { pid: PID, tid: TID, time, id: identifier, stream_id: identifier + 1, cpu, res: 0, identifier, fields: 0 }
         .masked(ctx.sample_type)
 }
 
 /// The records of the synthetic file, each with the index of the event whose context encodes it.
-fn synthetic_records<'a>(store: &'a Store, ctxs: &[DecodeContext], arrays: &'a Arrays) -> Vec<(usize, Values<'a>)> {
+fn synthetic_records<'a>(store: &'a Store, ctxs: &[Ctx], arrays: &'a Arrays) -> Vec<(usize, Values<'a>)> {
     let s = &store.strings;
     let sb = &ctxs[2];
     let t0 = 1_000_000;
@@ -941,7 +941,7 @@ fn write_synthetic(endian: Endian, name: &str, keep: &dyn Fn(&Values<'_>) -> boo
     let arrays = Arrays::new();
     let attrs = synthetic_attrs().into_iter().map(|(attr, id)| FileAttr { attr, ids: vec![id] }).collect();
     let mut w = Writer::new(std::io::Cursor::new(Vec::new()), endian, attrs).unwrap();
-    let ctxs: Vec<DecodeContext> = (0..3).map(|i| w.context(i).unwrap()).collect();
+    let ctxs: Vec<Ctx> = w.attrs().iter().map(|a| Ctx::of(&a.attr, endian)).collect();
     for (i, rec) in synthetic_records(&store, &ctxs, &arrays).into_iter().filter(|(_, r)| keep(r)) {
         w.write_record(&rec, i).unwrap_or_else(|e| panic!("{e}: {rec:?}"));
     }
@@ -965,7 +965,7 @@ fn check_synthetic_decodes(path: &Path, keep: &dyn Fn(&Values<'_>) -> bool) -> u
     let store = Store::new();
     let arrays = Arrays::new();
     let file = Capture::open(path);
-    let ctxs: Vec<DecodeContext> = (0..3).map(|i| file.context(i).unwrap()).collect();
+    let ctxs: Vec<Ctx> = (0..3).map(|i| file.context(i).unwrap()).collect();
     let expected: Vec<(usize, Values<'_>)> =
         synthetic_records(&store, &ctxs, &arrays).into_iter().filter(|(_, r)| keep(r)).collect();
     let mut n = 0;
@@ -1273,7 +1273,7 @@ fn fuzz_seeds_are_golden_records() {
         let bytes = std::fs::read(entry.unwrap().path()).unwrap();
         let (head, record) = bytes.split_at(41);
         let word = |i: usize| u64::from_le_bytes(head[8 * i..8 * i + 8].try_into().unwrap());
-        let ctx = DecodeContext {
+        let ctx = Ctx {
             sample_type: word(0),
             read_format: word(1),
             sample_regs_user: word(2),
@@ -1297,7 +1297,7 @@ struct Capture {
     bytes: Vec<u8>,
     endian: Endian,
     attrs: Vec<FileAttr>,
-    contexts: Vec<DecodeContext>,
+    contexts: Vec<Ctx>,
     records: Vec<(usize, Header, std::ops::Range<usize>, Option<usize>)>,
 }
 
@@ -1318,7 +1318,7 @@ impl Capture {
     fn parse(bytes: Vec<u8>) -> Capture {
         let mut reader = Reader::from_bytes(&bytes).unwrap();
         let (endian, attrs) = (reader.metadata().endian(), reader.metadata().attrs().to_vec());
-        let contexts = (0..attrs.len()).map(|i| *reader.metadata().event_set().event(i).unwrap().context()).collect();
+        let contexts = attrs.iter().map(|a| Ctx::of(&a.attr, endian)).collect();
         let base = bytes.as_ptr() as usize;
         let mut records = Vec::new();
         while let Some(r) = reader.next_record().unwrap() {
@@ -1339,7 +1339,7 @@ impl Capture {
         })
     }
 
-    fn context(&self, index: usize) -> Option<DecodeContext> {
+    fn context(&self, index: usize) -> Option<Ctx> {
         self.contexts.get(index).copied()
     }
 
@@ -1351,7 +1351,7 @@ impl Capture {
     /// The record's event (the file's first for records without one) and its complete decode.
     fn decode<'a>(&self, fr: &Captured<'a>) -> Result<(Option<usize>, Record<'a>), DecodeError> {
         let ctx = fr.event.or(if self.attrs.is_empty() { None } else { Some(0) });
-        let ctx = ctx.and_then(|i| self.context(i)).unwrap_or(DecodeContext::new(self.endian));
+        let ctx = ctx.and_then(|i| self.context(i)).unwrap_or(Ctx::new(self.endian));
         Ok((fr.event, decode(fr.bytes, &ctx)?))
     }
 }

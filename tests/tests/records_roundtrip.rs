@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::ffi::CString;
 
 use perfring::record::*;
-use perfring_tests::decode::{values as decode, Values};
+use perfring_tests::decode::{values as decode, Ctx, Values};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -29,9 +29,9 @@ fn kind_name(k: usize) -> &'static str {
 }
 
 /// Random attr fields and byte order.
-fn context() -> impl Strategy<Value = DecodeContext> {
+fn context() -> impl Strategy<Value = Ctx> {
     (any::<u64>(), 0u64..32, any::<bool>(), any::<u64>(), any::<u64>(), (0u64..4, any::<u32>()), any::<bool>())
-        .prop_map(|(st, rf, all, ru, ri, (bst, other), big)| DecodeContext {
+        .prop_map(|(st, rf, all, ru, ri, (bst, other), big)| Ctx {
             sample_type: st & sample_type::ALL,
             read_format: rf,
             sample_id_all: all,
@@ -111,7 +111,7 @@ struct Shaped {
     links: Vec<NamespaceLink>,
 }
 
-fn shape(m: &Material, ctx: &DecodeContext) -> Shaped {
+fn shape(m: &Material, ctx: &Ctx) -> Shaped {
     let w = &m.words;
     let has = |bit: u64| ctx.read_format & bit != 0;
     Shaped {
@@ -130,7 +130,7 @@ fn shape(m: &Material, ctx: &DecodeContext) -> Shaped {
 }
 
 /// Build a record of `m.kind`, valid for `ctx`, borrowing from `m` and `s`.
-fn build<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext) -> Values<'a> {
+fn build<'a>(m: &'a Material, s: &'a Shaped, ctx: &Ctx) -> Values<'a> {
     let w = &m.words;
     let sid = ctx.sample_id_all.then(|| m.sid.masked(ctx.sample_type));
     let misc = m.misc;
@@ -277,7 +277,7 @@ fn build<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext) -> Values<'a> 
 }
 
 /// A SAMPLE with exactly the fields of `ctx.sample_type`.
-fn sample<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext, read: ReadValues<'a>) -> Sample<'a> {
+fn sample<'a>(m: &'a Material, s: &'a Shaped, ctx: &Ctx, read: ReadValues<'a>) -> Sample<'a> {
     use sample_type as st;
     let t = ctx.sample_type;
     let w = &m.words;
@@ -346,10 +346,11 @@ fn sample<'a>(m: &'a Material, s: &'a Shaped, ctx: &DecodeContext, read: ReadVal
 }
 
 /// Encode, decode, compare; re-encode and compare bytes; cut short and expect errors.
-fn round_trip(rec: &Values<'_>, ctx: &DecodeContext) -> Result<usize, TestCaseError> {
-    let size = rec.encoded_size(ctx).map_err(|e| TestCaseError::fail(format!("{e}: {rec:?}")))?;
+fn round_trip(rec: &Values<'_>, ctx: &Ctx) -> Result<usize, TestCaseError> {
+    let layout = ctx.layout();
+    let size = rec.encoded_size(&layout).map_err(|e| TestCaseError::fail(format!("{e}: {rec:?}")))?;
     let mut buf = vec![0xa5u8; size + 8];
-    let n = rec.encode(ctx, &mut buf).map_err(|e| TestCaseError::fail(format!("{e}")))?;
+    let n = rec.encode(&layout, &mut buf).map_err(|e| TestCaseError::fail(format!("{e}")))?;
     prop_assert_eq!(n, size);
     prop_assert!(buf[n..].iter().all(|&b| b == 0xa5), "wrote past the record");
     let bytes = &buf[..n];
@@ -387,11 +388,11 @@ fn round_trip(rec: &Values<'_>, ctx: &DecodeContext) -> Result<usize, TestCaseEr
     }
     // Decoded values borrow the buffer; encoding them again gives the same bytes.
     let mut again = vec![0u8; n];
-    prop_assert_eq!(back.encode(ctx, &mut again), Ok(n));
+    prop_assert_eq!(back.encode(&layout, &mut again), Ok(n));
     prop_assert_eq!(&again[..], bytes);
     // Too small a buffer is an error, and nothing is written.
     let mut small = vec![0u8; n - 1];
-    prop_assert_eq!(rec.encode(ctx, &mut small), Err(EncodeError::BufferTooSmall { need: n, have: n - 1 }));
+    prop_assert_eq!(rec.encode(&layout, &mut small), Err(EncodeError::BufferTooSmall { need: n, have: n - 1 }));
     prop_assert!(small.iter().all(|&b| b == 0));
     // Every shorter record (header.size adjusted) fails to decode, without panicking.
     for len in (8..n).step_by(if n > 256 { 7 } else { 1 }) {
@@ -493,7 +494,7 @@ fn every_sample_bit_at_once_round_trips_in_both_orders() {
     let mut runner = TestRunner::new(Config { cases: 300, source_file: Some(file!()), ..Config::default() });
     runner
         .run(&(context(), material()), |(ctx, m)| {
-            let ctx = DecodeContext { sample_type: sample_type::ALL & !sample_type::WEIGHT, ..ctx };
+            let ctx = Ctx { sample_type: sample_type::ALL & !sample_type::WEIGHT, ..ctx };
             let shaped = shape(&m, &ctx);
             let as_read = Material { kind: 7, ..m.clone() };
             let read = build(&as_read, &shaped, &ctx);
@@ -514,7 +515,7 @@ fn the_producers_lost_record_is_the_general_encoders() {
     let mut runner = TestRunner::new(Config { cases: 256, source_file: Some(file!()), ..Config::default() });
     runner
         .run(&(context(), any::<(u64, u8, bool)>(), material()), |(ctx, (id, drops, trailer), m)| {
-            let ctx = DecodeContext { endian: Endian::NATIVE, sample_id_all: trailer, ..ctx };
+            let ctx = Ctx { endian: Endian::NATIVE, sample_id_all: trailer, ..ctx };
             let sample_id = trailer.then(|| m.sid.masked(ctx.sample_type));
             let writer = EventIdentity { id, sample_id: sample_id.map(|sid| (ctx.sample_type, sid)) };
             #[repr(C, align(8))]
@@ -531,7 +532,7 @@ fn the_producers_lost_record_is_the_general_encoders() {
             producer.output(&record(8), &writer).unwrap();
             let lost_rec = Record::Lost(Lost { misc: 0, id, lost: u64::from(drops) + 1, sample_id });
             let mut want = [0u8; 80];
-            let n = lost_rec.encode(&ctx, &mut want).unwrap();
+            let n = lost_rec.encode(&ctx.layout(), &mut want).unwrap();
             let mut got = Vec::new();
             consumer.for_each(&mut [0u8; 256], |r| got.push(r.bytes.to_vec())).unwrap();
             prop_assert_eq!(got.len(), 2, "the LOST record, then the record");

@@ -171,10 +171,11 @@ fn views_agree_with_the_complete_decode_on_every_record_of_every_fixture() {
 #[test]
 fn big_endian_layouts_read_the_same_fields() {
     // A SAMPLE with IDENTIFIER|IP|TID|TIME|PERIOD, written in both orders.
-    use perfring::record::{sample_type as st, DecodeContext};
+    use perfring::record::sample_type as st;
+    use perfring_tests::decode::Ctx;
     let t = st::IDENTIFIER | st::IP | st::TID | st::TIME | st::PERIOD;
     for endian in [Endian::Little, Endian::Big] {
-        let ctx = DecodeContext { sample_type: t, ..DecodeContext::new(endian) };
+        let ctx = Ctx { sample_type: t, ..Ctx::new(endian) };
         let set = perfring_tests::decode::events_of(&ctx);
         let words: [u64; 5] = [7, 0xffff_8000_1234, (42u64 << 32) | 43, 1_000_000, 4000];
         let mut rec = vec![0u8; 48];
@@ -335,7 +336,7 @@ fn fixed_layouts_agree_with_the_run_time_layouts_on_every_sample_of_every_fixtur
     for path in fixtures() {
         let file = PerfData::open(&path).unwrap();
         let set = event_set(&file);
-        let sample_type = set.event(0).unwrap().context().sample_type;
+        let sample_type = set.event(0).unwrap().attr().sample_type;
         let n = match sample_type {
             BASE => fixed_agrees::<BASE>(&file, &set),
             SWITCH => fixed_agrees::<SWITCH>(&file, &set),

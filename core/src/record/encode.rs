@@ -4,43 +4,55 @@
 use super::body;
 use super::cursor::Writer;
 use super::decode::dispatch;
-use super::{DecodeContext, EncodeError, Header, Record, Sample};
+use super::{DecodeContext, EncodeError, EventLayout, Header, Record, Sample};
 
 /// What the encoder writes: a [`Record`] (any type; a SAMPLE's view is written as its
 /// [`Sample`]) or a [`Sample`] built from values. One pair of methods for both, so that a
 /// writer (a perf.data file's, a ring's) takes either.
 pub trait Encode {
-    /// Size of the encoded record for `ctx`, header included, after checking that every field
-    /// agrees with the context (optional fields present exactly when the context has them,
-    /// array lengths matching the masks, the trailer present exactly with `sample_id_all`). A
-    /// SAMPLE's view is decoded to its [`Sample`] first ([`EncodeError::Unreadable`] if it
-    /// does not decode).
-    fn encoded_size(&self, ctx: &DecodeContext) -> Result<usize, EncodeError>;
+    /// Size of the record encoded for the event of `layout`, header included, after checking
+    /// that every field agrees with its attr (optional fields present exactly when its
+    /// `sample_type` and `read_format` have them, array lengths matching the masks, the trailer
+    /// present exactly with `sample_id_all`). A SAMPLE's view is decoded to its [`Sample`]
+    /// first ([`EncodeError::Unreadable`] if it does not decode).
+    fn encoded_size(&self, layout: &EventLayout) -> Result<usize, EncodeError>;
 
     /// Encode into the start of `out` (which must hold [`encoded_size`](Encode::encoded_size)
-    /// bytes) in `ctx.endian` order, with `header.size` set; returns the size. Strings are
-    /// NUL-terminated and zero-padded to 8, RAW/STACK_USER/AUX data and TEXT_POKE bytes
+    /// bytes) in the byte order of `layout`, with `header.size` set; returns the size. Strings
+    /// are NUL-terminated and zero-padded to 8, RAW/STACK_USER/AUX data and TEXT_POKE bytes
     /// zero-padded as the kernel pads them. Nothing is written when the fields disagree with
-    /// `ctx` or `out` is too short.
-    fn encode(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError>;
+    /// the event's attr or `out` is too short.
+    fn encode(&self, layout: &EventLayout, out: &mut [u8]) -> Result<usize, EncodeError>;
 }
 
 impl Encode for Record<'_> {
-    fn encoded_size(&self, ctx: &DecodeContext) -> Result<usize, EncodeError> {
+    fn encoded_size(&self, layout: &EventLayout) -> Result<usize, EncodeError> {
+        self.encoded_size_in(layout.context())
+    }
+
+    fn encode(&self, layout: &EventLayout, out: &mut [u8]) -> Result<usize, EncodeError> {
+        self.encode_in(layout.context(), out)
+    }
+}
+
+impl Record<'_> {
+    /// [`Encode::encoded_size`] with the layout's context.
+    pub(crate) fn encoded_size_in(&self, ctx: &DecodeContext) -> Result<usize, EncodeError> {
         let size = dispatch!(
             self,
             b => body::size(b, ctx)?,
-            s => return s.to_sample().map_err(EncodeError::Unreadable)?.encoded_size(ctx),
+            s => return s.to_sample().map_err(EncodeError::Unreadable)?.encoded_size_in(ctx),
             _h, body => body.len().saturating_add(Header::SIZE)
         );
         fits(size)
     }
 
-    fn encode(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError> {
+    /// [`Encode::encode`] with the layout's context.
+    pub(crate) fn encode_in(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError> {
         if let Record::Sample(view) = self {
-            return view.to_sample().map_err(EncodeError::Unreadable)?.encode(ctx, out);
+            return view.to_sample().map_err(EncodeError::Unreadable)?.encode_in(ctx, out);
         }
-        let size = self.encoded_size(ctx)?;
+        let size = self.encoded_size_in(ctx)?;
         let header = Header { type_: self.type_(), misc: self.misc(), size: size as u16 };
         write(
             header,
@@ -52,12 +64,24 @@ impl Encode for Record<'_> {
 }
 
 impl Encode for Sample<'_> {
-    fn encoded_size(&self, ctx: &DecodeContext) -> Result<usize, EncodeError> {
+    fn encoded_size(&self, layout: &EventLayout) -> Result<usize, EncodeError> {
+        self.encoded_size_in(layout.context())
+    }
+
+    fn encode(&self, layout: &EventLayout, out: &mut [u8]) -> Result<usize, EncodeError> {
+        self.encode_in(layout.context(), out)
+    }
+}
+
+impl Sample<'_> {
+    /// [`Encode::encoded_size`] with the layout's context.
+    pub(crate) fn encoded_size_in(&self, ctx: &DecodeContext) -> Result<usize, EncodeError> {
         fits(self.body_size(ctx)?.saturating_add(Header::SIZE))
     }
 
-    fn encode(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError> {
-        let size = self.encoded_size(ctx)?;
+    /// [`Encode::encode`] with the layout's context.
+    pub(crate) fn encode_in(&self, ctx: &DecodeContext, out: &mut [u8]) -> Result<usize, EncodeError> {
+        let size = self.encoded_size_in(ctx)?;
         let header = Header { type_: super::header::types::SAMPLE, misc: self.misc, size: size as u16 };
         write(header, ctx, out, |w| self.encode_body(w))
     }

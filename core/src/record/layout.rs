@@ -47,7 +47,7 @@ impl EventLayout {
     }
     /// The decode context of its records (the attr's fields that decide their layout, and
     /// their byte order).
-    pub const fn context(&self) -> &DecodeContext {
+    pub(crate) const fn context(&self) -> &DecodeContext {
         self.layout.context()
     }
     /// perf's `id_pos`: the index, in u64 words after the header, of the event id in its

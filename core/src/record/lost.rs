@@ -82,7 +82,7 @@ mod tests {
     use crate::record::decode::decode;
     use crate::record::encode::encode_body;
     use crate::record::layout::SampleLayout;
-    use crate::record::{sample_type as st, types, Encode, Endian, Record};
+    use crate::record::{sample_type as st, types, Endian, Record};
 
     /// The producer's LOST encoder (the body's codec alone) writes the bytes the general
     /// encoder writes, and they decode back.
@@ -103,7 +103,7 @@ mod tests {
                 assert_eq!(n, LOST_BODY_SIZE + sample_id.map_or(0, |_| SampleId::size(trailer)));
                 assert!(encode_body(types::LOST, &rec, &ctx, &mut buf[..n - 1]).is_err());
                 let mut general = [0u8; 64];
-                assert_eq!(Record::Lost(rec).encode(&ctx, &mut general), Ok(n));
+                assert_eq!(Record::Lost(rec).encode_in(&ctx, &mut general), Ok(n));
                 assert_eq!(buf[..n], general[..n], "same bytes as the general encoder");
                 let expect = Lost { sample_id: sample_id.map(|s| s.masked(trailer)), ..rec };
                 assert_eq!(decode(&buf[..n], &SampleLayout::new(&ctx)), Ok(Record::Lost(expect)));

@@ -2,7 +2,7 @@
 //!
 //! Records are what travels through the ring: an 8-byte [`Header`] and a body whose layout is
 //! decided by the header's type and by the `perf_event_attr` of the event that wrote it
-//! ([`DecodeContext`]: `sample_type`, `read_format`, `sample_id_all`, the register masks,
+//! (its [`EventLayout`]: `sample_type`, `read_format`, `sample_id_all`, the register masks,
 //! `branch_sample_type`, and the byte order).
 //!
 //! Every record reads the same way, whoever delivered it: an [`EventRecord`] (the record and
@@ -170,7 +170,7 @@
 //!
 //! # Byte order
 //!
-//! [`DecodeContext::endian`] selects it. Fields are converted one by one; strings, RAW, stack
+//! The byte order an [`EventLayout`] is made with ([`EventLayout::new`]) selects it. Fields are converted one by one; strings, RAW, stack
 //! and AUX bytes are copied as they are. The two C bitfields are renumbered so that callers see
 //! uapi bit numbers: [`BranchFlags`] and [`Attr::flags`] (GCC allocates bitfields from the top
 //! bit on big-endian machines). WEIGHT_STRUCT's union needs nothing: its declaration is
@@ -227,7 +227,7 @@ pub use bpf::{
 pub use branch::{BranchEntry, BranchFlags, BranchStack};
 pub use cgroup::Cgroup;
 pub use chain::{callchain, CallchainDeferred};
-pub use context::DecodeContext;
+pub(crate) use context::DecodeContext;
 pub use decode::Record;
 pub(crate) use encode::encode_body;
 pub use encode::Encode;

@@ -131,7 +131,7 @@ fn sample_fields_come_in_kernel_order_not_bit_order() {
         assert_eq!(CpuMode::from_misc(s.misc), CpuMode::User);
         // And the encoder writes the same bytes back.
         let mut out = [0u8; 512];
-        let n = s.encode(&ctx(endian, t), &mut out).unwrap();
+        let n = s.encode_in(&ctx(endian, t), &mut out).unwrap();
         assert_eq!(&out[..n], rec);
     }
 }
@@ -240,7 +240,7 @@ fn branch_stack_hw_idx_and_the_kernels_no_stack_form() {
     assert_eq!(s.branch_stack, Some(BranchStack::NONE));
     assert_eq!(s.period, Some(42));
     let mut out = [0u8; 64];
-    let n = s.encode(&c, &mut out).unwrap();
+    let n = s.encode_in(&c, &mut out).unwrap();
     assert_eq!(&out[..n], rec);
     // A non-empty stack that does not fit is an error, not a re-read.
     let mut b = Bytes::new(Endian::Little);
@@ -262,10 +262,10 @@ fn branch_flags_are_renumbered_from_the_big_endian_bitfield() {
     assert_eq!(f.cycles(), 0x1234);
     assert_eq!(f, BranchFlags(1 | 0x1234 << 4));
     let mut out = [0u8; 64];
-    let n = s.encode(&ctx(Endian::Big, t), &mut out).unwrap();
+    let n = s.encode_in(&ctx(Endian::Big, t), &mut out).unwrap();
     assert_eq!(&out[..n], rec);
     // Re-encoding in the other order renumbers the bitfield.
-    let n = s.encode(&ctx(Endian::Little, t), &mut out).unwrap();
+    let n = s.encode_in(&ctx(Endian::Little, t), &mut out).unwrap();
     assert_eq!(Endian::Little.u64(out[32..40].try_into().unwrap()), 1 | 0x1234 << 4);
     assert_eq!(n, rec.len());
 }
@@ -311,13 +311,51 @@ fn namespace_links_read_in_either_order_and_encode_back() {
         );
         for out_endian in [Endian::Little, Endian::Big] {
             let mut out = [0u8; 64];
-            let len = Record::Namespaces(n).encode(&ctx(out_endian, 0), &mut out).unwrap();
+            let len = Record::Namespaces(n).encode_in(&ctx(out_endian, 0), &mut out).unwrap();
             let Ok(Record::Namespaces(back)) = decode(&out[..len], &ctx(out_endian, 0)) else { panic!() };
             assert_eq!(back, n, "{endian:?} record encoded in {out_endian:?} order");
             if out_endian == endian {
                 assert_eq!(&out[..len], rec);
             }
         }
+    }
+}
+
+/// The encoder takes an event's layout: a `Record` and a `Sample` encoded through `Encode` with
+/// `EventLayout::new(&attr, endian)` are the bytes of the attr's context, in its byte order,
+/// sized as written; a field the attr does not have is refused.
+#[test]
+fn the_encoder_writes_for_the_events_layout() {
+    let attr = Attr {
+        sample_type: sample_type::IP | sample_type::TID | sample_type::TIME,
+        flags: attr_flags::SAMPLE_ID_ALL,
+        ..Attr::ZERO
+    };
+    for endian in [Endian::Little, Endian::Big] {
+        let layout = EventLayout::new(&attr, endian);
+        let c = DecodeContext::from_attr(&attr, endian);
+        let s = Sample { ip: Some(0x1000), tid: Some(PidTid { pid: 3, tid: 4 }), time: Some(5), ..Sample::EMPTY };
+        let sid = SampleId { pid: 3, tid: 4, time: 6, ..SampleId::default() };
+        let comm =
+            Record::Comm(Comm { misc: 0, pid: 3, tid: 4, comm: c"sh", sample_id: Some(sid.masked(attr.sample_type)) });
+        for (rec, want_size) in [(&s as &dyn Encode, 8 + 24), (&comm as &dyn Encode, 8 + 16 + 16)] {
+            let mut out = [0u8; 64];
+            assert_eq!(rec.encoded_size(&layout), Ok(want_size));
+            assert_eq!(rec.encode(&layout, &mut out), Ok(want_size));
+            assert_eq!(Header::parse(&out, endian).map(|h| usize::from(h.size)), Some(want_size), "{endian:?}");
+            let mut short = [0u8; 8];
+            assert_eq!(rec.encode(&layout, &mut short), Err(EncodeError::BufferTooSmall { need: want_size, have: 8 }));
+        }
+        let mut out = [0u8; 64];
+        let n = s.encode(&layout, &mut out).unwrap();
+        assert_eq!(sample(&out[..n], &c), Ok(s));
+        let n = comm.encode(&layout, &mut out).unwrap();
+        assert_eq!(decode(&out[..n], &c), Ok(comm));
+        let extra = Sample { period: Some(1), ..s };
+        assert_eq!(
+            extra.encoded_size(&layout),
+            Err(EncodeError::FieldMismatch { field: "sample.period", expected: false })
+        );
     }
 }
 
@@ -335,7 +373,7 @@ fn mmap2_both_union_forms() {
     // Encoding the device form clears MMAP_BUILD_ID.
     let dev = Mmap2 { file: Mmap2File::Device { maj: 8, min: 1, ino: 99, ino_generation: 3 }, ..m };
     let mut out = [0u8; 128];
-    let n = Record::Mmap2(dev).encode(&c, &mut out).unwrap();
+    let n = Record::Mmap2(dev).encode_in(&c, &mut out).unwrap();
     let Ok(Record::Mmap2(back)) = decode(&out[..n], &c) else { panic!() };
     assert_eq!(back.misc, misc::USER);
     assert_eq!(back.file, dev.file);
@@ -360,7 +398,7 @@ fn text_poke_padding_and_sizes() {
         sample_id: None,
     });
     let mut out = [0u8; 64];
-    let n = rec.encode(&c, &mut out).unwrap();
+    let n = rec.encode_in(&c, &mut out).unwrap();
     // header 8 + addr 8 + (4 + 3 + 2 = 9, padded to 16).
     assert_eq!(n, 32);
     assert_eq!(decode(&out[..n], &c), Ok(rec));
@@ -371,14 +409,14 @@ fn raw_is_padded_so_that_size_plus_4_is_a_multiple_of_8() {
     let c = ctx(Endian::Little, sample_type::RAW);
     let s = Sample { raw: Some(&[9; 5]), ..Sample::default() };
     let mut out = [0u8; 64];
-    let n = s.encode(&c, &mut out).unwrap();
+    let n = s.encode_in(&c, &mut out).unwrap();
     assert_eq!(n, 8 + 4 + 12);
     assert_eq!(Endian::Little.u32(out[8..12].try_into().unwrap()), 12);
     let Ok(back) = sample(&out[..n], &c) else { panic!("{:?}", sample(&out[..n], &c)) };
     assert_eq!(back.raw, Some(&[9, 9, 9, 9, 9, 0, 0, 0, 0, 0, 0, 0][..]));
     // No raw data at all: size 4 and 4 zero bytes, as the kernel writes it.
     let s = Sample { raw: Some(&[]), ..Sample::default() };
-    let n = s.encode(&c, &mut out).unwrap();
+    let n = s.encode_in(&c, &mut out).unwrap();
     assert_eq!(&out[8..n], &[4, 0, 0, 0, 0, 0, 0, 0]);
 }
 
@@ -514,7 +552,7 @@ fn every_prefix_of_a_full_sample_fails_cleanly() {
         ..Sample::default()
     };
     let mut out = [0u8; 1024];
-    let n = s.encode(&c, &mut out).unwrap();
+    let n = s.encode_in(&c, &mut out).unwrap();
     assert_eq!(sample(&out[..n], &c), Ok(s));
     for len in 8..n {
         let mut cut = [0u8; 1024];
@@ -529,29 +567,29 @@ fn encoder_refuses_fields_that_disagree_with_the_context() {
     let c = ctx(Endian::Little, sample_type::IP | sample_type::REGS_USER);
     let mut out = [0u8; 64];
     let s = Sample { ip: Some(1), regs_user: Some(Regs::NONE), time: Some(3), ..Sample::default() };
-    assert_eq!(s.encode(&c, &mut out), Err(EncodeError::FieldMismatch { field: "sample.time", expected: false }));
+    assert_eq!(s.encode_in(&c, &mut out), Err(EncodeError::FieldMismatch { field: "sample.time", expected: false }));
     let s = Sample { regs_user: Some(Regs::NONE), ..Sample::default() };
-    assert_eq!(s.encode(&c, &mut out), Err(EncodeError::FieldMismatch { field: "sample.ip", expected: true }));
+    assert_eq!(s.encode_in(&c, &mut out), Err(EncodeError::FieldMismatch { field: "sample.ip", expected: true }));
     let c = DecodeContext { sample_regs_user: 0b111, ..c };
     let s = Sample { ip: Some(1), regs_user: Some(Regs { abi: 2, regs: Entries::from_slice(&[1]) }), ..s };
     assert_eq!(
-        s.encode(&c, &mut out),
+        s.encode_in(&c, &mut out),
         Err(EncodeError::CountMismatch { field: "sample.regs_user", expected: 3, got: 1 })
     );
     let sw = Record::Switch(Switch { misc: 0, sample_id: None });
     let with_trailer = DecodeContext { sample_id_all: true, ..c };
     assert_eq!(
-        sw.encode(&with_trailer, &mut out),
+        sw.encode_in(&with_trailer, &mut out),
         Err(EncodeError::FieldMismatch { field: "sample_id", expected: true })
     );
-    assert_eq!(sw.encode(&c, &mut out[..7]), Err(EncodeError::BufferTooSmall { need: 8, have: 7 }));
+    assert_eq!(sw.encode_in(&c, &mut out[..7]), Err(EncodeError::BufferTooSmall { need: 8, have: 7 }));
     let name: &CStr = c"x";
     let big = [0u8; 70000];
     let s = Sample { ip: Some(1), regs_user: Some(Regs::NONE), raw: Some(&big), ..Sample::default() };
     let c = DecodeContext { sample_type: sample_type::IP | sample_type::REGS_USER | sample_type::RAW, ..c };
-    assert!(matches!(s.encoded_size(&c), Err(EncodeError::TooLarge { .. })));
+    assert!(matches!(s.encoded_size_in(&c), Err(EncodeError::TooLarge { .. })));
     let cg = Record::Cgroup(Cgroup { misc: 0, id: 1, path: name, sample_id: None });
-    assert_eq!(cg.encoded_size(&DecodeContext::new(Endian::Big)), Ok(24));
+    assert_eq!(cg.encoded_size_in(&DecodeContext::new(Endian::Big)), Ok(24));
 }
 
 #[test]
@@ -564,7 +602,7 @@ fn unknown_types_come_back_raw() {
     assert_eq!((header.type_, header.misc, header.size, body.len()), (200, 0x33, 18, 10));
     assert_eq!(r.name(), "unknown");
     let mut out = [0u8; 32];
-    assert_eq!(r.encode(&c, &mut out), Ok(18));
+    assert_eq!(r.encode_in(&c, &mut out), Ok(18));
     assert_eq!(&out[..18], rec);
 }
 
@@ -714,7 +752,7 @@ fn the_decodes_check_of_a_sample_answers_as_the_full_decode() {
         for endian in [Endian::Little, Endian::Big] {
             let c = DecodeContext { read_format, sample_regs_user: 0b11, ..ctx(endian, t) };
             let mut out = [0u8; 256];
-            let n = s.encode(&c, &mut out).unwrap();
+            let n = s.encode_in(&c, &mut out).unwrap();
             let full = |bytes: &[u8]| Sample::decode(bytes, 0, &c).map(|_| ());
             let checked = |bytes: &[u8]| decode(bytes, &c).map(|_| ());
             assert_eq!(sample(&out[..n], &c), Ok(s), "{t:#x}: the values encoded");

@@ -97,9 +97,9 @@ fn fields_after_a_callchain_cut_short_report_the_decode_error() {
     assert_eq!(v.data_page_size(), Ok(None));
     assert_eq!(v.aux(), Ok(None));
     // A view the decode would refuse does not encode: the decode's error, not a guess.
-    use crate::record::{Encode, EncodeError};
-    assert_eq!(Record::Sample(v).encoded_size(&ctx), Err(EncodeError::Unreadable(want)));
-    assert_eq!(Record::Sample(v).encode(&ctx, &mut [0; 128]), Err(EncodeError::Unreadable(want)));
+    use crate::record::EncodeError;
+    assert_eq!(Record::Sample(v).encoded_size_in(&ctx), Err(EncodeError::Unreadable(want)));
+    assert_eq!(Record::Sample(v).encode_in(&ctx, &mut [0; 128]), Err(EncodeError::Unreadable(want)));
 }
 
 /// The fields after RAW read from where they start, found when the view is made past

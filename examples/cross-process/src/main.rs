@@ -80,14 +80,15 @@ fn guest(fd: Option<i32>) -> Result<(), Error> {
     let mapping = mem.mapping()?;
     // SAFETY: the guest is the ring's only producer.
     let producer = unsafe { Producer::new(&mapping, ProducerConfig::default()) }?;
-    let ctx = perfring::record::DecodeContext::from_attr(&attr(), Endian::NATIVE);
+    let layout = perfring::record::EventLayout::new(&attr(), Endian::NATIVE);
     let pid = std::process::id();
-    let sid =
-        |time| SampleId { pid, tid: pid, time, identifier: EVENT_ID, ..SampleId::default() }.masked(ctx.sample_type);
+    let sid = |time| {
+        SampleId { pid, tid: pid, time, identifier: EVENT_ID, ..SampleId::default() }.masked(layout.attr().sample_type)
+    };
     let start = 1_000_000_000u64;
     let mut buf = [0u8; 128];
     let comm = Record::Comm(Comm { misc: 0, pid, tid: pid, comm: c"guest-vcpu0", sample_id: Some(sid(start)) });
-    let n = comm.encode(&ctx, &mut buf)?;
+    let n = comm.encode(&layout, &mut buf)?;
     producer.output(&buf[..n], &EventIdentity::ANONYMOUS)?;
     for i in 0..SAMPLES {
         let sample = Sample {
@@ -99,7 +100,7 @@ fn guest(fd: Option<i32>) -> Result<(), Error> {
             period: Some(10_000),
             ..Sample::default()
         };
-        let n = sample.encode(&ctx, &mut buf)?;
+        let n = sample.encode(&layout, &mut buf)?;
         // A full ring drops and counts; the host sees PERF_RECORD_LOST later.
         let _ = producer.output(&buf[..n], &EventIdentity::ANONYMOUS);
         if i % 200 == 199 {

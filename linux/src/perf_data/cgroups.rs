@@ -22,8 +22,8 @@ use crate::LinuxError;
 /// root (`/`, `/a`, `/a/b`). Nothing where no such hierarchy is mounted; a cgroup removed
 /// meanwhile is skipped.
 pub fn synthesize_cgroups<W: Write>(w: &mut Writer<W>) -> Result<(), LinuxError> {
-    let (Some(ctx), Some(root)) = (w.context(0), mountpoint()) else { return Ok(()) };
-    let sample_id = Some(SampleId::default().masked(ctx.sample_type));
+    let (Some(attr), Some(root)) = (w.attrs().first().map(|a| a.attr), mountpoint()) else { return Ok(()) };
+    let sample_id = Some(SampleId::default().masked(attr.sample_type));
     let mut stack: Vec<(PathBuf, String)> = vec![(root, "/".to_string())];
     while let Some((dir, path)) = stack.pop() {
         let Ok(meta) = std::fs::metadata(&dir) else { continue };

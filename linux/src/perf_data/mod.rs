@@ -403,7 +403,7 @@ impl<W: Write> PerfData<W> {
     /// names it at `exec`: the program file's base name, 15 bytes at most). A name with a NUL
     /// byte inside is not written.
     pub fn synthesize_comm(&mut self, pid: i32, comm: &str) -> Result<(), LinuxError> {
-        let Some(ctx) = self.writer.context(0) else { return Ok(()) };
+        let Some(attr) = self.writer.attrs().first().map(|a| a.attr) else { return Ok(()) };
         let Ok(comm) = std::ffi::CString::new(comm) else { return Ok(()) };
         let sid = perfring::record::SampleId { pid: pid as u32, tid: pid as u32, ..Default::default() };
         let rec = Record::Comm(perfring::record::Comm {
@@ -411,7 +411,7 @@ impl<W: Write> PerfData<W> {
             pid: pid as u32,
             tid: pid as u32,
             comm: &comm,
-            sample_id: Some(sid.masked(ctx.sample_type)),
+            sample_id: Some(sid.masked(attr.sample_type)),
         });
         Ok(self.writer.write_record(&rec, 0)?)
     }
@@ -548,12 +548,12 @@ impl<W: Write> PerfData<W> {
                 continue;
             }
             lost[index] += n;
-            let Some(ctx) = self.writer.context(index) else { continue };
+            let Some(attr) = self.writer.attrs().get(index).map(|a| a.attr) else { continue };
             let sample_id = SampleId { id: event.id(), identifier: event.id(), ..SampleId::default() };
             let record = Record::LostSamples(LostSamples {
                 misc: 0,
                 lost: n,
-                sample_id: Some(sample_id.masked(ctx.sample_type)),
+                sample_id: Some(sample_id.masked(attr.sample_type)),
             });
             self.writer.write_record(&record, index)?;
         }

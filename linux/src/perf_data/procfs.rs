@@ -48,12 +48,12 @@ const NAMESPACES: [&str; ns_index::COUNT] = ["net", "uts", "ipc", "pid", "user",
 /// `/proc/TID/ns/NAME` (0, 0 where it cannot be read), as perf synthesizes it.
 pub fn synthesize_namespaces<W: Write>(w: &mut Writer<W>, pid: u32, tid: u32) -> Result<(), LinuxError> {
     use std::os::unix::fs::MetadataExt;
-    let Some(ctx) = w.context(0) else { return Ok(()) };
+    let Some(attr) = w.attrs().first().map(|a| a.attr) else { return Ok(()) };
     let links = NAMESPACES.map(|ns| {
         std::fs::metadata(format!("/proc/{tid}/ns/{ns}"))
             .map_or(NamespaceLink { dev: 0, ino: 0 }, |m| NamespaceLink { dev: m.dev(), ino: m.ino() })
     });
-    let sample_id = Some(SampleId { pid, tid, ..SampleId::default() }.masked(ctx.sample_type));
+    let sample_id = Some(SampleId { pid, tid, ..SampleId::default() }.masked(attr.sample_type));
     let rec = Record::Namespaces(Namespaces { misc: 0, pid, tid, links: Entries::from_slice(&links), sample_id });
     Ok(w.write_record(&rec, 0)?)
 }
@@ -68,8 +68,8 @@ pub fn synthesize<W: Write>(
     s: &Synthesis,
     mapped: &mut impl FnMut(u32, u64, u64, &str),
 ) -> Result<bool, LinuxError> {
-    let Some(ctx) = w.context(0) else { return Ok(false) };
-    let sid = |tid: u32| Some(SampleId { pid: pid as u32, tid, ..SampleId::default() }.masked(ctx.sample_type));
+    let Some(attr) = w.attrs().first().map(|a| a.attr) else { return Ok(false) };
+    let sid = |tid: u32| Some(SampleId { pid: pid as u32, tid, ..SampleId::default() }.masked(attr.sample_type));
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Ok(false) };
     let mut tids: Vec<u32> = dir.flatten().filter_map(|t| t.file_name().to_str()?.parse().ok()).collect();
     tids.sort_unstable();
@@ -285,8 +285,8 @@ fn kernel_start_in(listing: impl std::io::BufRead) -> Option<u64> {
 /// `perf report` attributes kernel samples to the kernel. Nothing where kallsyms hides the
 /// addresses.
 pub fn synthesize_kernel<W: Write>(w: &mut Writer<W>) -> Result<(), LinuxError> {
-    let (Some(ctx), Some((start, end))) = (w.context(0), kernel_text()) else { return Ok(()) };
-    let sid = Some(SampleId { pid: u32::MAX, tid: 0, ..SampleId::default() }.masked(ctx.sample_type));
+    let (Some(attr), Some((start, end))) = (w.attrs().first().map(|a| a.attr), kernel_text()) else { return Ok(()) };
+    let sid = Some(SampleId { pid: u32::MAX, tid: 0, ..SampleId::default() }.masked(attr.sample_type));
     let name = CString::new("[kernel.kallsyms]_text").unwrap_or_default();
     let rec = Record::Mmap(perfring::record::Mmap {
         misc: MISC_KERNEL,

@@ -22,7 +22,7 @@ use core::arch::asm;
 use perfring::memory::Mapping;
 use perfring::memory::{Position, RingMemory};
 use perfring::producer::{EventIdentity, Producer, ProducerConfig};
-use perfring::record::{sample_type as st, Comm, DecodeContext, Encode, Endian, Mmap, PidTid, Record, Sample};
+use perfring::record::{sample_type as st, Attr, Comm, Encode, Endian, EventLayout, Mmap, PidTid, Record, Sample};
 
 /// Where the VMM laid out the ring (guest-physical = guest-virtual: identity-mapped).
 const RING: usize = 0x20_0000;
@@ -83,14 +83,14 @@ struct Guest<'m> {
     /// Owning its mapping: every control word and the data area one load away (see
     /// `make bench-instructions`).
     producer: Producer<Mapping<'m>>,
-    ctx: DecodeContext,
+    layout: EventLayout,
     attempts: u32,
 }
 
 impl Guest<'_> {
     fn write(&mut self, record: &impl Encode) -> bool {
         let mut buf = [0u8; 256];
-        let Ok(n) = record.encode(&self.ctx, &mut buf) else { fail(2) };
+        let Ok(n) = record.encode(&self.layout, &mut buf) else { fail(2) };
         self.attempts += 1;
         self.producer.output(&buf[..n], &EventIdentity::ANONYMOUS).is_ok()
     }
@@ -139,8 +139,8 @@ fn main() {
     let map = unsafe { Mapping::attach(RING as *mut u8, PAGE + DATA) }.unwrap_or_else(|_| fail(1));
     // SAFETY: the guest's one vCPU is the ring's only producer.
     let producer = unsafe { Producer::new(map, ProducerConfig::default()) }.unwrap_or_else(|_| fail(3));
-    let ctx = DecodeContext { sample_type: SAMPLE_TYPE, ..DecodeContext::new(Endian::NATIVE) };
-    let mut g = Guest { producer, ctx, attempts: 0 };
+    let layout = EventLayout::new(&Attr { sample_type: SAMPLE_TYPE, ..Attr::ZERO }, Endian::NATIVE);
+    let mut g = Guest { producer, layout, attempts: 0 };
 
     // Linker symbols: only their addresses are taken.
     let (start, text_end) = (core::ptr::addr_of!(__image_start) as u64, core::ptr::addr_of!(__text_end) as u64);
