@@ -12,7 +12,7 @@ use crate::memory::RingMemory;
 use crate::memory::{Area, ModelRing, Position};
 use crate::producer::{EventIdentity, OutputError, Producer, ProducerConfig};
 use crate::record::Aux;
-use crate::record::{aux_flags, types, Endian, Header};
+use crate::record::{aux_flags, types, Endian, Header, PidTid};
 use crate::split;
 use crate::test_memory::LoadHook;
 
@@ -168,7 +168,12 @@ fn aux_record_carries_the_writers_sample_id_trailer() {
     let mut ring = Ring::new().unwrap();
     let ((data, mut c), mut aux) = aux_ring(&mut ring, false, 0);
     let st = sample_type::TID | sample_type::TIME | sample_type::IDENTIFIER;
-    let sid = SampleId { pid: 10, tid: 11, time: 12345, identifier: 42, ..SampleId::default() };
+    let sid = SampleId {
+        tid: Some(PidTid { pid: 10, tid: 11 }),
+        time: Some(12345),
+        identifier: Some(42),
+        ..SampleId::default()
+    };
     let w = EventIdentity { id: 42, sample_id: Some((st, sid)) };
     let mut h = aux.output_begin().unwrap();
     aux.write(&mut h, &[5; 16]).unwrap();

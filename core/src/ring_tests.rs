@@ -9,7 +9,9 @@ use std::vec::Vec;
 use crate::consumer::{ReadError, Scratch};
 use crate::memory::{Area, LayoutError, Mapping, ModelRing, Position, RingMemory};
 use crate::producer::{EventIdentity, Hooks, OutputError, PreemptPoint, Producer, ProducerConfig};
-use crate::record::{sample_type, types, DecodeContext, Endian, Header, Lost, Record, SampleId, LOST_BODY_SIZE};
+use crate::record::{
+    sample_type, types, DecodeContext, Endian, Header, Lost, PidTid, Record, SampleCpu, SampleId, LOST_BODY_SIZE,
+};
 use crate::test_memory::{HeadLoads, LoadHook};
 use crate::{split, split_with_hooks};
 
@@ -303,7 +305,13 @@ fn lost_record_carries_the_current_writers_sample_id_trailer() {
     let mut ring = ModelRing::<32>::new().unwrap(); // 256
     let (p, mut c) = split(&mut ring, ProducerConfig::default()).unwrap();
     let st = sample_type::TID | sample_type::TIME | sample_type::CPU | sample_type::IDENTIFIER;
-    let sid = SampleId { pid: 10, tid: 11, time: 12345, cpu: 3, identifier: 42, ..SampleId::default() };
+    let sid = SampleId {
+        tid: Some(PidTid { pid: 10, tid: 11 }),
+        time: Some(12345),
+        cpu: Some(SampleCpu { cpu: 3, res: 0 }),
+        identifier: Some(42),
+        ..SampleId::default()
+    };
     let w = EventIdentity { id: 42, sample_id: Some((st, sid)) };
     p.output(&record(0, 248), &w).unwrap();
     assert_eq!(p.output(&record(1, 8), &w), Err(OutputError::NoSpace));

@@ -52,7 +52,9 @@ fn file(endian: Endian, pipe: bool) -> Vec<u8> {
             [(s0, 0), (s1, 1)]
         })
         .collect();
-    let sid = SampleId { pid: 7, tid: 8, time: 999, identifier: 10, ..SampleId::default() }.masked(ST0);
+    let sid =
+        SampleId { tid: Some(PidTid { pid: 7, tid: 8 }), time: Some(999), identifier: Some(10), ..SampleId::default() }
+            .masked(ST0);
     let comm = Record::Comm(Comm { misc: 0, pid: 7, tid: 8, comm: c"worker", sample_id: Some(sid) });
     macro_rules! write {
         ($w:expr) => {{
@@ -91,7 +93,9 @@ fn check<S: perfring_data::Source>(mut reader: Reader<S>) -> usize {
             Record::Sample(s) => {
                 (s.time(), s.identifier().or(s.id()), s.pid_tid().map(|t| t.pid), s.pid_tid().map(|t| t.tid))
             }
-            other => other.sample_id().map_or((None, None, None, None), |t| (t.time(), t.event_id(), t.pid(), t.tid())),
+            other => other.sample_id().map_or((None, None, None, None), |t| {
+                (t.time, t.event_id(), t.tid.map(|p| p.pid), t.tid.map(|p| p.tid))
+            }),
         };
         assert_eq!((view.time(), view.id(), view.pid(), view.tid()), decoded, "{r:?}");
         let Record::Sample(s) = full else {

@@ -341,7 +341,7 @@ fn time_order_holds_two_rounds_as_perf_does() {
         pid: 1,
         tid: 1,
         comm: c"x",
-        sample_id: Some(SampleId { identifier: 7, time: 2, ..SampleId::default() }),
+        sample_id: Some(SampleId { time: Some(2), identifier: Some(7), ..SampleId::default() }),
     };
     w.write_record(&Record::Comm(comm), 0).unwrap();
     w.finished_round().unwrap();
@@ -356,7 +356,7 @@ fn time_order_holds_two_rounds_as_perf_does() {
     while let Some(rec) = r.next_record().unwrap() {
         let time = match rec.decode().unwrap() {
             Record::Sample(s) => s.time(),
-            Record::Comm(c) => c.sample_id.map(|s| s.time),
+            Record::Comm(c) => c.sample_id.and_then(|s| s.time),
             _ => None,
         };
         seen.push((rec.raw().header.type_, time));

@@ -451,7 +451,11 @@ fn counts_and_side_band_records_of_a_child_process() {
             let view = attributed.view().unwrap();
             assert_eq!(view.id(), Some(event.id()), "{rec:?}");
             assert_eq!(view.pid(), Some(child.id()), "{rec:?}");
-            assert_eq!(rec.sample_id().and_then(|t| t.pid()), Some(child.id()), "the decode's trailer: {rec:?}");
+            assert_eq!(
+                rec.sample_id().and_then(|t| t.tid).map(|t| t.pid),
+                Some(child.id()),
+                "the decode's trailer: {rec:?}"
+            );
         }
         kinds.insert(rec.name());
     }

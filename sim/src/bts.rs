@@ -110,7 +110,7 @@ pub fn attr() -> Attr {
 /// The `sample_id` trailer of the tracer's records (its PERF_RECORD_AUX).
 pub fn trailer(pid: u32, tid: u32, time: u64, cpu: u32) -> (u64, SampleId) {
     let (bits, sid) = crate::records::trailer(EventKind::CpuClock, pid, tid, time, cpu);
-    (bits, SampleId { identifier: EVENT_ID, ..sid })
+    (bits, SampleId { identifier: Some(EVENT_ID), ..sid })
 }
 
 /// PERF_RECORD_AUXTRACE_INFO (70) for BTS: `{header; u32 type; u32 reserved; u64 priv[6]}`,

@@ -5,7 +5,7 @@
 //! A sample's `ip` carries its unique sequence number, so the oracle can rebuild every byte a
 //! record must have and detect any torn or misplaced record.
 
-use perfring::record::{misc, sample_type as st, types, Endian, Header, SampleId};
+use perfring::record::{misc, sample_type as st, types, Endian, Header, PidTid, SampleCpu, SampleId};
 
 /// The simulated events. Their ids are the `id`/`IDENTIFIER` values in records and perf.data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -149,7 +149,13 @@ impl Sample {
 
 /// The `sample_id` trailer every non-sample record of a writer carries.
 pub fn trailer(event: EventKind, pid: u32, tid: u32, time: u64, cpu: u32) -> (u64, SampleId) {
-    let sid = SampleId { pid, tid, time, cpu, identifier: event.id(), ..SampleId::default() };
+    let sid = SampleId {
+        tid: Some(PidTid { pid, tid }),
+        time: Some(time),
+        cpu: Some(SampleCpu { cpu, res: 0 }),
+        identifier: Some(event.id()),
+        ..SampleId::default()
+    };
     (event.sample_type() & st::SAMPLE_ID_BITS, sid)
 }
 

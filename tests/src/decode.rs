@@ -182,7 +182,8 @@ pub fn identifying(record: &Record<'_>) -> [Option<u64>; 6] {
             wide(s.pid_tid().map(|t| t.tid)),
         ],
         other => other.sample_id().map_or([None; 6], |t| {
-            [t.time(), t.event_id(), t.stream_id(), wide(t.cpu()), wide(t.pid()), wide(t.tid())]
+            let (pid, tid) = (t.tid.map(|p| p.pid), t.tid.map(|p| p.tid));
+            [t.time, t.event_id(), t.stream_id, wide(t.cpu.map(|c| c.cpu)), wide(pid), wide(tid)]
         }),
     }
 }

@@ -538,9 +538,13 @@ fn paused_body() -> Result<(), Skip> {
         };
         assert!(dropped >= 1 && *lost == dropped, "phase {phase}: LOST says {lost}, the event lost {dropped}");
         assert_eq!(*id, events[x].id, "phase {phase}: the LOST record carries the writer's id");
-        assert_eq!((sample_id.pid, sample_id.tid), (std::process::id(), gettid()), "phase {phase}: LOST trailer");
+        assert_eq!(
+            sample_id.tid,
+            Some(perfring::record::PidTid { pid: std::process::id(), tid: gettid() }),
+            "phase {phase}: LOST trailer"
+        );
         // The LOST's trailer and the sample behind it were stamped together.
-        assert_eq!(sample_id.time, after.time, "phase {phase}: LOST time and its sample's time");
+        assert_eq!(sample_id.time, Some(after.time), "phase {phase}: LOST time and its sample's time");
         // The twin kept what the paused ring dropped: the same samples before and after, and
         // `dropped` more where the LOST record stands.
         assert_eq!(other.len() as u64, paused.len() as u64 + dropped, "phase {phase}: twin samples");

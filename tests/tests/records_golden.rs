@@ -170,7 +170,7 @@ impl<'f> FileView<'f> {
         let a = &self.file.attrs[attr].attr;
         let sid = rec.sample_id().copied().unwrap_or_default();
         let mut details = Vec::new();
-        let mut prefix = self.prefix(Some(sid.cpu), Some(sid.time), false);
+        let mut prefix = self.prefix(Some(sid.cpu.map_or(0, |c| c.cpu)), Some(sid.time.unwrap_or(0)), false);
         let head = match rec {
             Record::Sample(s) => {
                 prefix = self.prefix(s.cpu().map(|c| c.cpu), s.time(), true);
@@ -309,7 +309,7 @@ impl<'f> FileView<'f> {
             Record::LostSamples(l) => {
                 format!(
                     "LOST_SAMPLES: id:{}: lost samples :{}",
-                    if sid.id != 0 { sid.id } else { sid.identifier },
+                    sid.id.filter(|&i| i != 0).or(sid.identifier).unwrap_or(0),
                     l.lost
                 )
             }
@@ -626,8 +626,15 @@ const PID: u32 = 4242;
 const TID: u32 = 4243;
 
 fn sid(ctx: &Ctx, identifier: u64, time: u64, cpu: u32) -> SampleId {
-    SampleId { pid: PID, tid: TID, time, id: identifier, stream_id: identifier + 1, cpu, res: 0, identifier, fields: 0 }
-        .masked(ctx.sample_type)
+    SampleId {
+        tid: Some(PidTid { pid: PID, tid: TID }),
+        time: Some(time),
+        id: Some(identifier),
+        stream_id: Some(identifier + 1),
+        cpu: Some(SampleCpu { cpu, res: 0 }),
+        identifier: Some(identifier),
+    }
+    .masked(ctx.sample_type)
 }
 
 /// The records of the synthetic file, each with the index of the event whose context encodes it.

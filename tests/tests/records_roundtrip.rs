@@ -91,15 +91,12 @@ fn material() -> impl Strategy<Value = Material> {
             regs,
             flags,
             sid: SampleId {
-                pid: s[0] as u32,
-                tid: (s[0] >> 32) as u32,
-                time: s[1],
-                id: s[2],
-                stream_id: s[3],
-                cpu: s[4] as u32,
-                res: (s[4] >> 32) as u32,
-                identifier: s[5],
-                fields: 0,
+                tid: Some(PidTid { pid: s[0] as u32, tid: (s[0] >> 32) as u32 }),
+                time: Some(s[1]),
+                id: Some(s[2]),
+                stream_id: Some(s[3]),
+                cpu: Some(SampleCpu { cpu: s[4] as u32, res: (s[4] >> 32) as u32 }),
+                identifier: Some(s[5]),
             },
         })
 }

@@ -82,13 +82,19 @@ mod tests {
     use crate::record::decode::decode;
     use crate::record::encode::encode_body;
     use crate::record::layout::SampleLayout;
-    use crate::record::{sample_type as st, types, Endian, Record};
+    use crate::record::{sample_type as st, types, Endian, PidTid, Record, SampleCpu};
 
     /// The producer's LOST encoder (the body's codec alone) writes the bytes the general
     /// encoder writes, and they decode back.
     #[test]
     fn lost_record_encodes_as_the_general_encoder_and_decodes_back() {
-        let sid = SampleId { pid: 1, tid: 2, time: 3, cpu: 4, identifier: 5, ..SampleId::default() };
+        let sid = SampleId {
+            tid: Some(PidTid { pid: 1, tid: 2 }),
+            time: Some(3),
+            cpu: Some(SampleCpu { cpu: 4, res: 0 }),
+            identifier: Some(5),
+            ..SampleId::default()
+        };
         let t = st::TID | st::TIME | st::CPU | st::IDENTIFIER;
         for endian in [Endian::Little, Endian::Big] {
             for (trailer, sample_id) in [(t, Some(sid)), (0, None)] {

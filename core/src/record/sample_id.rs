@@ -1,40 +1,29 @@
 //! `struct sample_id`: the trailer of non-sample records when `attr.sample_id_all` is set.
 
-use super::{sample_type, Endian};
+use super::{sample_type, Endian, PidTid, SampleCpu};
 
-/// The values of a `sample_id` trailer. Which of them are present in a record is decided by the
-/// event's `sample_type` (see [`SampleId::size`]); absent fields are ignored when encoding and 0
-/// when decoding. The accessors ([`SampleId::time`], …) are `None` for an absent field, by
-/// [`SampleId::fields`], which decoding sets.
+/// The values of a `sample_id` trailer: each `Some` exactly when the event's `sample_type` puts
+/// it in the trailer (as a [`Sample`](super::Sample)'s fields are), which decoding sets. The
+/// encoder writes the fields `sample_type` asks for (a `None` one as 0) and no other (see
+/// [`SampleId::masked`] for what a value decodes to after it is encoded).
 ///
 /// Order on the wire (`__perf_event__output_id_sample`): `{pid, tid}` (TID), `time` (TIME),
 /// `id` (ID), `stream_id` (STREAM_ID), `{cpu, res}` (CPU), `identifier` (IDENTIFIER, always
 /// last, so it sits at a fixed distance from the end of the record).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SampleId {
-    /// Process id (TID).
-    pub pid: u32,
-    /// Thread id (TID).
-    pub tid: u32,
-    /// Timestamp (TIME).
-    pub time: u64,
-    /// Event id (ID).
-    pub id: u64,
-    /// Stream id (STREAM_ID).
-    pub stream_id: u64,
-    /// CPU (CPU).
-    pub cpu: u32,
-    /// Reserved word after `cpu` (CPU); the kernel writes 0.
-    pub res: u32,
-    /// Event id again (IDENTIFIER).
-    pub identifier: u64,
-    /// Which fields the trailer held: the `sample_type` bits of [`SAMPLE_ID_BITS`]
-    /// (`sample_type::SAMPLE_ID_BITS`) it was decoded with (or [`SampleId::masked`] with). The
-    /// encoder ignores it (the context decides); a value built by hand leaves it 0, and then
-    /// the accessors say every field is absent.
-    ///
-    /// [`SAMPLE_ID_BITS`]: sample_type::SAMPLE_ID_BITS
-    pub fields: u64,
+    /// TID: process and thread id.
+    pub tid: Option<PidTid>,
+    /// TIME: the timestamp.
+    pub time: Option<u64>,
+    /// ID: the event id.
+    pub id: Option<u64>,
+    /// STREAM_ID.
+    pub stream_id: Option<u64>,
+    /// CPU: the CPU and the reserved word after it (the kernel writes 0).
+    pub cpu: Option<SampleCpu>,
+    /// IDENTIFIER: the event id again, at the end.
+    pub identifier: Option<u64>,
 }
 
 impl SampleId {
@@ -54,102 +43,115 @@ impl SampleId {
             out[at..at + 8].copy_from_slice(&bytes);
             at += 8;
         };
+        let tid = self.tid.unwrap_or_default();
+        let cpu = self.cpu.unwrap_or_default();
         if sample_type & sample_type::TID != 0 {
-            put(endian.pair_u32(self.pid, self.tid));
+            put(endian.pair_u32(tid.pid, tid.tid));
         }
         if sample_type & sample_type::TIME != 0 {
-            put(endian.put_u64(self.time));
+            put(endian.put_u64(self.time.unwrap_or(0)));
         }
         if sample_type & sample_type::ID != 0 {
-            put(endian.put_u64(self.id));
+            put(endian.put_u64(self.id.unwrap_or(0)));
         }
         if sample_type & sample_type::STREAM_ID != 0 {
-            put(endian.put_u64(self.stream_id));
+            put(endian.put_u64(self.stream_id.unwrap_or(0)));
         }
         if sample_type & sample_type::CPU != 0 {
-            put(endian.pair_u32(self.cpu, self.res));
+            put(endian.pair_u32(cpu.cpu, cpu.res));
         }
         if sample_type & sample_type::IDENTIFIER != 0 {
-            put(endian.put_u64(self.identifier));
+            put(endian.put_u64(self.identifier.unwrap_or(0)));
         }
         Some(n)
     }
 
-    /// Keep only the fields `sample_type` puts in a trailer, the others set to 0: what a trailer
-    /// decodes to after this one is encoded.
+    /// What this value decodes to after it is encoded for `sample_type`: the fields
+    /// `sample_type` puts in a trailer `Some` (0 for a `None` one), the others `None`.
     pub fn masked(self, sample_type: u64) -> SampleId {
-        let on = |bit: u64| sample_type & bit != 0;
+        fn on<T: Default>(sample_type: u64, bit: u64, v: Option<T>) -> Option<T> {
+            (sample_type & bit != 0).then(|| v.unwrap_or_default())
+        }
         SampleId {
-            pid: if on(sample_type::TID) { self.pid } else { 0 },
-            tid: if on(sample_type::TID) { self.tid } else { 0 },
-            time: if on(sample_type::TIME) { self.time } else { 0 },
-            id: if on(sample_type::ID) { self.id } else { 0 },
-            stream_id: if on(sample_type::STREAM_ID) { self.stream_id } else { 0 },
-            cpu: if on(sample_type::CPU) { self.cpu } else { 0 },
-            res: if on(sample_type::CPU) { self.res } else { 0 },
-            identifier: if on(sample_type::IDENTIFIER) { self.identifier } else { 0 },
-            fields: sample_type & sample_type::SAMPLE_ID_BITS,
+            tid: on(sample_type, sample_type::TID, self.tid),
+            time: on(sample_type, sample_type::TIME, self.time),
+            id: on(sample_type, sample_type::ID, self.id),
+            stream_id: on(sample_type, sample_type::STREAM_ID, self.stream_id),
+            cpu: on(sample_type, sample_type::CPU, self.cpu),
+            identifier: on(sample_type, sample_type::IDENTIFIER, self.identifier),
         }
     }
 
-    fn has(&self, bit: u64) -> bool {
-        self.fields & bit != 0
-    }
-    /// `pid`, if the trailer holds TID.
-    pub fn pid(&self) -> Option<u32> {
-        self.has(sample_type::TID).then_some(self.pid)
-    }
-    /// `tid`, if the trailer holds TID.
-    pub fn tid(&self) -> Option<u32> {
-        self.has(sample_type::TID).then_some(self.tid)
-    }
-    /// `time`, if the trailer holds TIME.
-    pub fn time(&self) -> Option<u64> {
-        self.has(sample_type::TIME).then_some(self.time)
-    }
-    /// The event id: `identifier` if the trailer holds IDENTIFIER, else `id` if it holds ID.
+    /// The event id: `identifier` if the trailer holds IDENTIFIER, else `id`.
     pub fn event_id(&self) -> Option<u64> {
-        if self.has(sample_type::IDENTIFIER) {
-            Some(self.identifier)
-        } else {
-            self.has(sample_type::ID).then_some(self.id)
-        }
-    }
-    /// `stream_id`, if the trailer holds STREAM_ID.
-    pub fn stream_id(&self) -> Option<u64> {
-        self.has(sample_type::STREAM_ID).then_some(self.stream_id)
-    }
-    /// `cpu`, if the trailer holds CPU.
-    pub fn cpu(&self) -> Option<u32> {
-        self.has(sample_type::CPU).then_some(self.cpu)
+        self.identifier.or(self.id)
     }
 
     /// The trailer in `bytes`, which holds exactly [`SampleId::size`]`(sample_type)` bytes
     /// (checked by the caller; a shorter slice leaves the missing fields 0).
     #[inline]
     pub(crate) fn from_trailer(bytes: &[u8], sample_type: u64, e: Endian) -> SampleId {
-        let mut s = SampleId { fields: sample_type & sample_type::SAMPLE_ID_BITS, ..SampleId::default() };
-        // The fields in wire order, each the next 8 bytes.
+        let mut s = SampleId::default();
+        // The fields in wire order, each the next 8 bytes (0 past a short slice's end).
         let mut words = bytes.chunks_exact(8).map(|w| <[u8; 8]>::try_from(w).unwrap_or_default());
-        let mut next = |bit: u64| if sample_type & bit != 0 { words.next() } else { None };
-        if let Some(w) = next(sample_type::TID) {
-            (s.pid, s.tid) = e.u32_pair_at(&w, 0).unwrap_or_default();
-        }
-        if let Some(w) = next(sample_type::TIME) {
-            s.time = e.u64(w);
-        }
-        if let Some(w) = next(sample_type::ID) {
-            s.id = e.u64(w);
-        }
-        if let Some(w) = next(sample_type::STREAM_ID) {
-            s.stream_id = e.u64(w);
-        }
-        if let Some(w) = next(sample_type::CPU) {
-            (s.cpu, s.res) = e.u32_pair_at(&w, 0).unwrap_or_default();
-        }
-        if let Some(w) = next(sample_type::IDENTIFIER) {
-            s.identifier = e.u64(w);
-        }
+        let mut next = |bit: u64| (sample_type & bit != 0).then(|| words.next().unwrap_or_default());
+        s.tid = next(sample_type::TID).map(|w| {
+            let (pid, tid) = e.u32_pair_at(&w, 0).unwrap_or_default();
+            PidTid { pid, tid }
+        });
+        s.time = next(sample_type::TIME).map(|w| e.u64(w));
+        s.id = next(sample_type::ID).map(|w| e.u64(w));
+        s.stream_id = next(sample_type::STREAM_ID).map(|w| e.u64(w));
+        s.cpu = next(sample_type::CPU).map(|w| {
+            let (cpu, res) = e.u32_pair_at(&w, 0).unwrap_or_default();
+            SampleCpu { cpu, res }
+        });
+        s.identifier = next(sample_type::IDENTIFIER).map(|w| e.u64(w));
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The encoder writes exactly the fields `sample_type` asks for, in wire order, a `None`
+    /// one as 0; decoding gives `masked`'s value back.
+    #[test]
+    fn the_trailer_holds_the_fields_of_sample_type_and_no_other() {
+        let full = SampleId {
+            tid: Some(PidTid { pid: 1, tid: 2 }),
+            time: Some(3),
+            id: Some(4),
+            stream_id: Some(5),
+            cpu: Some(SampleCpu { cpu: 6, res: 0 }),
+            identifier: None,
+        };
+        for st in [
+            sample_type::TID,
+            sample_type::TIME,
+            sample_type::ID | sample_type::CPU,
+            sample_type::STREAM_ID | sample_type::IDENTIFIER,
+            sample_type::SAMPLE_ID_BITS,
+        ] {
+            let mut out = [0xffu8; 64];
+            let n = full.encode(st, Endian::Little, &mut out).unwrap();
+            assert_eq!(n, SampleId::size(st));
+            let back = SampleId::from_trailer(&out[..n], st, Endian::Little);
+            assert_eq!(back, full.masked(st), "sample_type {st:#x}");
+        }
+        let mut out = [0u8; 8];
+        assert_eq!(full.encode(sample_type::TIME, Endian::Big, &mut out), Some(8));
+        assert_eq!(out, 3u64.to_be_bytes(), "TIME alone: no TID before it");
+        assert_eq!(full.encode(sample_type::TID | sample_type::TIME, Endian::Big, &mut out), None, "too short");
+    }
+
+    /// The event id is IDENTIFIER's, else ID's.
+    #[test]
+    fn the_event_id_is_identifiers_else_ids() {
+        let both = SampleId { id: Some(4), identifier: Some(7), ..SampleId::default() };
+        assert_eq!(both.event_id(), Some(7));
+        assert_eq!(SampleId { identifier: None, ..both }.event_id(), Some(4));
+        assert_eq!(SampleId::default().event_id(), None);
     }
 }

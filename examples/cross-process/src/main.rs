@@ -83,7 +83,13 @@ fn guest(fd: Option<i32>) -> Result<(), Error> {
     let layout = perfring::record::EventLayout::new(&attr(), Endian::NATIVE);
     let pid = std::process::id();
     let sid = |time| {
-        SampleId { pid, tid: pid, time, identifier: EVENT_ID, ..SampleId::default() }.masked(layout.attr().sample_type)
+        SampleId {
+            tid: Some(PidTid { pid, tid: pid }),
+            time: Some(time),
+            identifier: Some(EVENT_ID),
+            ..SampleId::default()
+        }
+        .masked(layout.attr().sample_type)
     };
     let start = 1_000_000_000u64;
     let mut buf = [0u8; 128];

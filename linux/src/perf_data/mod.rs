@@ -405,7 +405,10 @@ impl<W: Write> PerfData<W> {
     pub fn synthesize_comm(&mut self, pid: i32, comm: &str) -> Result<(), LinuxError> {
         let Some(attr) = self.writer.attrs().first().map(|a| a.attr) else { return Ok(()) };
         let Ok(comm) = std::ffi::CString::new(comm) else { return Ok(()) };
-        let sid = perfring::record::SampleId { pid: pid as u32, tid: pid as u32, ..Default::default() };
+        let sid = perfring::record::SampleId {
+            tid: Some(perfring::record::PidTid { pid: pid as u32, tid: pid as u32 }),
+            ..Default::default()
+        };
         let rec = Record::Comm(perfring::record::Comm {
             misc: 0,
             pid: pid as u32,
@@ -549,7 +552,7 @@ impl<W: Write> PerfData<W> {
             }
             lost[index] += n;
             let Some(attr) = self.writer.attrs().get(index).map(|a| a.attr) else { continue };
-            let sample_id = SampleId { id: event.id(), identifier: event.id(), ..SampleId::default() };
+            let sample_id = SampleId { id: Some(event.id()), identifier: Some(event.id()), ..SampleId::default() };
             let record = Record::LostSamples(LostSamples {
                 misc: 0,
                 lost: n,

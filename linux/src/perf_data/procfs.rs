@@ -8,7 +8,9 @@ use std::io::Write;
 
 use std::time::{Duration, Instant};
 
-use perfring::record::{ns_index, Comm, Entries, Mmap2, Mmap2File, NamespaceLink, Namespaces, Record, SampleId};
+use perfring::record::{
+    ns_index, Comm, Entries, Mmap2, Mmap2File, NamespaceLink, Namespaces, PidTid, Record, SampleId,
+};
 use perfring_data::Writer;
 
 use crate::LinuxError;
@@ -53,7 +55,7 @@ pub fn synthesize_namespaces<W: Write>(w: &mut Writer<W>, pid: u32, tid: u32) ->
         std::fs::metadata(format!("/proc/{tid}/ns/{ns}"))
             .map_or(NamespaceLink { dev: 0, ino: 0 }, |m| NamespaceLink { dev: m.dev(), ino: m.ino() })
     });
-    let sample_id = Some(SampleId { pid, tid, ..SampleId::default() }.masked(attr.sample_type));
+    let sample_id = Some(SampleId { tid: Some(PidTid { pid, tid }), ..SampleId::default() }.masked(attr.sample_type));
     let rec = Record::Namespaces(Namespaces { misc: 0, pid, tid, links: Entries::from_slice(&links), sample_id });
     Ok(w.write_record(&rec, 0)?)
 }
@@ -69,7 +71,9 @@ pub fn synthesize<W: Write>(
     mapped: &mut impl FnMut(u32, u64, u64, &str),
 ) -> Result<bool, LinuxError> {
     let Some(attr) = w.attrs().first().map(|a| a.attr) else { return Ok(false) };
-    let sid = |tid: u32| Some(SampleId { pid: pid as u32, tid, ..SampleId::default() }.masked(attr.sample_type));
+    let sid = |tid: u32| {
+        Some(SampleId { tid: Some(PidTid { pid: pid as u32, tid }), ..SampleId::default() }.masked(attr.sample_type))
+    };
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Ok(false) };
     let mut tids: Vec<u32> = dir.flatten().filter_map(|t| t.file_name().to_str()?.parse().ok()).collect();
     tids.sort_unstable();
@@ -286,7 +290,8 @@ fn kernel_start_in(listing: impl std::io::BufRead) -> Option<u64> {
 /// addresses.
 pub fn synthesize_kernel<W: Write>(w: &mut Writer<W>) -> Result<(), LinuxError> {
     let (Some(attr), Some((start, end))) = (w.attrs().first().map(|a| a.attr), kernel_text()) else { return Ok(()) };
-    let sid = Some(SampleId { pid: u32::MAX, tid: 0, ..SampleId::default() }.masked(attr.sample_type));
+    let sid =
+        Some(SampleId { tid: Some(PidTid { pid: u32::MAX, tid: 0 }), ..SampleId::default() }.masked(attr.sample_type));
     let name = CString::new("[kernel.kallsyms]_text").unwrap_or_default();
     let rec = Record::Mmap(perfring::record::Mmap {
         misc: MISC_KERNEL,

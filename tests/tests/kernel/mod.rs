@@ -330,22 +330,24 @@ impl Cursor<'_> {
         }
         self.at = start;
         if t & st::TID != 0 {
-            (sid.pid, sid.tid) = self.pair()?;
+            let (pid, tid) = self.pair()?;
+            sid.tid = Some(perfring::record::PidTid { pid, tid });
         }
         if t & st::TIME != 0 {
-            sid.time = self.u64()?;
+            sid.time = Some(self.u64()?);
         }
         if t & st::ID != 0 {
-            sid.id = self.u64()?;
+            sid.id = Some(self.u64()?);
         }
         if t & st::STREAM_ID != 0 {
-            sid.stream_id = self.u64()?;
+            sid.stream_id = Some(self.u64()?);
         }
         if t & st::CPU != 0 {
-            (sid.cpu, sid.res) = self.pair()?;
+            let (cpu, res) = self.pair()?;
+            sid.cpu = Some(perfring::record::SampleCpu { cpu, res });
         }
         if t & st::IDENTIFIER != 0 {
-            sid.identifier = self.u64()?;
+            sid.identifier = Some(self.u64()?);
         }
         Ok(sid)
     }
