@@ -116,20 +116,6 @@ impl super::entries::sealed::Sealed for BranchEntry {
 
 impl super::Entry for BranchEntry {}
 
-/// Write branch entries (a bulk copy when the record's bytes are already in `w`'s order).
-fn encode_entries(entries: &Entries<'_, BranchEntry>, w: &mut Writer<'_>) {
-    match entries.bytes_in(w.endian) {
-        Some(bytes) => w.put(bytes),
-        None => {
-            for e in entries.iter() {
-                w.u64(e.from);
-                w.u64(e.to);
-                w.u64(e.flags.to_wire(w.endian));
-            }
-        }
-    }
-}
-
 /// SAMPLE's BRANCH_STACK field.
 ///
 /// **`hw_idx`.** With `HW_INDEX` in `branch_sample_type`, the kernel writes `hw_idx` after `nr`
@@ -222,7 +208,11 @@ impl<'a> BranchStack<'a> {
         if let Some(i) = self.hw_idx {
             w.u64(i);
         }
-        encode_entries(&self.entries, w);
+        w.entries(&self.entries, |w, e| {
+            w.u64(e.from);
+            w.u64(e.to);
+            w.u64(e.flags.to_wire(w.endian));
+        });
         if let Some(c) = &self.counters {
             w.u64s(c);
         }

@@ -274,16 +274,22 @@ impl<'o> Writer<'o> {
         self.put(&[v]);
     }
 
-    /// Every value of `values`, in this writer's order (a bulk copy when the bytes already are).
-    pub(crate) fn u64s(&mut self, values: &Entries<'_, u64>) {
-        match values.bytes_in(self.endian) {
+    /// Every entry of `entries`, in this writer's order: a bulk copy of the record's bytes when
+    /// they already are, else `write_one` for each entry.
+    pub(crate) fn entries<T: Entry>(&mut self, entries: &Entries<'_, T>, write_one: impl Fn(&mut Self, T)) {
+        match entries.bytes_in(self.endian) {
             Some(bytes) => self.put(bytes),
-            _ => {
-                for v in values.iter() {
-                    self.u64(v);
+            None => {
+                for e in entries.iter() {
+                    write_one(self, e);
                 }
             }
         }
+    }
+
+    /// Every value of `values`, in this writer's order.
+    pub(crate) fn u64s(&mut self, values: &Entries<'_, u64>) {
+        self.entries(values, |w, v| w.u64(v));
     }
 
     /// Bytes, then zeros up to the next multiple of 8 of `bytes.len() + extra` (`extra`: bytes

@@ -137,18 +137,13 @@ impl<'a, T: Entry> Entries<'a, T> {
         EntriesIter { repr }
     }
 
-    /// The record bytes and their layout, if these entries were decoded (the encoder copies
-    /// them in bulk when the byte order is its own).
-    pub(crate) fn raw_bytes(&self) -> Option<(&'a [u8], T::Layout)> {
-        match self.repr {
-            Repr::Bytes(b, layout) => Some((b, layout)),
-            Repr::Slice(_) => None,
-        }
-    }
-
-    /// The record bytes, if these entries were decoded in `endian` order.
+    /// The record bytes, if these entries were decoded in `endian` order (the encoder copies
+    /// them in bulk then).
     pub(crate) fn bytes_in(&self, endian: Endian) -> Option<&'a [u8]> {
-        self.raw_bytes().filter(|&(_, layout)| T::endian(layout) == endian).map(|(b, _)| b)
+        match self.repr {
+            Repr::Bytes(b, layout) if T::endian(layout) == endian => Some(b),
+            _ => None,
+        }
     }
 }
 

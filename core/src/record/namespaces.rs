@@ -95,15 +95,10 @@ impl<'a> Body<'a> for Namespaces<'a> {
         w.u32(self.pid);
         w.u32(self.tid);
         w.u64(self.links.len() as u64);
-        match self.links.bytes_in(w.endian) {
-            Some(bytes) => w.put(bytes),
-            None => {
-                for l in self.links.iter() {
-                    w.u64(l.dev);
-                    w.u64(l.ino);
-                }
-            }
-        }
+        w.entries(&self.links, |w, l| {
+            w.u64(l.dev);
+            w.u64(l.ino);
+        });
     }
     common_fields!();
 }

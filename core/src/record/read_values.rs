@@ -311,18 +311,12 @@ impl<'a> ReadValues<'a> {
                 for v in [g.time_enabled, g.time_running].into_iter().flatten() {
                     w.u64(v);
                 }
-                match g.entries.bytes_in(w.endian) {
-                    // (A bulk copy when the record's bytes are already in the output's order.)
-                    Some(bytes) => w.put(bytes),
-                    None => {
-                        for e in g.entries.iter() {
-                            w.u64(e.value);
-                            for v in [e.id, e.lost].into_iter().flatten() {
-                                w.u64(v);
-                            }
-                        }
+                w.entries(&g.entries, |w, e| {
+                    w.u64(e.value);
+                    for v in [e.id, e.lost].into_iter().flatten() {
+                        w.u64(v);
                     }
-                }
+                });
             }
         }
     }
