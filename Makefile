@@ -275,7 +275,7 @@ bench-instructions:
 	echo "  an accessor of a field the event lacks (18 of them after the view, each value added if there is one):"; \
 	echo "                                                                $$(awk "BEGIN { printf \"%.1f\", (($$a2 - $$a1) - ($$u2 - $$u1)) / 100000 / 18 }") instructions per accessor"; \
 	fwd=$$(( ((i2 - i1) - (t2 - t1)) / 100000 )); rev=$$(( ((v2 - v1) - (t2 - t1)) / 100000 )); \
-	echo "every field through its accessor (17, whatever the event writes), one step, a 12-field SAMPLE (CALLCHAIN, REGS_USER, STACK_USER, 3 u64s after them):"; \
+	echo "every field through its accessor (16, whatever the event writes), one step, a 12-field SAMPLE (CALLCHAIN, REGS_USER, STACK_USER, 3 u64s after them):"; \
 	echo "  in output order: $$fwd, last to first: $$rev instructions per SAMPLE ($$(awk "BEGIN { printf \"%+.1f\", 100 * ($$rev - $$fwd) / $$fwd }") %)"
 
 ## The reader's CPU time per record drained and decoded from a real kernel ring:

@@ -179,7 +179,7 @@ fn perfring_walk<F: FnMut(&Fields), const TIER: u8>(
                 errors += 1;
                 continue;
             };
-            let pt = v.pid_tid();
+            let pt = v.tid();
             let f = Fields {
                 pid: pt.map(|p| p.pid),
                 tid: pt.map(|p| p.tid),
@@ -233,8 +233,8 @@ fn perfring_decode<F: FnMut(&Fields)>(
         }
         match set.attribute(&r).decode() {
             Ok(Record::Sample(s)) => sample(&Fields {
-                pid: s.pid_tid().map(|t| t.pid),
-                tid: s.pid_tid().map(|t| t.tid),
+                pid: s.tid().map(|t| t.pid),
+                tid: s.tid().map(|t| t.tid),
                 time: s.time(),
                 ip: s.ip(),
                 period: s.period(),

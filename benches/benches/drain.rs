@@ -86,7 +86,7 @@ fn perfring_run(tid: i32, decode: bool) -> Run {
                 run.lost_records += u64::from(r.header.type_ == 2);
                 if decode {
                     if let Ok(s) = set.attribute(r).sample() {
-                        run.sample(s.ip(), s.tid(), s.time(), s.period());
+                        run.sample(s.ip(), s.tid().map(|t| t.tid), s.time(), s.period());
                     }
                 } else {
                     run.checksum ^= r.bytes.len() as u64;

@@ -277,8 +277,8 @@ fn decode_run<const HOW: u8>(n: usize) {
                 acc = acc
                     .wrapping_add(index as u64)
                     .wrapping_add(v.ip().unwrap_or(0))
-                    .wrapping_add(u64::from(v.pid().unwrap_or(0)))
-                    .wrapping_add(u64::from(v.tid().unwrap_or(0)))
+                    .wrapping_add(u64::from(v.tid().map(|t| t.pid).unwrap_or(0)))
+                    .wrapping_add(u64::from(v.tid().map(|t| t.tid).unwrap_or(0)))
                     .wrapping_add(v.time().unwrap_or(0))
                     .wrapping_add(v.period().unwrap_or(0));
             }
@@ -304,8 +304,8 @@ fn decode_run<const HOW: u8>(n: usize) {
                 acc = acc
                     .wrapping_add(index as u64)
                     .wrapping_add(v.ip().unwrap_or(0))
-                    .wrapping_add(u64::from(v.pid().unwrap_or(0)))
-                    .wrapping_add(u64::from(v.tid().unwrap_or(0)))
+                    .wrapping_add(u64::from(v.tid().map(|t| t.pid).unwrap_or(0)))
+                    .wrapping_add(u64::from(v.tid().map(|t| t.tid).unwrap_or(0)))
                     .wrapping_add(v.time().unwrap_or(0))
                     .wrapping_add(v.period().unwrap_or(0));
                 // … and the 18 fields this event does not write, each added when it is there.
@@ -436,8 +436,7 @@ fn tail_run(n: usize, reverse: Option<bool>) {
                 v.stream_id().unwrap_or(0),
                 v.addr().unwrap_or(0),
                 v.time().unwrap_or(0),
-                u64::from(v.tid().unwrap_or(0)),
-                u64::from(v.pid().unwrap_or(0)),
+                u64::from(v.tid().map(|t| t.pid ^ t.tid).unwrap_or(0)),
                 v.ip().unwrap_or(0),
                 v.identifier().unwrap_or(0)
             );
@@ -445,8 +444,7 @@ fn tail_run(n: usize, reverse: Option<bool>) {
             fields!(
                 v.identifier().unwrap_or(0),
                 v.ip().unwrap_or(0),
-                u64::from(v.pid().unwrap_or(0)),
-                u64::from(v.tid().unwrap_or(0)),
+                u64::from(v.tid().map(|t| t.pid ^ t.tid).unwrap_or(0)),
                 v.time().unwrap_or(0),
                 v.addr().unwrap_or(0),
                 v.stream_id().unwrap_or(0),

@@ -90,14 +90,10 @@ fn check<S: perfring_data::Source>(mut reader: Reader<S>) -> usize {
         let view = r.view().unwrap();
         // The decode's own: a SAMPLE's fields, another record's trailer's.
         let decoded = match &full {
-            Record::Sample(s) => {
-                (s.time(), s.identifier().or(s.id()), s.pid_tid().map(|t| t.pid), s.pid_tid().map(|t| t.tid))
-            }
-            other => other.sample_id().map_or((None, None, None, None), |t| {
-                (t.time, t.event_id(), t.tid.map(|p| p.pid), t.tid.map(|p| p.tid))
-            }),
+            Record::Sample(s) => (s.time(), s.identifier().or(s.id()), s.tid()),
+            other => other.sample_id().map_or((None, None, None), |t| (t.time, t.event_id(), t.tid)),
         };
-        assert_eq!((view.time(), view.id(), view.pid(), view.tid()), decoded, "{r:?}");
+        assert_eq!((view.time(), view.id(), view.tid()), decoded, "{r:?}");
         let Record::Sample(s) = full else {
             assert!(matches!(r.sample(), Err(DecodeError::NotASample { .. })));
             assert!(matches!(r.fixed::<ST0>(), Err(DecodeError::NotASample { .. })), "{r:?}");
@@ -106,8 +102,8 @@ fn check<S: perfring_data::Source>(mut reader: Reader<S>) -> usize {
         samples += 1;
         let v = r.sample().unwrap();
         assert_eq!(
-            (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.period()),
-            (s.identifier(), s.ip(), s.pid_tid(), s.time(), s.period())
+            (v.identifier(), v.ip(), v.tid(), v.time(), v.period()),
+            (s.identifier(), s.ip(), s.tid(), s.time(), s.period())
         );
         assert_eq!((v.callchain(), v.phys_addr()), (Ok(s.callchain().unwrap()), Ok(s.phys_addr().unwrap())));
         match r.event().ok() {
@@ -124,7 +120,7 @@ fn check<S: perfring_data::Source>(mut reader: Reader<S>) -> usize {
             }
             _ => {
                 let f = r.fixed::<ST1>().unwrap();
-                assert_eq!((f.identifier(), f.ip(), f.pid_tid()), (s.identifier(), s.ip(), s.pid_tid()));
+                assert_eq!((f.identifier(), f.ip(), f.tid()), (s.identifier(), s.ip(), s.tid()));
             }
         }
     }

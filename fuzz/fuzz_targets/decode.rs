@@ -28,11 +28,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use perfring_tests::decode::Ctx;
 use perfring::record::{
-    branch_sample_type, sample_type as st, Attr, DecodeError, Encode, EncodeError, Endian, EventLayout,
-    EventRecord, EventSet, Header, IdEntry, RawRecord, Record, Walker,
+    branch_sample_type, sample_type as st, Attr, DecodeError, Encode, EncodeError, Endian, EventLayout, EventRecord,
+    EventSet, Header, IdEntry, RawRecord, Record, Walker,
 };
+use perfring_tests::decode::Ctx;
 
 const HEAD: usize = 41;
 
@@ -103,15 +103,16 @@ fn two_events(attr: &Attr, endian: Endian) -> EventSet<[EventLayout; 2], [IdEntr
 /// The views against the complete decode (when it succeeded), and the two-event set and the
 /// walkers on the same bytes.
 fn fast_path<'a>(rec: &impl EventRecord<'a>, bytes: &[u8], ctx: &Ctx, full: Option<&Record<'_>>) {
-    let fields = rec.view().ok().map(|v| (v.time(), v.id(), v.stream_id(), v.cpu(), v.pid(), v.tid()));
+    let fields = rec.view().ok().map(|v| (v.time(), v.id(), v.stream_id(), v.cpu(), v.tid()));
     let sample = rec.sample();
     if let Ok(v) = &sample {
-        let _ = (v.identifier(), v.ip(), v.pid_tid(), v.addr(), v.period(), v.read(), v.callchain(), v.raw());
+        let _ = (v.identifier(), v.ip(), v.tid(), v.addr(), v.period(), v.read(), v.callchain(), v.raw());
         let _ = (v.branch_stack(), v.regs_user(), v.stack_user(), v.weight(), v.regs_intr(), v.aux());
     }
     if let Some(full) = full.filter(|r| !matches!(r, Record::Unknown { .. })) {
         let wide = |v: Option<u32>| v.map(u64::from);
-        let fields = fields.map(|(t, i, s, c, p, d)| [t, i, s, wide(c), wide(p), wide(d)]);
+        let fields = fields
+            .map(|(t, i, s, c, p)| [t, i, s, wide(c.map(|c| c.cpu)), wide(p.map(|p| p.pid)), wide(p.map(|p| p.tid))]);
         let want = perfring_tests::decode::identifying(full);
         assert_eq!(fields, Some(want), "{full:?}");
         if let Record::Sample(d) = full {
@@ -120,7 +121,7 @@ fn fast_path<'a>(rec: &impl EventRecord<'a>, bytes: &[u8], ctx: &Ctx, full: Opti
             let v = sample.expect("a decoded SAMPLE has a view");
             assert_eq!(&v, d, "the decode's view is the record's view");
             assert_eq!(
-                (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr()),
+                (v.identifier(), v.ip(), v.tid(), v.time(), v.addr()),
                 (s.identifier, s.ip, s.tid, s.time, s.addr)
             );
             assert_eq!(
@@ -158,8 +159,8 @@ fn fixed_path<const ST: u64>(bytes: &[u8], endian: Endian) {
             Ok(f) => {
                 let v = rec.sample().unwrap();
                 assert_eq!(
-                    (f.identifier(), f.ip(), f.pid_tid(), f.time(), f.addr()),
-                    (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr())
+                    (f.identifier(), f.ip(), f.tid(), f.time(), f.addr()),
+                    (v.identifier(), v.ip(), v.tid(), v.time(), v.addr())
                 );
                 assert_eq!((f.id(), f.stream_id(), f.cpu(), f.period()), (v.id(), v.stream_id(), v.cpu(), v.period()));
             }

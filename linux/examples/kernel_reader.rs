@@ -64,7 +64,7 @@ fn main() -> ExitCode {
                 Ok(Record::Sample(s)) => {
                     *samples.entry(name).or_insert(0u64) += 1;
                     *by_cpu.entry(s.cpu().map_or(r.cpu(), |c| c.cpu)).or_insert(0u64) += 1;
-                    *by_tid.entry(s.pid_tid().map(|t| (t.pid, t.tid))).or_insert(0u64) += 1;
+                    *by_tid.entry(s.tid().map(|t| (t.pid, t.tid))).or_insert(0u64) += 1;
                 }
                 Ok(Record::Lost(l)) => *lost.entry(name).or_insert(0u64) += l.lost,
                 Ok(_) => {}

@@ -25,7 +25,7 @@
 //! let pid = session.pid().unwrap() as u32;
 //! let mut samples = [0; 2]; // by event
 //! let status = session.run(|record| if let (Ok(event), Ok(sample)) = (record.event(), record.sample()) {
-//!     assert_eq!(sample.pid(), Some(pid), "only the command is sampled");
+//!     assert_eq!(sample.tid().map(|t| t.pid), Some(pid), "only the command is sampled");
 //!     samples[event] += 1;
 //! });
 //! assert_eq!(status.unwrap(), Some(0));

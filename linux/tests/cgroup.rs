@@ -46,7 +46,7 @@ fn an_event_in_a_cgroup_samples_its_tasks_alone() {
         session
             .drain(|r| {
                 let (Ok(event), Ok(s)) = (r.event(), r.sample()) else { return };
-                let who = match s.pid() {
+                let who = match s.tid().map(|t| t.pid) {
                     Some(p) if p == pin => 0,
                     Some(p) if p == pout => 1,
                     _ => 2,

@@ -121,7 +121,7 @@ fn two_events_in_one_ring_are_attributed_to_their_event() {
         let Ok(Record::Sample(s)) = rec.decode() else { continue };
         per_event[i] += 1;
         assert_eq!(s.identifier(), Some([ea.id(), eb.id()][i]));
-        assert_eq!(s.pid_tid().map(|t| t.tid), Some(gettid()));
+        assert_eq!(s.tid().map(|t| t.tid), Some(gettid()));
         match i {
             0 => assert!(s.ip().is_some() && s.period().is_none()),
             _ => assert!(s.ip().is_none() && s.period() == Some(150_000)),
@@ -450,7 +450,7 @@ fn counts_and_side_band_records_of_a_child_process() {
         if rec.type_() == types::COMM || rec.type_() == types::EXIT || rec.type_() == types::MMAP2 {
             let view = attributed.view().unwrap();
             assert_eq!(view.id(), Some(event.id()), "{rec:?}");
-            assert_eq!(view.pid(), Some(child.id()), "{rec:?}");
+            assert_eq!(view.tid().map(|t| t.pid), Some(child.id()), "{rec:?}");
             assert_eq!(
                 rec.sample_id().and_then(|t| t.tid).map(|t| t.pid),
                 Some(child.id()),

@@ -51,11 +51,11 @@ fn a_commands_records_are_attributed_to_their_event_on_their_cpu() {
                 const IDS: u64 = st::IDENTIFIER | st::TID | st::CPU | st::PERIOD;
                 let f = r.fixed::<IDS>().unwrap();
                 assert_eq!(
-                    (f.identifier(), f.pid_tid(), f.cpu(), f.period()),
-                    (s.identifier(), s.pid_tid(), s.cpu(), s.period())
+                    (f.identifier(), f.tid(), f.cpu(), f.period()),
+                    (s.identifier(), s.tid(), s.cpu(), s.period())
                 );
                 assert!(matches!(r.fixed::<{ IDS | st::IP }>(), Err(DecodeError::SampleTypeDiffers { .. })));
-                assert_eq!(s.pid(), Some(pid));
+                assert_eq!(s.tid().map(|t| t.pid), Some(pid));
                 assert_eq!(s.cpu().map(|c| c.cpu), Some(r.cpu()), "a ring holds its own CPU's samples");
                 // The periods tell the two events apart: a wrong attribution shows here.
                 assert_eq!(s.period(), Some([200_000, 1][event]), "sample of event {event}");
@@ -90,7 +90,7 @@ fn a_running_process_is_followed_until_its_threads_exit() {
     let mut ended = false;
     while !ended && t.elapsed() < Duration::from_secs(30) {
         ended = session.wait(Some(Duration::from_millis(100))).unwrap();
-        session.drain(|r| tids.extend(r.sample().ok().and_then(|s| s.tid()))).unwrap();
+        session.drain(|r| tids.extend(r.sample().ok().and_then(|s| s.tid()).map(|t| t.tid))).unwrap();
         if !ended {
             let _ = child.try_wait();
         }
@@ -267,7 +267,7 @@ fn per_thread_rings_a_flush_threshold_and_reading_on_the_rings_cpu() {
         .drain(|r| {
             assert_eq!(r.cpu(), perfring_linux::ANY_CPU);
             if let Ok(s) = r.sample() {
-                assert_eq!(s.pid(), Some(pid));
+                assert_eq!(s.tid().map(|t| t.pid), Some(pid));
                 samples += 1;
             }
         })

@@ -439,7 +439,7 @@ fn note(
             match CpuMode::from_misc(raw.header.misc) {
                 CpuMode::Kernel => notes.kernel = true,
                 CpuMode::User => {
-                    if let (Some(pid), Some(ip)) = (sample.pid(), sample.ip()) {
+                    if let (Some(pid), Some(ip)) = (sample.tid().map(|t| t.pid), sample.ip()) {
                         let hit = (pid, ip & !0xfff);
                         if notes.recent.fresh(hit) {
                             notes.hits.insert(hit);

@@ -178,8 +178,8 @@ pub fn identifying(record: &Record<'_>) -> [Option<u64>; 6] {
             s.identifier().or(s.id()),
             s.stream_id(),
             wide(s.cpu().map(|c| c.cpu)),
-            wide(s.pid_tid().map(|t| t.pid)),
-            wide(s.pid_tid().map(|t| t.tid)),
+            wide(s.tid().map(|t| t.pid)),
+            wide(s.tid().map(|t| t.tid)),
         ],
         other => other.sample_id().map_or([None; 6], |t| {
             let (pid, tid) = (t.tid.map(|p| p.pid), t.tid.map(|p| p.tid));

@@ -160,7 +160,7 @@ fn read_ours(bytes: &[u8], with_cpu_default: Option<bool>) -> Ours {
         let cpu_bit = attr.sample_type & st::CPU != 0;
         let with = *with_cpu.get_or_insert(cpu_bit);
         let Record::Sample(s) = rec.decode().unwrap() else { panic!("a SAMPLE decodes to a Sample") };
-        let tid = s.pid_tid().unwrap();
+        let tid = s.tid().unwrap();
         let tuple = |period| {
             (
                 tid.pid,
@@ -584,7 +584,7 @@ fn a_threads_directory_reads_as_perf_reads_it() {
     while let Some(rec) = r.next_record().unwrap() {
         *counts.entry(stat_name(rec.raw().header.type_)).or_default() += 1;
         if let Ok(Record::Sample(s)) = rec.decode() {
-            let t = s.pid_tid().unwrap();
+            let t = s.tid().unwrap();
             samples.push((t.pid, t.tid, s.time().unwrap(), None, s.ip().unwrap(), s.period().unwrap_or(100000)));
         }
     }

@@ -175,7 +175,7 @@ impl<'f> FileView<'f> {
             Record::Sample(s) => {
                 prefix = self.prefix(s.cpu().map(|c| c.cpu), s.time(), true);
                 self.sample_details(fr, &s.to_sample().unwrap(), a, &mut details);
-                let (pid, tid) = s.pid_tid().map_or((-1, -1), |t| (t.pid as i32, t.tid as i32));
+                let (pid, tid) = s.tid().map_or((-1, -1), |t| (t.pid as i32, t.tid as i32));
                 format!(
                     "SAMPLE(IP, {:#x}): {pid}/{tid}: {} period: {} addr: {}",
                     rec.misc(),
@@ -533,7 +533,7 @@ fn check_raw_tracepoint_headers(path: &Path) {
             let a = &file.attrs[i].attr;
             if let (2, Some(raw)) = (a.type_, s.raw().unwrap()) {
                 assert_eq!(u64::from(file.endian.u16(raw[..2].try_into().unwrap())), a.config);
-                assert_eq!(file.endian.u32(raw[4..8].try_into().unwrap()), s.pid_tid().unwrap().tid);
+                assert_eq!(file.endian.u32(raw[4..8].try_into().unwrap()), s.tid().unwrap().tid);
                 assert_eq!((raw.len() + 4) % 8, 0);
                 n += 1;
             }

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use perfring::record::{
-    types, Endian, EventLayout, EventRecord, EventSet, IdEntry, RawRecord, ReadValues, Record, Walker,
+    types, Endian, EventLayout, EventRecord, EventSet, IdEntry, PidTid, RawRecord, ReadValues, Record, Walker,
 };
 use perfring_data::{FileAttr, Reader};
 
@@ -93,7 +93,8 @@ fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData,
     let what = format!("record at {} ({})", r.offset, full.name());
     if !matches!(full, Record::Unknown { .. }) {
         let wide = |v: Option<u32>| v.map(u64::from);
-        let seen = [view.time(), view.id(), view.stream_id(), wide(view.cpu()), wide(view.pid()), wide(view.tid())];
+        let (pid, tid) = (view.tid().map(|t| t.pid), view.tid().map(|t| t.tid));
+        let seen = [view.time(), view.id(), view.stream_id(), wide(view.cpu().map(|c| c.cpu)), wide(pid), wide(tid)];
         assert_eq!(seen, perfring_tests::decode::identifying(&full), "{what}: time, id, stream_id, cpu, pid, tid");
     }
     let Record::Sample(d) = full else {
@@ -108,7 +109,7 @@ fn check_record(set: &EventSet<Vec<EventLayout>, Vec<IdEntry>>, file: &PerfData,
     assert_eq!(v.exact_ip(), s.exact_ip(), "{what}");
     assert_eq!(v.identifier(), s.identifier, "{what}");
     assert_eq!(v.ip(), s.ip, "{what}");
-    assert_eq!(v.pid_tid(), s.tid, "{what}");
+    assert_eq!(v.tid(), s.tid, "{what}");
     assert_eq!(v.time(), s.time, "{what}");
     assert_eq!(v.addr(), s.addr, "{what}");
     assert_eq!(v.id(), s.id.or(s.identifier), "{what}: perf's sample->id, ID or else IDENTIFIER");
@@ -198,7 +199,10 @@ fn big_endian_layouts_read_the_same_fields() {
         let raw = perfring_tests::decode::raw(&rec, &ctx).unwrap();
         let r = set.attribute(&raw);
         let v = r.sample().unwrap();
-        assert_eq!((v.identifier(), v.ip(), v.pid(), v.tid()), (Some(7), Some(0xffff_8000_1234), Some(42), Some(43)));
+        assert_eq!(
+            (v.identifier(), v.ip(), v.tid()),
+            (Some(7), Some(0xffff_8000_1234), Some(PidTid { pid: 42, tid: 43 }))
+        );
         assert_eq!((v.time(), v.period(), v.addr(), r.raw().header.misc), (Some(1_000_000), Some(4000), None, 1));
         let Ok(decoded @ Record::Sample(s)) = r.decode() else { panic!("{:?}", r.decode()) };
         assert_eq!(
@@ -252,7 +256,7 @@ fn multi_event_captures_attribute_every_sample_to_the_event_perf_script_names() 
         for r in &samples {
             let rec = set.attribute(r);
             let (index, v) = (rec.event().unwrap(), rec.sample().unwrap());
-            let key = (v.tid().unwrap(), v.time().unwrap());
+            let key = (v.tid().unwrap().tid, v.time().unwrap());
             match v.read().unwrap() {
                 Some(ReadValues::Group(g)) => {
                     for e in g.entries.iter() {
@@ -305,7 +309,7 @@ fn fixed_agrees<const ST: u64>(file: &PerfData, set: &EventSet<Vec<EventLayout>,
         let f = rec.fixed::<ST>().unwrap_or_else(|e| panic!("record at {}: {e}", r.offset));
         let v = rec.sample().unwrap();
         let what = format!("sample at {}", r.offset);
-        assert_eq!((f.identifier(), f.ip(), f.pid_tid()), (v.identifier(), v.ip(), v.pid_tid()), "{what}");
+        assert_eq!((f.identifier(), f.ip(), f.tid()), (v.identifier(), v.ip(), v.tid()), "{what}");
         assert_eq!((f.time(), f.addr(), f.id(), f.stream_id()), (v.time(), v.addr(), v.id(), v.stream_id()), "{what}");
         assert_eq!((f.cpu(), f.period()), (v.cpu(), v.period()), "{what}");
         n += 1;

@@ -50,7 +50,7 @@ pub fn fold(acc: u64, f: &Fields) -> u64 {
 #[inline(always)]
 #[allow(dead_code)]
 pub fn of_view(v: &perfring::record::SampleView<'_>) -> Fields {
-    let pt = v.pid_tid();
+    let pt = v.tid();
     Fields {
         pid: pt.map(|p| p.pid),
         tid: pt.map(|p| p.tid),

@@ -28,7 +28,7 @@ use super::{DecodeContext, DecodeError, Endian, EventLayout, FixedSample, Record
 /// (module docs) come with the trait, the same for every record.
 ///
 /// ```
-/// use perfring::record::{sample_type as st, Attr, Endian, EventRecord, EventSet, Record, Walker};
+/// use perfring::record::{sample_type as st, Attr, Endian, EventRecord, EventSet, PidTid, Record, Walker};
 /// let attr = Attr { sample_type: st::IP | st::TID, ..Attr::default() };
 /// let set = EventSet::single(&attr, Endian::NATIVE);
 /// let mut ring = vec![9, 0, 0, 0, 0, 0, 24, 0]; // SAMPLE, 24 bytes: IP, {pid, tid}
@@ -41,7 +41,7 @@ use super::{DecodeContext, DecodeError, Endian, EventLayout, FixedSample, Record
 ///     assert_eq!(rec.sample().unwrap().ip(), Some(0x4000));
 ///     // The complete decode: every check made; a SAMPLE is its checked view.
 ///     let Ok(Record::Sample(s)) = rec.decode() else { panic!("a SAMPLE") };
-///     assert_eq!((s.pid(), s.tid()), (Some(7), Some(8)));
+///     assert_eq!(s.tid(), Some(PidTid { pid: 7, tid: 8 }));
 /// }
 /// ```
 pub trait EventRecord<'a> {

@@ -488,7 +488,7 @@ mod tests {
         assert_eq!(event_of(&set, &c[..n]), Ok(a));
         assert_eq!(
             set.attribute(&Walker::new(&c[..n], Endian::Little).next().unwrap().unwrap()).view().unwrap().cpu(),
-            Some(3)
+            Some(crate::record::SampleCpu { cpu: 3, res: 0 })
         );
         // Id 0 (synthesized) goes to the first event.
         let (c, n) = comm(&[7, 1000, 0, 3]);

@@ -13,7 +13,9 @@
 //! ([`sample`](super::EventRecord::sample)).
 //!
 //! ```
-//! use perfring::record::{sample_type as st, types, Attr, Endian, EventLayout, EventRecord, EventSet, IdEntry, Walker};
+//! use perfring::record::{
+//!     sample_type as st, types, Attr, Endian, EventLayout, EventRecord, EventSet, IdEntry, PidTid, Walker,
+//! };
 //! const ST: u64 = st::IDENTIFIER | st::IP | st::TID | st::TIME;
 //! let attr = Attr { sample_type: ST, size: Attr::SIZE_VER0, ..Attr::default() };
 //! let mut set = EventSet::new([EventLayout::EMPTY; 2], [IdEntry::EMPTY; 8]);
@@ -34,7 +36,7 @@
 //!     }
 //!     let sample = rec.fixed::<ST>().unwrap();
 //!     assert_eq!(rec.event(), Ok(faults));
-//!     assert_eq!((sample.ip(), sample.pid(), sample.tid()), (Some(0x1234), Some(8), Some(7)));
+//!     assert_eq!((sample.ip(), sample.tid()), (Some(0x1234), Some(PidTid { pid: 8, tid: 7 })));
 //!     assert_eq!((sample.time(), sample.period()), (Some(5_000), None));
 //! }
 //! ```
@@ -123,21 +125,11 @@ impl<'a, const SAMPLE_TYPE: u64> FixedSample<'a, SAMPLE_TYPE> {
     pub fn ip(&self) -> Option<u64> {
         self.u64(Offsets::<SAMPLE_TYPE>::IP)
     }
-    /// TID: `{pid, tid}`.
+    /// TID: `{pid, tid}` (as [`Sample::tid`](super::Sample::tid)).
     #[inline]
-    pub fn pid_tid(&self) -> Option<PidTid> {
+    pub fn tid(&self) -> Option<PidTid> {
         let (pid, tid) = self.pair(Offsets::<SAMPLE_TYPE>::TID)?;
         Some(PidTid { pid, tid })
-    }
-    /// TID's pid.
-    #[inline]
-    pub fn pid(&self) -> Option<u32> {
-        self.pid_tid().map(|p| p.pid)
-    }
-    /// TID's tid.
-    #[inline]
-    pub fn tid(&self) -> Option<u32> {
-        self.pid_tid().map(|p| p.tid)
     }
     /// TIME.
     #[inline]
@@ -228,8 +220,8 @@ mod tests {
                     continue;
                 }
                 let v = rec.sample().unwrap();
-                assert_eq!((f.identifier(), f.ip(), f.pid_tid()), (v.identifier(), v.ip(), v.pid_tid()), "{ST:#x}");
-                assert_eq!((f.pid(), f.tid(), f.time(), f.addr()), (v.pid(), v.tid(), v.time(), v.addr()));
+                assert_eq!((f.identifier(), f.ip(), f.tid()), (v.identifier(), v.ip(), v.tid()), "{ST:#x}");
+                assert_eq!((f.time(), f.addr()), (v.time(), v.addr()));
                 assert_eq!((f.id(), f.stream_id(), f.cpu(), f.period()), (v.id(), v.stream_id(), v.cpu(), v.period()));
                 // Each field present in ST is read, from one of the record's words.
                 let read = [f.identifier(), f.ip(), f.time(), f.addr(), f.id(), f.stream_id(), f.period()];
@@ -269,7 +261,7 @@ mod tests {
             let rec = set.attribute(&walked);
             let f = rec.fixed::<ST>().unwrap();
             let v = rec.sample().unwrap();
-            assert_eq!((f.ip(), f.pid_tid(), f.time(), f.id()), (v.ip(), v.pid_tid(), v.time(), v.id()));
+            assert_eq!((f.ip(), f.tid(), f.time(), f.id()), (v.ip(), v.tid(), v.time(), v.id()));
             assert_eq!((f.cpu(), f.period(), f.identifier(), f.addr()), (v.cpu(), v.period(), None, None));
             assert_eq!(
                 rec.fixed::<{ ST | st::ADDR }>().map(|_| ()),

@@ -40,14 +40,14 @@
 //! [`Sample`], the values the encoder writes and the reference the views are tested against.
 //!
 //! ```
-//! use perfring::record::{sample_type as st, Attr, Endian, EventRecord, EventSet, Record, Walker};
+//! use perfring::record::{sample_type as st, Attr, Endian, EventRecord, EventSet, PidTid, Record, Walker};
 //! let set = EventSet::single(&Attr { sample_type: st::IP | st::TID, ..Attr::default() }, Endian::NATIVE);
 //! let mut ring = vec![9, 0, 0, 0, 0, 0, 24, 0]; // SAMPLE, 24 bytes
 //! ring.extend_from_slice(&0x4000u64.to_ne_bytes());
 //! ring.extend_from_slice(&((8u64 << 32) | 7).to_ne_bytes()); // pid 7, tid 8
 //! for raw in Walker::new(&ring, Endian::NATIVE) {
 //!     match set.attribute(&raw.unwrap()).decode() {
-//!         Ok(Record::Sample(s)) => assert_eq!((s.ip(), s.pid(), s.tid()), (Some(0x4000), Some(7), Some(8))),
+//!         Ok(Record::Sample(s)) => assert_eq!((s.ip(), s.tid()), (Some(0x4000), Some(PidTid { pid: 7, tid: 8 }))),
 //!         other => panic!("a SAMPLE: {other:?}"),
 //!     }
 //! }

@@ -682,7 +682,7 @@ fn a_consumers_record_is_read_without_parsing_its_header_again() {
     let raw = crate::consumer::ring_record(Header::parse(&rec, Endian::NATIVE).unwrap(), &rec[..len], 0);
     let attributed = set.attribute(&raw);
     let view = attributed.sample().unwrap();
-    assert_eq!((attributed.event(), view.ip(), view.tid()), (Ok(1), Some(0x4000), Some(8)));
+    assert_eq!((attributed.event(), view.ip(), view.tid()), (Ok(1), Some(0x4000), Some(PidTid { pid: 7, tid: 8 })));
     let walked = Walker::new(&rec[..len], Endian::NATIVE).next().unwrap().unwrap();
     assert_eq!(set.attribute(&walked).event(), attributed.event());
     assert_eq!(attributed.decode(), decode(&rec[..len], set.event(1).unwrap().context()));

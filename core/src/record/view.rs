@@ -223,20 +223,10 @@ impl<'a> SampleView<'a> {
     pub fn ip(&self) -> Option<u64> {
         self.u64(st::IP, self.layout.ip)
     }
-    /// TID: `{pid, tid}`.
+    /// TID: `{pid, tid}` (as [`Sample::tid`](super::Sample::tid)).
     #[inline(always)]
-    pub fn pid_tid(&self) -> Option<PidTid> {
+    pub fn tid(&self) -> Option<PidTid> {
         self.pair(st::TID, self.layout.tid).map(|(pid, tid)| PidTid { pid, tid })
-    }
-    /// TID's pid.
-    #[inline(always)]
-    pub fn pid(&self) -> Option<u32> {
-        self.pid_tid().map(|p| p.pid)
-    }
-    /// TID's tid.
-    #[inline(always)]
-    pub fn tid(&self) -> Option<u32> {
-        self.pid_tid().map(|p| p.tid)
     }
     /// TIME.
     #[inline(always)]
@@ -769,17 +759,13 @@ impl<'a> RecordView<'a> {
     pub fn stream_id(&self) -> Option<u64> {
         self.u64(self.layout.stream_id, self.layout.t_stream_id)
     }
-    /// CPU.
-    pub fn cpu(&self) -> Option<u32> {
-        self.pair(self.layout.cpu, self.layout.t_cpu).map(|(c, _)| c)
+    /// CPU: `{cpu, res}` (as [`SampleId::cpu`](super::SampleId::cpu)).
+    pub fn cpu(&self) -> Option<SampleCpu> {
+        self.pair(self.layout.cpu, self.layout.t_cpu).map(|(cpu, res)| SampleCpu { cpu, res })
     }
-    /// TID's pid.
-    pub fn pid(&self) -> Option<u32> {
-        self.pair(self.layout.tid, self.layout.t_tid).map(|(p, _)| p)
-    }
-    /// TID's tid.
-    pub fn tid(&self) -> Option<u32> {
-        self.pair(self.layout.tid, self.layout.t_tid).map(|(_, t)| t)
+    /// TID: `{pid, tid}` (as [`SampleId::tid`](super::SampleId::tid)).
+    pub fn tid(&self) -> Option<PidTid> {
+        self.pair(self.layout.tid, self.layout.t_tid).map(|(pid, tid)| PidTid { pid, tid })
     }
 }
 

@@ -35,7 +35,7 @@ fn fixed_fields_read_what_the_decode_reads_at_the_edge() {
             let v = sample(&layout, rec).unwrap();
             let d = v.to_sample().unwrap();
             assert_eq!(
-                (v.identifier(), v.ip(), v.pid_tid(), v.time(), v.addr(), v.id(), v.stream_id(), v.cpu(), v.period()),
+                (v.identifier(), v.ip(), v.tid(), v.time(), v.addr(), v.id(), v.stream_id(), v.cpu(), v.period()),
                 (d.identifier, d.ip, d.tid, d.time, d.addr, d.id.or(d.identifier), d.stream_id, d.cpu, d.period),
                 "sample_type {sample_type:#x}, {endian:?}"
             );
@@ -60,12 +60,12 @@ fn a_walked_record_is_read_in_the_walks_byte_order_whatever_the_layouts() {
         let ctx = |endian| DecodeContext { sample_type: st::IP | st::TID, ..DecodeContext::new(endian) };
         let same = SampleLayout::new(&ctx(walk));
         let v = SampleView::of(r.bytes, &same, r.endian).unwrap();
-        assert_eq!((v.ip(), v.pid(), v.tid()), (Some(0x1234), Some(7), Some(8)));
+        assert_eq!((v.ip(), v.tid()), (Some(0x1234), Some(PidTid { pid: 7, tid: 8 })));
         // A layout made for the other order reads it as well: the offsets are the same, and
         // each field is read in the record's order.
         let crossed = SampleLayout::new(&ctx(other));
         let v = SampleView::of(r.bytes, &crossed, r.endian).unwrap();
-        assert_eq!((v.ip(), v.pid(), v.tid()), (Some(0x1234), Some(7), Some(8)));
+        assert_eq!((v.ip(), v.tid()), (Some(0x1234), Some(PidTid { pid: 7, tid: 8 })));
     }
 }
 

@@ -327,7 +327,7 @@ fn main() {
     for bytes in &shipped {
         let Some(Ok(raw)) = Walker::new(bytes, Endian::NATIVE).next() else { panic!("not one record: {bytes:?}") };
         match set.attribute(&raw).decode() {
-            Ok(Record::Sample(s)) if s.tid() == Some(7) => task += 1,
+            Ok(Record::Sample(s)) if s.tid().map(|t| t.tid) == Some(7) => task += 1,
             Ok(Record::Sample(_)) => isr += 1,
             Ok(Record::Lost(l)) => lost += l.lost,
             other => panic!("unexpected record: {other:?}"),
