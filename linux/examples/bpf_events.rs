@@ -86,7 +86,7 @@ fn main() -> ExitCode {
         eprintln!("flush: {e}");
     }
     let elapsed = start.elapsed().as_secs_f64();
-    let lost: Vec<u64> = reader.lost();
+    let lost = reader.lost().to_vec();
     let cpus_read = reader.cpus().to_vec();
     drop(reader);
     let mut status = 0;

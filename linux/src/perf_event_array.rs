@@ -131,6 +131,8 @@ pub struct PerfEventArray<F: FnMut(&RawSample<'_>)> {
     reported: Vec<u64>,
     /// The kernel's own count at the last flush (`PERF_FORMAT_LOST`), per CPU.
     flushed: Vec<u64>,
+    /// Per CPU, the larger of the two (both count the same drops): what `lost` returns.
+    lost: Vec<u64>,
     /// Overwrite mode: each ring's head at its previous read (the backward reader's `prev`).
     overwrite: Option<Vec<usize>>,
     epoll: sys::Epoll,
@@ -242,6 +244,7 @@ impl PerfEventArrayBuilder {
             rings: Vec::new(),
             reported: Vec::new(),
             flushed: Vec::new(),
+            lost: Vec::new(),
             overwrite: self.overwrite.then(Vec::new),
             epoll,
             ready: Vec::new(),
@@ -306,6 +309,7 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
         self.rings.push(ring);
         self.reported.push(0);
         self.flushed.push(0);
+        self.lost.push(0);
         if let Some(prev) = &mut self.overwrite {
             prev.push(0);
         }
@@ -419,6 +423,7 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
             }
         }
         self.reported[index] += drained.lost;
+        self.lost[index] = self.reported[index].max(self.flushed[index]);
         match failed {
             None => Ok(drained),
             Some(error) => Err(with_skipped(error, consumer.skip_to_head())),
@@ -449,6 +454,7 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
         *prev = reader.prev();
         ring.pause_output(false)?;
         self.reported[index] += drained.lost;
+        self.lost[index] = self.reported[index].max(self.flushed[index]);
         let summary = read.map_err(|error| LinuxError::BadBpfRing { cpu, error, skipped: 0 })?;
         if let Some(error) = failed {
             return Err(error);
@@ -472,6 +478,7 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
             }
             if let ReadValues::Single(value) = event.read()?.values() {
                 self.flushed[index] = self.flushed[index].max(value.lost.unwrap_or(0));
+                self.lost[index] = self.reported[index].max(self.flushed[index]);
             }
         }
         drained.lost = self.lost_total() - before;
@@ -481,13 +488,13 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
     /// Outputs lost on each CPU (in [`cpus`](PerfEventArray::cpus) order): the PERF_RECORD_LOST
     /// records read, or the kernel's count at the last [`flush`](PerfEventArray::flush) if
     /// higher (it is the total of the same drops).
-    pub fn lost(&self) -> Vec<u64> {
-        self.reported.iter().zip(&self.flushed).map(|(&r, &f)| r.max(f)).collect()
+    pub fn lost(&self) -> &[u64] {
+        &self.lost
     }
 
     /// Σ [`lost`](PerfEventArray::lost).
     pub fn lost_total(&self) -> u64 {
-        self.reported.iter().zip(&self.flushed).map(|(&r, &f)| r.max(f)).sum()
+        self.lost.iter().sum()
     }
 
     /// The CPUs with a ring, in the order of [`rings`](PerfEventArray::rings).
