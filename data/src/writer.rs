@@ -445,20 +445,12 @@ impl<W: Write> Writer<W> {
     }
 
     /// Write a FINISHED_ROUND (68): perf may sort and deliver everything before it. Pending
-    /// compressed records are flushed first (perf writes the round marker uncompressed).
-    /// File mode: the header's `data.size` is brought up to date, so that a writer stopped
-    /// before [`Writer::finish`] leaves a file whose records, up to its last round, perf reads
-    /// (perf 6.1 reads nothing of a file whose `data.size` is 0).
+    /// compressed records are flushed first (perf writes the round marker uncompressed). The
+    /// header's `data.size` is not rewritten here: [`Writer::checkpoint`] does that (a seek,
+    /// which empties a buffered output), so a writer that rounds on every read of its rings
+    /// checkpoints as often as it wants a file stopped before [`Writer::finish`] to be read up
+    /// to there (perf 6.1 reads nothing of a file whose `data.size` is 0).
     pub fn finished_round(&mut self) -> Result<(), PerfDataError> {
-        self.round()?;
-        self.checkpoint()
-    }
-
-    /// Write a FINISHED_ROUND (68) as [`Writer::finished_round`] does, without bringing the
-    /// header's `data.size` up to date: for a writer that rounds on every read of its rings
-    /// and checkpoints ([`Writer::checkpoint`]) less often, since a checkpoint seeks, which
-    /// empties a buffered output (a write system call, and two seeks, per round).
-    pub fn round(&mut self) -> Result<(), PerfDataError> {
         self.flush_batch()?;
         self.emit(types::FINISHED_ROUND, &[])
     }

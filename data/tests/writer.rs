@@ -228,3 +228,39 @@ fn a_file_of_the_other_byte_order_gets_a_hostname() {
     let r = Reader::from_bytes(&bytes).unwrap();
     assert_eq!(r.metadata().feature_value(features::HOSTNAME).unwrap().unwrap(), Feature::String("box".into()));
 }
+
+/// A writer stopped before `finish` (a recorder killed mid-run) leaves a file perf 6.1 reads up
+/// to its last `checkpoint`: `finished_round` writes the round marker only, `checkpoint` brings
+/// the header's `data.size` up to date (a seek), so the records after it stay out of what is read.
+/// (With `data.size` 0 perf 6.1 reads nothing; this crate's reader then reads to the end of the
+/// file with a warning, as later perfs do.)
+#[test]
+fn a_writer_stopped_before_finish_is_read_up_to_its_last_checkpoint() {
+    let path = std::env::temp_dir().join(format!("perfring-checkpoint-{}.data", std::process::id()));
+    let file = std::fs::File::create(&path).unwrap();
+    let mut w = Writer::new(file, Endian::Little, vec![FileAttr { attr: attr(), ids: vec![1] }]).unwrap();
+    // (data.size in the header, the types of the records read)
+    let read = |w: &mut Writer<std::fs::File>| {
+        w.flush().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let mut r = Reader::from_bytes(&bytes).unwrap();
+        let mut types = Vec::new();
+        while let Some(rec) = r.next_record().unwrap() {
+            types.push(rec.raw().header.type_);
+        }
+        (r.metadata().header().data.size, types)
+    };
+    let (sample_size, round) = (8 + 8 + 8 + 8, 8);
+    w.write_record(&sample(1), 0).unwrap();
+    w.finished_round().unwrap();
+    assert_eq!(read(&mut w).0, 0, "no checkpoint yet");
+    w.checkpoint().unwrap();
+    assert_eq!(read(&mut w), (sample_size + round, vec![types::SAMPLE, types::FINISHED_ROUND]));
+    w.write_record(&sample(2), 0).unwrap();
+    w.finished_round().unwrap();
+    assert_eq!(read(&mut w), (sample_size + round, vec![types::SAMPLE, types::FINISHED_ROUND]), "past the checkpoint");
+    w.checkpoint().unwrap();
+    assert_eq!(read(&mut w), (2 * (sample_size + round), [types::SAMPLE, types::FINISHED_ROUND].repeat(2)));
+    drop(w);
+    std::fs::remove_file(&path).unwrap();
+}

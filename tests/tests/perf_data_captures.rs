@@ -517,7 +517,7 @@ fn read_then_write_is_the_identity_and_perf_reads_the_copies() {
 }
 
 /// A writer dropped mid-way (no `finish`): the header's `data.size` is the one of its last
-/// FINISHED_ROUND; perf reads the records up to there, and so do we.
+/// `checkpoint`; perf reads the records up to there, and so do we.
 #[test]
 fn a_writer_dropped_before_finish_leaves_a_file_perf_reads() {
     let path = fixtures().into_iter().find(|p| p.ends_with("two-events.data")).unwrap();
@@ -531,7 +531,8 @@ fn a_writer_dropped_before_finish_leaves_a_file_perf_reads() {
             w.write_raw(rec, trailing).unwrap();
         }
         w.finished_round().unwrap();
-        // Records after the last round: perf does not see them (data.size stops before).
+        w.checkpoint().unwrap();
+        // Records after the last checkpoint: perf does not see them (data.size stops before).
         w.write_raw(&original.records[0].1, &[]).unwrap();
         // Dropped here: no finish.
     }

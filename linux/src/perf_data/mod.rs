@@ -460,7 +460,7 @@ impl<W: Write> PerfData<W> {
             return Err(e.into());
         }
         if n > 0 {
-            self.writer.round()?;
+            self.writer.finished_round()?;
             if !self.pipe && self.checkpointed.elapsed() >= CHECKPOINT_EVERY {
                 self.writer.checkpoint()?;
                 self.checkpointed = std::time::Instant::now();
@@ -662,7 +662,7 @@ impl<W: Write> PerfData<W> {
         }
         // A last round: what a compressing writer still holds goes out, and the data
         // section's size is final.
-        self.writer.round()?;
+        self.writer.finished_round()?;
         let size = self.writer.data_size();
         Ok(((self.end)(self.writer)?, size))
     }
