@@ -5,7 +5,7 @@
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use perfring::bpf_ringbuf::Config;
+use perfring::bpf_ringbuf::{Config, Publish};
 
 use crate::claims::MapClaim;
 use crate::error::{io as io_err, LinuxError};
@@ -84,11 +84,15 @@ struct Ring {
 /// kernel's own benchmark shows such a reader losing to libbpf's in parallel-producer mode.
 /// [`poll`](RingBuffer::poll) does not wait for a wakeup after a read that found more than one
 /// record: it pauses for the [batch interval](RingBuffer::batch_interval) (50 µs) and reads
-/// again, so that at most one wakeup is sent per interval, and the records of the interval are
-/// read in one batch. Only when a read finds nothing does it publish its position, fence and
-/// check again (perfring's (R8), what aya's reader lacked), and wait in `epoll_wait` for the
-/// kernel's wakeup. A record then waits at most about one interval (plus the timer's slack)
-/// longer than with a wakeup per record; `batch_interval(None)` waits for a wakeup every time.
+/// again, and the records of the interval are read in one batch. Each read publishes its
+/// position up to the start of the last record it read, not past it
+/// ([`Publish::HoldLast`](perfring::bpf_ringbuf::Publish::HoldLast)): the next commit finds
+/// the reader behind and sends no wakeup, so a busy stream costs its producers none (a wakeup
+/// is an irq_work on the producing CPU even when nobody sleeps). Only when a read finds at
+/// most one record does the next `poll` publish everything, fence and check again (perfring's
+/// (R8), what aya's reader lacked), and wait in `epoll_wait` for the kernel's wakeup. A record
+/// then waits at most about one interval (plus the timer's slack) longer than with a wakeup
+/// per record; `batch_interval(None)` waits for a wakeup every time.
 ///
 /// Readiness: the reader is [`AsFd`] (its epoll set: readable when a ring holds unread data),
 /// for epoll, `tokio::io::unix::AsyncFd` or smol; call [`consume`](RingBuffer::consume) when
@@ -182,10 +186,7 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
 
     fn push(&mut self, map: RingMap) -> Result<usize, LinuxError> {
         let mut maps = sys::KernelRingbuf::map(map.fd.as_fd(), map.size).map_err(io_err("mmap of the ring buffer"))?;
-        // Headers are the kernel's alone (it refuses a writable mapping of the data pages, to
-        // this process and any other): their `pg_off` is not checked, which would cost a load
-        // and a division per record. Lengths and positions are, as ever.
-        maps.configure(Config { check_pg_off: false, ..Config::default() });
+        maps.configure(read_config(self.interval));
         let index = self.rings.len();
         self.epoll.add(map.fd.as_fd(), index as u64).map_err(io_err("epoll_ctl"))?;
         self.rings.push(Ring { maps, map });
@@ -200,6 +201,10 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
     pub fn batch_interval(&mut self, interval: Option<Duration>) {
         self.interval = interval;
         self.busy &= interval.is_some();
+        for ring in &mut self.rings {
+            ring.maps.release();
+            ring.maps.configure(read_config(interval));
+        }
     }
 
     /// Read the records there, or else wait until a ring has one (its wakeup) or `timeout`
@@ -210,7 +215,7 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
         let start = Instant::now();
         if let (true, Some(interval)) = (self.busy, self.interval) {
             std::thread::sleep(timeout.map_or(interval, |t| t.min(interval)));
-            let n = self.consume()?;
+            let n = self.read_all()?;
             if n > 0 {
                 self.busy = n > 1;
                 return Ok(n);
@@ -224,7 +229,7 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
             found |= !ring.maps.prepare_to_sleep().unwrap_or(false);
         }
         let n = if found {
-            self.consume()?
+            self.read_all()?
         } else {
             let ms = timeout.map_or(-1, |t| millis_ceil(t.saturating_sub(start.elapsed())));
             self.epoll.wait(&mut self.ready, ms).map_err(io_err("epoll_wait"))?;
@@ -243,6 +248,17 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
     /// [`LinuxError::BadRingbuf`]: the records before the fault were delivered, and that ring is
     /// skipped to its `producer_pos`, so that the next read goes on.
     pub fn consume(&mut self) -> Result<u64, LinuxError> {
+        let n = self.read_all();
+        // A caller that waits by itself must find the ring empty when it is: nothing held.
+        for ring in &mut self.rings {
+            ring.maps.release();
+        }
+        n
+    }
+
+    /// Read every ring, holding each one's last record under the wait policy (`poll` reads
+    /// again, or publishes everything before it waits).
+    fn read_all(&mut self) -> Result<u64, LinuxError> {
         let mut n = 0;
         for index in 0..self.rings.len() {
             n += self.consume_ring(index)?;
@@ -293,6 +309,17 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
     pub fn map_fd(&self, index: usize) -> Option<BorrowedFd<'_>> {
         self.rings.get(index).map(|r| r.map.fd.as_fd())
     }
+}
+
+/// How the reader's consumers publish. Headers are the kernel's alone (it refuses a writable
+/// mapping of the data pages, to this process and any other): their `pg_off` is not checked,
+/// which would cost a load and a division per record; lengths and positions are, as ever.
+/// Under the wait policy each batch holds its last record ([`Publish::HoldLast`]): `poll`
+/// reads again after the interval, or publishes everything before it waits, so the kernel's
+/// commits need not wake it (an irq_work on the producer's CPU per batch, caught up).
+fn read_config(interval: Option<Duration>) -> Config {
+    let publish = if interval.is_some() { Publish::HoldLast } else { Publish::PerBatch };
+    Config { check_pg_off: false, publish, ..Config::default() }
 }
 
 /// `t` in whole milliseconds, rounded up (a wait never ends before its timeout), at most

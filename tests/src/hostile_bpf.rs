@@ -211,8 +211,9 @@ pub struct BpfConsumerCase {
     pub producer_pos: usize,
     /// Initial `consumer_pos`.
     pub consumer_pos: usize,
-    /// RingbufConsumer settings: bit 0 trusted, bit 1 publish per record, bit 2 split wrapped samples,
-    /// bit 3 no `pg_off` check, bit 4 a BUSY limit of 2, bit 5 the user ringbuf's drain instead.
+    /// RingbufConsumer settings: bit 0 trusted, bit 1 publish per record (else bit 6: hold the
+    /// last record), bit 2 split wrapped samples, bit 3 no `pg_off` check, bit 4 a BUSY limit
+    /// of 2, bit 5 the user ringbuf's drain instead.
     pub mode: u8,
     /// The peer's script.
     pub script: Vec<BpfPeerWrite>,
@@ -261,7 +262,11 @@ pub fn run_bpf_consumer(case: &BpfConsumerCase) {
     };
     let Ok(mut consumer) = consumer else { return };
     consumer.configure(Config {
-        publish: if case.mode & 2 != 0 { Publish::PerRecord } else { Publish::PerBatch },
+        publish: match (case.mode & 2 != 0, case.mode & 64 != 0) {
+            (true, _) => Publish::PerRecord,
+            (false, true) => Publish::HoldLast,
+            (false, false) => Publish::PerBatch,
+        },
         wrapped: if case.mode & 4 != 0 { Wrapped::Split } else { Wrapped::Copy },
         check_pg_off: case.mode & 8 == 0,
         busy_limit: if case.mode & 16 != 0 { Some(2) } else { None },

@@ -46,7 +46,7 @@ proptest! {
         init in prop::collection::vec(any::<u8>(), 0..256),
         producer_pos in prop_oneof![any::<usize>(), (0usize..64).prop_map(|p| p * 8)],
         consumer_pos in prop_oneof![Just(0usize), any::<usize>(), (0usize..32).prop_map(|c| c * 8)],
-        mode in 0u8..64,
+        mode in 0u8..128,
         script in prop::collection::vec(peer_write(), 0..64),
     ) {
         run_bpf_consumer(&BpfConsumerCase { size_log, init, producer_pos, consumer_pos, mode, script });

@@ -7,7 +7,7 @@
 //! | model | what it checks | the orderings it needs |
 //! |---|---|---|
 //! | `kernel_ring_*_wrap` | every committed sample read once, intact, in order; the third reuses the first's bytes | R1, R2, R3, R5, R6, R7 |
-//! | `kernel_ring_wakeup_*` | a consumer that decides to sleep is woken by the commit it waits for | R4, R8 |
+//! | `kernel_ring_wakeup_*` | a consumer that decides to sleep is woken by the commit it waits for (publishing per batch, or holding its last record until it prepares to sleep) | R4, R8 |
 //! | `kernel_ring_two_producers_*` | two producers never reserve the same bytes | R9, R10 |
 //! | `user_ring_*` | a user-ringbuf producer and the kernel's drain, as the first model | U1–U6 |
 //!
@@ -34,7 +34,8 @@ use std::ops::ControlFlow;
 use loom::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use loom::thread;
 use perfring::bpf_ringbuf::{
-    split_ringbuf, Drain, ModelRingbuf, Notify, RingbufConsumer, RingbufMemory, RingbufProducer, SpinLock, UserProducer,
+    split_ringbuf, Config, Drain, ModelRingbuf, Notify, Publish, RingbufConsumer, RingbufMemory, RingbufProducer,
+    SpinLock, UserProducer,
 };
 
 type Ring = ModelRingbuf<8>; // 64 bytes
@@ -152,9 +153,10 @@ fn kernel_ring_untrusted_consumer_three_samples_across_the_wrap() {
 /// other's old value (store buffering): the commit sees the old `consumer_pos` and does not
 /// wake, the re-check sees the old header (or `producer_pos`) and sleeps. (Both threads start
 /// after the first commit, so neither yields nor waits: nothing hides a stale value from them.)
-#[test]
-fn kernel_ring_wakeup_is_never_lost_when_the_consumer_sleeps() {
-    loom::model(|| {
+/// With `Publish::HoldLast` the read publishes only up to the first record's start, and
+/// `prepare_to_sleep` the rest: the same guarantee.
+fn wakeup_model(publish: Publish) {
+    loom::model(move || {
         let ring: &'static Ring = leak(Ring::new().unwrap());
         // SAFETY: the only producer of `ring`, shared by the two producing threads; the consumer
         // below is its only consumer.
@@ -162,6 +164,7 @@ fn kernel_ring_wakeup_is_never_lost_when_the_consumer_sleeps() {
             leak(unsafe { RingbufProducer::new(ring, SpinLock::new()) }.unwrap());
         // SAFETY: its producer follows the protocol.
         let mut consumer = unsafe { RingbufConsumer::trusted(ring) }.unwrap();
+        consumer.configure(Config { publish, ..Config::default() });
         let mut r = producer.reserve(8).unwrap();
         r.write(0, &sample(1, 8)).unwrap();
         assert!(r.submit(Notify::Adaptive), "the consumer waited at the first record from the start");
@@ -190,6 +193,16 @@ fn kernel_ring_wakeup_is_never_lost_when_the_consumer_sleeps() {
         drain_kernel(&mut consumer, &mut seen);
         assert_eq!(seen, [1, 2], "every record committed is read once, in order");
     });
+}
+
+#[test]
+fn kernel_ring_wakeup_is_never_lost_when_the_consumer_sleeps() {
+    wakeup_model(Publish::PerBatch);
+}
+
+#[test]
+fn kernel_ring_wakeup_is_never_lost_when_the_consumer_held_its_last_record() {
+    wakeup_model(Publish::HoldLast);
 }
 
 /// Two producer threads, one record each, and the main thread reading: the lock must give the

@@ -9,6 +9,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use perfring::bpf_ringbuf::Publish;
 use perfring_sim::ringbuf::{run, Config, HeapRing};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as PtConfig, TestCaseError, TestRunner};
@@ -18,14 +19,14 @@ fn config() -> impl Strategy<Value = Config> {
         (1u32..=4, 20u32..200, any::<u64>(), 5u32..=10),
         (0usize..=120, 100u32..900, 0u32..300, 0u32..200),
         (0u32..500, prop_oneof![Just(0u32), 1u32..100], 0u32..100),
-        (0u32..30, 0u32..8, 0u32..20, any::<bool>(), any::<bool>()),
+        (0u32..30, 0u32..8, 0u32..20, 0u8..3, any::<bool>()),
     )
         .prop_map(
             |(
                 (cpus, steps, seed, ring_log),
                 (max_sample, reserve, irq, nmi),
                 (discard, never, force),
-                (read_every, read_budget, wake_latency, publish_per_record, untrusted),
+                (read_every, read_budget, wake_latency, publish, untrusted),
             )| Config {
                 cpus,
                 steps,
@@ -41,7 +42,7 @@ fn config() -> impl Strategy<Value = Config> {
                 read_every,
                 read_budget,
                 wake_latency,
-                publish_per_record,
+                publish: [Publish::PerBatch, Publish::PerRecord, Publish::HoldLast][usize::from(publish)],
                 untrusted,
             },
         )
@@ -62,6 +63,7 @@ fn the_ringbuf_oracle_holds_for_random_sessions() {
     static DEPTH4: AtomicU64 = AtomicU64::new(0);
     static WAKEUPS_CHECKED: AtomicU64 = AtomicU64::new(0);
     static SLEEPS: AtomicU64 = AtomicU64::new(0);
+    static HELD: AtomicU64 = AtomicU64::new(0);
     let mut runner = TestRunner::new(PtConfig { cases: cases(), failure_persistence: None, ..PtConfig::default() });
     let result = runner.run(&config(), |cfg| {
         let mut ring = HeapRing::new(cfg.ring_size);
@@ -80,6 +82,10 @@ fn the_ringbuf_oracle_holds_for_random_sessions() {
         count(&DEPTH4, report.cpus.iter().any(|s| s.max_depth >= 4));
         count(&WAKEUPS_CHECKED, report.wakeups_checked && report.sleeps > 0 && report.read > 0);
         count(&SLEEPS, report.sleeps > 0 && cfg.read_every == 0);
+        count(
+            &HELD,
+            cfg.publish == Publish::HoldLast && report.wakeups_checked && report.sleeps > 0 && report.read > 0,
+        );
         if report.violations.is_empty() {
             Ok(())
         } else {
@@ -96,6 +102,7 @@ fn the_ringbuf_oracle_holds_for_random_sessions() {
         ("with nesting depth 4", DEPTH4.load(Relaxed)),
         ("with the lost-wakeup check after sleeps", WAKEUPS_CHECKED.load(Relaxed)),
         ("with a consumer driven by wakeups alone", SLEEPS.load(Relaxed)),
+        ("with the lost-wakeup check of a consumer that holds its last record", HELD.load(Relaxed)),
     ];
     perfring_tests::report_coverage("sim_ringbuf_props", cases(), &counters, result);
 }

@@ -35,6 +35,17 @@ pub enum Publish {
     /// After every record, as libbpf does: producers get space back sooner, at a store per
     /// record.
     PerRecord,
+    /// Once, when a batch ends, up to the start of the batch's last record, not past it. The
+    /// kernel wakes the reader when it commits a record at the published position (the reader
+    /// had caught up: `bpf_ringbuf_commit`'s adaptive wakeup), and that wakeup is an irq_work
+    /// (a self-IPI) on the producing CPU, costly in a guest; a reader that will read
+    /// again without waiting (a busy stream read per interval, or producing and reading in
+    /// turn) wants none. The last record's space stays held until the next batch, and
+    /// [`RingbufConsumer::prepare_to_sleep`] and [`RingbufConsumer::release`] publish
+    /// everything read, so a reader that waits is woken as before. For a reader that waits by
+    /// itself (its own epoll on the map), release before waiting: the ring reads as not empty
+    /// while a record is held.
+    HoldLast,
 }
 
 /// What a trusted consumer hands out for a sample that wraps the end of a singly mapped area
@@ -136,6 +147,9 @@ pub struct RingbufConsumer<M: RingbufMemory> {
     pos: usize,
     /// The last value stored to `consumer_pos`.
     published: usize,
+    /// The start of the last record a batch reached (consumed, or its sample refused): what
+    /// [`Publish::HoldLast`] publishes; never past `pos`.
+    last: usize,
     /// The last `producer_pos` loaded and accepted.
     last_prod: usize,
     config: Config,
@@ -199,6 +213,7 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
             trusted,
             pos,
             published: pos,
+            last: pos,
             last_prod: pos,
             config: Config::default(),
             busy: None,
@@ -214,7 +229,8 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
     /// Load `producer_pos` once (R5), validate it, and read the records up to it.
     pub fn batch(&mut self) -> Result<RingbufBatch<'_, M>, RingbufError> {
         let prod = self.load_producer()?;
-        Ok(RingbufBatch { consumer: self, prod })
+        let start = self.pos;
+        Ok(RingbufBatch { consumer: self, prod, start })
     }
 
     /// Read one batch, calling `f` for each sample; returns how many. Stops at the first error
@@ -241,7 +257,7 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
     /// The fence is what aya's reader lacked (7277a57e): without it, the re-check can miss a
     /// commit whose producer, in turn, saw the old `consumer_pos` and decided not to wake.
     pub fn prepare_to_sleep(&mut self) -> Result<bool, RingbufError> {
-        self.publish();
+        self.release();
         fence(R8_RB_SLEEP_FENCE);
         let prod = self.load_producer()?;
         if prod == self.pos {
@@ -260,7 +276,7 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
         self.pos = prod;
         self.last_prod = prod;
         self.busy = None;
-        self.publish();
+        self.release();
         skipped
     }
 
@@ -286,11 +302,17 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
         &self.mem
     }
 
-    /// Store `consumer_pos` if it moved (R7).
-    fn publish(&mut self) {
-        if self.published != self.pos {
-            self.published = self.pos;
-            self.mem.consumer_pos().store(self.pos, R7_RB_CONSUMER_STORE);
+    /// Publish everything read as `consumer_pos` (R7), the record [`Publish::HoldLast`] holds
+    /// included; nothing if it is already published.
+    pub fn release(&mut self) {
+        self.publish_at(self.pos);
+    }
+
+    /// Store `consumer_pos` = `at` if it differs from the last value stored (R7).
+    fn publish_at(&mut self, at: usize) {
+        if self.published != at {
+            self.published = at;
+            self.mem.consumer_pos().store(at, R7_RB_CONSUMER_STORE);
         }
     }
 
@@ -371,10 +393,12 @@ fn sample<'b, M: RingbufMemory>(
 }
 
 /// The records up to the `producer_pos` loaded by [`RingbufConsumer::batch`]. Dropping the batch
-/// publishes `consumer_pos` (R7).
+/// publishes `consumer_pos` (R7), as [`Config::publish`] says.
 pub struct RingbufBatch<'c, M: RingbufMemory> {
     consumer: &'c mut RingbufConsumer<M>,
     prod: usize,
+    /// The consumer's position when the batch began.
+    start: usize,
 }
 
 impl<M: RingbufMemory> RingbufBatch<'_, M> {
@@ -389,7 +413,7 @@ impl<M: RingbufMemory> RingbufBatch<'_, M> {
         // At most size / 8 iterations: each moves `pos` by at least 8, never past `prod`.
         loop {
             if c.config.publish == Publish::PerRecord {
-                c.publish();
+                c.release();
             }
             let position = c.pos;
             if position == self.prod {
@@ -426,6 +450,7 @@ impl<M: RingbufMemory> RingbufBatch<'_, M> {
                 }
             }
             c.busy = None;
+            c.last = position;
             if len & DISCARD_BIT != 0 {
                 c.pos = position.wrapping_add(total);
                 c.discarded += 1;
@@ -459,6 +484,20 @@ impl<M: RingbufMemory> core::fmt::Debug for RingbufBatch<'_, M> {
 
 impl<M: RingbufMemory> Drop for RingbufBatch<'_, M> {
     fn drop(&mut self) {
-        self.consumer.publish();
+        let c = &mut *self.consumer;
+        match c.config.publish {
+            // Nothing read: what is held stays held.
+            Publish::HoldLast if c.pos == self.start => {}
+            Publish::HoldLast => c.publish_at(c.last),
+            Publish::PerBatch | Publish::PerRecord => c.release(),
+        }
+    }
+}
+
+impl<M: RingbufMemory> Drop for RingbufConsumer<M> {
+    /// Publish what is held ([`Publish::HoldLast`]): a reader of the ring after this one starts
+    /// past everything this one read.
+    fn drop(&mut self) {
+        self.release();
     }
 }

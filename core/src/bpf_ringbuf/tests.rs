@@ -139,6 +139,54 @@ fn prepare_to_sleep_publishes_and_says_whether_a_commit_will_wake() {
     assert_eq!(c.prepare_to_sleep(), Ok(false), "a discarded record is read past, not slept on");
 }
 
+/// `Publish::HoldLast`: a batch publishes up to its last record's start, so the next commit
+/// finds the reader not caught up and sends no wakeup; `prepare_to_sleep`, `release` and the
+/// consumer's drop publish everything read, so a reader that waits is woken as before.
+#[test]
+fn holding_the_last_record_spares_the_producer_a_wakeup_until_the_reader_would_wait() {
+    let ring = ModelRingbuf::<32>::new().unwrap();
+    // SAFETY: the only producer of `ring`; the consumers below are its only consumers, in turn.
+    let p = unsafe { RingbufProducer::with_hooks(&ring, SpinLock::new(), Count::default()) }.unwrap();
+    // SAFETY: the producer above follows the protocol.
+    let mut c = unsafe { RingbufConsumer::trusted(&ring) }.unwrap();
+    c.configure(Config { publish: Publish::HoldLast, ..Config::default() });
+    let pos = || ring.consumer_pos().load(RB_ONCE);
+    for i in 0..3 {
+        p.output(&[i], Notify::Never).unwrap(); // at 0, 16, 32
+    }
+    assert_eq!(drain(&mut c), [[0], [1], [2]]);
+    assert_eq!((pos(), c.position()), (32, 48), "the last record read is held");
+    assert!(!p.output(&[3], Notify::Adaptive).unwrap(), "not caught up: no wakeup");
+    assert_eq!(drain(&mut c), [[3]]);
+    assert_eq!(pos(), 48);
+    assert!(drain(&mut c).is_empty());
+    assert_eq!(pos(), 48, "a batch that reads nothing keeps what is held");
+    assert!(!p.output(&[4], Notify::Adaptive).unwrap());
+    // A discarded record last: held too.
+    p.reserve(1).unwrap().discard(Notify::Never); // at 80
+    assert_eq!(drain(&mut c), [[4]]);
+    assert_eq!((pos(), c.position()), (80, 96));
+    assert_eq!(p.hooks().wakeups.get(), 0);
+    // Before a wait: everything published, and the next commit wakes.
+    assert_eq!(c.prepare_to_sleep(), Ok(true));
+    assert_eq!(pos(), 96);
+    assert!(p.output(&[5], Notify::Adaptive).unwrap(), "caught up: woken");
+    assert_eq!(drain(&mut c), [[5]]);
+    assert_eq!(pos(), 96);
+    c.release();
+    assert_eq!(pos(), 112, "release: everything read");
+    assert!(drain(&mut c).is_empty());
+    assert_eq!(pos(), 112, "an empty batch after a release publishes no older position");
+    p.output(&[6], Notify::Never).unwrap();
+    assert_eq!(drain(&mut c), [[6]]);
+    assert_eq!(pos(), 112);
+    drop(c);
+    assert_eq!(pos(), 128, "dropped: the next reader starts past what this one read");
+    // SAFETY: as above; the first consumer is gone.
+    let mut next = unsafe { RingbufConsumer::trusted(&ring) }.unwrap();
+    assert!(drain(&mut next).is_empty(), "nothing read twice");
+}
+
 #[test]
 fn per_record_publishing_stores_consumer_pos_after_each_record() {
     let mut ring = ModelRingbuf::<32>::new().unwrap();
@@ -278,6 +326,67 @@ fn a_record_wrapping_a_single_mapping_is_copied_split_or_loaded() {
     p.output(&sample(12, 4), Notify::Never).unwrap(); // 360 (104)
     p.output(&sample(13, 17), Notify::Never).unwrap(); // 376 (120): sample [0, 17)
     assert_eq!(drain(&mut u), [sample(12, 4), sample(13, 17)]);
+}
+
+#[test]
+fn payloads_measure_and_copy_both_pieces() {
+    let (a, b) = ([1u8, 2, 3], [4u8, 5]);
+    let two = Payload::Two(&a, &b);
+    assert_eq!((two.len(), two.is_empty()), (5, false));
+    assert!(Payload::One(&[]).is_empty() && Payload::Two(&[], &[]).is_empty());
+    assert!(!Payload::One(&a).is_empty());
+    let mut dst = [0u8; 4];
+    assert_eq!(two.copy_to(&mut dst), 4, "as much as fits");
+    assert_eq!(dst, [1, 2, 3, 4]);
+    let mut small = [0u8; 2];
+    assert_eq!(two.copy_to(&mut small), 2);
+    assert_eq!(small, [1, 2]);
+}
+
+/// An untrusted consumer copies a sample that wraps a single mapping's end in two loads.
+#[test]
+fn an_untrusted_consumer_loads_a_wrapped_sample_in_two_pieces() {
+    let mut buf = Aligned([0u8; 2 * 64 + 128]);
+    let mut map = RingbufMapping::new(&mut buf.0, 64).unwrap();
+    let (p, c) = split_ringbuf(&mut map).unwrap();
+    let mut u = RingbufConsumer::untrusted(c.memory()).unwrap();
+    for _ in 0..7 {
+        p.output(&[0; 8], Notify::Never).unwrap(); // to 112
+    }
+    assert_eq!(drain(&mut u).len(), 7);
+    p.output(&sample(5, 24), Notify::Never).unwrap(); // header at 112, sample [120, 144): wraps
+    assert_eq!(drain(&mut u), [sample(5, 24)]);
+}
+
+/// `producer_pos` exactly the ring's size ahead is a full ring (read); half the counter's range
+/// ahead is too far ahead, not behind.
+#[test]
+fn producer_positions_at_the_bounds() {
+    let ring = ModelRingbuf::<8>::new().unwrap(); // 64 bytes
+    let mut c = RingbufConsumer::untrusted(&ring).unwrap();
+    c.configure(Config { check_pg_off: false, ..Config::default() });
+    ring.producer_pos().store(1 << (usize::BITS - 1), RB_ONCE);
+    assert_eq!(
+        c.batch().err(),
+        Some(RingbufError::ProducerPosTooFarAhead { producer_pos: 1 << (usize::BITS - 1), consumer_pos: 0, size: 64 })
+    );
+    for off in (0..64).step_by(8) {
+        put_header(&ring, off, 0, 0); // eight empty samples: the whole ring
+    }
+    ring.producer_pos().store(64, RB_ONCE);
+    assert_eq!(drain(&mut c).len(), 8);
+    assert_eq!(c.position(), 64);
+}
+
+#[test]
+fn a_consumer_and_its_batch_say_where_they_are() {
+    let ring = ModelRingbuf::<8>::new().unwrap();
+    let mut c = RingbufConsumer::untrusted(&ring).unwrap();
+    let shown = std::format!("{c:?}");
+    assert!(shown.contains("size: 64") && shown.contains("trusted: false"), "{shown}");
+    let batch = c.batch().unwrap();
+    let shown = std::format!("{batch:?}");
+    assert!(shown.contains("position: 0") && shown.contains("producer_pos: 0"), "{shown}");
 }
 
 #[test]

@@ -79,6 +79,11 @@ impl KernelRingbuf {
         self.consumer.prepare_to_sleep()
     }
 
+    /// [`RingbufConsumer::release`]: everything read published, the held record included.
+    pub(crate) fn release(&mut self) {
+        self.consumer.release();
+    }
+
     /// [`RingbufConsumer::skip_to_producer`]: past a fault; the bytes skipped.
     pub(crate) fn skip_to_producer(&mut self) -> usize {
         self.consumer.skip_to_producer()

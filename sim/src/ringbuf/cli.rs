@@ -2,6 +2,8 @@
 
 use std::time::Instant;
 
+use perfring::bpf_ringbuf::Publish;
+
 use super::{run, Config, HeapRing, Report};
 
 /// The options of `perfring-sim --ringbuf`, for its `--help`.
@@ -30,6 +32,8 @@ OPTIONS:
   --nmi PERMILLE       chance of an NMI inside a reservation's lock (default 20)
   --no-wakeup PERMILLE chance a commit passes BPF_RB_NO_WAKEUP (default 0)
   --per-record         publish consumer_pos after every record, as libbpf
+  --hold-last          publish per batch up to its last record, the rest before sleeping
+                       (perfring-linux's RingBuffer::poll: no wakeup while it reads on)
   --untrusted          the consumer copies every sample with atomic loads
   -h, --help           this text
 ";
@@ -74,7 +78,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Option<Config>, Strin
             "--irq" => cfg.irq_permille = num(value()?)? as u32,
             "--nmi" => cfg.nmi_in_lock_permille = num(value()?)? as u32,
             "--no-wakeup" => cfg.never_permille = num(value()?)? as u32,
-            "--per-record" => cfg.publish_per_record = true,
+            "--per-record" => cfg.publish = Publish::PerRecord,
+            "--hold-last" => cfg.publish = Publish::HoldLast,
             "--untrusted" => cfg.untrusted = true,
             other => return Err(format!("unknown option '{other}' (see --ringbuf --help)")),
         }

@@ -1,5 +1,7 @@
 //! What a simulated BPF ring buffer session looks like: CPUs, workload, contexts, consumer.
 
+use perfring::bpf_ringbuf::Publish;
+
 /// A session of [`run`](super::run): CPUs producing into one BPF ring buffer, one consumer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -33,8 +35,10 @@ pub struct Config {
     pub read_budget: u32,
     /// Steps from a wakeup to the read it causes.
     pub wake_latency: u32,
-    /// The consumer publishes `consumer_pos` after every record (libbpf), not per batch.
-    pub publish_per_record: bool,
+    /// When the consumer publishes `consumer_pos`: per batch, after every record (libbpf), or
+    /// per batch holding its last record until it prepares to sleep (perfring-linux's
+    /// `RingBuffer::poll`).
+    pub publish: Publish,
     /// The consumer copies every sample with atomic loads and trusts nothing.
     pub untrusted: bool,
 }
@@ -58,7 +62,7 @@ impl Default for Config {
             read_every: 500,
             read_budget: 0,
             wake_latency: 50,
-            publish_per_record: false,
+            publish: Publish::PerBatch,
             untrusted: false,
         }
     }

@@ -12,7 +12,7 @@
 use std::cell::{Cell, RefCell};
 
 use perfring::bpf_ringbuf::{
-    Config as ReadConfig, Notify, Publish, Reservation, RingbufConsumer, RingbufError, RingbufHooks, RingbufMemory,
+    Config as ReadConfig, Notify, Reservation, RingbufConsumer, RingbufError, RingbufHooks, RingbufMemory,
     RingbufProducer, SpinLock,
 };
 
@@ -144,8 +144,7 @@ pub fn run(cfg: &Config, ring: &mut HeapRing) -> Report {
             return report;
         }
     };
-    let publish = if cfg.publish_per_record { Publish::PerRecord } else { Publish::PerBatch };
-    consumer.configure(ReadConfig { publish, ..ReadConfig::default() });
+    consumer.configure(ReadConfig { publish: cfg.publish, ..ReadConfig::default() });
 
     let mut sim = Session {
         cfg,
