@@ -96,7 +96,9 @@ struct Ring {
 ///
 /// Readiness: the reader is [`AsFd`] (its epoll set: readable when a ring holds unread data),
 /// for epoll, `tokio::io::unix::AsyncFd` or smol; call [`consume`](RingBuffer::consume) when
-/// it is readable. (Such a caller chooses its own pause between reads.)
+/// it is readable. (Such a caller chooses its own pause between reads.) `consume` publishes
+/// everything it read; after a `poll` that read a busy stream, the descriptor stays readable
+/// until the next `poll` or `consume` (the record the wait policy holds).
 ///
 /// ```no_run
 /// // `program_map_fd`: the map the BPF program outputs to (from aya, libbpf, or your loader).
