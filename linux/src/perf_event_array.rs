@@ -129,9 +129,8 @@ pub struct PerfEventArray<F: FnMut(&RawSample<'_>)> {
     rings: Vec<Ring>,
     /// Σ of the LOST records read, per CPU.
     reported: Vec<u64>,
-    /// The kernel's own count at the last flush (`PERF_FORMAT_LOST`), per CPU.
-    flushed: Vec<u64>,
-    /// Per CPU, the larger of the two (both count the same drops): what `lost` returns.
+    /// Per CPU, the larger of `reported` and the kernel's own count at the last flush
+    /// (`PERF_FORMAT_LOST`): both count the same drops. What `lost` returns.
     lost: Vec<u64>,
     /// Overwrite mode: each ring's head at its previous read (the backward reader's `prev`).
     overwrite: Option<Vec<usize>>,
@@ -243,7 +242,6 @@ impl PerfEventArrayBuilder {
             events: Vec::new(),
             rings: Vec::new(),
             reported: Vec::new(),
-            flushed: Vec::new(),
             lost: Vec::new(),
             overwrite: self.overwrite.then(Vec::new),
             epoll,
@@ -308,7 +306,6 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
         self.events.push(event);
         self.rings.push(ring);
         self.reported.push(0);
-        self.flushed.push(0);
         self.lost.push(0);
         if let Some(prev) = &mut self.overwrite {
             prev.push(0);
@@ -423,7 +420,7 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
             }
         }
         self.reported[index] += drained.lost;
-        self.lost[index] = self.reported[index].max(self.flushed[index]);
+        self.lost[index] = self.lost[index].max(self.reported[index]);
         match failed {
             None => Ok(drained),
             Some(error) => Err(with_skipped(error, consumer.skip_to_head())),
@@ -454,7 +451,7 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
         *prev = reader.prev();
         ring.pause_output(false)?;
         self.reported[index] += drained.lost;
-        self.lost[index] = self.reported[index].max(self.flushed[index]);
+        self.lost[index] = self.lost[index].max(self.reported[index]);
         let summary = read.map_err(|error| LinuxError::BadBpfRing { cpu, error, skipped: 0 })?;
         if let Some(error) = failed {
             return Err(error);
@@ -477,8 +474,7 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
                 continue;
             }
             if let ReadValues::Single(value) = event.read()?.values() {
-                self.flushed[index] = self.flushed[index].max(value.lost.unwrap_or(0));
-                self.lost[index] = self.reported[index].max(self.flushed[index]);
+                self.lost[index] = self.lost[index].max(value.lost.unwrap_or(0));
             }
         }
         drained.lost = self.lost_total() - before;
