@@ -32,26 +32,7 @@ use perfring::record::{
     branch_sample_type, sample_type as st, Attr, DecodeError, Encode, EncodeError, Endian, EventLayout, EventRecord,
     EventSet, Header, IdEntry, RawRecord, Record, Walker,
 };
-use perfring_tests::decode::Ctx;
-
-const HEAD: usize = 41;
-
-fn context(head: &[u8; HEAD]) -> Ctx {
-    let word = |i: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&head[8 * i..8 * i + 8]);
-        u64::from_le_bytes(w)
-    };
-    Ctx {
-        sample_type: word(0),
-        read_format: word(1),
-        sample_regs_user: word(2),
-        sample_regs_intr: word(3),
-        branch_sample_type: word(4),
-        sample_id_all: head[40] & 1 != 0,
-        endian: if head[40] & 2 != 0 { Endian::Big } else { Endian::Little },
-    }
-}
+use perfring_tests::decode::{Ctx, HEAD};
 
 /// `bytes` as one whole record in `endian` (its header read from them), if they hold a header.
 fn raw(bytes: &[u8], endian: Endian) -> Option<RawRecord<'_>> {
@@ -72,7 +53,7 @@ where
 
 fn ambiguous(rec: &Record<'_>, ctx: &Ctx) -> bool {
     matches!(rec, Record::Sample(s) if s.branch_stack().ok().flatten().is_some_and(|b| b.entries.is_empty()))
-        && ctx.branch_sample_type & branch_sample_type::HW_INDEX != 0
+        && ctx.attr.branch_sample_type & branch_sample_type::HW_INDEX != 0
 }
 
 fn encode(rec: &Record<'_>, ctx: &Ctx) -> Option<Vec<u8>> {
@@ -133,7 +114,7 @@ fn fast_path<'a>(rec: &impl EventRecord<'a>, bytes: &[u8], ctx: &Ctx, full: Opti
             assert_eq!(v.raw(), Ok(s.raw));
         }
     }
-    let set = two_events(&perfring_tests::decode::attr_of(ctx), ctx.endian);
+    let set = two_events(&ctx.attr, ctx.endian);
     for walker in [Walker::new(bytes, ctx.endian), Walker::perf_data(bytes, ctx.endian)] {
         let mut walked = 0usize;
         for r in walker {
@@ -176,8 +157,8 @@ fuzz_target!(|data: &[u8]| {
     let _ = Attr::from_bytes(data, Endian::Little);
     let _ = Attr::from_bytes(data, Endian::Big);
     let Some((head, bytes)) = data.split_first_chunk::<HEAD>() else { return };
-    let ctx = context(head);
-    let set = EventSet::single(&perfring_tests::decode::attr_of(&ctx), ctx.endian);
+    let ctx = Ctx::from_head(head);
+    let set = EventSet::single(&ctx.attr, ctx.endian);
     let decoded = decode(&set, bytes, ctx.endian);
     if let Some(r) = raw(bytes, ctx.endian) {
         fast_path(&set.attribute(&r), bytes, &ctx, decoded.as_ref().ok());

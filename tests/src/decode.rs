@@ -11,22 +11,13 @@ use perfring::record::{
     IdEntry, RawRecord, Record, Sample, SampleId,
 };
 
-/// What the tests vary of an event: the attr fields that lay out its records, and their byte
+/// What the tests vary of an event: its attr (whose `sample_type`, `read_format`,
+/// `sample_id_all`, register masks and `branch_sample_type` lay out its records) and their byte
 /// order (hashable and small, so that a property test can generate one and key a table by it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ctx {
-    /// `attr.sample_type`.
-    pub sample_type: u64,
-    /// `attr.read_format`.
-    pub read_format: u64,
-    /// `attr.sample_id_all`.
-    pub sample_id_all: bool,
-    /// `attr.sample_regs_user`.
-    pub sample_regs_user: u64,
-    /// `attr.sample_regs_intr`.
-    pub sample_regs_intr: u64,
-    /// `attr.branch_sample_type`.
-    pub branch_sample_type: u64,
+    /// The event's attr.
+    pub attr: Attr,
     /// The records' byte order.
     pub endian: Endian,
 }
@@ -34,48 +25,44 @@ pub struct Ctx {
 impl Ctx {
     /// Every field 0: SAMPLE records are a bare header, no trailers.
     pub const fn new(endian: Endian) -> Ctx {
-        Ctx {
-            sample_type: 0,
-            read_format: 0,
-            sample_id_all: false,
-            sample_regs_user: 0,
-            sample_regs_intr: 0,
-            branch_sample_type: 0,
-            endian,
-        }
+        Ctx { attr: Attr::ZERO, endian }
     }
 
-    /// The context of `attr`'s records in `endian` order.
-    pub const fn of(attr: &Attr, endian: Endian) -> Ctx {
-        Ctx {
-            sample_type: attr.sample_type,
-            read_format: attr.read_format,
-            sample_id_all: attr.has(attr_flags::SAMPLE_ID_ALL),
-            sample_regs_user: attr.sample_regs_user,
-            sample_regs_intr: attr.sample_regs_intr,
-            branch_sample_type: attr.branch_sample_type,
-            endian,
-        }
+    /// The attr whose fields the fuzzer's and the golden corpus's files start with: 41 bytes,
+    /// `sample_type`, `read_format`, `sample_regs_user`, `sample_regs_intr` and
+    /// `branch_sample_type` as little-endian u64s, then a byte whose bit 0 is `sample_id_all`
+    /// and bit 1 big-endian records.
+    pub fn from_head(head: &[u8; HEAD]) -> Ctx {
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&head[8 * i..8 * i + 8]);
+            u64::from_le_bytes(w)
+        };
+        let attr = Attr {
+            sample_type: word(0),
+            read_format: word(1),
+            sample_regs_user: word(2),
+            sample_regs_intr: word(3),
+            branch_sample_type: word(4),
+            flags: if head[40] & 1 != 0 { attr_flags::SAMPLE_ID_ALL } else { 0 },
+            ..Attr::ZERO
+        };
+        Ctx { attr, endian: if head[40] & 2 != 0 { Endian::Big } else { Endian::Little } }
+    }
+
+    /// `attr.sample_id_all`: whether non-SAMPLE records end with a trailer.
+    pub const fn sample_id_all(&self) -> bool {
+        self.attr.has(attr_flags::SAMPLE_ID_ALL)
     }
 
     /// The event's layout: what the encoder takes.
     pub fn layout(&self) -> EventLayout {
-        EventLayout::new(&attr_of(self), self.endian)
+        EventLayout::new(&self.attr, self.endian)
     }
 }
 
-/// The attr whose records `ctx` lays out.
-pub fn attr_of(ctx: &Ctx) -> Attr {
-    Attr {
-        sample_type: ctx.sample_type,
-        read_format: ctx.read_format,
-        flags: if ctx.sample_id_all { attr_flags::SAMPLE_ID_ALL } else { 0 },
-        sample_regs_user: ctx.sample_regs_user,
-        sample_regs_intr: ctx.sample_regs_intr,
-        branch_sample_type: ctx.branch_sample_type,
-        ..Attr::default()
-    }
-}
+/// The length of [`Ctx::from_head`]'s head.
+pub const HEAD: usize = 41;
 
 type One = EventSet<[EventLayout; 1], [IdEntry; 0]>;
 
@@ -87,10 +74,7 @@ pub fn events_of(ctx: &Ctx) -> &'static One {
         static SETS: RefCell<HashMap<Ctx, &'static One>> = RefCell::new(HashMap::new());
     }
     SETS.with(|sets| {
-        *sets
-            .borrow_mut()
-            .entry(*ctx)
-            .or_insert_with(|| Box::leak(Box::new(EventSet::single(&attr_of(ctx), ctx.endian))))
+        *sets.borrow_mut().entry(*ctx).or_insert_with(|| Box::leak(Box::new(EventSet::single(&ctx.attr, ctx.endian))))
     })
 }
 

@@ -24,7 +24,7 @@ use std::process::Command;
 
 use perfring::record::*;
 use perfring_data::{features, features::Feature, FileAttr, Reader, Writer};
-use perfring_tests::decode::{decode, Ctx, Values};
+use perfring_tests::decode::{decode, Ctx, Values, HEAD};
 
 // ---------------------------------------------------------------------------------------------
 // Running perf and reading its dump.
@@ -634,7 +634,7 @@ fn sid(ctx: &Ctx, identifier: u64, time: u64, cpu: u32) -> SampleId {
         cpu: Some(SampleCpu { cpu, res: 0 }),
         identifier: Some(identifier),
     }
-    .masked(ctx.sample_type)
+    .masked(ctx.attr.sample_type)
 }
 
 /// The records of the synthetic file, each with the index of the event whose context encodes it.
@@ -948,7 +948,7 @@ fn write_synthetic(endian: Endian, name: &str, keep: &dyn Fn(&Values<'_>) -> boo
     let arrays = Arrays::new();
     let attrs = synthetic_attrs().into_iter().map(|(attr, id)| FileAttr { attr, ids: vec![id] }).collect();
     let mut w = Writer::new(std::io::Cursor::new(Vec::new()), endian, attrs).unwrap();
-    let ctxs: Vec<Ctx> = w.attrs().iter().map(|a| Ctx::of(&a.attr, endian)).collect();
+    let ctxs: Vec<Ctx> = w.attrs().iter().map(|a| Ctx { attr: a.attr, endian }).collect();
     for (i, rec) in synthetic_records(&store, &ctxs, &arrays).into_iter().filter(|(_, r)| keep(r)) {
         w.write_record(&rec, i).unwrap_or_else(|e| panic!("{e}: {rec:?}"));
     }
@@ -1278,17 +1278,8 @@ fn fuzz_seeds_are_golden_records() {
     let mut checked = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let bytes = std::fs::read(entry.unwrap().path()).unwrap();
-        let (head, record) = bytes.split_at(41);
-        let word = |i: usize| u64::from_le_bytes(head[8 * i..8 * i + 8].try_into().unwrap());
-        let ctx = Ctx {
-            sample_type: word(0),
-            read_format: word(1),
-            sample_regs_user: word(2),
-            sample_regs_intr: word(3),
-            branch_sample_type: word(4),
-            sample_id_all: head[40] & 1 != 0,
-            endian: if head[40] & 2 != 0 { Endian::Big } else { Endian::Little },
-        };
+        let (head, record) = bytes.split_at(HEAD);
+        let ctx = Ctx::from_head(head.try_into().unwrap());
         let rec = decode(record, &ctx).unwrap();
         assert!(!matches!(rec, Record::Unknown { .. }));
         checked += 1;
@@ -1325,7 +1316,7 @@ impl Capture {
     fn parse(bytes: Vec<u8>) -> Capture {
         let mut reader = Reader::from_bytes(&bytes).unwrap();
         let (endian, attrs) = (reader.metadata().endian(), reader.metadata().attrs().to_vec());
-        let contexts = attrs.iter().map(|a| Ctx::of(&a.attr, endian)).collect();
+        let contexts = attrs.iter().map(|a| Ctx { attr: a.attr, endian }).collect();
         let base = bytes.as_ptr() as usize;
         let mut records = Vec::new();
         while let Some(r) = reader.next_record().unwrap() {

@@ -32,15 +32,18 @@ fn kind_name(k: usize) -> &'static str {
 fn context() -> impl Strategy<Value = Ctx> {
     (any::<u64>(), 0u64..32, any::<bool>(), any::<u64>(), any::<u64>(), (0u64..4, any::<u32>()), any::<bool>())
         .prop_map(|(st, rf, all, ru, ri, (bst, other), big)| Ctx {
-            sample_type: st & sample_type::ALL,
-            read_format: rf,
-            sample_id_all: all,
-            // Sparse masks most of the time, full ones sometimes.
-            sample_regs_user: if ru % 4 == 0 { u64::MAX } else { ru & 0x0f0f_00ff_1234_5678 },
-            sample_regs_intr: if ri % 4 == 0 { u64::MAX } else { ri & 0x00ff_0000_0f0f_f0f0 },
-            branch_sample_type: u64::from(other) & 0x1_ffff
-                | if bst & 1 != 0 { branch_sample_type::HW_INDEX } else { 0 }
-                | if bst & 2 != 0 { branch_sample_type::COUNTERS } else { 0 },
+            attr: Attr {
+                sample_type: st & sample_type::ALL,
+                read_format: rf,
+                flags: if all { attr_flags::SAMPLE_ID_ALL } else { 0 },
+                // Sparse masks most of the time, full ones sometimes.
+                sample_regs_user: if ru % 4 == 0 { u64::MAX } else { ru & 0x0f0f_00ff_1234_5678 },
+                sample_regs_intr: if ri % 4 == 0 { u64::MAX } else { ri & 0x00ff_0000_0f0f_f0f0 },
+                branch_sample_type: u64::from(other) & 0x1_ffff
+                    | if bst & 1 != 0 { branch_sample_type::HW_INDEX } else { 0 }
+                    | if bst & 2 != 0 { branch_sample_type::COUNTERS } else { 0 },
+                ..Attr::ZERO
+            },
             endian: if big { Endian::Big } else { Endian::Little },
         })
 }
@@ -110,7 +113,7 @@ struct Shaped {
 
 fn shape(m: &Material, ctx: &Ctx) -> Shaped {
     let w = &m.words;
-    let has = |bit: u64| ctx.read_format & bit != 0;
+    let has = |bit: u64| ctx.attr.read_format & bit != 0;
     Shaped {
         group: (0..m.counts[0])
             .map(|i| GroupEntry {
@@ -129,11 +132,11 @@ fn shape(m: &Material, ctx: &Ctx) -> Shaped {
 /// Build a record of `m.kind`, valid for `ctx`, borrowing from `m` and `s`.
 fn build<'a>(m: &'a Material, s: &'a Shaped, ctx: &Ctx) -> Values<'a> {
     let w = &m.words;
-    let sid = ctx.sample_id_all.then(|| m.sid.masked(ctx.sample_type));
+    let sid = ctx.sample_id_all().then(|| m.sid.masked(ctx.attr.sample_type));
     let misc = m.misc;
     let read = |base: usize| {
-        let opt = |bit: u64, v: u64| (ctx.read_format & bit != 0).then_some(v);
-        if ctx.read_format & read_format::GROUP != 0 {
+        let opt = |bit: u64, v: u64| (ctx.attr.read_format & bit != 0).then_some(v);
+        if ctx.attr.read_format & read_format::GROUP != 0 {
             ReadValues::Group(ReadGroup {
                 time_enabled: opt(read_format::TOTAL_TIME_ENABLED, w[base]),
                 time_running: opt(read_format::TOTAL_TIME_RUNNING, w[base + 1]),
@@ -273,10 +276,10 @@ fn build<'a>(m: &'a Material, s: &'a Shaped, ctx: &Ctx) -> Values<'a> {
     })
 }
 
-/// A SAMPLE with exactly the fields of `ctx.sample_type`.
+/// A SAMPLE with exactly the fields of `ctx.attr.sample_type`.
 fn sample<'a>(m: &'a Material, s: &'a Shaped, ctx: &Ctx, read: ReadValues<'a>) -> Sample<'a> {
     use sample_type as st;
-    let t = ctx.sample_type;
+    let t = ctx.attr.sample_type;
     let w = &m.words;
     let on = |bit: u64| t & bit != 0;
     let v = |bit: u64, i: usize| on(bit).then_some(w[i]);
@@ -289,8 +292,8 @@ fn sample<'a>(m: &'a Material, s: &'a Shaped, ctx: &Ctx, read: ReadValues<'a>) -
         }
     };
     let abi = |i: usize| [REGS_ABI_NONE, REGS_ABI_32, REGS_ABI_64, w[i] | 3][m.counts[i % 6] % 4];
-    let hw_idx_flag = ctx.branch_sample_type & branch_sample_type::HW_INDEX != 0;
-    let counters_flag = ctx.branch_sample_type & branch_sample_type::COUNTERS != 0;
+    let hw_idx_flag = ctx.attr.branch_sample_type & branch_sample_type::HW_INDEX != 0;
+    let counters_flag = ctx.attr.branch_sample_type & branch_sample_type::COUNTERS != 0;
     let branch = if hw_idx_flag && m.flags[1] {
         // The kernel's "no stack from the PMU" form.
         BranchStack::NONE
@@ -316,7 +319,7 @@ fn sample<'a>(m: &'a Material, s: &'a Shaped, ctx: &Ctx, read: ReadValues<'a>) -
         callchain: on(st::CALLCHAIN).then(|| Entries::from_slice(&w[10..10 + m.counts[5] * 4])),
         raw: on(st::RAW).then_some(&m.raw[..]),
         branch_stack: on(st::BRANCH_STACK).then_some(branch),
-        regs_user: on(st::REGS_USER).then(|| regs(ctx.sample_regs_user, abi(2), 0)),
+        regs_user: on(st::REGS_USER).then(|| regs(ctx.attr.sample_regs_user, abi(2), 0)),
         stack_user: on(st::STACK_USER).then(|| {
             if m.stack.is_empty() {
                 StackUser::default()
@@ -333,7 +336,7 @@ fn sample<'a>(m: &'a Material, s: &'a Shaped, ctx: &Ctx, read: ReadValues<'a>) -
         }),
         data_src: v(st::DATA_SRC, 13),
         transaction: v(st::TRANSACTION, 14),
-        regs_intr: on(st::REGS_INTR).then(|| regs(ctx.sample_regs_intr, abi(3), 1)),
+        regs_intr: on(st::REGS_INTR).then(|| regs(ctx.attr.sample_regs_intr, abi(3), 1)),
         phys_addr: v(st::PHYS_ADDR, 15),
         cgroup: v(st::CGROUP, 16),
         data_page_size: v(st::DATA_PAGE_SIZE, 17),
@@ -416,7 +419,7 @@ fn round_trip(rec: &Values<'_>, ctx: &Ctx) -> Result<usize, TestCaseError> {
             // A SAMPLE with HW_INDEX and nr = 0 may also read as the kernel's no-stack form
             // (see `BranchStack`): a prefix 8 bytes short can then be a valid sample.
             let ambiguous = matches!(rec, Values::Sample(s) if s.branch_stack.is_some_and(|b| b.entries.is_empty()))
-                && ctx.branch_sample_type & branch_sample_type::HW_INDEX != 0;
+                && ctx.attr.branch_sample_type & branch_sample_type::HW_INDEX != 0;
             prop_assert!(r.is_err() || string_kind || ambiguous, "prefix {len} of {n} decoded: {r:?}");
         }
     }
@@ -463,7 +466,7 @@ fn random_records_of_every_type_round_trip() {
             c.with_trailer += usize::from(rec.sample_id().is_some());
             if let Values::Sample(s) = &rec {
                 for (bit, count) in c.sample_bits.iter_mut().enumerate() {
-                    *count += usize::from(ctx.sample_type & (1 << bit) != 0);
+                    *count += usize::from(ctx.attr.sample_type & (1 << bit) != 0);
                 }
                 c.group_reads += usize::from(matches!(s.read, Some(ReadValues::Group(_))));
                 c.no_stack_form += usize::from(s.branch_stack == Some(BranchStack::NONE));
@@ -491,7 +494,7 @@ fn every_sample_bit_at_once_round_trips_in_both_orders() {
     let mut runner = TestRunner::new(Config { cases: 300, source_file: Some(file!()), ..Config::default() });
     runner
         .run(&(context(), material()), |(ctx, m)| {
-            let ctx = Ctx { sample_type: sample_type::ALL & !sample_type::WEIGHT, ..ctx };
+            let ctx = Ctx { attr: Attr { sample_type: sample_type::ALL & !sample_type::WEIGHT, ..ctx.attr }, ..ctx };
             let shaped = shape(&m, &ctx);
             let as_read = Material { kind: 7, ..m.clone() };
             let read = build(&as_read, &shaped, &ctx);
@@ -512,9 +515,10 @@ fn the_producers_lost_record_is_the_general_encoders() {
     let mut runner = TestRunner::new(Config { cases: 256, source_file: Some(file!()), ..Config::default() });
     runner
         .run(&(context(), any::<(u64, u8, bool)>(), material()), |(ctx, (id, drops, trailer), m)| {
-            let ctx = Ctx { endian: Endian::NATIVE, sample_id_all: trailer, ..ctx };
-            let sample_id = trailer.then(|| m.sid.masked(ctx.sample_type));
-            let writer = EventIdentity { id, sample_id: sample_id.map(|sid| (ctx.sample_type, sid)) };
+            let flags = if trailer { attr_flags::SAMPLE_ID_ALL } else { 0 };
+            let ctx = Ctx { attr: Attr { flags, ..ctx.attr }, endian: Endian::NATIVE };
+            let sample_id = trailer.then(|| m.sid.masked(ctx.attr.sample_type));
+            let writer = EventIdentity { id, sample_id: sample_id.map(|sid| (ctx.attr.sample_type, sid)) };
             #[repr(C, align(8))]
             struct Buf([u8; 4096 + 4096]);
             let mut buf = Box::new(Buf([0; 4096 + 4096]));

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use perfring::record::{
-    types, Endian, EventLayout, EventRecord, EventSet, IdEntry, PidTid, RawRecord, ReadValues, Record, Walker,
+    types, Attr, Endian, EventLayout, EventRecord, EventSet, IdEntry, PidTid, RawRecord, ReadValues, Record, Walker,
 };
 use perfring_data::{FileAttr, Reader};
 
@@ -176,7 +176,7 @@ fn big_endian_layouts_read_the_same_fields() {
     use perfring_tests::decode::Ctx;
     let t = st::IDENTIFIER | st::IP | st::TID | st::TIME | st::PERIOD;
     for endian in [Endian::Little, Endian::Big] {
-        let ctx = Ctx { sample_type: t, ..Ctx::new(endian) };
+        let ctx = Ctx { attr: Attr { sample_type: t, ..Attr::ZERO }, endian };
         let set = perfring_tests::decode::events_of(&ctx);
         let words: [u64; 5] = [7, 0xffff_8000_1234, (42u64 << 32) | 43, 1_000_000, 4000];
         let mut rec = vec![0u8; 48];
