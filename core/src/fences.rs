@@ -24,6 +24,13 @@
 //! against an interrupt is all it needs; the order against an interrupt on the same CPU is
 //! program order plus compiler barriers ([`crate::loom`]'s `compiler_barrier`), so those
 //! accesses use [`LOCAL`].
+//!
+//! Public are the items that code outside this crate pairs with: (A)–(D), [`LOCAL`] and
+//! [`fence`] (a memory implementation that can only load relaxed, such as `perfring-linux`'s
+//! read-only mapping, builds (C) from them). The seqlock's (S1)–(S4), the BPF ring buffer's
+//! (R1)–(R10) and (U1)–(U6) and the compiler barrier are used only by this crate's own
+//! `selfmon`, `bpf_ringbuf` and `producer`; they are crate-private items of this module, each
+//! with its pairing, read in the source (or `cargo doc --document-private-items`).
 
 use core::sync::atomic::Ordering;
 
@@ -87,7 +94,9 @@ pub const LOCAL: Ordering = Ordering::Relaxed;
 /// (`nest` increment, `rb->head` loads, `nest` stores; `put_handle` P1/P4/P5): it orders them
 /// against an interrupt handler on the same CPU, which is all the nest protocol needs. Used with
 /// `compiler_fence`, so it emits no instruction.
-pub const COMPILER_BARRIER: Ordering = Ordering::SeqCst;
+// Unused under loom, whose `compiler_barrier` is empty (loom models no interrupts).
+#[cfg_attr(loom, allow(dead_code))]
+pub(crate) const COMPILER_BARRIER: Ordering = Ordering::SeqCst;
 
 /// **(S1) release fence: the seqlock writer's odd `lock` before its field stores; pairs with
 /// (S4).**
@@ -96,18 +105,18 @@ pub const COMPILER_BARRIER: Ordering = Ordering::SeqCst;
 /// same task on the same CPU. A writer exporting counters to another CPU (a hypervisor to a
 /// guest) needs this fence: if a reader's field load sees a value stored after it, the reader's
 /// re-check of `lock` (after S4) sees the odd value and retries. Stronger than the kernel needs.
-pub const S1_SEQ_WRITE_BEGIN: Ordering = weaken_if(cfg!(perfring_weaken = "S1"), Ordering::Release);
+pub(crate) const S1_SEQ_WRITE_BEGIN: Ordering = weaken_if(cfg!(perfring_weaken = "S1"), Ordering::Release);
 
 /// **(S2) release: the seqlock writer's field stores before the even `lock`; pairs with (S3).**
-pub const S2_SEQ_WRITE_END: Ordering = weaken_if(cfg!(perfring_weaken = "S2"), Ordering::Release);
+pub(crate) const S2_SEQ_WRITE_END: Ordering = weaken_if(cfg!(perfring_weaken = "S2"), Ordering::Release);
 
 /// **(S3) acquire: the seqlock reader's first `lock` load before its field loads; pairs with
 /// (S2).** A reader that sees an even `lock` from a finished update sees all of its fields.
-pub const S3_SEQ_READ_BEGIN: Ordering = weaken_if(cfg!(perfring_weaken = "S3"), Ordering::Acquire);
+pub(crate) const S3_SEQ_READ_BEGIN: Ordering = weaken_if(cfg!(perfring_weaken = "S3"), Ordering::Acquire);
 
 /// **(S4) acquire fence: the seqlock reader's field loads before its second `lock` load; pairs
 /// with (S1).** Without it the re-check could be satisfied before the fields were read.
-pub const S4_SEQ_READ_END: Ordering = weaken_if(cfg!(perfring_weaken = "S4"), Ordering::Acquire);
+pub(crate) const S4_SEQ_READ_END: Ordering = weaken_if(cfg!(perfring_weaken = "S4"), Ordering::Acquire);
 
 // ---------------------------------------------------------------------------------------------
 // The BPF ring buffer (`crate::bpf_ringbuf`): BPF_MAP_TYPE_RINGBUF, (R1)-(R10), and
@@ -131,7 +140,7 @@ pub const S4_SEQ_READ_END: Ordering = weaken_if(cfg!(perfring_weaken = "S4"), Or
 ///
 /// Kernel: `smp_load_acquire(&rb->consumer_pos)` in `__bpf_ringbuf_reserve`. The consumer's reads
 /// of a record happen-before the producer's writes into the bytes that record occupied.
-pub const R1_RB_CONSUMER_LOAD: Ordering = weaken_if(cfg!(perfring_weaken = "R1"), Ordering::Acquire);
+pub(crate) const R1_RB_CONSUMER_LOAD: Ordering = weaken_if(cfg!(perfring_weaken = "R1"), Ordering::Acquire);
 
 /// **(R2) release: the BPF ringbuf producer's store of `producer_pos` at reservation, after the
 /// new record's header (`len = size | BUSY`, `pg_off`); pairs with (R5).**
@@ -139,14 +148,14 @@ pub const R1_RB_CONSUMER_LOAD: Ordering = weaken_if(cfg!(perfring_weaken = "R1")
 /// Kernel: `smp_store_release(&rb->producer_pos, new_prod_pos)` in `__bpf_ringbuf_reserve`
 /// ("pairs with consumer's smp_load_acquire()"). A consumer that sees the new position sees the
 /// BUSY header, never the bytes an older lap left there (a stale header is a phantom record).
-pub const R2_RB_PRODUCER_STORE: Ordering = weaken_if(cfg!(perfring_weaken = "R2"), Ordering::Release);
+pub(crate) const R2_RB_PRODUCER_STORE: Ordering = weaken_if(cfg!(perfring_weaken = "R2"), Ordering::Release);
 
 /// **(R3) release: the BPF ringbuf commit's exchange of the header's `len` word (BUSY cleared,
 /// DISCARD set or not), after the sample's bytes; pairs with (R6).**
 ///
 /// Kernel: `xchg(&hdr->len, new_len)` in `bpf_ringbuf_commit` (a full barrier; its StoreLoad
 /// half is (R4)). A consumer that sees the committed header sees every byte of the sample.
-pub const R3_RB_COMMIT: Ordering = weaken_if(cfg!(perfring_weaken = "R3"), Ordering::Release);
+pub(crate) const R3_RB_COMMIT: Ordering = weaken_if(cfg!(perfring_weaken = "R3"), Ordering::Release);
 
 /// **(R4) sequentially consistent fence: the commit's header store before its load of
 /// `consumer_pos` (the wakeup decision); pairs with (R8).**
@@ -157,26 +166,26 @@ pub const R3_RB_COMMIT: Ordering = weaken_if(cfg!(perfring_weaken = "R3"), Order
 /// consumer's new `consumer_pos` (and wakes it), or the consumer's re-check after publishing it
 /// sees the committed header (and reads on instead of sleeping). Without either fence both can
 /// read the old value, and a committed record waits with nobody to wake the consumer.
-pub const R4_RB_COMMIT_FENCE: Ordering = weaken_if(cfg!(perfring_weaken = "R4"), Ordering::SeqCst);
+pub(crate) const R4_RB_COMMIT_FENCE: Ordering = weaken_if(cfg!(perfring_weaken = "R4"), Ordering::SeqCst);
 
 /// **(R5) acquire: the BPF ringbuf consumer's load of `producer_pos`; pairs with (R2).**
 ///
 /// libbpf: `smp_load_acquire(r->producer_pos)` in `ringbuf_process_ring`; the kernel's
 /// `ringbuf_avail_data_sz` and `bpf_ringbuf_query` load it the same way.
-pub const R5_RB_PRODUCER_LOAD: Ordering = weaken_if(cfg!(perfring_weaken = "R5"), Ordering::Acquire);
+pub(crate) const R5_RB_PRODUCER_LOAD: Ordering = weaken_if(cfg!(perfring_weaken = "R5"), Ordering::Acquire);
 
 /// **(R6) acquire: the BPF ringbuf consumer's load of a record's `len` word, before it reads the
 /// sample; pairs with (R3).**
 ///
 /// libbpf: `smp_load_acquire(len_ptr)` in `ringbuf_process_ring`. (cilium/ebpf read the header
 /// with plain loads and delivered torn events, cilium/ebpf#1375.)
-pub const R6_RB_HEADER_LOAD: Ordering = weaken_if(cfg!(perfring_weaken = "R6"), Ordering::Acquire);
+pub(crate) const R6_RB_HEADER_LOAD: Ordering = weaken_if(cfg!(perfring_weaken = "R6"), Ordering::Acquire);
 
 /// **(R7) release: the BPF ringbuf consumer's store of `consumer_pos`, after its last read of the
 /// records it frees; pairs with (R1).**
 ///
 /// libbpf: `smp_store_release(r->consumer_pos, cons_pos)` in `ringbuf_process_ring`.
-pub const R7_RB_CONSUMER_STORE: Ordering = weaken_if(cfg!(perfring_weaken = "R7"), Ordering::Release);
+pub(crate) const R7_RB_CONSUMER_STORE: Ordering = weaken_if(cfg!(perfring_weaken = "R7"), Ordering::Release);
 
 /// **(R8) sequentially consistent fence: the consumer's `consumer_pos` store before its re-check
 /// of `producer_pos` and the head record's header, when it decides whether it may sleep; pairs
@@ -187,18 +196,18 @@ pub const R7_RB_CONSUMER_STORE: Ordering = weaken_if(cfg!(perfring_weaken = "R7"
 /// `producer_pos - consumer_pos` in the kernel after queueing the waiter, and the waitqueue's
 /// barriers order that check. A consumer that decides by itself (an edge-triggered epoll, a
 /// futex, a spin-then-park loop) needs this fence.
-pub const R8_RB_SLEEP_FENCE: Ordering = weaken_if(cfg!(perfring_weaken = "R8"), Ordering::SeqCst);
+pub(crate) const R8_RB_SLEEP_FENCE: Ordering = weaken_if(cfg!(perfring_weaken = "R8"), Ordering::SeqCst);
 
 /// **(R9) acquire: a reservation lock taken (the kernel's `spin_lock_irqsave(&rb->spinlock)`,
 /// the user ringbuf's `atomic_try_cmpxchg(&rb->busy, ...)`); pairs with (R10).**
 ///
 /// The previous holder's `producer_pos` (and `pending_pos`) store happens-before this holder's
 /// loads of them, so two producers never reserve the same bytes.
-pub const R9_RB_LOCK: Ordering = weaken_if(cfg!(perfring_weaken = "R9"), Ordering::Acquire);
+pub(crate) const R9_RB_LOCK: Ordering = weaken_if(cfg!(perfring_weaken = "R9"), Ordering::Acquire);
 
 /// **(R10) release: a reservation lock released (`spin_unlock_irqrestore`; the user ringbuf
 /// drain's `smp_mb__before_atomic(); atomic_set(&rb->busy, 0)`); pairs with (R9).**
-pub const R10_RB_UNLOCK: Ordering = weaken_if(cfg!(perfring_weaken = "R10"), Ordering::Release);
+pub(crate) const R10_RB_UNLOCK: Ordering = weaken_if(cfg!(perfring_weaken = "R10"), Ordering::Release);
 
 /// **(U1) acquire: the user ringbuf producer's load of `consumer_pos` at reservation; pairs with
 /// (U6).**
@@ -206,19 +215,19 @@ pub const R10_RB_UNLOCK: Ordering = weaken_if(cfg!(perfring_weaken = "R10"), Ord
 /// libbpf: `smp_load_acquire(rb->consumer_pos)` in `user_ring_buffer__reserve` ("Synchronizes
 /// with smp_store_release() in __bpf_user_ringbuf_peek() in the kernel"). The kernel's reads of
 /// a drained sample happen-before user space reuses its bytes.
-pub const U1_URB_CONSUMER_LOAD: Ordering = weaken_if(cfg!(perfring_weaken = "U1"), Ordering::Acquire);
+pub(crate) const U1_URB_CONSUMER_LOAD: Ordering = weaken_if(cfg!(perfring_weaken = "U1"), Ordering::Acquire);
 
 /// **(U2) release: the user ringbuf producer's store of `producer_pos`, after the BUSY header;
 /// pairs with (U3).**
 ///
 /// libbpf: `smp_store_release(rb->producer_pos, prod_pos + total_size)` in
 /// `user_ring_buffer__reserve`.
-pub const U2_URB_PRODUCER_STORE: Ordering = weaken_if(cfg!(perfring_weaken = "U2"), Ordering::Release);
+pub(crate) const U2_URB_PRODUCER_STORE: Ordering = weaken_if(cfg!(perfring_weaken = "U2"), Ordering::Release);
 
 /// **(U3) acquire: the kernel drain's load of `producer_pos`; pairs with (U2).**
 ///
 /// Kernel: `smp_load_acquire(&rb->producer_pos)` in `__bpf_user_ringbuf_peek`.
-pub const U3_URB_PRODUCER_LOAD: Ordering = weaken_if(cfg!(perfring_weaken = "U3"), Ordering::Acquire);
+pub(crate) const U3_URB_PRODUCER_LOAD: Ordering = weaken_if(cfg!(perfring_weaken = "U3"), Ordering::Acquire);
 
 /// **(U4) release: the user ringbuf producer's submit or discard, the exchange of the header's
 /// `len` word after the sample's bytes; pairs with (U5).**
@@ -226,19 +235,19 @@ pub const U3_URB_PRODUCER_LOAD: Ordering = weaken_if(cfg!(perfring_weaken = "U3"
 /// libbpf: `__atomic_exchange_n(&hdr->len, new_len, __ATOMIC_ACQ_REL)` in `user_ringbuf_commit`
 /// ("Synchronizes with smp_load_acquire() in __bpf_user_ringbuf_peek()"). Release is the half
 /// that matters: nothing is read after it.
-pub const U4_URB_COMMIT: Ordering = weaken_if(cfg!(perfring_weaken = "U4"), Ordering::Release);
+pub(crate) const U4_URB_COMMIT: Ordering = weaken_if(cfg!(perfring_weaken = "U4"), Ordering::Release);
 
 /// **(U5) acquire: the kernel drain's load of a sample's `len` word; pairs with (U4).**
 ///
 /// Kernel: `smp_load_acquire(hdr)` in `__bpf_user_ringbuf_peek`.
-pub const U5_URB_HEADER_LOAD: Ordering = weaken_if(cfg!(perfring_weaken = "U5"), Ordering::Acquire);
+pub(crate) const U5_URB_HEADER_LOAD: Ordering = weaken_if(cfg!(perfring_weaken = "U5"), Ordering::Acquire);
 
 /// **(U6) release: the kernel drain's store of `consumer_pos`, after the sample was read (or to
 /// skip a discarded one); pairs with (U1).**
 ///
 /// Kernel: `smp_store_release(&rb->consumer_pos, ...)` in `__bpf_user_ringbuf_sample_release`
 /// and, for a discarded sample, in `__bpf_user_ringbuf_peek`.
-pub const U6_URB_CONSUMER_STORE: Ordering = weaken_if(cfg!(perfring_weaken = "U6"), Ordering::Release);
+pub(crate) const U6_URB_CONSUMER_STORE: Ordering = weaken_if(cfg!(perfring_weaken = "U6"), Ordering::Release);
 
 /// The BPF ring buffer's single-copy-atomic accesses that need no ordering of their own (the
 /// kernel's plain accesses and `READ_ONCE`): `producer_pos` and `pending_pos` under the lock
@@ -248,7 +257,7 @@ pub const U6_URB_CONSUMER_STORE: Ordering = weaken_if(cfg!(perfring_weaken = "U6
 /// that is read after it: (R4) is what the decision needs); a position's own writer reloading
 /// it; `pg_off` loads after (R6); the untrusted copies' word loads (ordered by (R6) or (U5),
 /// validated after); the failed-reservation counter (a statistic).
-pub const RB_ONCE: Ordering = Ordering::Relaxed;
+pub(crate) const RB_ONCE: Ordering = Ordering::Relaxed;
 
 /// A fence with ordering `order`, skipped when a mutant weakened it to `Relaxed` (a relaxed fence
 /// is not allowed by the language). Public for memory implementations outside this crate that

@@ -20,7 +20,7 @@
 //! | module | what it is |
 //! |---|---|
 //! | [`page`] | `struct perf_event_mmap_page`, offsets checked at compile time |
-//! | [`fences`] | every memory ordering, named (A)–(D), (S1)–(S4), (R1)–(R10) and (U1)–(U6), with its pairing |
+//! | [`fences`] | every memory ordering, named, with its pairing: (A)–(D) public, the seqlock's and the BPF ring buffer's crate-private |
 //! | [`memory`] | the seam to shared memory: [`Mapping`](memory::Mapping) (real ABI layout), [`ModelRing`](memory::ModelRing) (loom) |
 //! | [`producer`] | the kernel side: reserve, write, publish; nesting; lost; wakeups |
 //! | [`consumer`] | the user side: acquire head, read records (wrapping too), release tail |
