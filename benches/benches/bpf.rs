@@ -88,45 +88,42 @@ impl Producer for OutputProgram {
 
 fn open(reader: Reader, map: OwnedFd) -> Box<dyn Bench> {
     match reader {
-        Reader::Perfring(wakeup) => Box::new(PerfringBench::new(map, wakeup, PAGES, true)),
-        Reader::PerfringStrict(n) => Box::new(PerfringBench::new(map, Some(Wakeup::Events(n)), PAGES, false)),
-        Reader::PerfringPages(pages) => Box::new(PerfringBench::new(map, None, pages, true)),
+        Reader::Perfring(wakeup) => perfring_bench(map, wakeup, PAGES, true),
+        Reader::PerfringStrict(n) => perfring_bench(map, Some(Wakeup::Events(n)), PAGES, false),
+        Reader::PerfringPages(pages) => perfring_bench(map, None, pages, true),
         Reader::Aya { pages } => Box::new(aya_bench::AyaBench::new(map, pages)),
         Reader::Libbpf { sample_rate } => Box::new(libbpf_bench::LibbpfBench::new(map, sample_rate)),
     }
 }
 
-/// The callback of the perfring rows (boxed: the readers of a run are picked at run time).
-type OnSample = Box<dyn FnMut(&RawSample<'_>)>;
-
-/// perfring-linux's `PerfEventArray` over the bench's map, read as its docs show.
-struct PerfringBench {
-    reader: PerfEventArray<OnSample>,
+/// perfring-linux's `PerfEventArray` over the bench's map, read as its docs show: `build` takes
+/// the program's closure, whose type is the reader's parameter `F` (not boxed: the compiler sees
+/// the callback, as in a user's program; the run picks its reader through `Box<dyn Bench>`).
+struct PerfringBench<F: FnMut(&RawSample<'_>)> {
+    reader: PerfEventArray<F>,
     counts: std::rc::Rc<std::cell::Cell<(u64, u64)>>,
 }
 
-impl PerfringBench {
-    fn new(map: OwnedFd, wakeup: Option<Wakeup>, pages: usize, default_policy: bool) -> Self {
-        let counts = std::rc::Rc::new(std::cell::Cell::new((0u64, 0u64)));
-        let c = counts.clone();
-        let on_sample: OnSample = Box::new(move |s: &RawSample<'_>| {
-            let (a, b) = s.parts();
-            let (n, sum) = c.get();
-            c.set((n + 1, sum ^ first_word(a, b)));
-        });
-        let mut builder = PerfEventArray::builder().map(map).data_pages(pages);
-        if let Some(w) = wakeup {
-            builder = builder.wakeup(w);
-        }
-        let mut reader = builder.build(on_sample).expect("PerfEventArray");
-        if !default_policy {
-            reader.batch_interval(None);
-        }
-        PerfringBench { reader, counts }
+fn perfring_bench(map: OwnedFd, wakeup: Option<Wakeup>, pages: usize, default_policy: bool) -> Box<dyn Bench> {
+    let counts = std::rc::Rc::new(std::cell::Cell::new((0u64, 0u64)));
+    let c = counts.clone();
+    let on_sample = move |s: &RawSample<'_>| {
+        let (a, b) = s.parts();
+        let (n, sum) = c.get();
+        c.set((n + 1, sum ^ first_word(a, b)));
+    };
+    let mut builder = PerfEventArray::builder().map(map).data_pages(pages);
+    if let Some(w) = wakeup {
+        builder = builder.wakeup(w);
     }
+    let mut reader = builder.build(on_sample).expect("PerfEventArray");
+    if !default_policy {
+        reader.batch_interval(None);
+    }
+    Box::new(PerfringBench { reader, counts })
 }
 
-impl Bench for PerfringBench {
+impl<F: FnMut(&RawSample<'_>)> Bench for PerfringBench<F> {
     fn read(&mut self, timeout_ms: i32) {
         self.reader.poll(Some(Duration::from_millis(timeout_ms as u64))).expect("poll");
     }

@@ -72,8 +72,8 @@ impl Producer for RingbufProgram {
 
 fn open(reader: Reader, map: OwnedFd) -> Box<dyn Bench> {
     match reader {
-        Reader::Perfring => Box::new(PerfringBench::new(map, Some(DEFAULT))),
-        Reader::PerfringWakeups => Box::new(PerfringBench::new(map, None)),
+        Reader::Perfring => perfring_bench(map, Some(DEFAULT)),
+        Reader::PerfringWakeups => perfring_bench(map, None),
         Reader::Libbpf => Box::new(libbpf_bench::LibbpfBench::new(map)),
         Reader::Aya => Box::new(aya_bench::AyaBench::new(map)),
     }
@@ -82,30 +82,27 @@ fn open(reader: Reader, map: OwnedFd) -> Box<dyn Bench> {
 /// `RingBuffer`'s documented default batch interval.
 const DEFAULT: Duration = Duration::from_micros(50);
 
-/// The callback of the perfring rows (boxed: the readers of a run are picked at run time).
-type OnSample = Box<dyn FnMut(usize, &[u8])>;
-
-/// perfring-linux's `RingBuffer` over the bench's map, read as its docs show.
-struct PerfringBench {
-    reader: RingBuffer<OnSample>,
+/// perfring-linux's `RingBuffer` over the bench's map, read as its docs show: `from_map` takes
+/// the program's closure, whose type is the reader's parameter `F` (not boxed: the compiler sees
+/// the callback, as in a user's program; the run picks its reader through `Box<dyn Bench>`).
+struct PerfringBench<F: FnMut(usize, &[u8])> {
+    reader: RingBuffer<F>,
     counts: std::rc::Rc<std::cell::Cell<(u64, u64)>>,
 }
 
-impl PerfringBench {
-    fn new(map: OwnedFd, interval: Option<Duration>) -> Self {
-        let counts = std::rc::Rc::new(std::cell::Cell::new((0u64, 0u64)));
-        let c = counts.clone();
-        let on_sample: OnSample = Box::new(move |_ring, sample: &[u8]| {
-            let (n, sum) = c.get();
-            c.set((n + 1, sum ^ first_word(sample, &[])));
-        });
-        let mut reader = RingBuffer::from_map(map, on_sample).expect("RingBuffer");
-        reader.batch_interval(interval);
-        PerfringBench { reader, counts }
-    }
+fn perfring_bench(map: OwnedFd, interval: Option<Duration>) -> Box<dyn Bench> {
+    let counts = std::rc::Rc::new(std::cell::Cell::new((0u64, 0u64)));
+    let c = counts.clone();
+    let on_sample = move |_ring: usize, sample: &[u8]| {
+        let (n, sum) = c.get();
+        c.set((n + 1, sum ^ first_word(sample, &[])));
+    };
+    let mut reader = RingBuffer::from_map(map, on_sample).expect("RingBuffer");
+    reader.batch_interval(interval);
+    Box::new(PerfringBench { reader, counts })
 }
 
-impl Bench for PerfringBench {
+impl<F: FnMut(usize, &[u8])> Bench for PerfringBench<F> {
     fn read(&mut self, timeout_ms: i32) {
         self.reader.poll(Some(Duration::from_millis(timeout_ms as u64))).expect("poll");
     }

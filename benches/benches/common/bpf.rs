@@ -240,7 +240,7 @@ pub fn tables<R: Copy>(
                 let says = m.lost_reported.map_or("-".to_string(), |n| n.to_string());
                 let exact = if rs.iter().all(Run::exact) { "yes" } else { "NO" };
                 println!(
-                    "{:<50} {:>10.2} {:>12} {:>12} {:>6} {:>14.3}",
+                    "{:<50} {:>10.2} {:>12} {:>12} {:>6} {:>14.4}",
                     name(*r),
                     rate / 1e6,
                     says,
