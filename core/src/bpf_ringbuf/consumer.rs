@@ -179,20 +179,20 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
     ///
     /// ```
     /// use perfring::bpf_ringbuf::{RingbufConsumer, RingbufMemory, ModelRingbuf, RingbufError, BUSY_BIT};
-    /// use std::sync::atomic::Ordering::Relaxed; // a hostile peer follows no protocol
+    /// use perfring::fences::LOCAL; // a hostile peer's stores: no protocol, no ordering
     ///
     /// let ring = ModelRingbuf::<8>::new().unwrap(); // 64 bytes
     /// let mut consumer = RingbufConsumer::untrusted(&ring).unwrap();
     /// let mut scratch = [0u8; 64];
     /// // A hostile producer publishes a record whose length runs past producer_pos.
-    /// ring.len_word(0).store(100, Relaxed);
-    /// ring.producer_pos().store(16, Relaxed);
+    /// ring.len_word(0).store(100, LOCAL);
+    /// ring.producer_pos().store(16, LOCAL);
     /// assert_eq!(
     ///     consumer.for_each(&mut scratch, |_| {}),
     ///     Err(RingbufError::RecordPastProducer { position: 0, size: 100, available: 16 })
     /// );
     /// // Or one that stays BUSY: nothing is read, nothing waits.
-    /// ring.len_word(0).store(8 | BUSY_BIT, Relaxed);
+    /// ring.len_word(0).store(8 | BUSY_BIT, LOCAL);
     /// assert_eq!(consumer.for_each(&mut scratch, |_| {}), Ok(0));
     /// ```
     pub fn untrusted(mem: M) -> Result<Self, RingbufError> {
