@@ -18,8 +18,9 @@
 //! perfring-linux's BPF perf-event-array reader).
 //! `instructions ringbuf-producer N` / `ringbuf-consumer N`: the BPF ring buffer: N ×
 //! `RingbufProducer::output` of an 8-byte sample (a 16-byte record, `Notify::Never`), then one
-//! batch reading them (`RingbufBatch::next`, the consumer perfring-linux's `RingBuffer` runs:
-//! trusted, `pg_off` unchecked); the Makefile subtracts the producer run.
+//! batch reading them (`RingbufConsumer::for_each`, as perfring-linux's `RingBuffer` reads:
+//! trusted, `pg_off` unchecked, so each sample is read in place); the Makefile subtracts the
+//! producer run.
 //!
 //! `instructions decode N`: N SAMPLE records of two events (IDENTIFIER|IP|TID|TIME|
 //! PERIOD, 48 bytes, ids alternating over four), built in a buffer, then walked with `Walker`,
@@ -168,14 +169,10 @@ fn ringbuf_run(n: usize, consume: bool) {
         }
     }
     if consume {
-        let (mut sum, mut read) = (0u64, 0usize);
-        let mut batch = consumer.batch().unwrap();
-        while let Some(r) = batch.next(&mut []) {
-            let Ok(r) = r else { std::process::abort() };
-            sum += u64::from(r.payload.parts().0[0]);
-            read += 1;
-        }
-        drop(batch);
+        let mut sum = 0u64;
+        let Ok(read) = consumer.for_each(&mut [], |r| sum += u64::from(r.payload.parts().0[0])) else {
+            std::process::abort()
+        };
         assert_eq!(read, n);
         black_box(sum);
     }

@@ -274,30 +274,9 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
     fn consume_ring(&mut self, index: usize) -> Result<u64, LinuxError> {
         let Some(ring) = self.rings.get_mut(index) else { return Ok(0) };
         let on_sample = &mut self.on_sample;
-        let mut n = 0;
-        let mut failed = None;
-        match ring.maps.batch() {
-            Err(error) => failed = Some(error),
-            Ok(mut batch) => {
-                // The kernel's double mapping: every sample is one view, no scratch is used.
-                while let Some(record) = batch.next(&mut []) {
-                    match record {
-                        Ok(record) => {
-                            let (sample, _) = record.payload.parts();
-                            on_sample(index, sample);
-                            n += 1;
-                        }
-                        Err(error) => {
-                            failed = Some(error);
-                            break;
-                        }
-                    }
-                }
-            }
-        }
-        match failed {
-            None => Ok(n),
-            Some(error) => Err(LinuxError::BadRingbuf { ring: index, error, skipped: ring.maps.skip_to_producer() }),
+        match ring.maps.for_each(|record| on_sample(index, record.payload.parts().0)) {
+            Ok(n) => Ok(n as u64),
+            Err(error) => Err(LinuxError::BadRingbuf { ring: index, error, skipped: ring.maps.skip_to_producer() }),
         }
     }
 

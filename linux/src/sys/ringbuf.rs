@@ -6,7 +6,7 @@ use std::io;
 use std::os::fd::BorrowedFd;
 
 use perfring::bpf_ringbuf::{
-    Config, RingbufBatch, RingbufConsumer, RingbufError, RingbufMapping, SpinLock, UserProducer,
+    Config, RingbufConsumer, RingbufError, RingbufMapping, RingbufRecord, SpinLock, UserProducer,
 };
 
 use super::Mmap;
@@ -69,9 +69,11 @@ impl KernelRingbuf {
         Ok(KernelRingbuf { consumer, _consumer_page: consumer_page, _producer: producer })
     }
 
-    /// The records up to `producer_pos` (their views borrow this value, and so the mappings).
-    pub(crate) fn batch(&mut self) -> Result<RingbufBatch<'_, RingbufMapping<'static>>, RingbufError> {
-        self.consumer.batch()
+    /// [`RingbufConsumer::for_each`]: the records up to `producer_pos`, each sample handed to
+    /// `f` (its view borrows this value, and so the mappings, for the call).
+    pub(crate) fn for_each(&mut self, f: impl FnMut(&RingbufRecord<'_>)) -> Result<usize, RingbufError> {
+        // The kernel's double mapping: every sample is one view, no scratch is used.
+        self.consumer.for_each(&mut [], f)
     }
 
     /// [`RingbufConsumer::prepare_to_sleep`]: publish, fence, look again.
