@@ -162,6 +162,9 @@ pub struct RingbufConsumer<M: RingbufMemory> {
     /// trusted, its memory lends views, it publishes per batch (or holds the last record) and
     /// it does not check `pg_off`.
     in_place_limit: usize,
+    /// Samples `read_in_place` delivered (tests only: that loop changes no result, only speed).
+    #[cfg(test)]
+    read_in_place: usize,
 }
 
 impl<M: RingbufMemory> RingbufConsumer<M> {
@@ -224,6 +227,8 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
             busy: None,
             discarded: 0,
             in_place_limit: 0,
+            #[cfg(test)]
+            read_in_place: 0,
         })
     }
 
@@ -267,6 +272,10 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
         let mut n = 0;
         if c.in_place_limit != 0 {
             (c.pos, c.last, n) = read_in_place(&c.mem, c.mask, c.in_place_limit, (c.pos, c.last), batch.prod, &mut f);
+            #[cfg(test)]
+            {
+                c.read_in_place += n;
+            }
         }
         // What `read_in_place` left (a BUSY, discarded, wrapped or bad record), and the rest.
         while let Some(record) = batch.next(scratch) {
@@ -322,6 +331,12 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
     /// Discarded records this consumer has skipped.
     pub fn discarded(&self) -> u64 {
         self.discarded
+    }
+
+    /// Samples [`for_each`](Self::for_each) read in place (tests only).
+    #[cfg(test)]
+    pub(super) fn read_in_place_count(&self) -> usize {
+        self.read_in_place
     }
 
     /// The memory this consumer reads.

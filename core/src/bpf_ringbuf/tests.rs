@@ -762,3 +762,112 @@ fn reading_in_place_agrees_with_the_general_loop() {
         assert!(in_place > steps / 2, "{publish:?}: {in_place} samples read in place");
     }
 }
+
+/// `for_each` reads in place exactly what it may: a trusted consumer's committed samples that
+/// end within the area (or its double mapping), never a wrapped sample of a single mapping, a
+/// length past `producer_pos`, an untrusted consumer's sample, one whose `pg_off` is to be
+/// checked, or one whose consumer publishes per record.
+#[test]
+fn for_each_reads_in_place_only_what_it_may() {
+    let fast = Config { check_pg_off: false, ..Config::default() };
+    let mut buf = Aligned([0u8; 2 * 64 + 128]);
+    let mut map = RingbufMapping::new(&mut buf.0, 64).unwrap();
+    let (p, mut c) = split_ringbuf(&mut map).unwrap();
+    c.configure(fast);
+    let mut scratch = [0u8; 64];
+    let read = |c: &mut RingbufConsumer<_>, scratch: &mut [u8]| {
+        let mut got = Vec::new();
+        let n = c.for_each(scratch, |r| got.push([r.payload.parts().0, r.payload.parts().1].concat()));
+        (n, got)
+    };
+    for i in 0..7 {
+        p.output(&[i; 8], Notify::Never).unwrap(); // 16 bytes each, to 112
+    }
+    assert_eq!(read(&mut c, &mut scratch).0, Ok(7));
+    assert_eq!(c.read_in_place_count(), 7);
+    for i in 7..14 {
+        p.output(&[i; 8], Notify::Never).unwrap(); // the first at 112 ends at the area's end
+    }
+    let (n, got) = read(&mut c, &mut scratch);
+    assert_eq!((n, got), (Ok(7), (7..14).map(|i| vec![i; 8]).collect::<Vec<_>>()));
+    assert_eq!(c.read_in_place_count(), 14, "the record ending at the area's end included");
+    p.output(&[0; 8], Notify::Never).unwrap(); // at 224 (96)
+    p.output(&sample(5, 24), Notify::Never).unwrap(); // header at 240 (112), sample [120, 144): wraps
+    let (n, got) = read(&mut c, &mut scratch);
+    assert_eq!((n, got), (Ok(2), vec![vec![0; 8], sample(5, 24)]));
+    assert_eq!(c.read_in_place_count(), 15, "the wrapped sample copied, not read in place");
+
+    // A length past producer_pos: an error, nothing delivered, nothing consumed.
+    let at = c.position();
+    assert_eq!(at, 272); // 16 in the area
+    p.memory().len_word(16).store(64, RB_ONCE);
+    p.memory().producer_pos().store(at + 16, RB_ONCE);
+    assert_eq!(
+        c.for_each(&mut scratch, |_| panic!("delivered")),
+        Err(RingbufError::RecordPastProducer { position: at, size: 64, available: 16 })
+    );
+    assert_eq!((c.position(), c.read_in_place_count()), (at, 15));
+    p.memory().len_word(16).store(8, RB_ONCE);
+    assert_eq!(read(&mut c, &mut scratch).0, Ok(1));
+    assert_eq!(c.read_in_place_count(), 16);
+
+    // pg_off checked: not in place, and a wrong one is found.
+    p.memory().len_word(32).store(8, RB_ONCE);
+    p.memory().pg_off_word(32).store(7, RB_ONCE);
+    p.memory().producer_pos().store(at + 32, RB_ONCE);
+    c.configure(Config::default());
+    assert!(matches!(c.for_each(&mut scratch, |_| {}), Err(RingbufError::BadPageOffset { .. })));
+    // Per record: not in place either (consumer_pos moves before each record).
+    c.configure(Config { publish: Publish::PerRecord, ..fast });
+    assert_eq!(read(&mut c, &mut scratch).0, Ok(1));
+    assert_eq!(c.read_in_place_count(), 16);
+
+    // Untrusted: every sample copied into the scratch, none read in place.
+    let mut u = RingbufConsumer::untrusted(c.memory()).unwrap();
+    u.configure(fast);
+    let (start, end) = (scratch.as_ptr() as usize, scratch.as_ptr() as usize + scratch.len());
+    let mut in_scratch = 0;
+    p.memory().len_word(48).store(8, RB_ONCE);
+    p.memory().pg_off_word(48).store(pg_off(48, 64), RB_ONCE);
+    p.memory().producer_pos().store(at + 48, RB_ONCE);
+    let copied = |r: &RingbufRecord<'_>| (start..end).contains(&(r.payload.parts().0.as_ptr() as usize));
+    assert_eq!(u.for_each(&mut scratch, |r| in_scratch += u32::from(copied(r))), Ok(1));
+    assert_eq!((in_scratch, u.read_in_place_count()), (1, 0));
+}
+
+/// Over the kernel's double mapping a sample that wraps the area is one view, read in place.
+#[test]
+fn for_each_reads_a_wrapped_sample_of_a_double_mapping_in_place() {
+    // The ring as a producer leaves it (a single mapping): a 24-byte sample at 112 that wraps.
+    let mut single = Aligned([0u8; 2 * 64 + 128]);
+    let mut map = RingbufMapping::new(&mut single.0, 64).unwrap();
+    let (p, mut c) = split_ringbuf(&mut map).unwrap();
+    for _ in 0..7 {
+        p.output(&[0; 8], Notify::Never).unwrap();
+    }
+    assert_eq!(drain(&mut c).len(), 7);
+    p.output(&sample(9, 24), Notify::Never).unwrap();
+    drop((p, c));
+    // The same pages, the data area twice: what the kernel's second mapping shows.
+    let mut double = Aligned([0u8; 2 * 64 + 2 * 128]);
+    double.0[..2 * 64 + 128].copy_from_slice(&single.0);
+    double.0[2 * 64 + 128..].copy_from_slice(&single.0[2 * 64..]);
+    let base = double.0.as_mut_ptr();
+    // SAFETY: `double` holds the two pages and the area twice, and outlives `mapping`; its
+    // second copy of the area equals the first and nothing writes either while it is read.
+    let mapping = unsafe { RingbufMapping::attach(base, base.add(64), 128, 64, true) }.unwrap();
+    // SAFETY: nothing produces into this image; this is its only consumer.
+    let mut c = unsafe { RingbufConsumer::trusted(&mapping) }.unwrap();
+    c.configure(Config { check_pg_off: false, ..Config::default() });
+    let (mut got, mut at) = (Vec::new(), 0);
+    assert_eq!(
+        c.for_each(&mut [], |r| {
+            let (one, two) = r.payload.parts();
+            (got, at) = ([one, two].concat(), one.as_ptr() as usize);
+        }),
+        Ok(1)
+    );
+    assert_eq!(got, sample(9, 24));
+    assert_eq!(at, base as usize + 2 * 64 + 120, "one view across the area's end");
+    assert_eq!(c.read_in_place_count(), 1);
+}
