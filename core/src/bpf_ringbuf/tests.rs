@@ -871,3 +871,24 @@ fn for_each_reads_a_wrapped_sample_of_a_double_mapping_in_place() {
     assert_eq!(at, base as usize + 2 * 64 + 120, "one view across the area's end");
     assert_eq!(c.read_in_place_count(), 1);
 }
+
+/// A BUSY record's count of polls is its own: once the position moved past it (here by the
+/// in-place loop, which does not touch the count), a record BUSY at the next position starts
+/// from one.
+#[test]
+fn the_busy_count_restarts_at_the_next_record() {
+    let mut buf = Aligned([0u8; 2 * 64 + 128]);
+    let mut map = RingbufMapping::new(&mut buf.0, 64).unwrap();
+    let (p, mut c) = split_ringbuf(&mut map).unwrap();
+    c.configure(Config { check_pg_off: false, busy_limit: Some(2), ..Config::default() });
+    let mut scratch = [0u8; 64];
+    let first = p.reserve(8).unwrap(); // at 0
+    assert_eq!(c.for_each(&mut scratch, |_| ()), Ok(0), "BUSY once");
+    first.submit(Notify::Never);
+    let second = p.reserve(8).unwrap(); // at 16
+    assert_eq!(c.for_each(&mut scratch, |_| ()), Ok(1), "the first read in place, the second BUSY once");
+    assert_eq!(c.read_in_place_count(), 1);
+    assert_eq!(c.for_each(&mut scratch, |_| ()), Err(RingbufError::BusyTooLong { position: 16, polls: 2 }));
+    second.submit(Notify::Never);
+    assert_eq!(c.for_each(&mut scratch, |_| ()), Ok(1));
+}
