@@ -241,7 +241,7 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
         let area = self.mask + 1;
         self.in_place_limit = match (in_place, self.mem.double_mapped()) {
             (false, _) => 0,
-            (true, true) => 2 * area,
+            (true, true) => area.saturating_mul(2), // no overflow on 32 bits, whatever the memory says
             (true, false) => area,
         };
     }
