@@ -20,7 +20,8 @@
 //! it and as the program counted it (its helper's failures), whether in every run the events
 //! read plus those failures are the program's runs, the reader thread's CPU time per million
 //! events (`CLOCK_THREAD_CPUTIME_ID`; back-to-back, less the time of the
-//! thread's `BPF_PROG_TEST_RUN` calls). Each row is the median of `ROUNDS` runs, the readers
+//! thread's `BPF_PROG_TEST_RUN` calls and of the clock's own reads around them,
+//! `common/bpf.rs`' `clock_bracket`). Each row is the median of `ROUNDS` runs, the readers
 //! interleaved within a round; `BENCH_SECONDS` sets a run's length. The run and the tables are
 //! `common/bpf.rs`', shared with the ring buffer's benchmark.
 

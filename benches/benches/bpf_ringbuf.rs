@@ -20,7 +20,8 @@
 //! failure), so the column is the program's own count, and "exact" says whether the events read
 //! plus those failures are the program's runs; the reader's CPU time per million events
 //! (`CLOCK_THREAD_CPUTIME_ID` of the reader's thread; back-to-back, less the
-//! time of the thread's `BPF_PROG_TEST_RUN` calls, which is the producer's: over 90% of it). Each row is the median of `ROUNDS` runs,
+//! time of the thread's `BPF_PROG_TEST_RUN` calls, which is the producer's: over 90% of it,
+//! and less the clock's own reads around them, `common/bpf.rs`' `clock_bracket`). Each row is the median of `ROUNDS` runs,
 //! the readers interleaved within a round; `BENCH_SECONDS` sets a run's length.
 
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
