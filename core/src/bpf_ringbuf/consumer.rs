@@ -458,9 +458,9 @@ fn read_in_place<M: RingbufMemory>(
         if len & (BUSY_BIT | DISCARD_BIT) != 0 {
             break;
         }
-        // No overflow, on 32 bits too: size < 2^30, off < 2^31.
+        // No overflow below, on 32 bits too: size < 2^30, off < 2^31.
         let size = len as usize;
-        let total = (size + HEADER_SIZE + 7) & !7;
+        let Some(total) = record_len(size) else { break };
         if total > prod.wrapping_sub(pos) || off + HEADER_SIZE + size > limit {
             break;
         }

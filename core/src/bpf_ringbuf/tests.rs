@@ -277,15 +277,22 @@ fn an_nmi_inside_the_lock_fails_its_reservation_and_it_is_counted() {
     assert!(p.try_reserve(8).is_ok());
 }
 
+/// Seven 8-byte samples output and read: the next record starts at 112, 16 bytes before the end
+/// of a 128-byte area, so a sample of more than 8 bytes there wraps it.
+fn read_to_112<M: RingbufMemory>(p: &RingbufProducer<M>, c: &mut RingbufConsumer<M>) {
+    for _ in 0..7 {
+        p.output(&[0; 8], Notify::Never).unwrap();
+    }
+    assert_eq!(drain(c).len(), 7);
+    assert_eq!(c.position(), 112);
+}
+
 #[test]
 fn a_record_wrapping_a_single_mapping_is_copied_split_or_loaded() {
     let mut buf = Aligned([0u8; 2 * 64 + 128]);
     let mut map = RingbufMapping::new(&mut buf.0, 64).unwrap();
     let (p, mut c) = split_ringbuf(&mut map).unwrap();
-    for _ in 0..7 {
-        p.output(&[0; 8], Notify::Never).unwrap(); // to 112
-    }
-    assert_eq!(drain(&mut c).len(), 7);
+    read_to_112(&p, &mut c);
     p.output(&sample(5, 24), Notify::Never).unwrap(); // header at 112, sample [120, 144): wraps
     let mut scratch = [0u8; 64];
     {
@@ -842,10 +849,7 @@ fn for_each_reads_a_wrapped_sample_of_a_double_mapping_in_place() {
     let mut single = Aligned([0u8; 2 * 64 + 128]);
     let mut map = RingbufMapping::new(&mut single.0, 64).unwrap();
     let (p, mut c) = split_ringbuf(&mut map).unwrap();
-    for _ in 0..7 {
-        p.output(&[0; 8], Notify::Never).unwrap();
-    }
-    assert_eq!(drain(&mut c).len(), 7);
+    read_to_112(&p, &mut c);
     p.output(&sample(9, 24), Notify::Never).unwrap();
     drop((p, c));
     // The same pages, the data area twice: what the kernel's second mapping shows.
