@@ -190,14 +190,6 @@ unsafe impl RingbufMemory for HostileBpfRing {
         }
         true
     }
-    unsafe fn view(&self, offset: usize, len: usize) -> Option<&[u8]> {
-        self.check_range(offset, len);
-        None
-    }
-    unsafe fn view_mut(&self, offset: usize, len: usize) -> Option<&mut [u8]> {
-        self.check_range(offset, len);
-        None
-    }
 }
 
 /// Input of the consumer scenario.

@@ -20,9 +20,14 @@
 //! loops. A batch takes at most `size / 8` steps (each record moves the position by at least 8
 //! bytes, never past the batch's `producer_pos`).
 
+use core::ptr::NonNull;
+// The header words of an area read in place are the memory's own atomics at those addresses
+// (`RingbufMemory::data_area`); under loom no memory lends its area, so none is reached this way.
+use core::sync::atomic::AtomicU32;
+
 use super::abi::{pg_off, record_len, BUSY_BIT, DISCARD_BIT, HEADER_SIZE};
 use super::error::RingbufError;
-use super::memory::RingbufMemory;
+use super::memory::{view, RingbufMemory};
 use crate::fences::{fence, R5_RB_PRODUCER_LOAD, R6_RB_HEADER_LOAD, R7_RB_CONSUMER_STORE, R8_RB_SLEEP_FENCE, RB_ONCE};
 
 /// When the consumer stores `consumer_pos`, freeing what it read for the producers.
@@ -157,11 +162,10 @@ pub struct RingbufConsumer<M: RingbufMemory> {
     busy: Option<(usize, u32)>,
     /// Discarded records skipped.
     discarded: u64,
-    /// How far from the area's start a record may end and still be read by [`read_in_place`]:
-    /// twice the area if it is mapped twice, else the area; 0 (never) unless the consumer is
-    /// trusted, its memory lends views, it publishes per batch (or holds the last record) and
-    /// it does not check `pg_off`.
-    in_place_limit: usize,
+    /// Whether [`for_each`](Self::for_each) reads samples in place ([`read_in_place`]): never
+    /// unless the consumer is trusted, its memory lends its area, it publishes per batch (or
+    /// holds the last record) and it does not check `pg_off`.
+    in_place: InPlace,
     /// Samples `read_in_place` delivered (tests only: that loop changes no result, only speed).
     #[cfg(test)]
     read_in_place: usize,
@@ -169,8 +173,8 @@ pub struct RingbufConsumer<M: RingbufMemory> {
 
 impl<M: RingbufMemory> RingbufConsumer<M> {
     /// A consumer that trusts the producer to follow the protocol (the kernel, or a perfring
-    /// [`RingbufProducer`](super::RingbufProducer)): samples are views into the ring where the memory lends
-    /// them (a wrapped one as [`Config::wrapped`] says).
+    /// [`RingbufProducer`](super::RingbufProducer)): samples are views into the ring where the
+    /// memory lends its area (a wrapped one as [`Config::wrapped`] says).
     ///
     /// # Safety
     /// The ring's producers never write bytes of a record between its commit and the consumer's
@@ -226,7 +230,7 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
             config: Config::default(),
             busy: None,
             discarded: 0,
-            in_place_limit: 0,
+            in_place: InPlace::Never,
             #[cfg(test)]
             read_in_place: 0,
         })
@@ -235,14 +239,14 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
     /// Change how this consumer publishes and validates.
     pub fn configure(&mut self, config: Config) {
         self.config = config;
-        // SAFETY: an empty view at the area's start borrows no byte of the ring.
-        let lends_views = unsafe { self.mem.view(0, 0) }.is_some();
-        let in_place = self.trusted && lends_views && config.publish != Publish::PerRecord && !config.check_pg_off;
-        let area = self.mask + 1;
-        self.in_place_limit = match (in_place, self.mem.double_mapped()) {
-            (false, _) => 0,
-            (true, true) => area.saturating_mul(2), // no overflow on 32 bits, whatever the memory says
-            (true, false) => area,
+        let in_place = self.trusted
+            && self.mem.data_area().is_some()
+            && config.publish != Publish::PerRecord
+            && !config.check_pg_off;
+        self.in_place = match (in_place, self.mem.double_mapped()) {
+            (false, _) => InPlace::Never,
+            (true, true) => InPlace::Anywhere,
+            (true, false) => InPlace::BeforeTheEnd,
         };
     }
 
@@ -256,7 +260,7 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
     /// Read one batch, calling `f` for each sample; returns how many. Stops at the first error
     /// (the records before it are consumed).
     ///
-    /// The fast way to read a trusted ring whose memory lends views (the kernel's double
+    /// The fast way to read a trusted ring whose memory lends its area (the kernel's double
     /// mapping) when the consumer publishes per batch or holds the last record and does not
     /// check `pg_off`: its committed samples are then read in place by a loop that keeps its
     /// position in a register (29 instructions a record in `make bench-instructions`, 42 by
@@ -270,8 +274,15 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
         let mut batch = self.batch()?;
         let c = &mut *batch.consumer;
         let mut n = 0;
-        if c.in_place_limit != 0 {
-            (c.pos, c.last, n) = read_in_place(&c.mem, c.mask, c.in_place_limit, (c.pos, c.last), batch.prod, &mut f);
+        if c.in_place != InPlace::Never {
+            // `in_place` is not `Never` only for a trusted consumer whose memory lends its area,
+            // and `Anywhere` only where it is double-mapped (`configure`); `batch.prod` is
+            // validated (at most the area's size ahead of `c.pos`): `read_in_place`'s premises.
+            let (state, prod) = ((c.pos, c.last), batch.prod);
+            (c.pos, c.last, n) = match c.in_place {
+                InPlace::Anywhere => read_in_place::<false, M>(&c.mem, c.mask, state, prod, &mut f),
+                _ => read_in_place::<true, M>(&c.mem, c.mask, state, prod, &mut f),
+            };
             #[cfg(test)]
             {
                 c.read_in_place += n;
@@ -384,7 +395,7 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
 }
 
 /// The `size`-byte sample of the record at `position`, validated: a view into `mem` (trusted,
-/// where the memory lends views) or a copy in `scratch`.
+/// where the memory lends its area) or a copy in `scratch`.
 fn sample<'b, M: RingbufMemory>(
     mem: &'b M,
     trusted: bool,
@@ -413,13 +424,13 @@ fn sample<'b, M: RingbufMemory>(
         // SAFETY: [off, off + size) is inside the area (or its double mapping), committed, and
         // unwritten until the consumer publishes a position past it, which needs this borrow
         // to end (trusted protocol).
-        if let Some(view) = unsafe { mem.view(off, size) } {
+        if let Some(view) = unsafe { view(mem, off, size) } {
             return Ok(Payload::One(view));
         }
     } else if wrapped == Wrapped::Split {
         let first = ring - off;
         // SAFETY: as above, for the two pieces, each inside the area.
-        if let (Some(a), Some(b)) = unsafe { (mem.view(off, first), mem.view(0, size - first)) } {
+        if let (Some(a), Some(b)) = unsafe { (view(mem, off, first), view(mem, 0, size - first)) } {
             return Ok(Payload::Two(a, b));
         }
     }
@@ -434,41 +445,93 @@ fn sample<'b, M: RingbufMemory>(
     Ok(Payload::One(dst))
 }
 
-/// [`RingbufConsumer::for_each`]'s loop for its common records: committed, before `prod`, and
-/// within `limit` of the area's start, viewed in place, from `pos` on; stops before the first
-/// other one (left to [`RingbufBatch::next`], which decides it again). Takes and returns the
-/// consumer's position and the start of the last record read, and returns how many were
-/// read. Its state is in locals and the memory an argument, so that the compiler keeps them in
-/// registers around `f`: the chain from one header's load to the next runs through no store
-/// and load of the consumer's fields (`next`'s does, which cost about 1 ns a record).
+/// How far ahead of the record it reads [`read_in_place`] asks for the ring's memory, where
+/// the producer has reserved that far: 512 bytes, two records of the kernel benchmark's
+/// 256-byte payload, so that the next headers' loads find their lines in the first-level cache
+/// instead of each waiting for the one before it (records of a line or more: every header a
+/// line of its own). Tried: 256 and 1,024 helped less, a distance of two records' lengths
+/// less too (`BENCHMARKS.md`, "Reading the BPF ring buffer").
+const PREFETCH_AHEAD: usize = 512;
+
+/// Ask the CPU for the line [`PREFETCH_AHEAD`] bytes after offset `off` of `area` (`mask` its
+/// size less one), if the producer has reserved that far (`reserved`: bytes from `off` to
+/// `producer_pos`; never past it, where it writes now: the hint would take the line from it).
+/// A hint that reads nothing and cannot fault, whatever the address; nothing where the
+/// instruction is not stable in `core`.
 #[inline(always)]
-fn read_in_place<M: RingbufMemory>(
+fn prefetch_ahead(area: NonNull<u8>, off: usize, mask: usize, reserved: usize) {
+    if reserved > PREFETCH_AHEAD {
+        let line = area.as_ptr().wrapping_add((off + PREFETCH_AHEAD) & mask);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: PREFETCHT0 is a hint: it neither reads memory architecturally nor faults.
+        unsafe {
+            core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(line.cast())
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = line;
+    }
+}
+
+/// Where [`RingbufConsumer::for_each`] reads samples in place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InPlace {
+    /// Nowhere: every record goes through [`RingbufBatch::next`].
+    Never,
+    /// A sample that ends before the end of a singly mapped area.
+    BeforeTheEnd,
+    /// Any sample of a double-mapped area (where one that wraps the end is one piece).
+    Anywhere,
+}
+
+/// [`RingbufConsumer::for_each`]'s loop for its common records: committed, before `prod`, and
+/// (if `SINGLE`) ending before the end of the singly mapped area, viewed in place, from `pos`
+/// on; stops before the first other one (left to [`RingbufBatch::next`], which decides it
+/// again). Takes and returns the consumer's position and the start of the last record read,
+/// and returns how many were read. Its state is in locals and the data area a pointer (the
+/// memory's [`data_area`](RingbufMemory::data_area)), so that the compiler keeps them in
+/// registers around `f`: the chain from one header's load to the next runs through no load of
+/// the consumer's or the memory's fields (`next`'s does, which cost about 1 ns a record).
+///
+/// For [`RingbufConsumer::for_each`] alone, which calls it for a trusted consumer (whose
+/// producers never write a committed record before it is consumed), over a memory that is
+/// double-mapped unless `SINGLE` (`InPlace`, set by `configure`), with a `prod` validated to be
+/// at most the area's size ahead of `pos`, the memory borrowed while it runs: the unsafe
+/// blocks below rest on these.
+#[inline(always)]
+fn read_in_place<const SINGLE: bool, M: RingbufMemory>(
     mem: &M,
     mask: usize,
-    limit: usize,
     (mut pos, mut last): (usize, usize),
     prod: usize,
     f: &mut impl FnMut(&RingbufRecord<'_>),
 ) -> (usize, usize, usize) {
+    let Some(area) = mem.data_area() else { return (pos, last, 0) };
     let mut n = 0;
     // At most size / 8 iterations: each moves `pos` by at least 8, never past `prod`.
     while pos != prod {
         let off = pos & mask;
-        let len = mem.len_word(off).load(R6_RB_HEADER_LOAD);
+        // SAFETY: `off` is an 8-aligned offset below the area's size, so the word is inside the
+        // area and aligned, and it is the atomic `len_word(off)` returns (`data_area`'s
+        // contract: 8-aligned, the header words at these addresses).
+        let len = unsafe { AtomicU32::from_ptr(area.as_ptr().add(off).cast()) }.load(R6_RB_HEADER_LOAD);
         if len & (BUSY_BIT | DISCARD_BIT) != 0 {
             break;
         }
         // No overflow below, on 32 bits too: size < 2^30, off < 2^31.
         let size = len as usize;
         let Some(total) = record_len(size) else { break };
-        if total > prod.wrapping_sub(pos) || off + HEADER_SIZE + size > limit {
+        // Double-mapped, the record's end needs no test of its own: off + 8 + size <= off +
+        // total <= off + (prod - pos) < 2 * area, inside the second mapping.
+        if total > prod.wrapping_sub(pos) || (SINGLE && off + HEADER_SIZE + size > mask + 1) {
             break;
         }
-        // SAFETY: [off + 8, off + 8 + size) is inside the area or its double mapping (`limit`),
+        // SAFETY: [off + 8, off + 8 + size) is inside the area or its double mapping (above),
+        // readable through `area` while the memory is borrowed (`data_area`'s contract),
         // committed (BUSY clear in the header loaded with R6) and before `producer_pos`, and
         // unwritten until the consumer publishes a position past it, which happens after the
         // batch, when `f` (which cannot keep the view) has returned (trusted protocol).
-        let Some(view) = (unsafe { mem.view(off + HEADER_SIZE, size) }) else { break };
+        let view = unsafe { core::slice::from_raw_parts(area.as_ptr().add(off + HEADER_SIZE), size) };
+        prefetch_ahead(area, off, mask, prod.wrapping_sub(pos));
         f(&RingbufRecord { position: pos, payload: Payload::One(view) });
         last = pos;
         pos = pos.wrapping_add(total);
@@ -489,7 +552,7 @@ pub struct RingbufBatch<'c, M: RingbufMemory> {
 impl<M: RingbufMemory> RingbufBatch<'_, M> {
     /// The next committed sample, or `None` at `producer_pos` or at a BUSY record. Discarded
     /// records are skipped. A sample is a view into the ring (trusted consumer, memory that
-    /// lends views) or a copy in `scratch`.
+    /// lends its area) or a copy in `scratch`.
     ///
     /// After an error the batch stays at the faulty record: calling again returns the same
     /// error.

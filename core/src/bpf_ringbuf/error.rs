@@ -149,7 +149,7 @@ pub enum RingbufError {
     },
     /// The sample must be copied and `scratch` is too small: pass a larger scratch. (A
     /// consumer copies when it is untrusted, when the sample wraps a singly mapped area and
-    /// [`Wrapped::Copy`](super::Wrapped::Copy) is set, or when the memory lends no views; a
+    /// [`Wrapped::Copy`](super::Wrapped::Copy) is set, or when the memory lends no area; a
     /// drain always copies, where the kernel hands a BPF program a pointer into the ring.)
     ScratchTooSmall {
         /// Bytes needed.

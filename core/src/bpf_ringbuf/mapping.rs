@@ -225,18 +225,9 @@ unsafe impl RingbufMemory for RingbufMapping<'_> {
     }
 
     #[inline(always)]
-    unsafe fn view(&self, offset: usize, len: usize) -> Option<&[u8]> {
-        debug_assert!(offset + len <= if self.double_mapped { 2 * self.size } else { self.size });
-        // SAFETY: the caller guarantees the range is inside the (possibly double) mapping and
-        // unwritten while borrowed.
-        Some(unsafe { core::slice::from_raw_parts(self.data.as_ptr().add(offset), len) })
-    }
-
-    #[inline(always)]
-    unsafe fn view_mut(&self, offset: usize, len: usize) -> Option<&mut [u8]> {
-        debug_assert!(offset + len <= if self.double_mapped { 2 * self.size } else { self.size });
-        // SAFETY: the caller guarantees the range is inside the mapping and used by nobody else
-        // while borrowed.
-        Some(unsafe { core::slice::from_raw_parts_mut(self.data.as_ptr().add(offset), len) })
+    fn data_area(&self) -> Option<NonNull<u8>> {
+        // The area checked 8-aligned by `new` and `attach`, its bytes (twice over where
+        // double-mapped) valid for 'a; `word` reaches the headers at the same addresses.
+        Some(self.data)
     }
 }

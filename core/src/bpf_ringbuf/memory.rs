@@ -1,5 +1,7 @@
 //! [`RingbufMemory`]: the seam between the BPF ring buffer's protocol and the memory it runs over.
 
+use core::ptr::NonNull;
+
 use super::error::RingbufError;
 use crate::loom::{AtomicU32, AtomicUsize};
 
@@ -21,8 +23,9 @@ pub const MAX_SIZE: usize = 1 << (usize::BITS - 1);
 ///
 /// Data offsets are `0 .. size()`. A header is reached through its two 32-bit words
 /// ([`len_word`](Self::len_word), [`pg_off_word`](Self::pg_off_word)) and a sample's bytes
-/// through the copy and view methods; a byte is a header word in one lap and sample bytes in
-/// another, and the protocol's orderings separate the two uses.
+/// through the copy methods or, where the memory lends it, [`data_area`](Self::data_area); a
+/// byte is a header word in one lap and sample bytes in another, and the protocol's orderings
+/// separate the two uses.
 ///
 /// # Safety
 ///
@@ -35,7 +38,9 @@ pub const MAX_SIZE: usize = 1 << (usize::BITS - 1);
 /// * the byte ranges that the methods accept (as their docs state) are memory of the area, so
 ///   that calls satisfying those contracts never touch memory outside it;
 /// * the atomics returned by the word methods are the same objects on every call with the same
-///   argument.
+///   argument;
+/// * [`data_area`](Self::data_area), if it returns a pointer, returns the same one on every
+///   call, and its contract holds.
 pub unsafe trait RingbufMemory {
     /// Size of the data area in bytes (the map's `max_entries`): a power of two.
     fn size(&self) -> usize;
@@ -45,7 +50,7 @@ pub unsafe trait RingbufMemory {
     fn page_size(&self) -> usize;
 
     /// Whether the data area is followed by a second mapping of itself, so that a record that
-    /// wraps the end can be viewed in one piece ([`view`](Self::view) then accepts ranges up to
+    /// wraps the end can be viewed in one piece (through [`data_area`](Self::data_area), up to
     /// `2 * size()`).
     fn double_mapped(&self) -> bool;
 
@@ -99,22 +104,22 @@ pub unsafe trait RingbufMemory {
     /// any state: readers then return a typed error, never the bytes.
     fn load_words(&self, offset: usize, dst: &mut [u8]) -> bool;
 
-    /// A view of `len` bytes of the data area at `offset`, if this memory lends views (`None`
-    /// under loom, where every access must go through a tracked cell).
+    /// The data area's first byte, if the area is ordinary memory that readers and writers may
+    /// borrow in place; `None` (the default) if every access must go through the methods above
+    /// (loom's tracked cells: under `--cfg loom` return `None`; a memory read through a debug
+    /// probe), and samples are then copied. The protocol's code keeps the pointer in a register
+    /// and reaches the headers and samples of a batch from it, instead of asking this trait for
+    /// each record.
     ///
-    /// # Safety
-    /// `offset + len <= self.size()`, or `<= 2 * self.size()` if the area is
-    /// [double-mapped](Self::double_mapped); and nobody writes these bytes for the lifetime of
-    /// the returned slice.
-    unsafe fn view(&self, offset: usize, len: usize) -> Option<&[u8]>;
-
-    /// A writable view of `len` bytes of the data area at `offset`, if this memory lends views.
-    ///
-    /// # Safety
-    /// As for [`view`](Self::view), and nobody else reads or writes these bytes for the lifetime
-    /// of the returned slice (a producer's own reservation).
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn view_mut(&self, offset: usize, len: usize) -> Option<&mut [u8]>;
+    /// Where it is `Some(p)`: `p` is 8-aligned; [`len_word(o)`](Self::len_word) and
+    /// [`pg_off_word(o)`](Self::pg_off_word) are the `u32`s at `p + o` and `p + o + 4`; and the
+    /// bytes `p .. p + size()` (`p + 2 * size()` where [double-mapped](Self::double_mapped))
+    /// may be read through `p` for as long as `self` is borrowed, and written through it by a
+    /// producer over this memory (which the memory must let write its data, as ever).
+    #[inline(always)]
+    fn data_area(&self) -> Option<NonNull<u8>> {
+        None
+    }
 }
 
 /// Ring memory that one value owns: while it is exclusively borrowed, its ring is reached
@@ -175,15 +180,38 @@ unsafe impl<R: RingbufMemory + ?Sized> RingbufMemory for &R {
         (**self).load_words(offset, dst)
     }
     #[inline(always)]
-    unsafe fn view(&self, offset: usize, len: usize) -> Option<&[u8]> {
-        // SAFETY: the caller upholds `view`'s contract, which is the same for `R`.
-        unsafe { (**self).view(offset, len) }
+    fn data_area(&self) -> Option<NonNull<u8>> {
+        (**self).data_area()
     }
-    #[inline(always)]
-    unsafe fn view_mut(&self, offset: usize, len: usize) -> Option<&mut [u8]> {
-        // SAFETY: the caller upholds `view_mut`'s contract, which is the same for `R`.
-        unsafe { (**self).view_mut(offset, len) }
-    }
+}
+
+/// `len` bytes of `mem`'s data area at `offset`, borrowed in place, if the memory lends its area
+/// ([`RingbufMemory::data_area`]).
+///
+/// # Safety
+/// `offset + len <= mem.size()`, or `<= 2 * mem.size()` if the area is double-mapped; and nobody
+/// writes these bytes for the lifetime of the returned slice.
+#[inline(always)]
+pub(super) unsafe fn view<M: RingbufMemory + ?Sized>(mem: &M, offset: usize, len: usize) -> Option<&[u8]> {
+    let area = mem.data_area()?;
+    debug_assert!(offset + len <= if mem.double_mapped() { 2 * mem.size() } else { mem.size() });
+    // SAFETY: the range is inside the area (the caller), readable through `area` while `mem` is
+    // borrowed (`data_area`'s contract), and unwritten while borrowed (the caller).
+    Some(unsafe { core::slice::from_raw_parts(area.as_ptr().add(offset), len) })
+}
+
+/// As [`view`], writable.
+///
+/// # Safety
+/// As for [`view`], and nobody else reads or writes these bytes for the lifetime of the returned
+/// slice (a producer's own reservation).
+#[inline(always)]
+#[allow(clippy::mut_from_ref)]
+pub(super) unsafe fn view_mut<M: RingbufMemory + ?Sized>(mem: &M, offset: usize, len: usize) -> Option<&mut [u8]> {
+    let area = mem.data_area()?;
+    debug_assert!(offset + len <= if mem.double_mapped() { 2 * mem.size() } else { mem.size() });
+    // SAFETY: as for `view`; the bytes are the caller's alone while borrowed.
+    Some(unsafe { core::slice::from_raw_parts_mut(area.as_ptr().add(offset), len) })
 }
 
 /// Check that `size` can be a ring's data area.

@@ -19,7 +19,8 @@ const PAGE_SIZE: usize = 4096;
 /// and a consumer read of the same sample bytes that the protocol's fences do not order are
 /// reported by loom as a data race, and a header read that the fences do not order can return
 /// an older lap's value: that is how `make loom-mutants` shows each ordering of
-/// [`bpf_ringbuf`](super) necessary. It lends no views: consumers copy.
+/// [`bpf_ringbuf`](super) necessary. It lends no area ([`data_area`](RingbufMemory::data_area)
+/// is `None`): consumers copy.
 ///
 /// Under loom its [`load_words`](RingbufMemory::load_words) reads the cells too, tracked like every
 /// other read: in a model every reader is honest, so an untrusted consumer's or a drain's read
@@ -191,15 +192,5 @@ unsafe impl<const WORDS: usize> RingbufMemory for ModelRingbuf<WORDS> {
             chunk.copy_from_slice(&self.slots[at / 8].mirror[(at % 8) / 4].load(RB_ONCE).to_ne_bytes());
         }
         true
-    }
-
-    #[inline(always)]
-    unsafe fn view(&self, _offset: usize, _len: usize) -> Option<&[u8]> {
-        None
-    }
-
-    #[inline(always)]
-    unsafe fn view_mut(&self, _offset: usize, _len: usize) -> Option<&mut [u8]> {
-        None
     }
 }

@@ -5,7 +5,7 @@
 use super::abi::{pg_off, record_len, Notify, BUSY_BIT, DISCARD_BIT, HEADER_SIZE, MAX_SAMPLE_SIZE};
 use super::error::RingbufError;
 use super::lock::{ReserveLock, SpinLock};
-use super::memory::RingbufMemory;
+use super::memory::{view_mut, RingbufMemory};
 use crate::fences::{fence, R1_RB_CONSUMER_LOAD, R2_RB_PRODUCER_STORE, R3_RB_COMMIT, R4_RB_COMMIT_FENCE, RB_ONCE};
 use crate::loom::AtomicUsize;
 use crate::producer::NoHooks;
@@ -294,7 +294,7 @@ impl<M: RingbufMemory, L: ReserveLock, H: RingbufHooks<M, L>> Reservation<'_, M,
     }
 
     /// The sample as writable slices, the second non-empty only if the record wraps the end of
-    /// a singly mapped area; `None` if the memory lends no views (the loom model).
+    /// a singly mapped area; `None` if the memory lends no area (the loom model).
     pub fn as_mut_slices(&mut self) -> Option<(&mut [u8], &mut [u8])> {
         let mem = &self.producer.mem;
         let ring = self.producer.mask + 1;
@@ -302,7 +302,7 @@ impl<M: RingbufMemory, L: ReserveLock, H: RingbufHooks<M, L>> Reservation<'_, M,
         let first = if mem.double_mapped() { self.size } else { self.size.min(ring - start) };
         // SAFETY: the ranges are inside the (possibly double-mapped) area and are this
         // reservation's alone until it is committed, which takes `self` (so the borrows end).
-        unsafe { Some((mem.view_mut(start, first)?, mem.view_mut(0, self.size - first)?)) }
+        unsafe { Some((view_mut(mem, start, first)?, view_mut(mem, 0, self.size - first)?)) }
     }
 
     /// Commit the record (`bpf_ringbuf_submit`). Returns whether the consumer was woken (by

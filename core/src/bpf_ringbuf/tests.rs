@@ -336,6 +336,38 @@ fn a_record_wrapping_a_single_mapping_is_copied_split_or_loaded() {
 }
 
 #[test]
+fn area_sizes_at_the_bounds_are_accepted_and_past_them_refused() {
+    use super::memory::check_size;
+    assert_eq!(check_size(MIN_SIZE), Ok(()));
+    assert_eq!(check_size(MAX_SIZE), Ok(()));
+    assert_eq!(check_size(MIN_SIZE / 2), Err(RingbufError::RingTooSmall { size: MIN_SIZE / 2 }));
+    assert_eq!(check_size(MAX_SIZE + 8), Err(RingbufError::RingTooLarge { size: MAX_SIZE + 8 }));
+    assert_eq!(check_size(MIN_SIZE + 8), Err(RingbufError::RingNotPowerOfTwo { size: MIN_SIZE + 8 }));
+}
+
+#[test]
+fn a_mapping_loads_whole_words_inside_its_area_and_refuses_the_rest() {
+    let mut buf = Aligned([0u8; 2 * 64 + 128]);
+    let map = RingbufMapping::new(&mut buf.0, 64).unwrap();
+    put_header(&map, 120, 0x0403_0201, 0x0807_0605); // the area's last 8 bytes
+    let mut dst = [0u8; 8];
+    assert!(map.load_words(120, &mut dst));
+    let mut want = [0u8; 8];
+    want[..4].copy_from_slice(&0x0403_0201u32.to_ne_bytes());
+    want[4..].copy_from_slice(&0x0807_0605u32.to_ne_bytes());
+    assert_eq!(dst, want);
+    let mut word = [0u8; 4];
+    assert!(map.load_words(124, &mut word), "the area's last word");
+    for (offset, len, why) in
+        [(122, 4, "a misaligned offset"), (120, 6, "a part of a word"), (124, 8, "past the area's end")]
+    {
+        let mut dst = [0xEEu8; 8];
+        assert!(!map.load_words(offset, &mut dst[..len]), "{why}");
+        assert_eq!(dst, [0xEE; 8], "{why}: nothing copied");
+    }
+}
+
+#[test]
 fn payloads_measure_and_copy_both_pieces() {
     let (a, b) = ([1u8, 2, 3], [4u8, 5]);
     let two = Payload::Two(&a, &b);

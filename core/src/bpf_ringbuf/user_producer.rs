@@ -5,7 +5,7 @@
 use super::abi::{record_len, BUSY_BIT, DISCARD_BIT, HEADER_SIZE, MAX_SAMPLE_SIZE};
 use super::error::RingbufError;
 use super::lock::{ReserveLock, SpinLock};
-use super::memory::{check_size, RingbufMemory};
+use super::memory::{check_size, view_mut, RingbufMemory};
 use crate::fences::{RB_ONCE, U1_URB_CONSUMER_LOAD, U2_URB_PRODUCER_STORE, U4_URB_COMMIT};
 use crate::loom::AtomicUsize;
 
@@ -166,14 +166,14 @@ impl<M: RingbufMemory, L: ReserveLock> UserReservation<'_, M, L> {
     }
 
     /// The sample as writable slices, the second non-empty only if it wraps the end of a singly
-    /// mapped area; `None` if the memory lends no views.
+    /// mapped area; `None` if the memory lends no area.
     pub fn as_mut_slices(&mut self) -> Option<(&mut [u8], &mut [u8])> {
         let p = self.producer;
         let start = self.pos.wrapping_add(HEADER_SIZE) & p.mask;
         let first = if p.mem.double_mapped() { self.size } else { self.size.min(p.mask + 1 - start) };
         // SAFETY: the ranges are inside the (possibly double-mapped) area and are this
         // reservation's alone until it is committed, which takes `self`.
-        unsafe { Some((p.mem.view_mut(start, first)?, p.mem.view_mut(0, self.size - first)?)) }
+        unsafe { Some((view_mut(&p.mem, start, first)?, view_mut(&p.mem, 0, self.size - first)?)) }
     }
 
     /// Submit the sample (`user_ring_buffer__submit`).

@@ -95,10 +95,4 @@ unsafe impl RingbufMemory for HeapRing {
         }
         fits
     }
-    unsafe fn view(&self, _offset: usize, _len: usize) -> Option<&[u8]> {
-        None
-    }
-    unsafe fn view_mut(&self, _offset: usize, _len: usize) -> Option<&mut [u8]> {
-        None
-    }
 }
