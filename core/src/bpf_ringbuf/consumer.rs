@@ -273,20 +273,19 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
     ) -> Result<usize, RingbufError> {
         let mut batch = self.batch()?;
         let c = &mut *batch.consumer;
-        let mut n = 0;
-        if c.in_place != InPlace::Never {
-            // `in_place` is not `Never` only for a trusted consumer whose memory lends its area,
-            // and `Anywhere` only where it is double-mapped (`configure`); `batch.prod` is
-            // validated (at most the area's size ahead of `c.pos`): `read_in_place`'s premises.
-            let (state, prod) = ((c.pos, c.last), batch.prod);
-            (c.pos, c.last, n) = match c.in_place {
-                InPlace::Anywhere => read_in_place::<false, M>(&c.mem, c.mask, state, prod, &mut f),
-                _ => read_in_place::<true, M>(&c.mem, c.mask, state, prod, &mut f),
-            };
-            #[cfg(test)]
-            {
-                c.read_in_place += n;
-            }
+        let mut n;
+        // `in_place` is not `Never` only for a trusted consumer whose memory lends its area, and
+        // `Anywhere` only where it is double-mapped (`configure`); `batch.prod` is validated (at
+        // most the area's size ahead of `c.pos`): `read_in_place`'s premises.
+        let (state, prod) = ((c.pos, c.last), batch.prod);
+        (c.pos, c.last, n) = match c.in_place {
+            InPlace::Never => (c.pos, c.last, 0),
+            InPlace::BeforeTheEnd => read_in_place::<true, M>(&c.mem, c.mask, state, prod, &mut f),
+            InPlace::Anywhere => read_in_place::<false, M>(&c.mem, c.mask, state, prod, &mut f),
+        };
+        #[cfg(test)]
+        {
+            c.read_in_place += n;
         }
         // What `read_in_place` left (a BUSY, discarded, wrapped or bad record), and the rest.
         while let Some(record) = batch.next(scratch) {
@@ -520,9 +519,10 @@ fn read_in_place<const SINGLE: bool, M: RingbufMemory>(
         // No overflow below, on 32 bits too: size < 2^30, off < 2^31.
         let size = len as usize;
         let Some(total) = record_len(size) else { break };
+        let reserved = prod.wrapping_sub(pos);
         // Double-mapped, the record's end needs no test of its own: off + 8 + size <= off +
-        // total <= off + (prod - pos) < 2 * area, inside the second mapping.
-        if total > prod.wrapping_sub(pos) || (SINGLE && off + HEADER_SIZE + size > mask + 1) {
+        // total <= off + reserved < 2 * area, inside the second mapping.
+        if total > reserved || (SINGLE && off + HEADER_SIZE + size > mask + 1) {
             break;
         }
         // SAFETY: [off + 8, off + 8 + size) is inside the area or its double mapping (above),
@@ -531,7 +531,7 @@ fn read_in_place<const SINGLE: bool, M: RingbufMemory>(
         // unwritten until the consumer publishes a position past it, which happens after the
         // batch, when `f` (which cannot keep the view) has returned (trusted protocol).
         let view = unsafe { core::slice::from_raw_parts(area.as_ptr().add(off + HEADER_SIZE), size) };
-        prefetch_ahead(area, off, mask, prod.wrapping_sub(pos));
+        prefetch_ahead(area, off, mask, reserved);
         f(&RingbufRecord { position: pos, payload: Payload::One(view) });
         last = pos;
         pos = pos.wrapping_add(total);
