@@ -216,6 +216,32 @@ pub fn seconds() -> f64 {
     std::env::var("BENCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(1.0)
 }
 
+/// How late a thread sleeping 100 µs on the reader's CPU wakes, over `seconds`: the number of
+/// wakeups more than 1 ms and more than 5 ms late, and the latest. A reader sleeping in
+/// `epoll_wait` pays the same delay, and an unthrottled producer fills its ring meanwhile: a
+/// host whose idle vCPU is run late loses records for every reader, whatever its policy. Printed
+/// before the tables, so that each run says what its host was.
+fn wake_latency(seconds: f64) -> (u32, u32, Duration) {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            pin_to_cpu(READER_CPU).expect("pin the probe");
+            let (t0, nap) = (Instant::now(), Duration::from_micros(100));
+            let (mut over_1ms, mut over_5ms, mut worst) = (0, 0, Duration::ZERO);
+            while t0.elapsed().as_secs_f64() < seconds {
+                let t = Instant::now();
+                std::thread::sleep(nap);
+                let late = t.elapsed().saturating_sub(nap);
+                over_1ms += u32::from(late > Duration::from_millis(1));
+                over_5ms += u32::from(late > Duration::from_millis(5));
+                worst = worst.max(late);
+            }
+            (over_1ms, over_5ms, worst)
+        })
+        .join()
+        .expect("the probe thread")
+    })
+}
+
 /// The tables of a benchmark: for each mode (`BENCH_MODE=Parallel` or `BackToBack`: that one
 /// alone) and payload (8 and 256 bytes), `ROUNDS` rounds of every reader whose name contains
 /// `BENCH_ONLY`, then a row per reader: the medians of events/s and CPU per million events,
@@ -226,6 +252,11 @@ pub fn tables<R: Copy>(
     name: impl Fn(R) -> String,
     mut run: impl FnMut(R, Mode, usize) -> Run,
 ) {
+    let (over_1ms, over_5ms, worst) = wake_latency(3.0);
+    println!(
+        "host: a thread sleeping 100 us on CPU {READER_CPU} for 3 s woke > 1 ms late {over_1ms} times, > 5 ms late {over_5ms} times, at worst {:.2} ms late",
+        worst.as_secs_f64() * 1e3
+    );
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     let readers: Vec<R> = readers.iter().copied().filter(|&r| name(r).contains(&only)).collect();
     let mode_only = std::env::var("BENCH_MODE").unwrap_or_default();
