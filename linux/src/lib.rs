@@ -62,7 +62,7 @@
 //! | [`ReadOnlyMapping`] | a read-only (overwrite) ring read with loads alone |
 //! | [`Session`] | events for a command, a process or all CPUs, a ring per CPU, records attributed ([`SessionRecord`]); CPU-wide events filtered by a [`Cgroup`] |
 //! | [`launch`] | a command held before `exec` while its events are opened; SIGINT as "stop" |
-//! | [`wait()`], [`wait_all`] | readiness: [`AsFd`] everywhere, hang-up at task exit ([`Readiness`]) |
+//! | [`wait()`] | readiness: [`AsFd`] everywhere, hang-up at task exit ([`Readiness`]) |
 //! | [`PerfEventArray`] | the reader of a BPF program's `bpf_perf_event_output`: a BPF_MAP_TYPE_PERF_EVENT_ARRAY of BPF_OUTPUT events, one ring per CPU, each [`RawSample`] zero-copy, wakeups by [`Wakeup`], lost counted per CPU, overwrite mode |
 //! | [`RingBuffer`] | the reader of a BPF program's `bpf_ringbuf_output` and `bpf_ringbuf_reserve`/`submit`: BPF_MAP_TYPE_RINGBUF, one ring for every CPU, zero-copy `&[u8]` records, discards skipped, several rings in one epoll set, a wait policy without a wakeup per record |
 //! | [`UserRingBuffer`] | the writer of a BPF_MAP_TYPE_USER_RINGBUF, which a program drains with `bpf_user_ringbuf_drain`: [`UserSample`]s reserved, written in place, submitted or discarded; waiting for room |
@@ -113,4 +113,4 @@ pub use session_record::SessionRecord;
 pub use session_rings::{Affinity, ANY_CPU};
 pub use sys::RingMapping;
 pub use user_ring_buffer::{UserRingBuffer, UserSample};
-pub use wait::{wait, wait_all, Readiness};
+pub use wait::{wait, Readiness};

@@ -2,7 +2,7 @@
 //! zero-copy by perfring's [`RingbufConsumer`](perfring::bpf_ringbuf::RingbufConsumer), several
 //! rings in one epoll set.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use perfring::bpf_ringbuf::{Config, Publish};
@@ -97,8 +97,10 @@ struct Ring {
 /// Readiness: the reader is [`AsFd`] (its epoll set: readable when a ring holds unread data),
 /// for epoll, `tokio::io::unix::AsyncFd` or smol; call [`consume`](RingBuffer::consume) when
 /// it is readable. (Such a caller chooses its own pause between reads.) `consume` publishes
-/// everything it read; after a `poll` that read a busy stream, the descriptor stays readable
-/// until the next `poll` or `consume` (the record the wait policy holds).
+/// everything it read and looks again before it returns, so that an edge-triggered waiter
+/// (tokio's) is woken for every record it has not read; after a `poll` that read a busy
+/// stream, the descriptor stays readable until the next `poll` or `consume` (the record the
+/// wait policy holds).
 ///
 /// ```no_run
 /// // `program_map_fd`: the map the BPF program outputs to (from aya, libbpf, or your loader).
@@ -123,6 +125,11 @@ pub struct RingBuffer<F: FnMut(usize, &[u8])> {
     rings: Vec<Ring>,
     epoll: sys::Epoll,
     ready: Vec<(u64, bool, bool)>,
+    /// In the epoll set (token [`AGAIN`]): made readable by a `consume` that returned with
+    /// records left, which no wakeup of the kernel may announce.
+    again: sys::EventFd,
+    /// `again` is readable.
+    signaled: bool,
     /// The pause between reads of a busy stream; `None`: wait for a wakeup every time.
     interval: Option<Duration>,
     /// The last read found more than one record: read again after the interval.
@@ -166,10 +173,14 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
 
     fn with_first(map: RingMap, on_sample: F) -> Result<RingBuffer<F>, LinuxError> {
         let epoll = sys::Epoll::new().map_err(io_err("epoll_create1"))?;
+        let again = sys::EventFd::new().map_err(io_err("eventfd"))?;
+        epoll.add(again.fd(), AGAIN).map_err(io_err("epoll_ctl"))?;
         let mut reader = RingBuffer {
             rings: Vec::new(),
             epoll,
             ready: Vec::new(),
+            again,
+            signaled: false,
             interval: Some(BATCH_INTERVAL),
             busy: false,
             on_sample,
@@ -215,6 +226,7 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
     /// for the batch interval before it reads (see [`RingBuffer`]).
     pub fn poll(&mut self, timeout: Option<Duration>) -> Result<u64, LinuxError> {
         let start = Instant::now();
+        self.take_again()?;
         if let (true, Some(interval)) = (self.busy, self.interval) {
             std::thread::sleep(timeout.map_or(interval, |t| t.min(interval)));
             let n = self.read_all()?;
@@ -224,17 +236,12 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
             }
             self.busy = false;
         }
-        // Publish, fence, look again (R7, R8): a record committed meanwhile either is seen
-        // here, or found the position published and woke the epoll set.
-        let mut found = false;
-        for ring in &mut self.rings {
-            found |= !ring.maps.prepare_to_sleep().unwrap_or(false);
-        }
-        let n = if found {
+        let n = if !self.all_asleep() {
             self.read_all()?
         } else {
             let ms = timeout.map_or(-1, |t| millis_ceil(t.saturating_sub(start.elapsed())));
             self.epoll.wait(&mut self.ready, ms).map_err(io_err("epoll_wait"))?;
+            // `again` is not among them: `take_again` above left it unreadable.
             let mut n = 0;
             for i in 0..self.ready.len() {
                 n += self.consume_ring(self.ready[i].0 as usize)?;
@@ -249,13 +256,44 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
     /// callback got. A ring that holds what the kernel never writes is
     /// [`LinuxError::BadRingbuf`]: the records before the fault were delivered, and that ring is
     /// skipped to its `producer_pos`, so that the next read goes on.
+    ///
+    /// When it returns, the descriptor ([`AsFd`]) will be readable if a ring holds a record
+    /// this call did not read. A record committed while it read, before it published its
+    /// position, sends no wakeup, nor does any record after it; so it publishes everything it
+    /// read, fences and looks again, and reads on (perfring's (R7), (R8)); after eight such
+    /// reads with records still coming, it makes the descriptor readable itself and returns,
+    /// so that the caller's event loop runs its other work and calls it again.
     pub fn consume(&mut self) -> Result<u64, LinuxError> {
-        let n = self.read_all();
-        // A caller that waits by itself must find the ring empty when it is: nothing held.
-        for ring in &mut self.rings {
-            ring.maps.release();
+        self.take_again()?;
+        let mut n = 0;
+        for _ in 0..CONSUME_ROUNDS {
+            n += self.read_all()?;
+            if self.all_asleep() {
+                return Ok(n);
+            }
         }
-        n
+        self.again.signal().map_err(io_err("write to the reader's eventfd"))?;
+        self.signaled = true;
+        Ok(n)
+    }
+
+    /// Publish every ring's position, fence and look again (R7, R8): whether every ring is
+    /// empty (or its next record BUSY), so that a commit at its position wakes the epoll set.
+    /// A record committed before the publication sent no wakeup: it is found here.
+    fn all_asleep(&mut self) -> bool {
+        let mut asleep = true;
+        for ring in &mut self.rings {
+            asleep &= ring.maps.prepare_to_sleep().unwrap_or(false);
+        }
+        asleep
+    }
+
+    /// Make the "read again" descriptor unreadable, if a `consume` made it readable.
+    fn take_again(&mut self) -> Result<(), LinuxError> {
+        if std::mem::take(&mut self.signaled) {
+            self.again.clear().map_err(io_err("read of the reader's eventfd"))?;
+        }
+        Ok(())
     }
 
     /// Read every ring, holding each one's last record under the wait policy (`poll` reads
@@ -292,6 +330,13 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
     }
 }
 
+/// The epoll token of a [`RingBuffer`]'s "read again" eventfd (ring indices count from 0).
+const AGAIN: u64 = u64::MAX;
+
+/// The reads of every ring [`RingBuffer::consume`] makes, each after finding records that came
+/// during the one before, before it leaves the rest to the caller's next call.
+const CONSUME_ROUNDS: usize = 8;
+
 /// How the reader's consumers publish. Headers are the kernel's alone (it refuses a writable
 /// mapping of the data pages, to this process and any other): their `pg_off` is not checked,
 /// which would cost a load and a division per record; lengths and positions are, as ever.
@@ -314,5 +359,13 @@ impl<F: FnMut(usize, &[u8])> AsFd for RingBuffer<F> {
     /// The epoll set of every ring: readable when one holds unread data.
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.epoll.fd()
+    }
+}
+
+impl<F: FnMut(usize, &[u8])> AsRawFd for RingBuffer<F> {
+    /// The epoll set's number (what `tokio::io::unix::AsyncFd` takes), as for
+    /// [`PerfEventArray`](crate::PerfEventArray).
+    fn as_raw_fd(&self) -> RawFd {
+        self.epoll.fd().as_raw_fd()
     }
 }

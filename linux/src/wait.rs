@@ -1,13 +1,13 @@
 //! Readiness without a runtime: every [`Event`](crate::Event) and [`Ring`](crate::Ring) is
-//! [`AsFd`], which is all epoll, `tokio::io::unix::AsyncFd` or smol's `Async` need; and
-//! [`wait`] blocks on several at once with `poll(2)`.
+//! [`AsFd`](std::os::fd::AsFd), which is all epoll, `tokio::io::unix::AsyncFd` or smol's
+//! `Async` need; and [`wait`] blocks on several at once with `poll(2)`.
 //!
 //! The kernel reports a ring readable once per wakeup (the watermark or `wakeup_events`
 //! crossed), not whenever data is present: drain every ring after a wakeup and once more at the
 //! end. When the monitored task exits, its event reports a hang-up ([`Readiness::hangup`]):
 //! the end of the recording, not an error to retry.
 
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 use std::time::Duration;
 
 use crate::error::{io as io_err, LinuxError};
@@ -52,10 +52,4 @@ pub fn wait(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -> Result<Vec<Rea
             error: r & (libc::POLLERR | libc::POLLNVAL) != 0,
         })
         .collect())
-}
-
-/// [`wait`] on anything [`AsFd`] (events, rings, or both); none: an empty `Vec` at once.
-pub fn wait_all<F: AsFd>(items: &[&F], timeout: Option<Duration>) -> Result<Vec<Readiness>, LinuxError> {
-    let fds: Vec<BorrowedFd<'_>> = items.iter().map(|f| f.as_fd()).collect();
-    wait(&fds, timeout)
 }

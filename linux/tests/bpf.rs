@@ -6,6 +6,7 @@
 //! BPF or the CPU-wide BPF_OUTPUT event makes each test skip (a failure in CI).
 
 use std::cell::RefCell;
+use std::os::fd::AsFd;
 use std::time::Duration;
 
 use perfring::consumer::ReadError;
@@ -134,7 +135,7 @@ fn records_below_the_watermark_are_read_by_flush_and_by_drop() {
         let Some(prog) = load(&reader, 32) else { return };
         let cpu = reader.cpus()[0];
         run_on(cpu, &prog, 10);
-        let ready = perfring_linux::wait_all(&[&reader], Some(Duration::ZERO)).unwrap();
+        let ready = perfring_linux::wait(&[reader.as_fd()], Some(Duration::ZERO)).unwrap();
         assert!(!ready[0].readable, "10 records below the watermark: no wakeup");
         assert_eq!(reader.flush().unwrap().samples, 10, "flush reads what no wakeup announced");
         run_on(cpu, &prog, 10);

@@ -9,6 +9,7 @@
 
 use std::cell::RefCell;
 use std::io;
+use std::os::fd::AsFd;
 use std::time::Duration;
 
 use perfring_linux::{LinuxError, RingBuffer, UserRingBuffer};
@@ -267,7 +268,8 @@ fn two_ring_buffers_in_one_poll_set() {
         return;
     };
     let cpu = first_cpu();
-    let ready = |reader: &RingBuffer<_>| perfring_linux::wait_all(&[reader], Some(Duration::ZERO)).unwrap()[0].readable;
+    let ready =
+        |reader: &RingBuffer<_>| perfring_linux::wait(&[reader.as_fd()], Some(Duration::ZERO)).unwrap()[0].readable;
     assert!(!ready(&reader), "nothing written: not readable");
     on_cpu(cpu, || b.run(10).unwrap());
     assert!(ready(&reader), "the second ring's records make the set readable");
@@ -297,4 +299,76 @@ fn two_ring_buffers_in_one_poll_set() {
     });
     assert!(got >= 1, "woken by the commit");
     assert_eq!(got + reader.consume().unwrap(), 3);
+}
+
+#[test]
+fn a_reader_woken_by_tokio_is_woken_for_every_record_it_has_not_read() {
+    // The kernel wakes a ring's reader when a record is committed at the `consumer_pos` the
+    // reader has published. A record committed while `consume` reads, before it publishes,
+    // sends no wakeup (the reader was behind), and neither does any record after it (the
+    // reader then sits at that record): unless `consume` looks again after publishing, a
+    // caller that waits on the descriptor (tokio's `AsyncFd`, edge-triggered) sleeps with it
+    // unread. Here the program's thread emits its next burst the moment the callback has
+    // seen the last one, that is, while `consume` is still reading: every round is that race.
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+    use tokio::io::unix::AsyncFd;
+    const ROUNDS: u64 = 1000;
+    let read = Arc::new(AtomicU64::new(0));
+    let count = read.clone();
+    let on_sample = move |_ring: usize, _sample: &[u8]| {
+        count.fetch_add(1, Ordering::Release);
+        // The caller's work on the record: the program's next burst lands meanwhile.
+        let until = std::time::Instant::now() + Duration::from_micros(50);
+        while std::time::Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    };
+    let Some(reader) = made("RingBuffer", RingBuffer::create(64, on_sample)) else { return };
+    let map = reader.map_fd(0).unwrap();
+    let Some(output) = loaded("ringbuf_output program", RingbufProgram::load(map, 16, Emit::Output, 0)) else {
+        return;
+    };
+    let cpu = first_cpu();
+    let done = AtomicBool::new(false);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let (stranded, emitted) = std::thread::scope(|s| {
+        let producer = s.spawn(|| {
+            pin_to_cpu(cpu).expect("pinning to an online CPU");
+            let mut emitted = 0;
+            for round in 0..ROUNDS {
+                let burst = 1 + round % 7;
+                output.run(burst as u32).unwrap();
+                emitted += burst;
+                let deadline = std::time::Instant::now() + Duration::from_secs(2);
+                while read.load(Ordering::Acquire) < emitted {
+                    if std::time::Instant::now() > deadline {
+                        done.store(true, Ordering::Release);
+                        return (Some((round, read.load(Ordering::Acquire))), emitted);
+                    }
+                    std::hint::spin_loop();
+                }
+            }
+            done.store(true, Ordering::Release);
+            (None, emitted)
+        });
+        rt.block_on(async {
+            // SAFETY: the reader owns its epoll descriptor and keeps it open, with the same
+            // number, for as long as the AsyncFd owns the reader.
+            let mut fd = unsafe { AsyncFd::register(reader) }.map_err(|e| e.to_string()).unwrap();
+            while !done.load(Ordering::Acquire) {
+                let Ok(guard) = tokio::time::timeout(Duration::from_millis(50), fd.readable_mut()).await else {
+                    continue;
+                };
+                let mut guard = guard.unwrap();
+                guard.get_inner_mut().consume().unwrap();
+                guard.clear_ready();
+            }
+        });
+        producer.join().unwrap()
+    });
+    if let Some((round, seen)) = stranded {
+        panic!("round {round}: {seen} of {emitted} records read; the rest waited 2 s with no wakeup");
+    }
+    assert_eq!(output.counts(cpu).unwrap(), (emitted, 0, 0), "runs, failed, discards");
 }

@@ -310,6 +310,41 @@ impl Epoll {
     }
 }
 
+/// An eventfd: a descriptor this process makes readable itself (a reader's "read again",
+/// in its epoll set beside the rings).
+#[derive(Debug)]
+pub(crate) struct EventFd(OwnedFd);
+
+impl EventFd {
+    pub(crate) fn new() -> io::Result<EventFd> {
+        // SAFETY: eventfd has no memory preconditions.
+        let fd = check(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) } as libc::c_long)?;
+        // SAFETY: the call returned a new file descriptor that nothing else owns.
+        Ok(EventFd(unsafe { OwnedFd::from_raw_fd(fd as i32) }))
+    }
+
+    /// Make it readable (add 1 to its count).
+    pub(crate) fn signal(&self) -> io::Result<()> {
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: `one` is 8 readable bytes, the size an eventfd takes; the descriptor is open.
+        check(unsafe { libc::write(self.0.as_raw_fd(), one.as_ptr().cast(), one.len()) } as libc::c_long).map(drop)
+    }
+
+    /// Make it unreadable again (take its count); a count of 0 is no error.
+    pub(crate) fn clear(&self) -> io::Result<()> {
+        let mut count = [0u8; 8];
+        // SAFETY: `count` is 8 writable bytes, the size an eventfd gives; the descriptor is open.
+        match check(unsafe { libc::read(self.0.as_raw_fd(), count.as_mut_ptr().cast(), count.len()) } as libc::c_long) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
+            r => r.map(drop),
+        }
+    }
+
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        self.0.as_fd()
+    }
+}
+
 /// Clock `clockid`'s resolution (`clock_getres`) and reading (`clock_gettime`), in ns; `None`
 /// for a clock this kernel does not have.
 #[cfg(feature = "perf-data")]
