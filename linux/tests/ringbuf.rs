@@ -332,7 +332,7 @@ fn a_reader_woken_by_tokio_is_woken_for_every_record_it_has_not_read() {
     let cpu = first_cpu();
     let done = AtomicBool::new(false);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let (stranded, emitted) = std::thread::scope(|s| {
+    let (stranded, emitted, mut reader) = std::thread::scope(|s| {
         let producer = s.spawn(|| {
             pin_to_cpu(cpu).expect("pinning to an online CPU");
             let mut emitted = 0;
@@ -352,7 +352,7 @@ fn a_reader_woken_by_tokio_is_woken_for_every_record_it_has_not_read() {
             done.store(true, Ordering::Release);
             (None, emitted)
         });
-        rt.block_on(async {
+        let reader = rt.block_on(async {
             // SAFETY: the reader owns its epoll descriptor and keeps it open, with the same
             // number, for as long as the AsyncFd owns the reader.
             let mut fd = unsafe { AsyncFd::register(reader) }.map_err(|e| e.to_string()).unwrap();
@@ -364,11 +364,18 @@ fn a_reader_woken_by_tokio_is_woken_for_every_record_it_has_not_read() {
                 guard.get_inner_mut().consume().unwrap();
                 guard.clear_ready();
             }
+            fd.into_inner()
         });
-        producer.join().unwrap()
+        let (stranded, emitted) = producer.join().unwrap();
+        (stranded, emitted, reader)
     });
     if let Some((round, seen)) = stranded {
         panic!("round {round}: {seen} of {emitted} records read; the rest waited 2 s with no wakeup");
     }
     assert_eq!(output.counts(cpu).unwrap(), (emitted, 0, 0), "runs, failed, discards");
+    // Every record read: a last `consume` finds nothing, and leaves the descriptor unreadable
+    // (a "read again" that `consume` set while the program wrote is taken back).
+    assert_eq!(reader.consume().unwrap(), 0);
+    let ready = perfring_linux::wait(&[reader.as_fd()], Some(Duration::ZERO)).unwrap();
+    assert!(!ready[0].readable, "everything read: the reader's descriptor is not readable");
 }
