@@ -299,6 +299,11 @@ fn two_ring_buffers_in_one_poll_set() {
     });
     assert!(got >= 1, "woken by the commit");
     assert_eq!(got + reader.consume().unwrap(), 3);
+    // Without the wait policy a busy read publishes everything it read: nothing is held, the
+    // set is not readable once read (with the policy, the record held makes it so: above).
+    on_cpu(cpu, || b.run(10).unwrap());
+    assert_eq!(reader.poll(Some(Duration::from_secs(1))).unwrap(), 10);
+    assert!(!ready(&reader), "no batch interval: nothing held after a busy poll");
 }
 
 #[test]
