@@ -121,6 +121,24 @@ struct Ring {
 ///     Ok(())
 /// }
 /// ```
+///
+/// The same map read in tokio (`AsyncFd` takes the reader itself):
+///
+/// ```no_run
+/// async fn read_events(program_map_fd: std::os::fd::OwnedFd) -> Result<(), Box<dyn std::error::Error>> {
+///     use tokio::io::unix::AsyncFd;
+///     let mut events = 0u64;
+///     let reader = perfring_linux::RingBuffer::from_map(program_map_fd, |_ring, _sample: &[u8]| events += 1)?;
+///     // SAFETY: the reader keeps its epoll descriptor open, with the same number, for as long
+///     // as the AsyncFd holds it.
+///     let mut fd = unsafe { AsyncFd::register(reader) }.map_err(|e| e.to_string())?;
+///     loop {
+///         let mut guard = fd.readable_mut().await?;
+///         guard.get_inner_mut().consume()?; // every record, or the descriptor readable again
+///         guard.clear_ready();
+///     }
+/// }
+/// ```
 pub struct RingBuffer<F: FnMut(usize, &[u8])> {
     rings: Vec<Ring>,
     epoll: sys::Epoll,
