@@ -7,7 +7,7 @@ LOOM_MAX_PREEMPTIONS ?= 3
 FUZZ_SECONDS ?= 60
 EMBEDDED_TARGETS := thumbv7em-none-eabihf riscv32imac-unknown-none-elf aarch64-unknown-linux-gnu
 
-.PHONY: all test structure demo hypervisor firmware-qemu lint fmt clippy rustdoc public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke fuzz-selftest embedded bench bench-check bench-lines bench-instructions bench-decode bench-data bench-linux bench-bpf bench-record soak doc clean ci-extra ci-extra-list print-loom-ci-only
+.PHONY: all test structure demo hypervisor firmware-qemu lint fmt clippy rustdoc public-api public-api-check public-api-json package msrv unit loom loom-mutants mutants miri fuzz fuzz-smoke fuzz-selftest embedded bench bench-check bench-lines bench-loops bench-instructions bench-decode bench-data bench-linux bench-bpf bench-record soak doc clean ci-extra ci-extra-list print-loom-ci-only
 
 all: test
 
@@ -233,6 +233,11 @@ firmware-qemu:
 bench-lines:
 	$(CARGO) bench -q -p perfring-benches --features peers --bench lines
 	@echo "make bench-lines: figures above (model, machine-independent; see BENCHMARKS.md)"
+
+## The readers' loops timed (ns a record, one thread, records in the second-level cache).
+bench-loops:
+	$(CARGO) bench -q -p perfring-benches --features peers --bench loops
+	@echo "make bench-loops: figures above (best of the rounds; see BENCHMARKS.md)"
 
 ## Instructions per record (callgrind), producer fast path, consumer and the decoder's fast path.
 bench-instructions:

@@ -28,6 +28,7 @@ use crate::fences::{C_HEAD_LOAD, D_TAIL_STORE, LOCAL};
 use crate::memory::{check_area_size, Area, LayoutError, Position, RingMemory, MIN_DATA_SIZE};
 use crate::record::{Endian, Header, RawRecord};
 pub use crate::scratch::Scratch;
+use crate::stride::Stride;
 
 /// Trust in the producer, chosen by type: [`Trusted`] or [`Untrusted`].
 pub trait Trust: sealed::Sealed {
@@ -417,7 +418,7 @@ impl<M: RingMemory, T: Trust> Consumer<M, T> {
         }
         check_head(head, tail, self.mask)?;
         let end = in_place_end(tail, head, self.mask);
-        Ok(Batch { consumer: self, head, pos: tail, end })
+        Ok(Batch { consumer: self, head, pos: tail, end, stride: Stride::new() })
     }
 
     /// Read every available record, calling `f` on each, then release them by the consumer's
@@ -479,6 +480,8 @@ pub struct Batch<'c, M: RingMemory, T: Trust> {
     /// one compare admits it to the zero-copy fast path. Recomputed by the general path (of a
     /// trusted ring: an untrusted one has no fast path).
     end: usize,
+    /// The next position of an in-place record, predicted over records of one size.
+    stride: Stride,
 }
 
 /// Bytes published between `tail` and `head`, or why `head` cannot be a producer's: not a
@@ -530,6 +533,12 @@ impl<M: RingMemory, T: Trust> Batch<'_, M, T> {
         self.head
     }
 
+    /// Positions this batch predicted (tests only: `stride.rs`).
+    #[cfg(test)]
+    pub(crate) fn stride_predicted(&self) -> usize {
+        self.stride.predicted()
+    }
+
     /// Bytes left in this batch.
     pub fn remaining(&self) -> usize {
         self.head.wrapping_sub(self.pos)
@@ -564,7 +573,7 @@ impl<M: RingMemory, T: Trust> Batch<'_, M, T> {
                 // at or before the area's end) and published (before `head`); it stays
                 // unwritten until the batch, which this borrow outlives not, stores the tail.
                 let bytes = unsafe { in_place(&c.mem, off, header.size, scratch)? };
-                self.pos = position.wrapping_add(usize::from(header.size));
+                self.pos = self.stride.next(position, usize::from(header.size));
                 return Ok(ring_record(header, bytes, position));
             }
         }
@@ -608,7 +617,7 @@ impl<M: RingMemory> Batch<'_, M, Trusted> {
         if self.in_place_ok(header) {
             // SAFETY: as in `read_one`: inside the area, published, unwritten until the tail.
             let first = unsafe { in_place(&c.mem, off, header.size, scratch)? };
-            self.pos = position.wrapping_add(usize::from(header.size));
+            self.pos = self.stride.next(position, usize::from(header.size));
             return Ok(SplitRecord { header, first, second: &[], offset: position as u64 });
         }
         let len = check_size(header.size, position, self.head.wrapping_sub(position))?;

@@ -101,6 +101,7 @@ mod scratch;
 pub mod security;
 pub mod selfmon;
 mod split;
+mod stride;
 
 #[cfg(all(test, not(loom)))]
 mod ring_tests;

@@ -671,6 +671,51 @@ fn consumer_errors_bad_record_sizes_stop_the_batch_without_consuming() {
     }
 }
 
+/// Runs of records of one size, broken by others, across the end of the area: `next` and
+/// `next_split` of a trusted consumer (which predict the next position over a run:
+/// `stride.rs`) deliver every record as written, in order, and agree with an untrusted
+/// consumer (which never predicts); the prediction is taken over the runs.
+#[test]
+fn predicted_positions_over_runs_of_one_size_are_the_records_positions() {
+    let mut buf = Aligned([0u8; 4096 + 2048]);
+    let mut map = Mapping::new(&mut buf.0, 4096).unwrap();
+    let (p, mut c) = split(&mut map, ProducerConfig::default()).unwrap();
+    c.configure(crate::consumer::ConsumerConfig::EVERY_BATCH);
+    let mut u = crate::consumer::Consumer::untrusted(p.memory()).unwrap();
+    let (mut seed, mut size, mut tag, mut predicted) = (0x9e37_79b9_u32, 8usize, 0u8, 0);
+    let mut scratch = [0u8; 256];
+    for round in 0..200 {
+        let mut want = Vec::new();
+        while want.iter().map(Vec::len).sum::<usize>() + size <= 1800 {
+            let r = record(tag, size);
+            p.output(&r, &EventIdentity::ANONYMOUS).unwrap();
+            want.push(r);
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            tag = tag.wrapping_add(1);
+            if (seed >> 16) % 16 == 0 {
+                size = 8 + 8 * ((seed >> 8) as usize % 24);
+            }
+        }
+        let mut got = Vec::new();
+        let mut batch = c.batch().unwrap();
+        if round % 2 == 0 {
+            while let Some(r) = batch.next_split(&mut scratch) {
+                let r = r.unwrap();
+                got.push([r.first, r.second].concat());
+            }
+        } else {
+            while let Some(r) = batch.next(&mut scratch) {
+                got.push(r.unwrap().bytes.to_vec());
+            }
+        }
+        predicted += batch.stride_predicted();
+        drop(batch);
+        assert_eq!(got, want, "round {round}");
+        assert_eq!(drain(&mut u).into_iter().map(|(_, b)| b).collect::<Vec<_>>(), want, "round {round}");
+    }
+    assert!(predicted > 200, "{predicted} positions predicted in 200 batches");
+}
+
 #[test]
 fn untrusted_consumer_copies_every_record_and_agrees_with_trusted() {
     let mut buf = Aligned([0; 4096 + 256]);

@@ -29,6 +29,7 @@ use super::abi::{pg_off, record_len, BUSY_BIT, DISCARD_BIT, HEADER_SIZE};
 use super::error::RingbufError;
 use super::memory::{view, RingbufMemory};
 use crate::fences::{fence, R5_RB_PRODUCER_LOAD, R6_RB_HEADER_LOAD, R7_RB_CONSUMER_STORE, R8_RB_SLEEP_FENCE, RB_ONCE};
+use crate::stride::{opaque, PREDICT_AFTER};
 
 /// When the consumer stores `consumer_pos`, freeing what it read for the producers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -169,6 +170,10 @@ pub struct RingbufConsumer<M: RingbufMemory> {
     /// Samples `read_in_place` delivered (tests only: that loop changes no result, only speed).
     #[cfg(test)]
     read_in_place: usize,
+    /// Of those, the records after which `read_in_place` took the next position from the
+    /// stride (tests only, as above).
+    #[cfg(test)]
+    predicted: usize,
 }
 
 impl<M: RingbufMemory> RingbufConsumer<M> {
@@ -233,6 +238,8 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
             in_place: InPlace::Never,
             #[cfg(test)]
             read_in_place: 0,
+            #[cfg(test)]
+            predicted: 0,
         })
     }
 
@@ -278,14 +285,16 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
         // `Anywhere` only where it is double-mapped (`configure`); `batch.prod` is validated (at
         // most the area's size ahead of `c.pos`): `read_in_place`'s premises.
         let (state, prod) = ((c.pos, c.last), batch.prod);
-        (c.pos, c.last, n) = match c.in_place {
-            InPlace::Never => (c.pos, c.last, 0),
+        let _predicted;
+        (c.pos, c.last, n, _predicted) = match c.in_place {
+            InPlace::Never => (c.pos, c.last, 0, 0),
             InPlace::BeforeTheEnd => read_in_place::<true, M>(&c.mem, c.mask, state, prod, &mut f),
             InPlace::Anywhere => read_in_place::<false, M>(&c.mem, c.mask, state, prod, &mut f),
         };
         #[cfg(test)]
         {
             c.read_in_place += n;
+            c.predicted += _predicted;
         }
         // What `read_in_place` left (a BUSY, discarded, wrapped or bad record), and the rest.
         while let Some(record) = batch.next(scratch) {
@@ -347,6 +356,12 @@ impl<M: RingbufMemory> RingbufConsumer<M> {
     #[cfg(test)]
     pub(super) fn read_in_place_count(&self) -> usize {
         self.read_in_place
+    }
+
+    /// Records after which [`for_each`](Self::for_each) predicted the next position (tests only).
+    #[cfg(test)]
+    pub(super) fn predicted_count(&self) -> usize {
+        self.predicted
     }
 
     /// The memory this consumer reads.
@@ -486,7 +501,8 @@ enum InPlace {
 /// (if `SINGLE`) ending before the end of the singly mapped area, viewed in place, from `pos`
 /// on; stops before the first other one (left to [`RingbufBatch::next`], which decides it
 /// again). Takes and returns the consumer's position and the start of the last record read,
-/// and returns how many were read. Its state is in locals and the data area a pointer (the
+/// and returns how many were read, and (in tests: 0 otherwise) after how many of them the next
+/// position was predicted. Its state is in locals and the data area a pointer (the
 /// memory's [`data_area`](RingbufMemory::data_area)), so that the compiler keeps them in
 /// registers around `f`: the chain from one header's load to the next runs through no load of
 /// the consumer's or the memory's fields (`next`'s does, which cost about 1 ns a record).
@@ -503,27 +519,31 @@ fn read_in_place<const SINGLE: bool, M: RingbufMemory>(
     (mut pos, mut last): (usize, usize),
     prod: usize,
     f: &mut impl FnMut(&RingbufRecord<'_>),
-) -> (usize, usize, usize) {
-    let Some(area) = mem.data_area() else { return (pos, last, 0) };
-    let mut n = 0;
-    // At most size / 8 iterations: each moves `pos` by at least 8, never past `prod`.
-    while pos != prod {
+) -> (usize, usize, usize, usize) {
+    let Some(area) = mem.data_area() else { return (pos, last, 0, 0) };
+    let (mut n, mut predicted) = (0, 0);
+    // The record at `pos`, given to `f`: its length (header and sample, rounded), or `None`
+    // for a record left to `next` (or at `prod`).
+    let mut read = |pos: usize| -> Option<usize> {
+        if pos == prod {
+            return None;
+        }
         let off = pos & mask;
         // SAFETY: `off` is an 8-aligned offset below the area's size, so the word is inside the
         // area and aligned, and it is the atomic `len_word(off)` returns (`data_area`'s
         // contract: 8-aligned, the header words at these addresses).
         let len = unsafe { AtomicU32::from_ptr(area.as_ptr().add(off).cast()) }.load(R6_RB_HEADER_LOAD);
         if len & (BUSY_BIT | DISCARD_BIT) != 0 {
-            break;
+            return None;
         }
         // No overflow below, on 32 bits too: size < 2^30, off < 2^31.
         let size = len as usize;
-        let Some(total) = record_len(size) else { break };
+        let total = record_len(size)?;
         let reserved = prod.wrapping_sub(pos);
         // Double-mapped, the record's end needs no test of its own: off + 8 + size <= off +
         // total <= off + reserved < 2 * area, inside the second mapping.
         if total > reserved || (SINGLE && off + HEADER_SIZE + size > mask + 1) {
-            break;
+            return None;
         }
         // SAFETY: [off + 8, off + 8 + size) is inside the area or its double mapping (above),
         // readable through `area` while the memory is borrowed (`data_area`'s contract),
@@ -533,11 +553,40 @@ fn read_in_place<const SINGLE: bool, M: RingbufMemory>(
         let view = unsafe { core::slice::from_raw_parts(area.as_ptr().add(off + HEADER_SIZE), size) };
         prefetch_ahead(area, off, mask, reserved);
         f(&RingbufRecord { position: pos, payload: Payload::One(view) });
-        last = pos;
-        pos = pos.wrapping_add(total);
-        n += 1;
+        Some(total)
+    };
+    // The last record's length, and how many before it were as long.
+    let (mut stride, mut same) = (0, 0);
+    // At most size / 8 records: each moves `pos` by at least 8, never past `prod`.
+    loop {
+        // The next position is the last one plus the record's length, from its header: each
+        // header's load waits for the one before.
+        while same < PREDICT_AFTER {
+            let Some(total) = read(pos) else { return (pos, last, n, predicted) };
+            (last, n) = (pos, n + 1);
+            same = if total == stride { same + 1 } else { 0 };
+            stride = total;
+            pos = pos.wrapping_add(total);
+        }
+        // After `PREDICT_AFTER` records of one length (a program's records mostly are: one
+        // struct), the next position is predicted: the last one plus `stride`, which does not
+        // wait for the header's load, so that the CPU, predicting the branch below, loads the
+        // next header while this one is on its way. The first record of another length goes
+        // back to the loop above, where lengths that vary cost no mispredicted branch.
+        // (`opaque` keeps the compiler from using `total` for `stride`, equal where the branch
+        // is not taken, which would make the next load wait for this one again.)
+        loop {
+            let Some(total) = read(pos) else { return (pos, last, n, predicted) };
+            (last, n) = (pos, n + 1);
+            if total != opaque(stride) {
+                (stride, same) = (total, 0);
+                pos = pos.wrapping_add(total);
+                break;
+            }
+            pos = pos.wrapping_add(stride);
+            predicted += usize::from(cfg!(test));
+        }
     }
-    (pos, last, n)
 }
 
 /// The records up to the `producer_pos` loaded by [`RingbufConsumer::batch`]. Dropping the batch

@@ -2,6 +2,7 @@
 
 use core::ptr::NonNull;
 
+use super::abi::HEADER_SIZE;
 use super::error::RingbufError;
 use crate::loom::{AtomicU32, AtomicUsize};
 
@@ -212,6 +213,54 @@ pub(super) unsafe fn view_mut<M: RingbufMemory + ?Sized>(mem: &M, offset: usize,
     debug_assert!(offset + len <= if mem.double_mapped() { 2 * mem.size() } else { mem.size() });
     // SAFETY: as for `view`; the bytes are the caller's alone while borrowed.
     Some(unsafe { core::slice::from_raw_parts_mut(area.as_ptr().add(offset), len) })
+}
+
+/// Copy `src` into a reserved sample at its byte `at`: the `size` bytes after the header at the
+/// free-running position `pos` of a ring of `mask + 1` bytes; a write past the sample is
+/// [`RingbufError::PastReservation`]. A sample that wraps the end of the area is written in two
+/// pieces.
+///
+/// For the two reservations alone ([`Reservation`](super::Reservation) and
+/// [`UserReservation`](super::UserReservation)), which call it with their own `pos` and `size`
+/// between the reservation and its commit: the lock gave those bytes to them alone, and no
+/// consumer reads past their BUSY header. The unsafe block rests on that.
+pub(super) fn write_reserved<M: RingbufMemory>(
+    mem: &M,
+    mask: usize,
+    (pos, size): (usize, usize),
+    at: usize,
+    src: &[u8],
+) -> Result<(), RingbufError> {
+    let fits = at.checked_add(src.len()).is_some_and(|end| end <= size);
+    if !fits {
+        return Err(RingbufError::PastReservation { at, len: src.len(), size });
+    }
+    let start = pos.wrapping_add(HEADER_SIZE).wrapping_add(at) & mask;
+    let first = src.len().min(mask + 1 - start);
+    // SAFETY: [start, start + first) and [0, len - first) are inside the area, and inside the
+    // reservation's bytes (at + len <= size), which are the caller's alone (above).
+    unsafe {
+        mem.write(start, &src[..first]);
+        mem.write(0, &src[first..]);
+    }
+    Ok(())
+}
+
+/// A reserved sample (as for [`write_reserved`]) as writable slices, the second non-empty only
+/// if it wraps the end of a singly mapped area; `None` if the memory lends no area (the loom
+/// model). The same callers and premises as [`write_reserved`]; they bound the slices' life by
+/// a borrow of the reservation, which its commit takes.
+#[allow(clippy::mut_from_ref)]
+pub(super) fn reserved_mut<M: RingbufMemory>(
+    mem: &M,
+    mask: usize,
+    (pos, size): (usize, usize),
+) -> Option<(&mut [u8], &mut [u8])> {
+    let start = pos.wrapping_add(HEADER_SIZE) & mask;
+    let first = if mem.double_mapped() { size } else { size.min(mask + 1 - start) };
+    // SAFETY: the ranges are inside the (possibly double-mapped) area and are the caller's
+    // reservation's alone until it is committed (above).
+    unsafe { Some((view_mut(mem, start, first)?, view_mut(mem, 0, size - first)?)) }
 }
 
 /// Check that `size` can be a ring's data area.

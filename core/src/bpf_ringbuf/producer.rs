@@ -5,7 +5,7 @@
 use super::abi::{pg_off, record_len, Notify, BUSY_BIT, DISCARD_BIT, HEADER_SIZE, MAX_SAMPLE_SIZE};
 use super::error::RingbufError;
 use super::lock::{ReserveLock, SpinLock};
-use super::memory::{view_mut, RingbufMemory};
+use super::memory::{reserved_mut, write_reserved, RingbufMemory};
 use crate::fences::{fence, R1_RB_CONSUMER_LOAD, R2_RB_PRODUCER_STORE, R3_RB_COMMIT, R4_RB_COMMIT_FENCE, RB_ONCE};
 use crate::loom::AtomicUsize;
 use crate::producer::NoHooks;
@@ -267,23 +267,7 @@ impl<M: RingbufMemory, L: ReserveLock, H: RingbufHooks<M, L>> Reservation<'_, M,
 
     /// Copy `src` into the sample at byte `at`.
     pub fn write(&mut self, at: usize, src: &[u8]) -> Result<(), RingbufError> {
-        let fits = at.checked_add(src.len()).is_some_and(|end| end <= self.size);
-        if !fits {
-            return Err(RingbufError::PastReservation { at, len: src.len(), size: self.size });
-        }
-        let mem = &self.producer.mem;
-        let ring = self.producer.mask + 1;
-        let start = (self.pos.wrapping_add(HEADER_SIZE).wrapping_add(at)) & self.producer.mask;
-        let first = src.len().min(ring - start);
-        // SAFETY: [start, start + first) and [0, len - first) are inside the area, and inside
-        // this reservation's bytes (at + len <= size), which no one else touches until the
-        // commit: the lock gave them to us alone, and the consumer does not read past the BUSY
-        // header.
-        unsafe {
-            mem.write(start, &src[..first]);
-            mem.write(0, &src[first..]);
-        }
-        Ok(())
+        write_reserved(&self.producer.mem, self.producer.mask, (self.pos, self.size), at, src)
     }
 
     /// Copy `data` over the whole sample (at most its size; the rest keeps what the ring held).
@@ -296,13 +280,7 @@ impl<M: RingbufMemory, L: ReserveLock, H: RingbufHooks<M, L>> Reservation<'_, M,
     /// The sample as writable slices, the second non-empty only if the record wraps the end of
     /// a singly mapped area; `None` if the memory lends no area (the loom model).
     pub fn as_mut_slices(&mut self) -> Option<(&mut [u8], &mut [u8])> {
-        let mem = &self.producer.mem;
-        let ring = self.producer.mask + 1;
-        let start = self.pos.wrapping_add(HEADER_SIZE) & self.producer.mask;
-        let first = if mem.double_mapped() { self.size } else { self.size.min(ring - start) };
-        // SAFETY: the ranges are inside the (possibly double-mapped) area and are this
-        // reservation's alone until it is committed, which takes `self` (so the borrows end).
-        unsafe { Some((view_mut(mem, start, first)?, view_mut(mem, 0, self.size - first)?)) }
+        reserved_mut(&self.producer.mem, self.producer.mask, (self.pos, self.size))
     }
 
     /// Commit the record (`bpf_ringbuf_submit`). Returns whether the consumer was woken (by

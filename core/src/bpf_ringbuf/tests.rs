@@ -10,6 +10,7 @@ use std::vec::Vec;
 
 use super::*;
 use crate::fences::RB_ONCE;
+use crate::stride::PREDICT_AFTER;
 
 /// An 8-aligned buffer for a [`RingbufMapping`].
 #[repr(C, align(8))]
@@ -734,8 +735,16 @@ fn the_drain_validates_what_user_space_wrote() {
 #[test]
 #[cfg_attr(miri, ignore = "a Miri ICE under weak-memory emulation: `make miri` runs it without")]
 fn reading_in_place_agrees_with_the_general_loop() {
-    for (publish, wrapped) in [(Publish::PerBatch, Wrapped::Copy), (Publish::HoldLast, Wrapped::Split)] {
-        let (mut fast_buf, mut slow_buf) = (Aligned([0u8; 2 * 64 + 256]), Aligned([0u8; 2 * 64 + 256]));
+    // Sizes drawn anew for every record, or (`runs`) kept for most: runs of one length, which
+    // the in-place loop reads with the next position predicted, broken by other lengths.
+    let cases = [
+        (Publish::PerBatch, Wrapped::Copy, false),
+        (Publish::HoldLast, Wrapped::Split, false),
+        (Publish::PerBatch, Wrapped::Copy, true),
+        (Publish::HoldLast, Wrapped::Split, true),
+    ];
+    for (publish, wrapped, runs) in cases {
+        let (mut fast_buf, mut slow_buf) = (Aligned([0u8; 2 * 64 + 1024]), Aligned([0u8; 2 * 64 + 1024]));
         let mut fast_map = RingbufMapping::new(&mut fast_buf.0, 64).unwrap();
         let mut slow_map = RingbufMapping::new(&mut slow_buf.0, 64).unwrap();
         let (fp, mut fc) = split_ringbuf(&mut fast_map).unwrap();
@@ -743,11 +752,15 @@ fn reading_in_place_agrees_with_the_general_loop() {
         fc.configure(Config { publish, wrapped, check_pg_off: false, ..Config::default() });
         sc.configure(Config { publish, wrapped, ..Config::default() });
         let area = fp.memory().consumer_pos() as *const _ as usize + 2 * 64;
-        let (mut seed, mut in_place, mut held) = (0x2545_f491_u32, 0, None);
+        let (mut seed, mut in_place, mut held, mut size, mut read) = (0x2545_f491_u32, 0, None, 0, 0);
         let steps = if cfg!(miri) { 100 } else { 4_000u32 };
         for step in 0..steps {
             seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            let (size, action) = ((seed >> 8) as usize % 41, (seed >> 20) % 8);
+            if !runs || (seed >> 24) % 16 == 0 {
+                size = (seed >> 8) as usize % 41;
+            }
+            // Runs: records pile up (below) until a batch holds a run past the prediction's start.
+            let action = if runs { (seed >> 20) % 64 } else { (seed >> 20) % 8 };
             let data = sample(step as u8, size);
             let reserved = (fp.reserve(size), sp.reserve(size));
             match reserved {
@@ -772,14 +785,14 @@ fn reading_in_place_agrees_with_the_general_loop() {
                 (Err(RingbufError::NoSpace { .. }), Err(RingbufError::NoSpace { .. })) => {}
                 other => panic!("step {step}: the rings differ: {other:?}"),
             }
-            if action < 3 {
+            if action < 3 || (runs && action < 61) {
                 continue; // records pile up: batches of several, wrapping the end
             }
             let (mut a, mut b) = (vec![0u8; 64], vec![0u8; 64]);
             let mut got = Vec::new();
             fc.for_each(&mut a, |r| {
                 let (one, two) = r.payload.parts();
-                if (area..area + 256).contains(&(one.as_ptr() as usize)) && two.is_empty() {
+                if (area..area + 1024).contains(&(one.as_ptr() as usize)) && two.is_empty() {
                     in_place += 1;
                 }
                 got.push((r.position, [one, two].concat()));
@@ -789,17 +802,56 @@ fn reading_in_place_agrees_with_the_general_loop() {
             sc.for_each(&mut b, |r| want.push((r.position, [r.payload.parts().0, r.payload.parts().1].concat())))
                 .unwrap();
             assert_eq!(got, want, "step {step}");
+            read += got.len();
             assert_eq!((fc.position(), fc.discarded()), (sc.position(), sc.discarded()), "step {step}");
             assert_eq!(fp.memory().consumer_pos().load(RB_ONCE), sp.memory().consumer_pos().load(RB_ONCE));
-            if action == 7 {
+            if action == if runs { 63 } else { 7 } {
                 if let Some((f, s)) = held.take() {
                     f.submit(Notify::Never);
                     s.submit(Notify::Never);
                 }
             }
         }
-        assert!(in_place > steps / 2, "{publish:?}: {in_place} samples read in place");
+        assert!(in_place > read / 2, "{publish:?}: {in_place} of {read} samples read in place");
+        if runs && !cfg!(miri) {
+            let predicted = fc.predicted_count();
+            assert!(predicted > read / 10, "{publish:?}: {predicted} of {read} positions predicted");
+        }
     }
+}
+
+/// `for_each` over records of one length predicts each next position from the last length
+/// after `PREDICT_AFTER` of them in a row, and a record of another length (or the end of the
+/// batch) ends the prediction: every record is read, in order, whole.
+#[test]
+fn reading_in_place_predicts_positions_only_over_records_of_one_length() {
+    let mut buf = Aligned([0u8; 2 * 64 + 1024]);
+    let mut map = RingbufMapping::new(&mut buf.0, 64).unwrap();
+    let (p, mut c) = split_ringbuf(&mut map).unwrap();
+    c.configure(Config { check_pg_off: false, ..Config::default() });
+    // 20 records of 16 bytes, one of 24, 20 of 16 again, one of 8 (a header alone), 3 of 16.
+    let sizes: Vec<usize> = [vec![8; 20], vec![16], vec![8; 20], vec![0], vec![8; 3]].concat();
+    for (i, &size) in sizes.iter().enumerate() {
+        p.output(&sample(i as u8, size), Notify::Never).unwrap();
+    }
+    let mut got = Vec::new();
+    assert_eq!(c.for_each(&mut [], |r| got.push((r.position, r.payload.parts().0.to_vec()))), Ok(sizes.len()));
+    let mut at = 0;
+    let want: Vec<(usize, Vec<u8>)> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| {
+            at += record_len(size).unwrap();
+            (at - record_len(size).unwrap(), sample(i as u8, size))
+        })
+        .collect();
+    assert_eq!(got, want);
+    assert_eq!(c.position(), at);
+    // Each run of 20: its first 9 records read as the header says (the 9th the 8th in a row of
+    // its length), the next position predicted after each of the other 11. The run of 3 is
+    // too short.
+    let run = 20 - (PREDICT_AFTER + 1);
+    assert_eq!((c.read_in_place_count(), c.predicted_count()), (sizes.len(), 2 * run));
 }
 
 /// `for_each` reads in place exactly what it may: a trusted consumer's committed samples that

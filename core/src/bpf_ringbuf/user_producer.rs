@@ -5,7 +5,7 @@
 use super::abi::{record_len, BUSY_BIT, DISCARD_BIT, HEADER_SIZE, MAX_SAMPLE_SIZE};
 use super::error::RingbufError;
 use super::lock::{ReserveLock, SpinLock};
-use super::memory::{check_size, view_mut, RingbufMemory};
+use super::memory::{check_size, reserved_mut, write_reserved, RingbufMemory};
 use crate::fences::{RB_ONCE, U1_URB_CONSUMER_LOAD, U2_URB_PRODUCER_STORE, U4_URB_COMMIT};
 use crate::loom::AtomicUsize;
 
@@ -148,32 +148,13 @@ impl<M: RingbufMemory, L: ReserveLock> UserReservation<'_, M, L> {
 
     /// Copy `src` into the sample at byte `at`.
     pub fn write(&mut self, at: usize, src: &[u8]) -> Result<(), RingbufError> {
-        let fits = at.checked_add(src.len()).is_some_and(|end| end <= self.size);
-        if !fits {
-            return Err(RingbufError::PastReservation { at, len: src.len(), size: self.size });
-        }
-        let p = self.producer;
-        let start = self.pos.wrapping_add(HEADER_SIZE).wrapping_add(at) & p.mask;
-        let first = src.len().min(p.mask + 1 - start);
-        // SAFETY: both pieces are inside the area and inside this reservation, which no one
-        // else touches until it is committed (the lock gave it to us alone, and the drain stops
-        // at its BUSY header).
-        unsafe {
-            p.mem.write(start, &src[..first]);
-            p.mem.write(0, &src[first..]);
-        }
-        Ok(())
+        write_reserved(&self.producer.mem, self.producer.mask, (self.pos, self.size), at, src)
     }
 
     /// The sample as writable slices, the second non-empty only if it wraps the end of a singly
     /// mapped area; `None` if the memory lends no area.
     pub fn as_mut_slices(&mut self) -> Option<(&mut [u8], &mut [u8])> {
-        let p = self.producer;
-        let start = self.pos.wrapping_add(HEADER_SIZE) & p.mask;
-        let first = if p.mem.double_mapped() { self.size } else { self.size.min(p.mask + 1 - start) };
-        // SAFETY: the ranges are inside the (possibly double-mapped) area and are this
-        // reservation's alone until it is committed, which takes `self`.
-        unsafe { Some((view_mut(&p.mem, start, first)?, view_mut(&p.mem, 0, self.size - first)?)) }
+        reserved_mut(&self.producer.mem, self.producer.mask, (self.pos, self.size))
     }
 
     /// Submit the sample (`user_ring_buffer__submit`).
