@@ -118,7 +118,11 @@ unit:
 	@for t in x86_64-unknown-none thumbv7em-none-eabihf; do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
 	@command -v qemu-system-arm >/dev/null || ! command -v apt-get >/dev/null || (apt-get update -qq && apt-get install -y -qq qemu-system-arm >/dev/null) || echo "make unit: could not install qemu-system-arm"
 	$(CARGO) test --workspace -q --no-run
-	set -o pipefail; PERFRING_SKIP_LOG=$(SKIP_LOG) $(CARGO) test --workspace -- -q 2>&1 | grep --line-buffered -v '^ *Finished' | tee $(UNIT_LOG)
+	@# Six test threads a binary on two cores: perfring-record's tests wait on the processes
+	@# they start (perf record waits ~0.8 s at exit for its BPF side-band thread's poll), and
+	@# more of them at once take that binary from 67-72 s to 42-46 s; the CPU-bound binaries
+	@# take what they took (BENCHMARKS.md, "session 9").
+	set -o pipefail; RUST_TEST_THREADS=$${RUST_TEST_THREADS:-6} PERFRING_SKIP_LOG=$(SKIP_LOG) $(CARGO) test --workspace -- -q 2>&1 | grep --line-buffered -v '^ *Finished' | tee $(UNIT_LOG)
 	@scripts/test-summary.py --skips $(SKIP_LOG) unit=$(UNIT_LOG)
 
 ## Loom models of every mode (tests/tests/loom_*.rs: modules of the one test binary, compiled

@@ -111,6 +111,8 @@ fn without_numbers(line: &str) -> String {
 
 #[test]
 fn namespaces_and_cgroups() {
+    // No test's cgroup made or removed between the two recorders' lists of every cgroup.
+    let _cgroups = perfring_test_support::cgroup::hold();
     each_as_perf(&[
         ("namespaces", &["--namespaces"], &["true"]),
         ("all-cgroups", &["--all-cgroups"], &["true"]),

@@ -2,7 +2,19 @@
 //! (the cgroup tests of perfring-linux and of perfring-record's `-G`).
 
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
+
+/// Held while a test's cgroup exists, and by a test whose recording lists every cgroup (perf
+/// record's `--all-cgroups` synthesizes a CGROUP record for each): the two would race
+/// otherwise, a cgroup made between perf's recording and ours showing in one file only.
+static CGROUPS: Mutex<()> = Mutex::new(());
+
+/// The machine's cgroups held unchanged by this process's tests until the guard drops (see
+/// [`TestCgroup`]).
+pub fn hold() -> MutexGuard<'static, ()> {
+    CGROUPS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// The hierarchy perf samples, as perf's `cgroupfs_find_mountpoint` finds it: a cgroup v1
 /// mount with the `perf_event` controller, else the cgroup2 mount (from /proc/self/mounts).
@@ -21,6 +33,8 @@ pub struct TestCgroup {
     root: PathBuf,
     /// Its name under the hierarchy (what `Cgroup::open` and `perf record -G` take).
     pub name: String,
+    /// [`hold`] until the cgroup is removed (a field drops after `Drop::drop`).
+    _held: MutexGuard<'static, ()>,
 }
 
 impl TestCgroup {
@@ -36,9 +50,10 @@ impl TestCgroup {
             crate::skip("no cgroup2 or perf_event cgroup hierarchy mounted");
             return None;
         };
+        let held = hold();
         let name = format!("{prefix}-{}-{tag}", std::process::id());
         std::fs::create_dir(root.join(&name)).unwrap_or_else(|e| panic!("mkdir {name}: {e}"));
-        Some(TestCgroup { root, name })
+        Some(TestCgroup { root, name, _held: held })
     }
 
     /// Its directory.
