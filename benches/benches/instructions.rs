@@ -45,6 +45,10 @@ use perfring::record::{
 };
 use perfring::{memory::Mapping, producer::Producer, split};
 
+#[path = "common/memory.rs"]
+mod memory;
+use memory::as_bytes;
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let mode = args.next().unwrap_or_else(|| "producer".into());
@@ -144,12 +148,6 @@ fn run<const SIZE: usize>(n: usize, ends: Ends) {
             }
         }
     }
-}
-
-/// Ring memory: `mem`'s words as bytes (8-aligned, as both rings' layouts require).
-fn as_bytes(mem: &mut [u64]) -> &mut [u8] {
-    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
-    unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) }
 }
 
 /// The BPF ring buffer: `n` 8-byte samples output, then, if `consume`, read in one batch.

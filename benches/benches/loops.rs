@@ -20,6 +20,10 @@ use perfring::memory::Mapping;
 use perfring::producer::{EventIdentity, ProducerConfig};
 use perfring::record::{types, Endian, Header};
 
+#[path = "common/memory.rs"]
+mod memory;
+use memory::as_bytes;
+
 /// Rounds of each row; the best is printed.
 const ROUNDS: usize = 500;
 /// The ring's data area.
@@ -52,11 +56,6 @@ impl Sizes {
             Sizes::Random => "payloads of 8 to 32 bytes at random".into(),
         }
     }
-}
-
-fn as_bytes(mem: &mut [u64]) -> &mut [u8] {
-    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
-    unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) }
 }
 
 /// The perf ring: records of a SAMPLE header, a u32 RAW size and the payload (padded to 8),

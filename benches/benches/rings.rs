@@ -56,6 +56,10 @@ use perfring::{
     consumer::Consumer, consumer::ConsumerConfig, consumer::Pace, memory::Mapping, producer::Producer, split,
 };
 
+#[path = "common/memory.rs"]
+mod memory;
+use memory::as_bytes;
+
 /// The kernel tools' release and pacing (the tail after every batch, no pacing); the rows
 /// without it take the consumer's default (a deferred tail, a nearly empty ring given a moment).
 const EVERY_BATCH: ConsumerConfig = ConsumerConfig::EVERY_BATCH;
@@ -118,9 +122,7 @@ fn ring_memory() -> Vec<u64> {
 
 /// The ring laid out over `mem` (from [`ring_memory`]).
 fn mapping(mem: &mut [u64]) -> Mapping<'_> {
-    // SAFETY: the u64 buffer viewed as bytes: same allocation, 8-aligned, length × 8.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast::<u8>(), mem.len() * 8) };
-    Mapping::new(bytes, 4096).unwrap()
+    Mapping::new(as_bytes(mem), 4096).unwrap()
 }
 
 /// How the perfring producer publishes: per record (the kernel's way), or in batches of up to

@@ -252,9 +252,10 @@ pub fn tables<R: Copy>(
     name: impl Fn(R) -> String,
     mut run: impl FnMut(R, Mode, usize) -> Run,
 ) {
-    let (over_1ms, over_5ms, worst) = wake_latency(3.0);
+    const PROBE_SECONDS: f64 = 3.0;
+    let (over_1ms, over_5ms, worst) = wake_latency(PROBE_SECONDS);
     println!(
-        "host: a thread sleeping 100 us on CPU {READER_CPU} for 3 s woke > 1 ms late {over_1ms} times, > 5 ms late {over_5ms} times, at worst {:.2} ms late",
+        "host: a thread sleeping 100 us on CPU {READER_CPU} for {PROBE_SECONDS} s woke > 1 ms late {over_1ms} times, > 5 ms late {over_5ms} times, at worst {:.2} ms late",
         worst.as_secs_f64() * 1e3
     );
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
