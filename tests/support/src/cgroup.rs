@@ -29,6 +29,8 @@ pub fn hierarchy() -> Option<PathBuf> {
 /// A cgroup made for one test and removed when dropped: its tasks moved back to the root
 /// first (a cgroup with tasks cannot be removed), then `rmdir`, retried while the kernel still
 /// counts a task that just exited; a test that did not panic fails if it is left behind.
+/// It holds [`hold`]'s lock while it exists, so the tests of one process make one at a time
+/// (a second in the same thread would wait for the first forever).
 pub struct TestCgroup {
     root: PathBuf,
     /// Its name under the hierarchy (what `Cgroup::open` and `perf record -G` take).
