@@ -15,7 +15,7 @@ use crate::event::{online_cpus, Event, Target};
 use crate::raw_sample::{BpfRecord, RawSample};
 use crate::ring::Ring;
 use crate::sys;
-use crate::wait::BATCH_INTERVAL;
+use crate::wait::{timeout_ms, BATCH_INTERVAL};
 
 /// When the kernel wakes the reader ([`PerfEventArrayBuilder::wakeup`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +62,8 @@ pub struct PerfEventArrayBuilder {
 /// where it wraps the ring's end, no allocation per record.
 ///
 /// Reading: [`poll`](PerfEventArray::poll) waits for a wakeup (or a timeout) and then drains
-/// every CPU's ring; [`consume`](PerfEventArray::consume) drains them now;
+/// every CPU's ring, or drains them at once if one holds a wakeup's worth already;
+/// [`consume`](PerfEventArray::consume) drains them now;
 /// [`flush`](PerfEventArray::flush) drains them and takes the kernel's count of what it dropped
 /// and has not reported yet; dropping the reader takes its events out of the map and flushes,
 /// so no record is left below the watermark. Each ring's `data_head` is read once per drain
@@ -83,7 +84,12 @@ pub struct PerfEventArrayBuilder {
 /// slower stream goes back to waiting for the kernel's wakeup. A record then waits at most
 /// about one interval (plus the timer's slack) longer than with a wakeup per `n` records;
 /// `batch_interval(None)` waits for a wakeup every time. With [`Wakeup::Watermark`] (the
-/// default) the kernel already wakes once per watermark, and `poll` always waits.
+/// default) the kernel already wakes once per watermark, and `poll` does not pause.
+///
+/// Either way, a `poll` that finds a wakeup's worth of unread bytes in a ring already (the
+/// watermark, or `n` records at the mean size of those read so far) drains without the
+/// `epoll_wait` system call: a reader that cannot keep pace, or one that reads after its own
+/// work as in `bench_ringbufs`' back-to-back mode, saves a system call per read.
 ///
 /// Readiness: the reader is [`AsFd`] (an epoll set of every ring: readable when one has a
 /// wakeup), for epoll, `tokio::io::unix::AsyncFd` or smol; a caller with its own loop may
@@ -141,11 +147,13 @@ pub struct PerfEventArray<F: FnMut(&RawSample<'_>)> {
     scratch: Box<Scratch>,
     /// The wait policy's pause ([`PerfEventArray::batch_interval`]).
     interval: Option<Duration>,
-    /// Records per CPU between two of the kernel's wakeups (`wakeup_events`; 1 for a
-    /// watermark): what the wait policy weighs the rate against.
-    per_wakeup: u32,
     /// When the last read of `poll` ended: the samples of the next one came in since.
     last_read: Instant,
+    /// The rings' wakeup setting: what the wait policy weighs the rate against, and with
+    /// `record_bytes` (the mean bytes a sample took in the last read that found one, 0 before)
+    /// what [`wakeup_bytes`] estimates a wakeup's worth from.
+    wakeup: Wakeup,
+    record_bytes: usize,
     /// The stream is fast enough that the kernel would wake the reader more than once per
     /// interval: the next `poll` pauses instead of waiting.
     busy: bool,
@@ -248,11 +256,9 @@ impl PerfEventArrayBuilder {
             ready: Vec::new(),
             scratch: Box::new(Scratch::new()),
             interval: matches!(wakeup, Wakeup::Events(1..)).then_some(BATCH_INTERVAL),
-            per_wakeup: match wakeup {
-                Wakeup::Events(n) => n.max(1),
-                Wakeup::Watermark(_) => 1,
-            },
             last_read: Instant::now(),
+            wakeup,
+            record_bytes: 0,
             busy: false,
             on_sample,
         };
@@ -261,6 +267,21 @@ impl PerfEventArrayBuilder {
         }
         Ok(reader)
     }
+}
+
+/// The unread bytes at which the kernel wakes a reader of a `data_size`-byte ring (at least
+/// one): a watermark's bytes (at most the ring's; none given, half the ring), or for
+/// `wakeup_events = n`, `n` records of `record_bytes` (the mean so far; 0: none read yet) and
+/// at most half the ring, where the kernel's own watermark wakes the reader whatever `n`.
+fn wakeup_bytes(wakeup: Wakeup, data_size: usize, record_bytes: usize) -> usize {
+    let half = data_size / 2;
+    let bytes = match wakeup {
+        Wakeup::Watermark(0) | Wakeup::Events(0) => half,
+        Wakeup::Watermark(bytes) => (bytes as usize).min(data_size),
+        Wakeup::Events(_) if record_bytes == 0 => half,
+        Wakeup::Events(n) => (n as usize).saturating_mul(record_bytes).min(half),
+    };
+    bytes.max(1)
 }
 
 /// Whether `samples` read after `span_ns` came faster than `per_wakeup` samples an `interval`:
@@ -315,7 +336,10 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
 
     /// Wait until a ring has a wakeup or `timeout` passes (`None`: forever), then drain every
     /// CPU's ring (a wakeup of one is a sign that the others may hold records below their
-    /// watermark too). A signal ends the wait early (and the drain follows).
+    /// watermark too). A signal ends the wait early (and the drain follows). If a ring holds a
+    /// wakeup's worth already, drain at once, without waiting; the kernel's wakeup for those
+    /// records may then end the next call's wait at once, with what is there (perhaps
+    /// nothing).
     ///
     /// With [`Wakeup::Events`], while the samples come in faster than one wakeup's worth per
     /// [batch interval](PerfEventArray::batch_interval), the next call pauses for the interval
@@ -330,22 +354,43 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
                 return Ok(drained);
             }
         }
-        let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
-        let ms = left.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
-        self.epoll.wait(&mut self.ready, ms).map_err(io_err("epoll_wait"))?;
+        if !self.wakeup_due() {
+            let ms = timeout_ms(timeout.map(|t| t.saturating_sub(start.elapsed())));
+            self.epoll.wait(&mut self.ready, ms).map_err(io_err("epoll_wait"))?;
+        }
         let drained = self.consume()?;
         self.weigh(drained.samples);
         Ok(drained)
     }
 
+    /// Whether a forward ring holds a wakeup's worth of unread bytes already ([`wakeup_bytes`]):
+    /// `poll` then reads without the system call. The kernel's wakeup for those bytes, if it
+    /// came, leaves the epoll set readable, so a later `poll` returns at once (having read what
+    /// was there, perhaps nothing): each wakeup still ends one wait, as it would have.
+    fn wakeup_due(&self) -> bool {
+        let Some(ring) = self.rings.first() else { return false };
+        if self.overwrite.is_some() {
+            return false; // backward rings: the head runs down, and the tail is not read
+        }
+        let due = wakeup_bytes(self.wakeup, ring.data_size(), self.record_bytes);
+        self.rings.iter().any(|ring| ring.unread() >= due)
+    }
+
     /// The wait policy's decision after a read of `samples`: pause next time if, at the rate
     /// they came in since the previous read, the kernel would wake the reader more than once
-    /// per interval (more than `per_wakeup` samples an interval).
+    /// per interval (more than `n` samples an interval for [`Wakeup::Events`]`(n)`, more than
+    /// one for a watermark).
     fn weigh(&mut self, samples: u64) {
         let now = Instant::now();
         let span = now.saturating_duration_since(self.last_read).as_nanos();
         self.last_read = now;
-        self.busy = self.interval.is_some_and(|interval| faster_than_wakeups(samples, span, self.per_wakeup, interval));
+        self.busy = self.interval.is_some_and(|interval| {
+            let per_wakeup = match self.wakeup {
+                Wakeup::Events(n) => n.max(1),
+                Wakeup::Watermark(_) => 1,
+            };
+            faster_than_wakeups(samples, span, per_wakeup, interval)
+        });
     }
 
     /// The wait policy of [`poll`](PerfEventArray::poll): while samples come in faster than
@@ -392,6 +437,7 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
         let (ring, cpu) = (&self.rings[index], self.cpus[index]);
         let (scratch, on_sample) = (&mut self.scratch, &mut self.on_sample);
         let mut consumer = ring.consumer()?;
+        let from = consumer.tail();
         let mut drained = Drained::default();
         let mut failed = None;
         match consumer.batch() {
@@ -418,6 +464,9 @@ impl<F: FnMut(&RawSample<'_>)> PerfEventArray<F> {
                     }
                 }
             }
+        }
+        if let Some(per_sample) = consumer.tail().wrapping_sub(from).checked_div(drained.samples as usize) {
+            self.record_bytes = per_sample;
         }
         self.reported[index] += drained.lost;
         self.lost[index] = self.lost[index].max(self.reported[index]);
@@ -579,6 +628,21 @@ mod tests {
     use super::*;
 
     const US: u128 = 1_000;
+
+    #[test]
+    fn a_wakeups_worth_is_the_watermark_or_n_records_at_their_mean_size_and_at_most_the_kernels_bound() {
+        let ring = 256 << 10;
+        assert_eq!(wakeup_bytes(Wakeup::Watermark(64 << 10), ring, 24), 64 << 10);
+        assert_eq!(wakeup_bytes(Wakeup::Watermark(1 << 20), ring, 24), ring, "the kernel caps it at the ring");
+        assert_eq!(wakeup_bytes(Wakeup::Watermark(0), ring, 24), ring / 2, "none given: half the ring");
+        assert_eq!(wakeup_bytes(Wakeup::Events(500), ring, 24), 12_000);
+        assert_eq!(wakeup_bytes(Wakeup::Events(500), ring, 272), ring / 2, "the kernel's own watermark");
+        assert_eq!(wakeup_bytes(Wakeup::Events(500), ring, 0), ring / 2, "no record read yet");
+        assert_eq!(wakeup_bytes(Wakeup::Events(0), ring, 24), ring / 2);
+        assert_eq!(wakeup_bytes(Wakeup::Events(1), ring, 16), 16);
+        assert_eq!(wakeup_bytes(Wakeup::Events(u32::MAX), usize::MAX, usize::MAX), usize::MAX / 2);
+        assert_eq!(wakeup_bytes(Wakeup::Watermark(8), 0, 0), 1, "never 0: an empty ring waits");
+    }
 
     #[test]
     fn the_wait_policy_pauses_only_when_wakeups_would_come_more_often_than_the_interval() {

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use perfring::aux::AuxConsumer;
 use perfring::consumer::Trusted;
+use perfring::memory::Position;
 use perfring::page::MmapPage;
 use perfring::record::attr_flags;
 use perfring::{backward::BackwardReader, consumer::Consumer};
@@ -15,7 +16,7 @@ use std::mem::offset_of;
 use crate::claims::RingClaims;
 use crate::error::{io as io_err, LinuxError};
 use crate::event::Event;
-use crate::read_only::ReadOnlyMapping;
+use crate::read_only::{ReadOnlyMapping, LOW_HALF};
 use crate::ring_kind::RingKind;
 use crate::sys;
 use crate::sys::RingMapping;
@@ -114,6 +115,14 @@ impl Ring {
     /// A view of the ring that only loads (see [`ReadOnlyMapping`]), for a ring of any kind.
     pub fn read_only(&self) -> ReadOnlyMapping<'_> {
         ReadOnlyMapping::new(&self.mmap, sys::page_size())
+    }
+
+    /// Bytes written and not yet read, as the control page says now (`data_head - data_tail`,
+    /// two relaxed loads): a hint for a reader choosing whether to wait. A consumer loads the
+    /// head again with (C) before it reads a byte, and checks it.
+    pub(crate) fn unread(&self) -> usize {
+        let load = |p: Position| self.mmap.load_relaxed_usize(p.page_offset() + LOW_HALF).unwrap_or(0);
+        load(Position::DataHead).wrapping_sub(load(Position::DataTail))
     }
 
     /// Bytes of the data area.

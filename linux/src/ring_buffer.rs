@@ -11,7 +11,7 @@ use crate::claims::MapClaim;
 use crate::error::{io as io_err, LinuxError};
 use crate::sys;
 
-use crate::wait::BATCH_INTERVAL;
+use crate::wait::{timeout_ms, BATCH_INTERVAL};
 
 /// A ring of a [`RingBuffer`] (or of a [`UserRingBuffer`](crate::UserRingBuffer)): its map,
 /// checked and claimed.
@@ -257,7 +257,7 @@ impl<F: FnMut(usize, &[u8])> RingBuffer<F> {
         let n = if !self.all_asleep() {
             self.read_all()?
         } else {
-            let ms = timeout.map_or(-1, |t| millis_ceil(t.saturating_sub(start.elapsed())));
+            let ms = timeout_ms(timeout.map(|t| t.saturating_sub(start.elapsed())));
             self.epoll.wait(&mut self.ready, ms).map_err(io_err("epoll_wait"))?;
             // `again` is not among them: `take_again` above left it unreadable.
             let mut n = 0;
@@ -364,13 +364,6 @@ const CONSUME_ROUNDS: usize = 8;
 fn read_config(interval: Option<Duration>) -> Config {
     let publish = if interval.is_some() { Publish::HoldLast } else { Publish::PerBatch };
     Config { check_pg_off: false, publish, ..Config::default() }
-}
-
-/// `t` in whole milliseconds, rounded up (a wait never ends before its timeout), at most
-/// `i32::MAX`.
-fn millis_ceil(t: Duration) -> i32 {
-    let ms = t.as_nanos().div_ceil(1_000_000);
-    ms.min(i32::MAX as u128) as i32
 }
 
 impl<F: FnMut(usize, &[u8])> AsFd for RingBuffer<F> {

@@ -17,6 +17,7 @@ use crate::session_record::SessionRecord;
 use crate::session_rings::{
     move_for, numa_nodes, open_events, per_cpu, per_task, threads_of, Affinity, Opened, ANY_CPU,
 };
+use crate::wait::timeout_ms;
 use crate::{sys, EventAttr};
 
 /// Whom a [`Session`] follows.
@@ -523,7 +524,7 @@ impl Session {
             std::thread::sleep(timeout.unwrap_or(Duration::MAX).min(Duration::from_millis(pause)));
             return self.ended();
         }
-        let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
+        let ms = timeout_ms(timeout);
         self.epoll.wait(&mut self.ready, ms).map_err(io_err("epoll_wait"))?;
         // Whether the end may have come: a timeout or a signal (nothing ready), the command's
         // pidfd, a hang-up; without a pidfd, every time.

@@ -9,6 +9,7 @@ use perfring::bpf_ringbuf::{RingbufError, RingbufMapping, SpinLock, UserReservat
 use crate::error::{io as io_err, LinuxError};
 use crate::ring_buffer::RingMap;
 use crate::sys;
+use crate::wait::timeout_ms;
 
 /// The pause between tries of [`UserRingBuffer::reserve_wait`] while the ring has room, but
 /// not enough.
@@ -104,7 +105,7 @@ impl UserRingBuffer {
             // A full ring is not writable: sleep until a drain makes room. POLLOUT means "some
             // room", maybe less than this sample needs: then pause a little before the next
             // try, so that a ring with a little room is not a busy loop.
-            let ms = left.map_or(-1, |l| l.as_millis().clamp(1, i32::MAX as u128) as i32);
+            let ms = timeout_ms(left); // at least 1: `left` is not zero
             if sys::wait_writable(self.map.fd.as_fd(), ms).map_err(io_err("poll of the user ring buffer"))? {
                 std::thread::sleep(ROOM_PAUSE);
             }

@@ -29,6 +29,12 @@ pub struct Readiness {
     pub error: bool,
 }
 
+/// `timeout` as the milliseconds of `poll(2)` and `epoll_wait(2)`: `None` is -1 (forever), a
+/// duration is rounded up (a wait lasts at least what was asked) and capped at `i32::MAX`.
+pub(crate) fn timeout_ms(timeout: Option<Duration>) -> i32 {
+    timeout.map_or(-1, |t| t.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32)
+}
+
 /// Wait until one of `fds` is ready or `timeout` passes (`None`: forever); returns each one's
 /// readiness, in order (all not-ready on a timeout). With no `fds` there is nothing to wait
 /// for: an empty `Vec` at once, whatever the `timeout` (it neither blocks forever nor sleeps).
@@ -41,7 +47,7 @@ pub fn wait(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -> Result<Vec<Rea
     if fds.is_empty() {
         return Ok(Vec::new());
     }
-    let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
+    let ms = timeout_ms(timeout);
     let mut revents = vec![0i16; fds.len()];
     sys::poll(fds, &mut revents, ms).map_err(io_err("poll(2)"))?;
     Ok(revents
@@ -52,4 +58,19 @@ pub fn wait(fds: &[BorrowedFd<'_>], timeout: Option<Duration>) -> Result<Vec<Rea
             error: r & (libc::POLLERR | libc::POLLNVAL) != 0,
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_timeout_in_milliseconds_is_rounded_up_so_that_no_wait_ends_early() {
+        assert_eq!(timeout_ms(None), -1, "forever");
+        assert_eq!(timeout_ms(Some(Duration::ZERO)), 0, "no wait");
+        assert_eq!(timeout_ms(Some(Duration::from_nanos(1))), 1);
+        assert_eq!(timeout_ms(Some(Duration::from_micros(49_500))), 50);
+        assert_eq!(timeout_ms(Some(Duration::from_millis(50))), 50);
+        assert_eq!(timeout_ms(Some(Duration::MAX)), i32::MAX);
+    }
 }

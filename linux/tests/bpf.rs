@@ -152,6 +152,43 @@ fn records_below_the_watermark_are_read_by_flush_and_by_drop() {
 }
 
 #[test]
+fn a_wakeups_worth_already_there_is_read_without_waiting_and_its_wakeup_ends_one_later_wait() {
+    let seen = Seen::default();
+    let builder = PerfEventArray::builder().data_pages(16).wakeup(Wakeup::Events(4));
+    let Some(mut reader) = open(builder, record(&seen)) else { return };
+    let Some(prog) = load(&reader, 8) else { return };
+    let cpu = reader.cpus()[0];
+    let readable =
+        |reader: &PerfEventArray<_>| perfring_linux::wait(&[reader.as_fd()], Some(Duration::ZERO)).unwrap()[0].readable;
+    // No record read yet, so no mean size: the first poll waits on epoll, which the kernel's
+    // two wakeups (8 records, one per 4) made readable, and takes the wakeups.
+    run_on(cpu, &prog, 8);
+    assert_eq!(reader.poll(Some(Duration::from_secs(5))).unwrap().samples, 8);
+    assert!(!readable(&reader), "the wait took the wakeups");
+    // Now 8 records (two wakeups' worth at the mean size) are there before the call: read
+    // without waiting, so the kernel's wakeups are still pending on the epoll set. (Looking
+    // would take them: a perf event reports each wakeup to one poller.)
+    run_on(cpu, &prog, 8);
+    assert_eq!(reader.poll(Some(Duration::from_secs(5))).unwrap().samples, 8);
+    // The next poll finds nothing unread and waits: the pending wakeup ends the wait at once
+    // (had the read above waited on epoll, it would have taken it, and this wait lasted 5 s).
+    let t = std::time::Instant::now();
+    assert_eq!(reader.poll(Some(Duration::from_secs(5))).unwrap().samples, 0);
+    assert!(t.elapsed() < Duration::from_secs(4), "the pending wakeup ended the wait");
+    assert!(!readable(&reader), "and it was taken");
+    // One record, less than a wakeup's worth: not read until its wakeup (or the timeout).
+    run_on(cpu, &prog, 1);
+    let t = std::time::Instant::now();
+    assert_eq!(reader.poll(Some(Duration::from_millis(50))).unwrap().samples, 1);
+    assert!(t.elapsed() >= Duration::from_millis(50), "below a wakeup's worth, poll waited");
+    let seen = seen.borrow();
+    assert_eq!(seen.len(), 17);
+    for (seq, s) in seen.iter().enumerate() {
+        assert_eq!(&s.1[..8], &(seq as u64).to_ne_bytes(), "record {seq}: once, in order");
+    }
+}
+
+#[test]
 fn lost_equals_the_programs_own_count_of_failed_outputs() {
     let seen = Seen::default();
     // One page (4 KiB) of 80-byte records: 51 fit, the rest of 500 fail.
