@@ -578,9 +578,17 @@ fn no_command_records_every_cpu_until_interrupted() {
         .iter()
         .map(|tool| {
             let file = tmp(&format!("no-command-{tool}.data"));
+            let _ = std::fs::remove_file(&file);
             let mut c = common::record_with(tool);
             let child =
                 c.env("HOME", tmp(&format!("home-no-command-{tool}"))).arg("-q").arg("-o").arg(&file).spawn().unwrap();
+            // Both tools make their output file after they catch SIGINT (perf: `signal(SIGINT,
+            // …)`, then `perf_session__new`): a SIGINT before that kills the tool with no file
+            // and the same status, as a loaded machine showed once (perf not started in 300 ms).
+            let start = std::time::Instant::now();
+            while !file.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
             std::thread::sleep(std::time::Duration::from_millis(300));
             // SAFETY: kill(2) of our own child, still running (it records until interrupted).
             assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
