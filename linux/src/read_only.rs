@@ -15,7 +15,7 @@ use crate::sys;
 const HEADER_WORDS: usize = offset_of!(MmapPage, reserved) / 4;
 
 /// Byte offset of the low-order `usize` of a u64 position field (see `perfring::memory`).
-pub(crate) const LOW_HALF: usize = if usize::BITS == 64 || cfg!(target_endian = "little") { 0 } else { 4 };
+const LOW_HALF: usize = if usize::BITS == 64 || cfg!(target_endian = "little") { 0 } else { 4 };
 
 /// A ring mapped read-only, as perfring's readers see it: made
 /// by [`Ring::read_only`](crate::Ring::read_only), borrowing the ring. One reader's: `Send`,

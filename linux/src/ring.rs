@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use perfring::aux::AuxConsumer;
 use perfring::consumer::Trusted;
-use perfring::memory::Position;
+use perfring::fences::LOCAL;
+use perfring::memory::{Position, RingMemory};
 use perfring::page::MmapPage;
 use perfring::record::attr_flags;
 use perfring::{backward::BackwardReader, consumer::Consumer};
@@ -16,7 +17,7 @@ use std::mem::offset_of;
 use crate::claims::RingClaims;
 use crate::error::{io as io_err, LinuxError};
 use crate::event::Event;
-use crate::read_only::{ReadOnlyMapping, LOW_HALF};
+use crate::read_only::ReadOnlyMapping;
 use crate::ring_kind::RingKind;
 use crate::sys;
 use crate::sys::RingMapping;
@@ -118,10 +119,11 @@ impl Ring {
     }
 
     /// Bytes written and not yet read, as the control page says now (`data_head - data_tail`,
-    /// two relaxed loads): a hint for a reader choosing whether to wait. A consumer loads the
-    /// head again with (C) before it reads a byte, and checks it.
+    /// loaded through [`read_only`](Ring::read_only)): a hint for a reader choosing whether to
+    /// wait. A consumer loads the head again before it reads a byte, and checks it.
     pub(crate) fn unread(&self) -> usize {
-        let load = |p: Position| self.mmap.load_relaxed_usize(p.page_offset() + LOW_HALF).unwrap_or(0);
+        let page = self.read_only();
+        let load = |p: Position| page.position(p).load(LOCAL);
         load(Position::DataHead).wrapping_sub(load(Position::DataTail))
     }
 
