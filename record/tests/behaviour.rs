@@ -558,6 +558,35 @@ fn main() {
 }
 "#;
 
+/// Spins until the file its argument names exists.
+const SPIN_UNTIL: &str = r#"
+fn main() {
+    let stop = std::path::PathBuf::from(std::env::args().nth(1).unwrap());
+    let mut x = 0u64;
+    while !stop.exists() {
+        for _ in 0..100_000 {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
+    }
+}
+"#;
+
+/// The CPU time (user + system, ms) of the first child of process `pid`'s threads, `None`
+/// before it has one.
+fn child_cpu_ms(pid: u32) -> Option<u64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let child = tasks.filter_map(Result::ok).find_map(|t| {
+        let children = std::fs::read_to_string(t.path().join("children")).ok()?;
+        children.split_whitespace().next()?.parse::<u32>().ok()
+    })?;
+    let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).ok()?;
+    // After the command's name (in parentheses, which may hold spaces): fields 3 on; utime
+    // and stime are fields 14 and 15, in clock ticks of 10 ms.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(ticks * 10)
+}
+
 /// The times of the command's exec COMM and of its samples (`perf script --show-task-events`).
 fn exec_and_sample_times(file: &Path) -> (Option<f64>, Vec<f64>) {
     let out = perf(&["script", "--show-task-events", "-F", "comm,time,event"], file);
@@ -663,7 +692,7 @@ fn switch_output_on_a_signal_dumps_one_file_per_signal() {
     if !perfring_test_support::perf_available() {
         return;
     }
-    let program = common::build("spin-switch", SPIN);
+    let program = common::build("spin-switch", SPIN_UNTIL);
     for (label, signals, max, expect) in [("one", 1, None, 2), ("max", 2, Some("2"), 2)] {
         let file = tmp(&format!("switch-{label}.data"));
         for old in dumps_of(&file) {
@@ -674,15 +703,52 @@ fn switch_output_on_a_signal_dumps_one_file_per_signal() {
         if let Some(n) = max {
             c.args(["--switch-max-files", n]);
         }
-        let child = c.arg("-o").arg(&file).arg("--").arg(&program).arg("1200").stderr(Stdio::piped()).spawn().unwrap();
-        for _ in 0..signals {
-            std::thread::sleep(Duration::from_millis(400));
-            // SAFETY: kill(2) of our own child, alive (it spins for 1.2 s).
+        let stop = tmp(&format!("switch-{label}.stop"));
+        std::fs::remove_file(&stop).ok();
+        let mut child =
+            c.arg("-o").arg(&file).arg("--").arg(&program).arg(&stop).stderr(Stdio::piped()).spawn().unwrap();
+        // The recorder's stderr, a line at a time, as it comes.
+        let (tx, lines) = std::sync::mpsc::channel();
+        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let reader = std::thread::spawn(move || {
+            for line in std::io::BufRead::lines(stderr).map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        // Paced by the program's CPU time, not the clock (on a loaded machine it may run a
+        // fraction of the time): each file gets 200 ms of it, and each signal is sent after
+        // the dump of the one before (two signals before the recorder takes the first are one
+        // trigger, as in perf). The program runs from after the handler is installed until
+        // the stop file exists.
+        let (mut said, mut last) = (String::new(), 0);
+        for n in 0..=signals {
+            let t0 = Instant::now();
+            while child_cpu_ms(child.id()).map_or(true, |ms| ms < last + 200) {
+                assert!(t0.elapsed() < Duration::from_secs(60), "{label}: the program did not run\n{said}");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            last = child_cpu_ms(child.id()).unwrap_or(last);
+            if n == signals {
+                std::fs::write(&stop, b"").unwrap();
+                break;
+            }
+            // SAFETY: kill(2) of our own child, alive (its command runs until the stop file).
             assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGUSR2) }, 0);
+            loop {
+                let line = lines.recv_timeout(Duration::from_secs(30));
+                let line = line.unwrap_or_else(|e| panic!("{label}: no dump for signal {n}: {e:?}\n{said}"));
+                said += &line;
+                said.push('\n');
+                if line.contains("[ perf record: Dump ") {
+                    break;
+                }
+            }
         }
-        let out = child.wait_with_output().unwrap();
-        let said = text(&out.stderr);
-        assert!(out.status.success(), "{said}");
+        let status = child.wait().unwrap();
+        std::fs::remove_file(&stop).ok();
+        reader.join().unwrap();
+        said.extend(lines.try_iter().map(|l| l + "\n"));
+        assert!(status.success(), "{said}");
         assert_eq!(said.matches("[ perf record: Dump ").count(), signals + 1, "{said}");
         assert!(said.contains(&format!("{}.<timestamp>", file.display())), "{said}");
         assert!(!file.exists(), "the last file is renamed too");
