@@ -259,7 +259,14 @@ fn sigint_is_passed_on_to_the_command() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    // The recorder catches SIGINT before it starts the command: wait for the command to be
+    // `sleep` (a SIGINT before the handler would end the recorder itself).
+    let t0 = Instant::now();
+    let is_sleep = |pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep");
+    while !child_of(child.id()).is_some_and(is_sleep) {
+        assert!(t0.elapsed() < Duration::from_secs(30), "the command did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let t0 = Instant::now();
     assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
     let status = child.wait().unwrap();
@@ -474,7 +481,14 @@ fn a_killed_recording_stays_readable() {
         .args(["-q", "-F", "2000", "-m", "4", "-o", file.to_str().unwrap(), "--", "sh", "-c", "while :; do :; done"])
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // 300 ms of the command's CPU time (600 samples at 2000 Hz; on a loaded machine the clock
+    // says little about it), then two of the header's updates.
+    let t0 = Instant::now();
+    while child_cpu_ms(child.id()).map_or(true, |ms| ms < 300) {
+        assert!(t0.elapsed() < Duration::from_secs(60), "the command did not run");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(600));
     // The command (the recorder's child), killed too once the recorder is gone.
     let pid = child.id();
     let commands = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
@@ -571,14 +585,18 @@ fn main() {
 }
 "#;
 
-/// The CPU time (user + system, ms) of the first child of process `pid`'s threads, `None`
-/// before it has one.
-fn child_cpu_ms(pid: u32) -> Option<u64> {
+/// The first child of process `pid`'s threads, `None` before it has one.
+fn child_of(pid: u32) -> Option<u32> {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-    let child = tasks.filter_map(Result::ok).find_map(|t| {
+    tasks.filter_map(Result::ok).find_map(|t| {
         let children = std::fs::read_to_string(t.path().join("children")).ok()?;
         children.split_whitespace().next()?.parse::<u32>().ok()
-    })?;
+    })
+}
+
+/// The CPU time (user + system, ms) of process `pid`'s first child, `None` before it has one.
+fn child_cpu_ms(pid: u32) -> Option<u64> {
+    let child = child_of(pid)?;
     let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).ok()?;
     // After the command's name (in parentheses, which may hold spaces): fields 3 on; utime
     // and stime are fields 14 and 15, in clock ticks of 10 ms.
