@@ -43,7 +43,7 @@ pub(crate) fn may_record_cpus() -> bool {
 /// Our evlist line without the fields that differ by design (see the module docs): the
 /// watermark and its size, where we set a watermark (a `wakeup_events` of perf's own, as
 /// `--no-buffering` sets it, stays).
-fn by_design(line: &str) -> String {
+pub(crate) fn by_design(line: &str) -> String {
     let watermark = line.split(", ").any(|f| f == "watermark: 1");
     line.split(", ")
         .filter(|f| {
@@ -70,21 +70,41 @@ fn run(tool: &str, name: &str, args: &[String], output: &dyn Fn(&Path) -> Vec<St
     // Each tool's build-id cache in a folder of its own (the forms do not depend on it).
     c.env("HOME", tmp(&format!("home-{name}")));
     c.arg("-q").args(output(&file)).args(args).arg("--").args(cmd);
-    // perf 6.1 now and then dies of its own heap corruption, reported by glibc (with
-    // `--affinity NODE` and a fresh HOME, 3 runs in 10 on this machine; by a signal, or by an
-    // exit status with glibc's words on stderr): a crashed perf is run again, eight times at
-    // most, so that the comparison is with what perf means to do.
+    // perf 6.1 now and then dies of its own heap corruption, reported by glibc (by a signal, or
+    // by an exit status with glibc's words on stderr), or deadlocks in malloc after it: a
+    // crashed perf, or one not ended after 60 s (killed), is run again, eight times at most,
+    // so that the comparison is with what perf means to do. (`--affinity=node|cpu` corrupts
+    // it in about half its runs, too often for retries: `perf_options::affinity` asks perf for
+    // `--affinity=sys` instead.)
     let crashed = |out: &Output| {
         let err = text(&out.stderr);
         out.status.code().is_none() || ["malloc", "free()", "corrupted"].iter().any(|w| err.contains(w))
     };
-    let mut out = c.output().unwrap();
+    if tool != "perf" {
+        return c.output().unwrap();
+    }
+    let mut out = output_within(&mut c, std::time::Duration::from_secs(60));
     for _ in 0..8 {
-        if tool != "perf" || !crashed(&out) {
+        if !crashed(&out) {
             break;
         }
-        out = c.output().unwrap();
+        out = output_within(&mut c, std::time::Duration::from_secs(60));
     }
+    out
+}
+
+/// `c.output()`, the process killed (SIGKILL) if it has not ended within `limit`.
+fn output_within(c: &mut Command, limit: std::time::Duration) -> Output {
+    let child = c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let pid = child.id() as i32;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || tx.send(child.wait_with_output().unwrap()));
+    let out = rx.recv_timeout(limit).unwrap_or_else(|_| {
+        // SAFETY: kill(2) of our own child, not yet reaped (its waiter holds it until it ends).
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        rx.recv().unwrap()
+    });
+    waiter.join().unwrap().unwrap();
     out
 }
 
