@@ -95,7 +95,9 @@ fn run(tool: &str, name: &str, args: &[String], output: &dyn Fn(&Path) -> Vec<St
 
 /// `c.output()`, the process killed (SIGKILL) if it has not ended within `limit`.
 fn output_within(c: &mut Command, limit: std::time::Duration) -> Output {
-    let child = c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    use std::process::Stdio;
+    // As `output()`: no input, both outputs captured.
+    let child = c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let pid = child.id() as i32;
     let (tx, rx) = std::sync::mpsc::channel();
     let waiter = std::thread::spawn(move || tx.send(child.wait_with_output().unwrap()));
