@@ -261,12 +261,9 @@ fn sigint_is_passed_on_to_the_command() {
         .unwrap();
     // The recorder catches SIGINT before it starts the command: wait for the command to be
     // `sleep` (a SIGINT before the handler would end the recorder itself).
-    let t0 = Instant::now();
     let is_sleep = |pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep");
-    while !child_of(child.id()).is_some_and(is_sleep) {
-        assert!(t0.elapsed() < Duration::from_secs(30), "the command did not start");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let started = common::wait_until(Duration::from_secs(30), || child_of(child.id()).is_some_and(is_sleep));
+    assert!(started, "the command did not start");
     let t0 = Instant::now();
     assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
     let status = child.wait().unwrap();
@@ -483,11 +480,8 @@ fn a_killed_recording_stays_readable() {
         .unwrap();
     // 300 ms of the command's CPU time (600 samples at 2000 Hz; on a loaded machine the clock
     // says little about it), then two of the header's updates.
-    let t0 = Instant::now();
-    while child_cpu_ms(child.id()).map_or(true, |ms| ms < 300) {
-        assert!(t0.elapsed() < Duration::from_secs(60), "the command did not run");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let ran = common::wait_until(Duration::from_secs(60), || child_cpu_ms(child.id()).is_some_and(|ms| ms >= 300));
+    assert!(ran, "the command did not run");
     std::thread::sleep(Duration::from_millis(600));
     // The command (the recorder's child), killed too once the recorder is gone.
     let pid = child.id();
@@ -740,11 +734,10 @@ fn switch_output_on_a_signal_dumps_one_file_per_signal() {
         // the stop file exists.
         let (mut said, mut last) = (String::new(), 0);
         for n in 0..=signals {
-            let t0 = Instant::now();
-            while child_cpu_ms(child.id()).map_or(true, |ms| ms < last + 200) {
-                assert!(t0.elapsed() < Duration::from_secs(60), "{label}: the program did not run\n{said}");
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            let ran = common::wait_until(Duration::from_secs(60), || {
+                child_cpu_ms(child.id()).is_some_and(|ms| ms >= last + 200)
+            });
+            assert!(ran, "{label}: the program did not run\n{said}");
             last = child_cpu_ms(child.id()).unwrap_or(last);
             if n == signals {
                 std::fs::write(&stop, b"").unwrap();

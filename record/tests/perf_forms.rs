@@ -607,10 +607,7 @@ fn no_command_records_every_cpu_until_interrupted() {
             // Both tools make their output file after they catch SIGINT (perf: `signal(SIGINT,
             // …)`, then `perf_session__new`): a SIGINT before that kills the tool with no file
             // and the same status, as a loaded machine showed once (perf not started in 300 ms).
-            let start = std::time::Instant::now();
-            while !file.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
+            common::wait_until(std::time::Duration::from_secs(20), || file.exists());
             std::thread::sleep(std::time::Duration::from_millis(300));
             // SAFETY: kill(2) of our own child, still running (it records until interrupted).
             assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);

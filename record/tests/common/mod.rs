@@ -13,6 +13,20 @@ pub fn tmp(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("perfring-record-{}-{stem}-{name}", std::process::id()))
 }
 
+/// Whether `done` came true within `limit`, asked every 10 ms: the tests wait for a process
+/// to reach a state (a file made, a command started, CPU time spent) instead of for the clock,
+/// which says little on a loaded machine.
+pub fn wait_until(limit: std::time::Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while !done() {
+        if start.elapsed() >= limit {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    true
+}
+
 /// `perf record` (`tool` "perf") or our recorder (any other), ready for its arguments: the
 /// two tools run alike in the tests that compare them.
 pub fn record_with(tool: &str) -> Command {
